@@ -1,0 +1,954 @@
+"""The front end: CUDA C++ source bytes -> a lossless tree-sitter tree -> a model of the unit.
+
+The model keeps the original bytes and every node's byte span, so that a rewrite edits bytes
+and leaves the rest of the file exactly as it was. Text is always sliced from the original
+bytes (``Unit.text``), never from the parser's input, because the parser may have seen a
+*masked* copy: real kernel code is macro-heavy, and tree-sitter-cuda cannot know what
+``CUTE_UNROLL`` or ``CUTLASS_DEVICE`` expand to. The recovery step replaces such text with
+blanks of the same length (newlines kept), so byte offsets and line:column stay exact:
+
+1. always: ``__align__(N)``, ``__cluster_dims__(...)`` and ``__maxnreg__(...)`` are masked
+   (the grammar does not know them; the masked text is kept as a function attribute);
+2. only when the tree has errors, repeatedly (at most ``MAX_RECOVERY_ROUNDS`` re-parses,
+   each incremental): near each ERROR/MISSING node, a line that holds nothing but an
+   ALL-CAPS macro call (``CUTE_UNROLL``, ``SOME_MACRO(a, b)``) is masked; an ALL-CAPS
+   specifier macro inside a declaration (``CUTLASS_DEVICE void``, ``__global__ MY_LB(256)
+   void``) is masked; a gtest-style ``TEST(Name, 128x128) {`` header becomes a function
+   header of the same length; an ``#if/#else/#endif`` group that splits braces is flattened
+   to its first live branch (the directives and the other branches are masked);
+3. a file whose last line has no newline is parsed with one appended (spans past the end
+   are clamped), so no hidden MISSING node is reported for it.
+
+What stays broken is reported as a syntax problem with line:column, and a kernel whose
+definition still holds an error is reported as not analyzable, with the reason.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import tree_sitter_cuda
+from tree_sitter import Language, Node, Parser, Point, Query, QueryCursor, Tree
+
+from klc.errors import KlcError, where
+
+if TYPE_CHECKING:
+    from klc.facts import Facts
+
+LANGUAGE = Language(tree_sitter_cuda.language())
+MAX_RECOVERY_ROUNDS = 12
+SOURCE_SUFFIXES = (".cu", ".cuh")
+
+_local = threading.local()
+
+
+def parser() -> Parser:
+    """One tree-sitter parser per thread (parsers are not thread-safe)."""
+    p = getattr(_local, "parser", None)
+    if p is None:
+        p = _local.parser = Parser(LANGUAGE)
+    return p
+
+
+# One query collects everything the model needs in a single pass in C, instead of a Python
+# walk over every node: the front end must cost little more than the bare parse.
+_MODEL_QUERY = Query(
+    LANGUAGE,
+    """
+    (function_definition) @function
+    (call_expression function: (_) @callee) @call
+    (for_statement) @loop
+    (while_statement) @loop
+    (do_statement) @loop
+    (declaration) @declaration
+    (preproc_call directive: (preproc_directive) @directive) @pragma
+    (gnu_asm_expression) @asm
+    """,
+)
+_PROBLEM_QUERY = Query(LANGUAGE, "(ERROR) @error (MISSING) @missing")
+_GLOBAL_TOKEN_QUERY = Query(LANGUAGE, '"__global__" @global')
+
+BARRIERS = frozenset(
+    {"__syncthreads", "__syncthreads_count", "__syncthreads_and", "__syncthreads_or",
+     "__syncwarp", "__barrier_sync"}
+)
+WARP_INTRINSIC_PREFIXES = ("__shfl", "__ballot_sync", "__any_sync", "__all_sync", "__uni_sync",
+                           "__activemask", "__match_any_sync", "__match_all_sync", "__reduce_")
+CG_WARP_METHODS = frozenset({"shfl", "shfl_down", "shfl_up", "shfl_xor", "ballot", "any", "all"})
+FUNCTION_SPECIFIERS = frozenset(
+    {"__global__", "__device__", "__host__", "__forceinline__", "__noinline__", "inline",
+     "static", "constexpr", "extern", "virtual"}
+)
+
+
+# --------------------------------------------------------------------------------------
+# The model
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A syntax problem left after recovery, from a tree-sitter ERROR or MISSING node."""
+
+    start: int
+    end: int
+    line: int
+    col: int
+    message: str
+
+    def describe(self, path: str) -> str:
+        return f"{where(path, self.line, self.col)}: {self.message}"
+
+
+@dataclass(frozen=True)
+class Mask:
+    """Text the parser saw as blanks (same length), and why."""
+
+    start: int
+    end: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class Param:
+    """A function parameter: its declared type, split into the facts rules ask about."""
+
+    name: str
+    type: str  # the declared type as written, without the name, e.g. "const float* __restrict__"
+    base_type: str  # "float", "float4", "T"
+    pointer: int  # levels of indirection
+    const: bool  # the pointee (or the value, for a non-pointer) is const
+    restrict: bool  # the pointer is __restrict__ / __restrict
+    reference: bool
+    array: bool
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class TemplateParam:
+    kind: str  # "type" | "value" | "template"
+    name: str
+    type: str  # for a value parameter: its type; for a type parameter: "typename"
+    default: str | None
+
+
+@dataclass(frozen=True)
+class LaunchBounds:
+    max_threads: str
+    min_blocks: str | None
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class SharedDecl:
+    """A ``__shared__`` variable: static (sized) or ``extern`` (dynamic)."""
+
+    name: str
+    type: str
+    dims: tuple[str, ...]  # array sizes as written; "" for an unsized (extern) dimension
+    extern: bool
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class Call:
+    name: str  # "__syncthreads", "__shfl_down_sync", "block.sync", ...
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class Pragma:
+    text: str  # "unroll 4"
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class Loop:
+    kind: str  # "for" | "while" | "do"
+    var: str | None  # the induction variable, when the loop has a recognisable one
+    init: str | None
+    cond: str | None
+    update: str | None
+    depth: int  # loops enclosing this one inside the function
+    unroll: str | None  # the argument of an immediately preceding "#pragma unroll", "" if bare
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class Launch:
+    """A kernel launch ``name<<<grid, block[, smem[, stream]]>>>(args)`` in host code."""
+
+    kernel: str
+    template_args: str | None
+    config: tuple[str, ...]
+    args: tuple[str, ...]
+    start: int
+    end: int
+
+
+@dataclass
+class Function:
+    """A ``__global__`` or ``__device__`` function (or a host function that launches kernels)."""
+
+    name: str
+    specifiers: tuple[str, ...]
+    return_type: str
+    params: tuple[Param, ...]
+    template_params: tuple[TemplateParam, ...]
+    launch_bounds: LaunchBounds | None
+    attributes: tuple[str, ...]  # masked attributes such as "__cluster_dims__(2, 1, 1)"
+    extern_c: bool
+    node: Node = field(repr=False)
+    start: int  # the whole declaration, including "template <...>" and 'extern "C"'
+    end: int
+    body_start: int
+    body_end: int
+    shared: list[SharedDecl] = field(default_factory=list)
+    pragmas: list[Pragma] = field(default_factory=list)
+    barriers: list[Call] = field(default_factory=list)
+    warp_intrinsics: list[Call] = field(default_factory=list)
+    atomics: list[Call] = field(default_factory=list)
+    calls: list[Call] = field(default_factory=list)
+    loops: list[Loop] = field(default_factory=list)
+    asm: list[tuple[int, int]] = field(default_factory=list)
+    launches: list[Launch] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def is_kernel(self) -> bool:
+        return "__global__" in self.specifiers
+
+    @property
+    def is_device(self) -> bool:
+        return "__device__" in self.specifiers
+
+    @property
+    def kind(self) -> str:
+        if self.is_kernel:
+            return "global"
+        if self.is_device:
+            return "host device" if "__host__" in self.specifiers else "device"
+        return "host"
+
+    @property
+    def analyzable(self) -> bool:
+        return not self.problems
+
+    def param(self, name: str) -> Param | None:
+        return next((p for p in self.params if p.name == name), None)
+
+
+@dataclass(frozen=True)
+class Unanalyzable:
+    """A ``__global__`` kernel the front end could not model, and why."""
+
+    name: str
+    line: int
+    col: int
+    reason: str
+
+
+class Unit:
+    """One parsed source file: the original bytes, the tree, and the model built on it."""
+
+    def __init__(self, path: str, source: bytes, parsed: bytes, tree: Tree, masks: list[Mask]):
+        self.path = path
+        self.source = source
+        self.parsed = parsed  # what the parser saw: ``source`` with masks applied
+        self.tree = tree
+        self.masks = tuple(masks)
+        self._line_starts = _line_starts(source)
+        self.functions: list[Function] = []
+        self.launches: list[Launch] = []
+        self.problems: list[Problem] = []
+        self.unanalyzable: list[Unanalyzable] = []
+        _build_model(self)
+
+    # -- text and positions -----------------------------------------------------------
+
+    @property
+    def root(self) -> Node:
+        return self.tree.root_node
+
+    def text(self, node_or_start: Node | int, end: int | None = None) -> str:
+        """The original text of a node or byte span (never the masked copy)."""
+        if isinstance(node_or_start, Node):
+            start, end = node_or_start.start_byte, node_or_start.end_byte
+        else:
+            start = node_or_start
+        assert end is not None
+        return self.source[start : min(end, len(self.source))].decode("utf-8", "replace")
+
+    def position(self, offset: int) -> tuple[int, int]:
+        """1-based (line, column) of a byte offset; the column counts bytes, like clang's."""
+        line = bisect.bisect_right(self._line_starts, offset) - 1
+        return line + 1, offset - self._line_starts[line] + 1
+
+    def where(self, offset: int) -> str:
+        line, col = self.position(offset)
+        return where(self.path, line, col)
+
+    def line_text(self, line: int) -> str:
+        """The text of a 1-based line, without its newline."""
+        start = self._line_starts[line - 1]
+        end = self._line_starts[line] if line < len(self._line_starts) else len(self.source)
+        return self.source[start:end].decode("utf-8", "replace").rstrip("\r\n")
+
+    # -- lookups --------------------------------------------------------------------------
+
+    @property
+    def kernels(self) -> list[Function]:
+        return [f for f in self.functions if f.is_kernel]
+
+    def function(self, name: str) -> Function | None:
+        return next((f for f in self.functions if f.name == name), None)
+
+    def function_at(self, offset: int) -> Function | None:
+        """The innermost function whose body holds ``offset``."""
+        best = None
+        for f in self.functions:
+            if f.start <= offset < f.end and (best is None or f.start >= best.start):
+                best = f
+        return best
+
+    def in_error(self, start: int, end: int) -> Problem | None:
+        """The first syntax problem overlapping a byte span, if any."""
+        for p in self.problems:
+            if p.start < end and start < max(p.end, p.start + 1):
+                return p
+        return None
+
+    def nodes_of_type(self, *types: str) -> Iterator[Node]:
+        """Every node of the given types, in source order, found by a query (not a walk)."""
+        for t in types:
+            if t not in _type_queries:
+                _type_queries[t] = Query(LANGUAGE, f"({t}) @n")
+        if len(types) == 1:
+            q = _type_queries[types[0]]
+        else:
+            key = "|".join(sorted(types))
+            if key not in _type_queries:
+                _type_queries[key] = Query(LANGUAGE, " ".join(f"({t}) @n" for t in types))
+            q = _type_queries[key]
+        nodes = QueryCursor(q).captures(self.root).get("n", [])
+        nodes.sort(key=lambda n: (n.start_byte, -n.end_byte))
+        yield from nodes
+
+    @cached_property
+    def facts(self) -> Facts:
+        """Semantic facts from libclang, built on first use and cached for this unit."""
+        from klc.facts import Facts
+
+        return Facts(self)
+
+
+_type_queries: dict[str, Query] = {}
+
+
+# --------------------------------------------------------------------------------------
+# Reading and parsing
+
+
+def read_source(path: str | Path) -> bytes:
+    """Read a source file, or raise KlcError with a message naming the file."""
+    p = Path(path)
+    try:
+        if p.is_dir():
+            raise KlcError(f"{path}: is a directory, expected a CUDA source file")
+        data = p.read_bytes()
+    except FileNotFoundError:
+        raise KlcError(f"{path}: no such file") from None
+    except PermissionError:
+        raise KlcError(f"{path}: permission denied") from None
+    except IsADirectoryError:
+        raise KlcError(f"{path}: is a directory, expected a CUDA source file") from None
+    except OSError as e:
+        raise KlcError(f"{path}: cannot read: {e.strerror or e}") from None
+    check_text(str(path), data)
+    return data
+
+
+def check_text(path: str, data: bytes) -> None:
+    """Refuse what is not CUDA source text: empty, binary, or not UTF-8."""
+    if not data.strip():
+        raise KlcError(f"{path}: file is empty")
+    if b"\0" in data[:8192]:
+        raise KlcError(f"{path}: binary file (contains NUL bytes), not CUDA source")
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
+        raise KlcError(
+            f"{where(path, line, col)}: not UTF-8 text (byte 0x{data[e.start]:02x})"
+        ) from None
+
+
+def parse_file(path: str | Path) -> Unit:
+    return parse_bytes(read_source(path), str(path))
+
+
+def parse_bytes(source: bytes, path: str = "<memory>") -> Unit:
+    """Parse CUDA source into a Unit, with the recovery step described in the module doc."""
+    work = bytearray(source)
+    if not source.endswith(b"\n"):
+        work += b"\n"  # past the end of the source: no span of the original changes
+    masks: list[Mask] = []
+    for m in _ATTRIBUTE_RE.finditer(source):
+        end = _balanced_end(source, m.end() - 1)
+        if end is not None:
+            masks.append(Mask(m.start(), end, "attribute"))
+    for mask in masks:
+        _blank(work, mask.start, mask.end)
+    tree = parser().parse(bytes(work))
+    if tree.root_node.has_error:
+        tree = _recover(source, work, tree, masks)
+    return Unit(path, source, bytes(work[: len(source)]), tree, masks)
+
+
+_ATTRIBUTE_RE = re.compile(rb"\b__(?:align|cluster_dims|maxnreg)__\s*\(")
+_MACRO_LINE_RE = re.compile(
+    rb"^[ \t]*([A-Z_][A-Z0-9_]*[A-Z0-9])[ \t]*(\((?:[^()\n]|\([^()\n]*\))*\))?[ \t]*(?://[^\n]*)?$",
+    re.M,
+)
+_TEST_HEADER_RE = re.compile(
+    rb"^[ \t]*([A-Z_][A-Z0-9_]*)[ \t]*(\((?:[^()\n]|\([^()\n]*\))*\))[ \t]*(?=\{)", re.M
+)
+_SPECIFIER_MACRO_RE = re.compile(
+    rb"(?<![\w.>:])([A-Z_][A-Z0-9_]*[A-Z0-9])([ \t]*\((?:[^()\n]|\([^()\n]*\))*\))?(?=[ \t\n]+[A-Za-z_])"
+)
+_NOT_MACROS = frozenset({b"NULL", b"TRUE", b"FALSE", b"EOF"})
+_DIRECTIVE_RE = re.compile(rb"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b([^\n]*)$", re.M)
+
+
+def _blank(work: bytearray, start: int, end: int) -> None:
+    for i in range(start, end):
+        if work[i] not in (10, 13):
+            work[i] = 32
+
+
+def _balanced_end(data: bytes, open_paren: int) -> int | None:
+    depth = 0
+    for i in range(open_paren, min(len(data), open_paren + 4096)):
+        c = data[i]
+        if c == 40:
+            depth += 1
+        elif c == 41:
+            depth -= 1
+            if depth == 0:
+                return i + 1
+    return None
+
+
+def _problem_nodes(tree: Tree) -> list[Node]:
+    caps = QueryCursor(_PROBLEM_QUERY).captures(tree.root_node)
+    nodes = caps.get("error", []) + caps.get("missing", [])
+    nodes.sort(key=lambda n: n.start_byte)
+    return nodes
+
+
+def _recover(source: bytes, work: bytearray, tree: Tree, masks: list[Mask]) -> Tree:
+    """Mask macro text near syntax errors and re-parse (incrementally) until clean or stuck."""
+    groups = None
+    for _ in range(MAX_RECOVERY_ROUNDS):
+        errors = _problem_nodes(tree)
+        if not errors:
+            break
+        edits: list[tuple[int, int, bytes, str]] = []  # start, end, replacement, reason
+        taken: set[int] = {m.start for m in masks}
+        for err in errors:
+            lo = _line_start(source, max(0, err.start_byte - 1))
+            lo = _line_start(source, max(0, lo - 1))  # the line before the error too
+            hi = min(len(source), max(err.end_byte, err.start_byte + 1))
+            hi = source.find(b"\n", hi)
+            hi = len(source) if hi < 0 else hi
+            edit = _macro_edit(source, lo, hi, taken)
+            if edit is not None:
+                edits.append(edit)
+                taken.add(edit[0])
+        if not edits:
+            if groups is None:
+                groups = _conditional_groups(source)
+            edits = _flatten_conditionals(source, groups, errors, taken)
+        if not edits:
+            break
+        for start, end, replacement, reason in edits:
+            work[start:end] = replacement
+            masks.append(Mask(start, end, reason))
+            tree.edit(
+                start_byte=start, old_end_byte=end, new_end_byte=end,
+                start_point=_point(source, start), old_end_point=_point(source, end),
+                new_end_point=_point(source, end),
+            )
+        tree = parser().parse(bytes(work), tree)
+        if not tree.root_node.has_error:
+            break
+    return tree
+
+
+def _macro_edit(
+    source: bytes, lo: int, hi: int, taken: set[int]
+) -> tuple[int, int, bytes, str] | None:
+    """The first masking edit that looks like macro text in [lo, hi), or None."""
+    region = source[lo:hi]
+    for m in _TEST_HEADER_RE.finditer(region):
+        start, end = lo + m.start(1), lo + m.end(2)
+        if start in taken or m.group(1) in _NOT_MACROS:
+            continue
+        replacement = b"void " + m.group(1) + b"()"
+        if len(replacement) > end - start:
+            replacement = b"void _()"
+        if len(replacement) <= end - start:
+            return start, end, replacement.ljust(end - start), "test macro header"
+    for m in _MACRO_LINE_RE.finditer(region):
+        start, end = lo + m.start(1), lo + (m.end(2) if m.group(2) else m.end(1))
+        if start not in taken and m.group(1) not in _NOT_MACROS:
+            return start, end, _blanks(source, start, end), "statement-like macro"
+    for m in _SPECIFIER_MACRO_RE.finditer(region):
+        start, end = lo + m.start(1), lo + (m.end(2) if m.group(2) else m.end(1))
+        if start in taken or m.group(1) in _NOT_MACROS:
+            continue
+        return start, end, _blanks(source, start, end), "specifier macro"
+    return None
+
+
+def _blanks(source: bytes, start: int, end: int) -> bytes:
+    return bytes(c if c in (10, 13) else 32 for c in source[start:end])
+
+
+@dataclass
+class _Group:
+    """An #if ... #endif group: its directive lines and its branches (start, end, live)."""
+
+    directives: list[tuple[int, int]]
+    branches: list[tuple[int, int, bool]]
+    start: int
+    end: int
+
+
+def _conditional_groups(source: bytes) -> list[_Group]:
+    groups: list[_Group] = []
+    stack: list[tuple[_Group, int, bool]] = []  # group, branch start, branch is "#if 0"
+    for m in _DIRECTIVE_RE.finditer(source):
+        kind, rest = m.group(1), m.group(2).strip()
+        if kind in (b"if", b"ifdef", b"ifndef"):
+            g = _Group([(m.start(), m.end())], [], m.start(), m.end())
+            stack.append((g, m.end(), kind == b"if" and rest in (b"0", b"(0)")))
+        elif not stack:
+            continue
+        else:
+            g, bstart, dead = stack.pop()
+            g.branches.append((bstart, m.start(), not dead))
+            g.directives.append((m.start(), m.end()))
+            if kind == b"endif":
+                g.end = m.end()
+                groups.append(g)
+            else:
+                stack.append((g, m.end(), False))
+    return groups
+
+
+def _flatten_conditionals(
+    source: bytes, groups: list[_Group], errors: list[Node], taken: set[int]
+) -> list[tuple[int, int, bytes, str]]:
+    """Flatten every multi-branch group that holds an error: keep the first live branch."""
+    edits: list[tuple[int, int, bytes, str]] = []
+    for g in groups:
+        if len(g.branches) < 2 or g.start in taken:
+            continue
+        if not any(g.start <= e.start_byte <= g.end or e.start_byte <= g.start <= e.end_byte
+                   for e in errors):
+            continue
+        keep = next((i for i, b in enumerate(g.branches) if b[2]), 0)
+        spans = list(g.directives) + [
+            (b[0], b[1]) for i, b in enumerate(g.branches) if i != keep
+        ]
+        for start, end in spans:
+            edits.append((start, end, _blanks(source, start, end), "conditional branch"))
+        taken.add(g.start)
+    return edits
+
+
+def _line_start(data: bytes, offset: int) -> int:
+    return data.rfind(b"\n", 0, offset) + 1
+
+
+def _point(data: bytes, offset: int) -> Point:
+    line = data.count(b"\n", 0, offset)
+    return Point(line, offset - _line_start(data, offset))
+
+
+def _line_starts(data: bytes) -> list[int]:
+    starts = [0]
+    find = data.find
+    i = find(b"\n")
+    while i >= 0:
+        starts.append(i + 1)
+        i = find(b"\n", i + 1)
+    return starts
+
+
+# --------------------------------------------------------------------------------------
+# Building the model from the tree
+
+
+def _build_model(unit: Unit) -> None:
+    root = unit.root
+    size = len(unit.source)
+    if root.has_error:
+        for n in _problem_nodes(unit.tree):
+            start = min(n.start_byte, size)
+            line, col = unit.position(start)
+            if n.is_missing:
+                msg = f"syntax error: missing `{n.type}`"
+            else:
+                snippet = unit.text(n).strip().split("\n")[0][:40]
+                msg = f"syntax error: unexpected `{snippet}`" if snippet else "syntax error"
+            unit.problems.append(Problem(start, min(n.end_byte, size), line, col, msg))
+
+    caps = QueryCursor(_MODEL_QUERY).captures(root)
+    for node in caps.get("function", []):
+        f = _function(unit, node)
+        if f is not None:
+            unit.functions.append(f)
+    unit.functions.sort(key=lambda f: f.start)
+    starts = [f.body_start for f in unit.functions]
+
+    def owner(n: Node) -> Function | None:
+        i = bisect.bisect_right(starts, n.start_byte) - 1
+        while i >= 0:
+            f = unit.functions[i]
+            if f.body_start <= n.start_byte and n.end_byte <= f.body_end:
+                return f
+            i -= 1
+        return None
+
+    for p in unit.problems:
+        for f in unit.functions:
+            if f.start <= p.start < max(f.end, f.start + 1):
+                f.problems.append(p)
+
+    for node in caps.get("call", []):
+        f = owner(node)
+        if f is not None:
+            _classify_call(unit, f, node)
+        launch = _launch(unit, node)
+        if launch is not None:
+            unit.launches.append(launch)
+            if f is not None:
+                f.launches.append(launch)
+    loops = sorted(caps.get("loop", []), key=lambda n: n.start_byte)
+    for node in loops:
+        f = owner(node)
+        if f is not None:
+            f.loops.append(_loop(unit, f, node))
+    for node in caps.get("declaration", []):
+        f = owner(node)
+        if f is not None:
+            decl = _shared_decl(unit, node)
+            if decl is not None:
+                f.shared.append(decl)
+    for node in caps.get("pragma", []):
+        f = owner(node)
+        directive = node.child_by_field_name("directive")
+        if f is None or directive is None or unit.text(directive).strip() != "#pragma":
+            continue
+        arg = node.child_by_field_name("argument")
+        f.pragmas.append(Pragma(unit.text(arg).strip() if arg else "", node.start_byte,
+                                node.end_byte))
+    for node in caps.get("asm", []):
+        f = owner(node)
+        if f is not None:
+            f.asm.append((node.start_byte, node.end_byte))
+    for f in unit.functions:
+        for group in (f.barriers, f.warp_intrinsics, f.atomics, f.calls, f.shared, f.pragmas,
+                      f.launches):
+            group.sort(key=lambda c: c.start)
+        f.asm.sort()
+
+    modeled = {f.node.start_byte for f in unit.functions}
+    for tok in QueryCursor(_GLOBAL_TOKEN_QUERY).captures(root).get("global", []):
+        parent = tok.parent
+        if parent is not None and parent.type == "function_definition":
+            if parent.start_byte in modeled:
+                continue
+            reason = "no function declarator could be parsed"
+        elif parent is not None and parent.type in ("declaration", "field_declaration") \
+                and not parent.has_error:
+            continue  # a prototype, not a definition
+        else:
+            reason = "the definition did not parse"
+        line, col = unit.position(tok.start_byte)
+        m = re.search(rb"(\w+)\s*(?:<[^<>(){};]*>)?\s*\(", unit.source[tok.end_byte:tok.end_byte + 400])
+        name = m.group(1).decode() if m else "?"
+        near = unit.in_error(tok.start_byte, tok.start_byte + 400)
+        if near is not None:
+            reason += f" ({near.describe(unit.path)})"
+        unit.unanalyzable.append(Unanalyzable(name, line, col, reason))
+    for f in unit.kernels:
+        if f.problems:
+            line, col = unit.position(f.start)
+            unit.unanalyzable.append(
+                Unanalyzable(f.name, line, col, f"syntax problem inside: "
+                             f"{f.problems[0].describe(unit.path)}")
+            )
+    unit.unanalyzable.sort(key=lambda u: (u.line, u.col))
+
+
+def _function_declarator(node: Node | None) -> Node | None:
+    while node is not None and node.type != "function_declarator":
+        node = node.child_by_field_name("declarator")
+    return node
+
+
+def _function(unit: Unit, node: Node) -> Function | None:
+    decl = _function_declarator(node.child_by_field_name("declarator"))
+    body = node.child_by_field_name("body")
+    if decl is None or body is None:
+        return None
+    name_node = decl.child_by_field_name("declarator")
+    name = unit.text(name_node) if name_node is not None else "?"
+    if name_node is not None and name_node.type == "template_function":
+        inner = name_node.child_by_field_name("name")
+        name = unit.text(inner) if inner is not None else name
+    specifiers: list[str] = []
+    launch_bounds = None
+    for c in node.children:
+        if c == decl or c.start_byte >= decl.start_byte:
+            break
+        if c.type in FUNCTION_SPECIFIERS or c.type in ("storage_class_specifier",
+                                                        "type_qualifier"):
+            specifiers.append(unit.text(c))
+        elif c.type == "launch_bounds":
+            args = [a for a in c.named_children if a.type != "comment"]
+            launch_bounds = LaunchBounds(
+                unit.text(args[0]) if args else "",
+                unit.text(args[1]) if len(args) > 1 else None,
+                c.start_byte, c.end_byte,
+            )
+    start, extern_c, template_params = node.start_byte, False, ()
+    parent = node.parent
+    if parent is not None and parent.type == "template_declaration":
+        start = parent.start_byte
+        plist = parent.child_by_field_name("parameters")
+        template_params = tuple(_template_params(unit, plist)) if plist else ()
+        parent = parent.parent
+    if parent is not None and parent.type == "linkage_specification":
+        extern_c, start = True, parent.start_byte
+    elif parent is not None and parent.type == "declaration_list":
+        grand = parent.parent
+        extern_c = grand is not None and grand.type == "linkage_specification"
+    # masked attributes and specifier macros of this declaration: inside it, or on its line
+    # just before it ("CUTLASS_DEVICE float f()" parses as a function starting at "float")
+    prefix_start = unit.source.rfind(b"\n", 0, start) + 1
+    attributes = tuple(
+        unit.text(m.start, m.end) for m in unit.masks
+        if prefix_start <= m.start < body.start_byte
+        and m.reason in ("attribute", "specifier macro")
+    )
+    if any("DEVICE" in a for a in attributes) and "__device__" not in specifiers:
+        specifiers.append("__device__")  # CUTLASS_DEVICE, CUTE_HOST_DEVICE, ...
+    type_node = node.child_by_field_name("type")
+    params_node = decl.child_by_field_name("parameters")
+    return Function(
+        name=name,
+        specifiers=tuple(specifiers),
+        return_type=unit.text(type_node) if type_node is not None else "",
+        params=tuple(_params(unit, params_node)) if params_node is not None else (),
+        template_params=template_params,
+        launch_bounds=launch_bounds,
+        attributes=attributes,
+        extern_c=extern_c,
+        node=node,
+        start=start,
+        end=node.end_byte,
+        body_start=body.start_byte,
+        body_end=body.end_byte,
+    )
+
+
+def _params(unit: Unit, plist: Node) -> Iterator[Param]:
+    for p in plist.named_children:
+        if p.type not in ("parameter_declaration", "optional_parameter_declaration"):
+            continue
+        type_node = p.child_by_field_name("type")
+        base = unit.text(type_node) if type_node is not None else ""
+        const = any(c.type == "type_qualifier" and unit.text(c) == "const" for c in p.children)
+        pointer, restrict, reference, array = 0, False, False, False
+        name, name_start = "", p.end_byte
+        d = p.child_by_field_name("declarator")
+        while d is not None:
+            if d.type == "pointer_declarator":
+                pointer += 1
+                for c in d.children:
+                    t = unit.text(c)
+                    if (c.type == "type_qualifier" and t in ("__restrict__", "__restrict",
+                                                             "restrict")) or \
+                            c.type == "ms_pointer_modifier":
+                        restrict = True
+                d = d.child_by_field_name("declarator")
+            elif d.type == "reference_declarator":
+                reference = True
+                d = d.named_children[-1] if d.named_children else None
+            elif d.type == "array_declarator":
+                array = True
+                d = d.child_by_field_name("declarator")
+            elif d.type in ("identifier", "field_identifier"):
+                name, name_start = unit.text(d), d.start_byte
+                d = None
+            else:
+                d = d.child_by_field_name("declarator")
+        if name:
+            type_text = (unit.text(p.start_byte, name_start) +
+                         unit.text(name_start + len(name.encode()), p.end_byte)).strip()
+        else:
+            type_text = unit.text(p).strip()
+        if p.type == "optional_parameter_declaration":
+            type_text = type_text.split("=")[0].strip()
+        yield Param(name, " ".join(type_text.split()), base, pointer, const, restrict,
+                    reference, array, p.start_byte, p.end_byte)
+
+
+def _template_params(unit: Unit, plist: Node) -> Iterator[TemplateParam]:
+    for p in plist.named_children:
+        t = p.type
+        default_node = p.child_by_field_name("default_value") or p.child_by_field_name(
+            "default_type")
+        default = unit.text(default_node) if default_node is not None else None
+        if t in ("type_parameter_declaration", "optional_type_parameter_declaration",
+                 "variadic_type_parameter_declaration"):
+            ident = next((c for c in p.named_children if c.type == "type_identifier"), None)
+            yield TemplateParam("type", unit.text(ident) if ident else "", "typename", default)
+        elif t in ("parameter_declaration", "optional_parameter_declaration",
+                   "variadic_parameter_declaration"):
+            d = p.child_by_field_name("declarator")
+            ty = p.child_by_field_name("type")
+            yield TemplateParam("value", unit.text(d) if d else "",
+                                unit.text(ty) if ty else "", default)
+        elif t == "template_template_parameter_declaration":
+            yield TemplateParam("template", unit.text(p).split()[-1], "template", default)
+
+
+_LOOP_VAR_RE = re.compile(r"^\s*(?:[\w:<>]+\s+)*?(?:[\w:<>]+\s*[*&]?\s+)?(\w+)\s*(?:=|\{|\()")
+
+
+def _loop(unit: Unit, f: Function, node: Node) -> Loop:
+    kind = {"for_statement": "for", "while_statement": "while", "do_statement": "do"}[node.type]
+    depth = sum(1 for other in f.loops if other.start < node.start_byte < other.end)
+    init = cond = update = var = None
+    if kind == "for":
+        i = node.child_by_field_name("initializer")
+        c = node.child_by_field_name("condition")
+        u = node.child_by_field_name("update")
+        init = unit.text(i).rstrip(";").strip() if i is not None else None
+        cond = unit.text(c) if c is not None else None
+        update = unit.text(u) if u is not None else None
+        if i is not None:
+            if i.type == "declaration":
+                d = i.child_by_field_name("declarator")
+                while d is not None and d.type != "identifier":
+                    d = d.child_by_field_name("declarator")
+                var = unit.text(d) if d is not None else None
+            elif i.type == "assignment_expression":
+                left = i.child_by_field_name("left")
+                var = unit.text(left) if left is not None else None
+        if var is None and update is not None:
+            m = re.match(r"\W*(\w+)", update)
+            var = m.group(1) if m else None
+    else:
+        c = node.child_by_field_name("condition")
+        cond = unit.text(c).strip("() ") if c is not None else None
+    unroll = None
+    prev = node.prev_named_sibling
+    if prev is not None and prev.type == "preproc_call":
+        arg = prev.child_by_field_name("argument")
+        text = unit.text(arg).strip() if arg is not None else ""
+        if text.startswith("unroll"):
+            unroll = text[len("unroll"):].strip()
+    return Loop(kind, var, init, cond, update, depth, unroll, node.start_byte, node.end_byte)
+
+
+def _shared_decl(unit: Unit, node: Node) -> SharedDecl | None:
+    shared, extern = False, False
+    for c in node.children:
+        if c.type in ("type_qualifier", "storage_class_specifier", "attribute_specifier"):
+            t = unit.text(c)
+            shared |= t == "__shared__"
+            extern |= t == "extern"
+    if not shared:
+        return None
+    type_node = node.child_by_field_name("type")
+    d = node.child_by_field_name("declarator")
+    if d is not None and d.type == "init_declarator":
+        d = d.child_by_field_name("declarator")
+    dims: list[str] = []
+    while d is not None and d.type in ("array_declarator", "parenthesized_declarator",
+                                       "pointer_declarator"):
+        if d.type == "array_declarator":
+            size = d.child_by_field_name("size")
+            dims.insert(0, unit.text(size) if size is not None else "")
+        d = d.child_by_field_name("declarator") or (d.named_children[0] if d.named_children
+                                                    else None)
+    name = unit.text(d) if d is not None else ""
+    return SharedDecl(name, unit.text(type_node) if type_node is not None else "",
+                      tuple(dims), extern, node.start_byte, node.end_byte)
+
+
+def _call_name(unit: Unit, callee: Node) -> str:
+    if callee.type == "template_function":
+        inner = callee.child_by_field_name("name")
+        return unit.text(inner) if inner is not None else unit.text(callee)
+    return "".join(unit.text(callee).split())
+
+
+def _classify_call(unit: Unit, f: Function, node: Node) -> None:
+    callee = node.child_by_field_name("function")
+    if callee is None:
+        return
+    name = _call_name(unit, callee)
+    call = Call(name, node.start_byte, node.end_byte)
+    f.calls.append(call)
+    method = name.rsplit(".", 1)[-1].rsplit("->", 1)[-1].rsplit("::", 1)[-1]
+    if name in BARRIERS or (method == "sync" and name != "sync"):
+        f.barriers.append(call)
+    elif name.startswith(WARP_INTRINSIC_PREFIXES) or (
+        name != method and method in CG_WARP_METHODS
+    ) or name.endswith("::reduce"):
+        f.warp_intrinsics.append(call)
+    elif method.startswith("atomic"):
+        f.atomics.append(call)
+
+
+def _launch(unit: Unit, node: Node) -> Launch | None:
+    config = next((c for c in node.children if c.type == "kernel_call_syntax"), None)
+    if config is None:
+        return None
+    fn = node.child_by_field_name("function")
+    args = node.child_by_field_name("arguments")
+    kernel, targs = (unit.text(fn) if fn is not None else "?"), None
+    if fn is not None and fn.type == "template_function":
+        name = fn.child_by_field_name("name")
+        ta = fn.child_by_field_name("arguments")
+        kernel = unit.text(name) if name is not None else kernel
+        targs = unit.text(ta).strip()[1:-1].strip() if ta is not None else None
+    return Launch(
+        kernel,
+        targs,
+        tuple(unit.text(c) for c in config.named_children if c.type != "comment"),
+        tuple(unit.text(a) for a in args.named_children if a.type != "comment")
+        if args is not None else (),
+        node.start_byte,
+        node.end_byte,
+    )
