@@ -44,6 +44,43 @@ def build_parser() -> argparse.ArgumentParser:
                        "functions, parameters, launch bounds, shared memory and syntax problems")
     p.add_argument("files", nargs="+", metavar="FILE")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
+
+    p = sub.add_parser("apply", help="apply a rule file to a kernel file (default: print a "
+                       "unified diff)")
+    p.add_argument("rule_file", metavar="RULE")
+    p.add_argument("kernel", metavar="KERNEL")
+    p.add_argument("--rule", action="append", metavar="NAME",
+                   help="apply only this rule of the file (repeatable)")
+    p.add_argument("--hole", action="append", default=[], metavar="NAME=VALUE",
+                   help="fill a hole (validated against its domain); else its default")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--diff", action="store_true", help="print a unified diff (default)")
+    mode.add_argument("--in-place", action="store_true",
+                      help="rewrite KERNEL in place (atomically: temporary file + rename)")
+    mode.add_argument("-o", "--output", metavar="OUT", help="write the result to OUT")
+    p.add_argument("--json", action="store_true",
+                   help="print the sites with offsets, line:col, bindings and replacements")
+
+    p = sub.add_parser("list", help="list the rules that apply to a kernel file, where, and "
+                       "(--all) why the others do not")
+    p.add_argument("kernel", metavar="KERNEL")
+    p.add_argument("--skills", action="append", metavar="DIR_OR_RULE",
+                   help="rule files or folders (default: the skills library)")
+    p.add_argument("--all", action="store_true",
+                   help="also list matches whose context or guards failed, with the reason")
+    p.add_argument("--json", action="store_true", help="print JSON instead of text")
+
+    p = sub.add_parser("ast", help="print a kernel's syntax tree, or how a pattern parses")
+    p.add_argument("kernel", metavar="KERNEL", nargs="?")
+    p.add_argument("--pattern", metavar="P", help="show how an anchor pattern is compiled")
+
+    p = sub.add_parser("test", help="run rule golden tests: <rule>/<case>.cu against "
+                       "<case>.expected.cu, or <case>.why for a refusal")
+    p.add_argument("dir", nargs="?", default="tests/golden", metavar="DIR")
+    p.add_argument("--rules", action="append", metavar="DIR_OR_RULE",
+                   help="where to find the rules (default: passes/ and skills/)")
+    p.add_argument("--update-golden", action="store_true",
+                   help="write the current output as the expected output")
     return ap
 
 
@@ -93,7 +130,7 @@ def cmd_parse(args: argparse.Namespace) -> int:
     return status
 
 
-def _print_unit(unit) -> None:  # noqa: ANN001 - klc.frontend.Unit, imported lazily
+def _print_unit(unit) -> None:
     out.print(f"[bold]{unit.path}[/bold]")
     for f in unit.functions:
         if f.kind == "host" and not f.launches:
@@ -135,3 +172,133 @@ def _print_unit(unit) -> None:  # noqa: ANN001 - klc.frontend.Unit, imported laz
                   f"{unit.path}:{u.line}:{u.col}: {u.reason}")
     for p in unit.problems:
         err.print(p.describe(unit.path), markup=False)
+
+
+# --------------------------------------------------------------------------------------
+# klc apply / list / ast / test
+
+
+def _parse_holes(items: list[str]) -> dict[str, str]:
+    holes: dict[str, str] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise KlcError(f"--hole {item!r}: expected NAME=VALUE")
+        holes[name.strip().lstrip("?")] = value.strip()
+    return holes
+
+
+@command("apply")
+def cmd_apply(args: argparse.Namespace) -> int:
+    import difflib
+
+    from klc.frontend import parse_file
+    from klc.fsutil import atomic_write
+    from klc.library import select_rules
+    from klc.pipeline import apply_rules
+    from klc.report import outcome_json
+    from klc.rules import load_rules
+
+    rules = select_rules(load_rules(args.rule_file), args.rule, args.rule_file)
+    holes = _parse_holes(args.hole)
+    unit = parse_file(args.kernel)
+    spec = _spec_of(unit)
+    outcome = apply_rules(unit, rules, holes, spec)
+    for note in outcome.notes:
+        err.print(f"klc: note: {note}", markup=False)
+    if args.json:
+        print(json.dumps(outcome_json(outcome), indent=2))
+    if not outcome.changed:
+        if not args.json:
+            reasons = [f"  {s.match.unit.where(s.match.start)}: {s.rule.name}: {s.reason}"
+                       for s in outcome.refused]
+            err.print(f"klc: no rewrite: {len(outcome.refused)} match(es) refused"
+                      if reasons else "klc: no match", markup=False)
+            for r in reasons:
+                err.print(r, markup=False)
+        return 1
+    if args.in_place:
+        atomic_write(args.kernel, outcome.source)
+    elif args.output:
+        atomic_write(args.output, outcome.source)
+    elif not args.json:
+        old = unit.source.decode("utf-8").splitlines(keepends=True)
+        new = outcome.source.decode("utf-8").splitlines(keepends=True)
+        diff = difflib.unified_diff(old, new, f"a/{args.kernel}", f"b/{args.kernel}")
+        sys.stdout.writelines(line if line.endswith("\n") else line + "\n" for line in diff)
+    return 0
+
+
+def _spec_of(unit):
+    try:
+        from klc.spec import load_spec
+    except ImportError:  # the gate's spec module is optional for rewriting
+        return None
+    return load_spec(unit.source, unit.path)
+
+
+@command("list")
+def cmd_list(args: argparse.Namespace) -> int:
+    from klc.frontend import parse_file
+    from klc.library import default_skill_dirs, load_rule_paths
+    from klc.pipeline import find_sites
+    from klc.report import site_json
+
+    rules = load_rule_paths(args.skills or default_skill_dirs())
+    unit = parse_file(args.kernel)
+    sites = find_sites(unit, rules, None, _spec_of(unit))
+    shown = [s for s in sites if s.ok or args.all]
+    if args.json:
+        print(json.dumps([site_json(s) for s in shown], indent=2))
+        return 0
+    if not shown:
+        out.print(f"{unit.path}: no rule applies ({len(rules)} rules, {len(sites)} refused "
+                  "matches; --all shows why)", markup=False)
+    for s in shown:
+        line, col = unit.position(s.match.start)
+        loc = f"{unit.path}:{line}:{col}"
+        fn = f" in {s.function_name}" if s.function_name else ""
+        holes = " ".join(f"?{h}" for h in s.rule.holes)
+        if s.ok:
+            out.print(f"[green]{loc}[/green]{fn}: [bold]{s.rule.name}[/bold] "
+                      f"({s.rule.location}) {holes}".rstrip())
+            intent = s.rule.card.intent or s.rule.description
+            if intent:
+                out.print(f"    {intent}", markup=False)
+        else:
+            out.print(f"[yellow]{loc}[/yellow]{fn}: {s.rule.name} ({s.rule.location}) "
+                      f"[red]not applicable[/red]")
+            out.print(f"    why not: {s.reason}", markup=False)
+    return 0
+
+
+@command("ast")
+def cmd_ast(args: argparse.Namespace) -> int:
+    from klc.frontend import parse_file
+    from klc.report import format_tree
+
+    if args.pattern:
+        from klc.match import compile_pattern
+        from klc.report import format_pattern
+
+        pattern = compile_pattern(args.pattern, "--pattern")
+        out.print(format_pattern(pattern), markup=False)
+    if args.kernel:
+        unit = parse_file(args.kernel)
+        out.print(format_tree(unit), markup=False)
+    if not args.pattern and not args.kernel:
+        raise KlcError("ast: give a KERNEL file, --pattern P, or both")
+    return 0
+
+
+@command("test")
+def cmd_test(args: argparse.Namespace) -> int:
+    from klc.golden import run_golden
+
+    results = run_golden(args.dir, args.rules, update=args.update_golden)
+    failed = [r for r in results if not r.ok]
+    for r in results:
+        mark = "[green]ok[/green]" if r.ok else "[red]FAIL[/red]"
+        out.print(f"{mark} {r.case}" + ("" if r.ok else f": {r.message}"))
+    out.print(f"{len(results) - len(failed)} passed, {len(failed)} failed")
+    return 1 if failed else 0

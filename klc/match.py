@@ -43,3 +43,325 @@ class Match:
     @property
     def line_col(self) -> tuple[int, int]:
         return self.unit.position(self.start)
+
+
+# --------------------------------------------------------------------------------------
+# Compiled patterns
+
+import re  # noqa: E402  (kept next to the pattern code that uses it)
+from collections.abc import Iterable, Iterator  # noqa: E402
+
+from tree_sitter import Query, QueryCursor  # noqa: E402
+
+from klc.errors import KlcError  # noqa: E402
+
+_METAVAR_RE = re.compile(r"^\$([A-Za-z_][A-Za-z0-9_]*)$")
+_SEQ_RE = re.compile(r"^\$\$\$([A-Za-z_][A-Za-z0-9_]*)$")
+_TEXT_METAVAR_RE = re.compile(r"\$\$\$([A-Za-z_]\w*)|\$([A-Za-z_]\w*)")
+_IDENT_TYPES = frozenset({"identifier", "type_identifier", "field_identifier",
+                          "statement_identifier", "namespace_identifier"})
+# Punctuation that structure already implies: ignoring it lets `for ($I; $C; $U)` match a
+# for loop whose initializer is a declaration (which owns its ";" in the grammar).
+_IGNORED_TOKENS = frozenset({";", ",", "comment"})
+_WORD_RE = re.compile(r"[A-Za-z_]\w{2,}")
+_WRAP_BODY = "void __klc_anchor__() {\n"
+_WRAP_EXPR = "void __klc_anchor__() {\nauto __klc_e__ = (\n"
+
+
+@dataclass(frozen=True)
+class PNode:
+    """A pattern node: a kind to match, a metavariable, or a token to compare by text."""
+
+    type: str
+    text: str | None = None  # leaves: the token text (whitespace-normalised)
+    children: tuple[PNode, ...] = ()
+    metavar: str | None = None  # "$X": binds any one node ("_" binds nothing)
+    seq: str | None = None  # "$$$X": binds a run of sibling nodes
+    text_pattern: re.Pattern[str] | None = None  # a leaf whose text holds metavariables
+    text_vars: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Pattern:
+    """An anchor compiled once: what to look for, and how to find candidates quickly."""
+
+    code: str
+    elements: tuple[PNode, ...]  # one node, or a run of statements (a sequence anchor)
+    is_sequence: bool
+    root_type: str  # the node type candidates are found by ("compound_statement" for runs)
+    words: tuple[bytes, ...]  # identifiers the file must contain for a match to be possible
+
+
+def compile_pattern(code: str, where_: str = "<anchor>") -> Pattern:
+    """Parse an anchor with tree-sitter-cuda and turn it into a pattern (see module doc)."""
+    from klc.frontend import parser
+
+    attempts = (
+        (_WRAP_BODY, "\n}\n", "body"),
+        (_WRAP_EXPR, "\n);\n}\n", "expr"),
+        ("", "\n", "top"),
+    )
+    for prefix, suffix, how in attempts:
+        tree = parser().parse((prefix + code + suffix).encode())
+        if _has_real_error(tree.root_node):
+            continue
+        nodes = _pattern_nodes(tree.root_node, how)
+        if nodes is None:
+            continue
+        source = (prefix + code + suffix).encode()
+        elements = tuple(_to_pnode(n, source) for n in nodes)
+        if not elements:
+            break
+        return _make_pattern(code, elements, where_)
+    raise KlcError(f"{where_}: the anchor does not parse as CUDA code")
+
+
+def _has_real_error(node: Node) -> bool:
+    """An ERROR node, or a MISSING node other than a ";" after a statement metavariable."""
+    if not node.has_error:
+        return False
+    if node.type == "ERROR":
+        return True
+    if node.is_missing:
+        return True
+    if node.type == "expression_statement":
+        named = [c for c in node.children if c.type != "comment"]
+        if (len(named) == 2 and named[0].type == "identifier" and named[1].is_missing
+                and _METAVAR_RE.match(named[0].text.decode() if named[0].text else "")):
+            return False
+    return any(_has_real_error(c) for c in node.children)
+
+
+def _pattern_nodes(root: Node, how: str) -> list[Node] | None:
+    if how == "top":
+        return [c for c in root.children if c.type != "comment"]
+    fn = root.children[0] if root.children else None
+    body = fn.child_by_field_name("body") if fn is not None else None
+    if body is None:
+        return None
+    stmts = [c for c in body.named_children if c.type != "comment"]
+    if how == "body":
+        return stmts
+    decl = stmts[0] if stmts else None
+    init = decl.child_by_field_name("declarator") if decl is not None else None
+    value = init.child_by_field_name("value") if init is not None else None
+    if value is None or value.type != "parenthesized_expression":
+        return None
+    inner = [c for c in value.named_children if c.type != "comment"]
+    return inner if len(inner) == 1 else None
+
+
+def _to_pnode(node: Node, source: bytes) -> PNode:
+    text = source[node.start_byte:node.end_byte].decode()
+    if node.type in _IDENT_TYPES:
+        if m := _SEQ_RE.match(text):
+            return PNode(node.type, seq=m.group(1))
+        if m := _METAVAR_RE.match(text):
+            return PNode(node.type, metavar=m.group(1))
+    if node.type == "expression_statement":
+        kids = [c for c in node.children if c.type not in _IGNORED_TOKENS and not c.is_missing]
+        if len(kids) == 1 and kids[0].type == "identifier":
+            t = source[kids[0].start_byte:kids[0].end_byte].decode()
+            if m := _SEQ_RE.match(t):
+                return PNode("statement", seq=m.group(1))
+            if m := _METAVAR_RE.match(t):
+                return PNode("statement", metavar=m.group(1))
+    kids = [c for c in node.children if c.type not in _IGNORED_TOKENS and not c.is_missing]
+    if not kids:
+        norm = " ".join(text.split())
+        if "$" in norm:
+            return _text_pattern_node(node.type, norm)
+        return PNode(node.type, text=norm)
+    return PNode(node.type, children=tuple(_to_pnode(c, source) for c in kids))
+
+
+def _text_pattern_node(type_: str, text: str) -> PNode:
+    """A token with metavariables in its text (``unroll $N`` in a pragma): match by regex."""
+    parts, names, pos = [], [], 0
+    for m in _TEXT_METAVAR_RE.finditer(text):
+        parts.append(r"\s*".join(re.escape(w) for w in text[pos:m.start()].split(" ")))
+        name = m.group(1) or m.group(2)
+        parts.append(r"(.+?)" if m.group(1) else r"(\S+?)")
+        names.append(name)
+        pos = m.end()
+    parts.append(r"\s*".join(re.escape(w) for w in text[pos:].split(" ")))
+    return PNode(type_, text=text, text_pattern=re.compile("^" + "".join(parts) + "$", re.S),
+                 text_vars=tuple(names))
+
+
+def _make_pattern(code: str, elements: tuple[PNode, ...], where_: str) -> Pattern:
+    if len(elements) == 1 and (elements[0].metavar or elements[0].seq):
+        raise KlcError(f"{where_}: the anchor is a lone metavariable and would match anything")
+    words: set[str] = set()
+
+    def collect(p: PNode) -> None:
+        if p.text and not p.metavar and not p.seq and p.text_pattern is None:
+            words.update(_WORD_RE.findall(p.text))
+        for c in p.children:
+            collect(c)
+
+    for e in elements:
+        collect(e)
+    is_sequence = len(elements) > 1
+    root_type = "compound_statement" if is_sequence else elements[0].type
+    return Pattern(code, elements, is_sequence, root_type,
+                   tuple(sorted(w.encode() for w in words)))
+
+
+# --------------------------------------------------------------------------------------
+# Matching
+
+
+def _significant(node: Node) -> list[Node]:
+    return [c for c in node.children if c.type not in _IGNORED_TOKENS and not c.is_missing]
+
+
+class _Matcher:
+    """Backtracking structural matcher over one unit's source (bindings are byte spans)."""
+
+    def __init__(self, source: bytes):
+        self.source = source
+
+    def text(self, start: int, end: int) -> str:
+        return self.source[start:min(end, len(self.source))].decode("utf-8", "replace")
+
+    def norm(self, start: int, end: int) -> str:
+        return " ".join(self.text(start, end).split())
+
+    def bind(self, name: str, start: int, end: int, nodes: tuple[Node, ...],
+             b: dict[str, Binding]) -> bool:
+        if name == "_":
+            return True
+        new = Binding(name, start, end, self.text(start, end), nodes)
+        old = b.get(name)
+        if old is not None:
+            return _same_code(old.text, new.text)
+        b[name] = new
+        return True
+
+    def node(self, p: PNode, t: Node, b: dict[str, Binding]) -> bool:
+        if p.metavar is not None:
+            if p.type == "statement" and not t.type.endswith("statement") \
+                    and t.type not in ("declaration", "compound_statement"):
+                return False
+            return self.bind(p.metavar, t.start_byte, t.end_byte, (t,), b)
+        if p.type != t.type:
+            return False
+        kids = _significant(t)
+        if not p.children:
+            if kids:
+                return False
+            if p.text_pattern is not None:
+                return self.text_leaf(p, t, b)
+            return p.text == self.norm(t.start_byte, t.end_byte)
+        return self.seq(p.children, 0, kids, 0, b, anchored=True) is not None
+
+    def text_leaf(self, p: PNode, t: Node, b: dict[str, Binding]) -> bool:
+        raw = self.text(t.start_byte, t.end_byte)
+        lead = len(raw) - len(raw.lstrip())
+        m = p.text_pattern.match(raw.strip()) if p.text_pattern else None
+        if m is None:
+            return False
+        base = t.start_byte + len(raw[:lead].encode())
+        stripped = raw.strip()
+        for i, name in enumerate(p.text_vars, start=1):
+            s = base + len(stripped[:m.start(i)].encode())
+            e = base + len(stripped[:m.end(i)].encode())
+            if not self.bind(name, s, e, (), b):
+                return False
+        return True
+
+    def seq(self, ps: tuple[PNode, ...], i: int, ts: list[Node], j: int,
+            b: dict[str, Binding], anchored: bool) -> int | None:
+        """Match ps[i:] against ts[j:]; return the index in ts after the match, or None.
+
+        ``anchored`` requires the whole of ts to be used (children of one node); a run of
+        statements is matched unanchored at its end (the run may stop before the block does).
+        """
+        if i == len(ps):
+            return j if (j == len(ts) or not anchored) else None
+        p = ps[i]
+        if p.seq is not None:
+            for k in range(len(ts), j - 1, -1) if anchored else range(j, len(ts) + 1):
+                trial = dict(b)
+                if k > j:
+                    ok = self.bind(p.seq, ts[j].start_byte, ts[k - 1].end_byte,
+                                   tuple(ts[j:k]), trial)
+                else:
+                    start = ts[j].start_byte if j < len(ts) else (
+                        ts[-1].end_byte if ts else 0)
+                    ok = self.bind(p.seq, start, start, (), trial)
+                if not ok:
+                    continue
+                end = self.seq(ps, i + 1, ts, k, trial, anchored)
+                if end is not None:
+                    b.clear()
+                    b.update(trial)
+                    return end
+            return None
+        if j >= len(ts):
+            return None
+        trial = dict(b)
+        if not self.node(p, ts[j], trial):
+            return None
+        end = self.seq(ps, i + 1, ts, j + 1, trial, anchored)
+        if end is not None:
+            b.clear()
+            b.update(trial)
+        return end
+
+
+def _same_code(a: str, b: str) -> bool:
+    """Equal as code: whitespace and comments do not matter."""
+    strip = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+    return "".join(strip.sub(" ", a).split()) == "".join(strip.sub(" ", b).split())
+
+
+_INDEX_QUERIES: dict[frozenset[str], Query] = {}
+
+
+def index_nodes(unit: Unit, types: Iterable[str]) -> dict[str, list[Node]]:
+    """All nodes of the given types, by type, from one query run (cached per unit)."""
+    from klc.frontend import LANGUAGE
+
+    key = frozenset(types)
+    cache: dict[frozenset[str], dict[str, list[Node]]] = unit.__dict__.setdefault(
+        "_klc_index", {})
+    if key in cache:
+        return cache[key]
+    if not key:
+        return {}
+    q = _INDEX_QUERIES.get(key)
+    if q is None:
+        q = _INDEX_QUERIES[key] = Query(LANGUAGE, " ".join(f"({t}) @{t}" for t in sorted(key)))
+    found = QueryCursor(q).captures(unit.root)
+    for nodes in found.values():
+        nodes.sort(key=lambda n: n.start_byte)
+    cache[key] = found
+    return found
+
+
+def find_matches(pattern: Pattern, unit: Unit, rule: Rule | None = None,
+                 candidates: dict[str, list[Node]] | None = None) -> Iterator[Match]:
+    """Every place in ``unit`` where ``pattern`` matches, in source order."""
+    if any(w not in unit.source for w in pattern.words):
+        return  # early reject: a word of the anchor is not in the file at all
+    if candidates is None:
+        candidates = index_nodes(unit, [pattern.root_type])
+    m = _Matcher(unit.source)
+    for node in candidates.get(pattern.root_type, ()):
+        if pattern.is_sequence:
+            kids = _significant(node)
+            for j in range(len(kids)):
+                b: dict[str, Binding] = {}
+                end = m.seq(pattern.elements, 0, kids, j, b, anchored=False)
+                if end is None or end == j:
+                    continue
+                nodes = tuple(kids[j:end])
+                yield Match(rule, unit, unit.function_at(nodes[0].start_byte),  # type: ignore[arg-type]
+                            nodes[0].start_byte, nodes[-1].end_byte, nodes, b)
+        else:
+            b = {}
+            if m.node(pattern.elements[0], node, b):
+                yield Match(rule, unit, unit.function_at(node.start_byte),  # type: ignore[arg-type]
+                            node.start_byte, node.end_byte, (node,), b)

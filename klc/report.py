@@ -46,3 +46,116 @@ def unit_summary(unit: Unit) -> dict[str, Any]:
         "problems": [asdict(p) | {"file": unit.path} for p in unit.problems],
         "masked": [asdict(m) | {"text": unit.text(m.start, m.end)} for m in unit.masks],
     }
+
+
+def binding_json(unit: Unit, b: Any) -> dict[str, Any]:
+    line, col = unit.position(b.start)
+    return {"text": b.text, "start": b.start, "end": b.end, "line": line, "col": col}
+
+
+def site_json(site: Any) -> dict[str, Any]:
+    m = site.match
+    line, col = m.unit.position(m.start)
+    end_line, end_col = m.unit.position(m.end)
+    return {
+        "rule": site.rule.name,
+        "rule_location": site.rule.location,
+        "kind": site.rule.kind,
+        "file": m.unit.path,
+        "function": site.function_name,
+        "start": m.start,
+        "end": m.end,
+        "line": line,
+        "col": col,
+        "end_line": end_line,
+        "end_col": end_col,
+        "applicable": site.ok,
+        "why_not": site.reason or None,
+        "refused_by": site.stage or None,
+        "intent": site.rule.card.intent or site.rule.description,
+        "holes": {n: _hole_json(h) for n, h in site.rule.holes.items()},
+        "bindings": {n: binding_json(m.unit, b) for n, b in m.bindings.items()},
+    }
+
+
+def _hole_json(h: Any) -> dict[str, Any]:
+    return {"type": h.type, "values": list(h.values) if h.values else None, "lo": h.lo,
+            "hi": h.hi, "default": h.default}
+
+
+def outcome_json(outcome: Any) -> dict[str, Any]:
+    unit = outcome.unit
+    applied = []
+    for rw in outcome.applied:
+        m = rw.match
+        line, col = unit.position(m.start)
+        applied.append({
+            "rule": m.rule.name,
+            "rule_location": m.rule.location,
+            "function": m.function.name if m.function else "",
+            "start": m.start, "end": m.end, "line": line, "col": col,
+            "holes": rw.holes,
+            "bindings": {n: binding_json(unit, b) for n, b in m.bindings.items()},
+            "edits": [{"start": e.start, "end": e.end, "what": e.what,
+                       "replacement": e.text} for e in rw.edits],
+            "launch": [{"dim": d, "axis": a, "op": o, "factor": k} for d, a, o, k in rw.launch],
+        })
+    return {
+        "file": unit.path,
+        "changed": outcome.changed,
+        "applied": applied,
+        "refused": [site_json(s) for s in outcome.refused],
+        "skipped": [site_json(s) | {"why": why} for s, why in outcome.skipped],
+        "notes": outcome.notes,
+    }
+
+
+def format_tree(unit: Unit) -> str:
+    """An indented tree of named nodes with line:col and short text for leaves."""
+    lines: list[str] = []
+    cursor = unit.tree.walk()
+    depth = 0
+    while True:
+        node = cursor.node
+        if node is not None and (node.is_named or node.is_missing):
+            line, col = unit.position(node.start_byte)
+            field = f"{cursor.field_name}: " if cursor.field_name else ""
+            label = f"MISSING {node.type}" if node.is_missing else node.type
+            text = ""
+            if node.child_count == 0 or node.type == "ERROR":
+                text = " " + repr(unit.text(node)[:40])
+            lines.append(f"{'  ' * depth}{field}{label} {line}:{col}{text}")
+        if cursor.goto_first_child():
+            depth += 1
+            continue
+        while not cursor.goto_next_sibling():
+            if not cursor.goto_parent():
+                return "\n".join(lines)
+            depth -= 1
+
+
+def format_pattern(pattern: Any) -> str:
+    """How an anchor compiles: the node kinds it dispatches on and what each part binds."""
+    out = [f"root type: {pattern.root_type}" + (" (a run of statements)"
+                                                if pattern.is_sequence else ""),
+           f"required words: {', '.join(w.decode() for w in pattern.words) or '-'}"]
+
+    def walk(p: Any, depth: int) -> None:
+        pad = "  " * depth
+        if p.metavar is not None:
+            what = "statement" if p.type == "statement" else "node"
+            out.append(f"{pad}${p.metavar}  (any one {what})")
+        elif p.seq is not None:
+            out.append(f"{pad}$$${p.seq}  (a run of nodes)")
+        elif p.text_pattern is not None:
+            out.append(f"{pad}{p.type} ~ {p.text!r}  (binds {', '.join(p.text_vars)})")
+        elif not p.children:
+            out.append(f"{pad}{p.type} {p.text!r}")
+        else:
+            out.append(f"{pad}{p.type}")
+            for c in p.children:
+                walk(c, depth + 1)
+
+    for e in pattern.elements:
+        walk(e, 0)
+    return "\n".join(out)

@@ -1,0 +1,237 @@
+"""The pipeline: rules x unit -> sites (match, context, guards) -> rewrites -> checked source.
+
+``find_sites`` is what ``klc list`` shows; ``apply_rules`` is what ``klc apply`` runs. Both
+return plain data and never print. The stages, in order:
+
+1. match   - each rule's compiled anchor against the unit (candidates by node type);
+2. context - the rule's context clause (inside a kernel, a loop, at kernel scope);
+3. region  - a match overlapping a syntax-error region is never rewritten;
+4. guards  - the static predicates, each false one with its reason ("why not");
+5. rewrite - byte-span edits of every applicable site, overlapping ones dropped;
+6. reparse - the result must parse with no new syntax problem, else it is refused.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+from tree_sitter import Node
+
+from klc.errors import KlcError
+from klc.frontend import Unit, parse_bytes
+from klc.match import Match, Pattern, compile_pattern, find_matches, index_nodes
+from klc.rewrite import ByteEdit, Rewrite, apply_edits, plan
+
+if TYPE_CHECKING:
+    from klc.rules import Rule
+
+LOOP_TYPES = frozenset({"for_statement", "while_statement", "do_statement"})
+
+
+@dataclass
+class Site:
+    """A match of a rule, and whether its context and guards hold there."""
+
+    rule: Rule
+    match: Match
+    ok: bool
+    reason: str  # why not, when not ok; "" when ok
+    stage: str  # the stage that refused it: "context" | "region" | "guard" | ""
+
+    @property
+    def function_name(self) -> str:
+        return self.match.function.name if self.match.function else ""
+
+
+@dataclass
+class Outcome:
+    """What applying rules to one unit did: the new source, the sites used and refused."""
+
+    unit: Unit
+    source: bytes  # the new source (the original when nothing applied)
+    applied: list[Rewrite] = field(default_factory=list)
+    refused: list[Site] = field(default_factory=list)
+    skipped: list[tuple[Site, str]] = field(default_factory=list)  # applicable, not applied
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return self.source != self.unit.source
+
+
+@lru_cache(maxsize=4096)
+def _compiled(anchor: str, where: str) -> Pattern:
+    return compile_pattern(anchor, where)
+
+
+def pattern_of(rule: Rule) -> Pattern:
+    """The rule's anchor, compiled once per process (cached by its text)."""
+    return _compiled(rule.anchor, f"{rule.path}:{rule.anchor_line}:{rule.anchor_col}")
+
+
+def _in_loop(match: Match) -> bool:
+    node: Node | None = match.nodes[0].parent
+    while node is not None:
+        if node.type in LOOP_TYPES:
+            return True
+        if node.type == "function_definition":
+            return False
+        node = node.parent
+    return False
+
+
+def check_context(match: Match, context: tuple[str, ...]) -> str:
+    """'' when the match is where the rule's context clause allows, else why not."""
+    fn = match.function
+    for c in context:
+        if c == "any":
+            continue
+        if c == "global" and (fn is None or not fn.is_kernel):
+            return "context: not inside a __global__ function"
+        if c == "device" and (fn is None or not fn.is_device):
+            return "context: not inside a __device__ function"
+        if c == "loop" and not _in_loop(match):
+            return "context: not inside a loop"
+        if c == "kernel_scope":
+            parent = match.nodes[0].parent
+            if fn is None or not fn.is_kernel or parent is None \
+                    or parent.start_byte != fn.body_start:
+                return "context: not a top-level statement of a kernel body"
+    return ""
+
+
+def find_sites(unit: Unit, rules: list[Rule], holes: dict[str, str] | None = None,
+               spec: object | None = None) -> list[Site]:
+    """Every match of every rule in the unit, with its verdict, in source order."""
+    from klc.guards import GuardContext, evaluate
+
+    patterns = [pattern_of(r) for r in rules]
+    candidates = index_nodes(unit, {p.root_type for p in patterns})
+    sites: list[Site] = []
+    for rule, pattern in zip(rules, patterns, strict=True):
+        rule_holes = resolve_holes(rule, holes or {}, strict=False)
+        for m in find_matches(pattern, unit, rule, candidates):
+            why = check_context(m, rule.context)
+            if why:
+                sites.append(Site(rule, m, False, why, "context"))
+                continue
+            problem = unit.in_error(m.start, m.end)
+            if problem is not None:
+                sites.append(Site(rule, m, False, "inside a syntax-error region: "
+                                  + problem.describe(unit.path), "region"))
+                continue
+            if rule.guard is not None:
+                verdict = evaluate(rule.guard, GuardContext(m, rule_holes, spec))
+                if not verdict.ok:
+                    sites.append(Site(rule, m, False, verdict.reason, "guard"))
+                    continue
+            sites.append(Site(rule, m, True, "", ""))
+    sites.sort(key=lambda s: (s.match.start, s.rule.name))
+    return sites
+
+
+def resolve_holes(rule: Rule, given: dict[str, str], strict: bool = True) -> dict[str, str]:
+    """Hole values for a rule: given ones validated against their domain, else defaults.
+
+    With ``strict``, a hole that has neither a value nor a default is an error (before any
+    rewrite happens); otherwise it stays unfilled, for listing.
+    """
+    values: dict[str, str] = {}
+    for name, decl in rule.holes.items():
+        if name in given:
+            values[name] = decl.validate(given[name])
+        elif decl.default is not None:
+            values[name] = str(decl.default)
+        elif strict:
+            raise KlcError(f"{rule.location}: hole ?{name} needs a value "
+                           f"(--hole {name}=…); {_domain_words(decl)}")
+    return values
+
+
+def _domain_words(decl: object) -> str:
+    values = getattr(decl, "values", None)
+    lo, hi = getattr(decl, "lo", None), getattr(decl, "hi", None)
+    if values:
+        return "one of {" + ", ".join(str(v) for v in values) + "}"
+    if lo is not None and hi is not None:
+        return f"an integer in {lo}..{hi}"
+    return f"a {getattr(decl, 'type', 'value')}"
+
+
+def check_hole_names(rules: list[Rule], given: dict[str, str]) -> None:
+    """Refuse a --hole that no selected rule declares (a typo must not pass silently)."""
+    declared = {name for r in rules for name in r.holes}
+    for name in given:
+        if name not in declared:
+            known = ", ".join(sorted(declared)) or "none"
+            raise KlcError(f"--hole {name}: no selected rule declares a hole ?{name} "
+                           f"(declared: {known})")
+
+
+def apply_rules(unit: Unit, rules: list[Rule], holes: dict[str, str] | None = None,
+                spec: object | None = None) -> Outcome:
+    """Apply every applicable site of the rules once; return the checked new source."""
+    given = holes or {}
+    check_hole_names(rules, given)
+    values = {r.name: resolve_holes(r, given) for r in rules}  # refuse bad values up front
+    outcome = Outcome(unit, unit.source)
+    sites = find_sites(unit, rules, given, spec)
+    edits: list[ByteEdit] = []
+    launch: list[tuple[str, str, str, int]] = []
+    taken: list[tuple[int, int]] = []
+    seen_text: set[tuple[int, int, str]] = set()
+    for site in sites:
+        if not site.ok:
+            outcome.refused.append(site)
+            continue
+        rw = plan(site.match, values[site.rule.name])
+        spans = [(e.start, e.end) for e in rw.edits if e.what == "replace"]
+        clash = next(((s, e) for s, e in spans for ts, te in taken if s < te and ts < e), None)
+        if clash is not None:
+            outcome.skipped.append((site, "overlaps a site rewritten earlier in this run"))
+            continue
+        taken.extend(spans)
+        for e in rw.edits:
+            key = (e.start, e.end, e.text)
+            if key not in seen_text:  # one __shared__ declaration per kernel, not per site
+                seen_text.add(key)
+                edits.append(e)
+        for change in rw.launch:
+            if change not in launch:
+                launch.append(change)
+        outcome.applied.append(rw)
+    if not outcome.applied:
+        return outcome
+    new = apply_edits(unit.source, edits)
+    if launch:
+        new = _change_launch(unit, new, launch, outcome)
+    _reparse_check(unit, new, outcome)
+    outcome.source = new
+    return outcome
+
+
+def _change_launch(unit: Unit, source: bytes, changes: list[tuple[str, str, str, int]],
+                   outcome: Outcome) -> bytes:
+    from klc.spec import find_spec_block, scale_launch
+
+    if find_spec_block(source) is None:
+        outcome.notes.append(f"{unit.path}: no klc-spec block: the launch geometry change "
+                             "(" + ", ".join(f"{d}.{a} {o}= {k}" for d, a, o, k in changes)
+                             + ") is not recorded; add a spec to gate this kernel")
+        return source
+    for dim, axis, op, factor in changes:
+        source = scale_launch(source, dim, axis, op, factor)
+    return source
+
+
+def _reparse_check(unit: Unit, new: bytes, outcome: Outcome) -> None:
+    after = parse_bytes(new, unit.path)
+    before = {p.message for p in unit.problems}
+    fresh = [p for p in after.problems if p.message not in before] or (
+        after.problems[len(unit.problems):] if len(after.problems) > len(unit.problems) else [])
+    if fresh:
+        names = ", ".join(sorted({rw.match.rule.name for rw in outcome.applied}))
+        raise KlcError(f"{fresh[0].describe(unit.path)} (in the rewritten text): the rewrite by "
+                       f"{names} produces a syntax error, so it was refused and nothing written")

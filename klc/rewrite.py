@@ -1,0 +1,245 @@
+"""The rewriter: a match and hole values -> byte-span edits on the original text.
+
+Everything outside the edits stays byte for byte. Templates have their metavariables
+(``$X``, ``$$$X``) replaced by the original text of what they bound, and their holes
+(``?name``) by validated values. The result is re-parsed: an edit that introduces a syntax
+error is refused, not written.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from klc.errors import KlcError
+
+if TYPE_CHECKING:
+    from klc.frontend import Function, Unit
+    from klc.match import Match
+    from klc.rules import Edit, Rule
+
+_SUBST_RE = re.compile(r"\$\$\$([A-Za-z_]\w*)|\$([A-Za-z_]\w*)|\?([A-Za-z_]\w*)")
+_QUALIFIERS_AFTER_STAR = frozenset({"__restrict__", "__restrict", "restrict"})
+
+
+@dataclass(frozen=True)
+class ByteEdit:
+    """Replace source[start:end] with text (an insertion when start == end)."""
+
+    start: int
+    end: int
+    text: str
+    what: str  # for messages: "replace", "insert_body_start", ...
+
+
+@dataclass
+class Rewrite:
+    """The edits one match asks for, and the launch-geometry changes for the spec."""
+
+    match: Match
+    holes: dict[str, str]
+    edits: list[ByteEdit] = field(default_factory=list)
+    launch: list[tuple[str, str, str, int]] = field(default_factory=list)  # dim, axis, op, k
+
+
+def render(template: str, match: Match, holes: dict[str, str], indent: str = "") -> str:
+    """Fill a template: metavariables get the bound source text, holes their values."""
+    out: list[str] = []
+    pos = 0
+    skip_semicolon = False
+    for m in _SUBST_RE.finditer(template):
+        chunk = template[pos:m.start()]
+        if skip_semicolon and chunk.startswith(";"):
+            chunk = chunk[1:]
+        out.append(chunk)
+        name = m.group(1) or m.group(2)
+        if m.group(3):
+            value = holes.get(m.group(3))
+            if value is None:
+                raise KlcError(f"{match.rule.location}: hole ?{m.group(3)} has no value")
+            out.append(value)
+            skip_semicolon = False
+        else:
+            b = match.bindings.get(name)
+            if b is None:
+                raise KlcError(f"{match.rule.location}: ${name} is not bound by the anchor")
+            out.append(b.text)
+            # a declaration bound in `for ($INIT; …)` owns its ";": do not write two
+            skip_semicolon = b.text.rstrip().endswith(";")
+        pos = m.end()
+    tail = template[pos:]
+    if skip_semicolon and tail.startswith(";"):
+        tail = tail[1:]
+    out.append(tail)
+    text = "".join(out)
+    if indent and "\n" in text:
+        first, *rest = text.split("\n")
+        text = "\n".join([first] + [indent + line if line.strip() else line for line in rest])
+    return text
+
+
+def line_indent(source: bytes, offset: int) -> str:
+    """The whitespace between the start of offset's line and offset, if only whitespace."""
+    start = source.rfind(b"\n", 0, offset) + 1
+    prefix = source[start:offset].decode("utf-8", "replace")
+    return prefix[: len(prefix) - len(prefix.lstrip())]
+
+
+def plan(match: Match, holes: dict[str, str]) -> Rewrite:
+    """The byte edits of every rewrite clause of the match's rule."""
+    rule: Rule = match.rule
+    unit: Unit = match.unit
+    rw = Rewrite(match, holes)
+    for edit in rule.edits:
+        kind = edit.kind
+        if kind == "replace":
+            indent = line_indent(unit.source, match.start)
+            rw.edits.append(ByteEdit(match.start, match.end,
+                                     render(edit.template or "", match, holes, indent), kind))
+        elif kind == "insert_body_start":
+            fn = _function(match, edit)
+            rw.edits.append(_insert_body_start(unit, fn, render(edit.template or "", match,
+                                                                 holes)))
+        elif kind in ("add_qualifier", "remove_qualifier"):
+            e = _qualifier_edit(match, edit, holes)
+            if e is not None:
+                rw.edits.append(e)
+        elif kind in ("add_attribute", "remove_attribute"):
+            e = _attribute_edit(match, edit, holes)
+            if e is not None:
+                rw.edits.append(e)
+        elif kind == "launch":
+            factor = edit.factor
+            if isinstance(factor, str):
+                value = holes.get(factor.lstrip("?"))
+                if value is None:
+                    raise KlcError(f"{rule.location}: hole {factor} has no value")
+                factor = int(value)
+            rw.launch.append((edit.dim or "grid", edit.axis or "x", edit.op or "/",
+                              int(factor or 1)))
+        else:  # the loader refuses unknown kinds; this is a programming error
+            raise KlcError(f"{rule.location}: unknown rewrite kind {kind!r}")
+    return rw
+
+
+def _function(match: Match, edit: Edit) -> Function:
+    if match.function is None:
+        raise KlcError(f"{match.rule.location}: rewrite {edit.kind} needs an enclosing "
+                       f"function, but the match at {match.unit.where(match.start)} has none")
+    return match.function
+
+
+def _insert_body_start(unit: Unit, fn: Function, text: str) -> ByteEdit:
+    body = unit.source[fn.body_start:fn.body_end]
+    # indentation of the first statement of the body, else four spaces past the function's
+    nl = body.find(b"\n")
+    indent = "    "
+    if nl >= 0:
+        rest = body[nl + 1:]
+        stripped = rest.lstrip(b" \t")
+        if stripped and not stripped.startswith(b"}"):
+            indent = rest[: len(rest) - len(stripped)].decode()
+    lines = text.split("\n")
+    block = "\n".join(indent + line if line.strip() else line for line in lines)
+    return ByteEdit(fn.body_start + 1, fn.body_start + 1, "\n" + block, "insert_body_start")
+
+
+def _qualifier_edit(match: Match, edit: Edit, holes: dict[str, str]) -> ByteEdit | None:
+    unit, fn = match.unit, _function(match, edit)
+    target = (edit.target or "").lstrip("$")
+    b = match.bindings.get(target)
+    if b is None:
+        raise KlcError(f"{match.rule.location}: ${target} is not bound by the anchor")
+    name = b.text.strip()
+    param = fn.param(name)
+    if param is None:
+        raise KlcError(f"{unit.where(b.start)}: `{name}` is not a parameter of {fn.name}; "
+                       f"{edit.kind} applies to kernel parameters")
+    qual = _fill(edit.value or "", holes)
+    text = unit.text(param.start, param.end)
+    name_at = _name_offset(text, param.name)
+    if edit.kind == "add_qualifier":
+        if re.search(rf"(?<!\w){re.escape(qual)}(?!\w)", text):
+            return None
+        if qual in _QUALIFIERS_AFTER_STAR and param.pointer:
+            star = text.rfind("*", 0, name_at)
+            pos = param.start + len(text[: star + 1].encode())
+            return ByteEdit(pos, pos, f" {qual}", edit.kind)
+        return ByteEdit(param.start, param.start, f"{qual} ", edit.kind)
+    m = re.search(rf"(?<!\w){re.escape(qual)}(?!\w)[ \t]*", text)
+    if m is None:
+        return None
+    start, end = m.start(), m.end()
+    if end == len(text[:name_at]) and start > 0 and text[start - 1] == " ":
+        start -= 1  # "float* __restrict__ x" -> "float* x", not "float*  x"
+    return ByteEdit(param.start + len(text[:start].encode()),
+                    param.start + len(text[:end].encode()), "", edit.kind)
+
+
+def _name_offset(param_text: str, name: str) -> int:
+    found = list(re.finditer(rf"(?<!\w){re.escape(name)}(?!\w)", param_text))
+    return found[-1].start() if found else len(param_text)
+
+
+def _attribute_edit(match: Match, edit: Edit, holes: dict[str, str]) -> ByteEdit | None:
+    unit, fn = match.unit, _function(match, edit)
+    value = _fill(edit.value or "", holes)
+    attr_name = value.split("(")[0].strip()
+    existing = None
+    if attr_name == "__launch_bounds__" and fn.launch_bounds is not None:
+        existing = (fn.launch_bounds.start, fn.launch_bounds.end)
+    else:
+        header = unit.source[fn.start:fn.body_start]
+        i = header.find(attr_name.encode())
+        if i >= 0:
+            end = fn.start + i + len(attr_name.encode())
+            if unit.source[end:end + 1] == b"(":
+                depth, j = 0, end
+                while j < fn.body_start:
+                    depth += {40: 1, 41: -1}.get(unit.source[j], 0)
+                    j += 1
+                    if depth == 0:
+                        break
+                end = j
+            existing = (fn.start + i, end)
+    if edit.kind == "remove_attribute":
+        if existing is None:
+            return None
+        start, end = existing
+        while end < fn.body_start and unit.source[end:end + 1] in (b" ", b"\t"):
+            end += 1
+        return ByteEdit(start, end, "", edit.kind)
+    if existing is not None:
+        if unit.text(*existing) == value:
+            return None
+        return ByteEdit(existing[0], existing[1], value, edit.kind)
+    declarator = fn.node.child_by_field_name("declarator")
+    while declarator is not None and declarator.type != "function_declarator":
+        declarator = declarator.child_by_field_name("declarator")
+    if declarator is None:
+        raise KlcError(f"{unit.where(fn.start)}: cannot find the declarator of {fn.name}")
+    return ByteEdit(declarator.start_byte, declarator.start_byte, value + " ", edit.kind)
+
+
+def _fill(text: str, holes: dict[str, str]) -> str:
+    def hole(m: re.Match[str]) -> str:
+        if m.group(3) and m.group(3) in holes:
+            return holes[m.group(3)]
+        return m.group(0)
+
+    return _SUBST_RE.sub(hole, text)
+
+
+def apply_edits(source: bytes, edits: list[ByteEdit]) -> bytes:
+    """Apply non-overlapping edits (insertions at one offset keep their order)."""
+    ordered = sorted(enumerate(edits), key=lambda ie: (ie[1].start, ie[1].end, ie[0]))
+    out, pos = [], 0
+    for _, e in ordered:
+        if e.start < pos:
+            raise KlcError(f"overlapping edits at byte {e.start} ({e.what})")
+        out.append(source[pos:e.start])
+        out.append(e.text.encode())
+        pos = e.end
+    out.append(source[pos:])
+    return b"".join(out)
