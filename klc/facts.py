@@ -288,8 +288,7 @@ class Facts:
     @cached_property
     def tu(self) -> cindex.TranslationUnit:
         """The libclang translation unit of this file (built once, on first use)."""
-        c = _clang()
-        ci = c.ci
+        ci = _clang().ci
         unsaved = [(self._main_name, self.unit.source.decode("utf-8", "replace")),
                    (_STUB, _stub_text())]
         unsaved += [(f"{_CUDA_DIR}/{h}", "") for h in CUDA_HEADERS]
@@ -320,10 +319,6 @@ class Facts:
             path = self.unit.path if name == self._main_name else name
             out.append(f"{where(path, loc.line, loc.column)}: {d.spelling}")
         return out
-
-    @cached_property
-    def _file(self) -> Any:
-        return self.tu.get_file(self._main_name)
 
     @cached_property
     def _top(self) -> list[Any]:
@@ -553,12 +548,17 @@ class Facts:
 
     @cached_property
     def _named_constants(self) -> dict[str, Value]:
-        """``constexpr``/``const`` variables and enumerators of the file, by name."""
+        """``constexpr``/``const`` variables and enumerators of the file, by name.
+
+        File and namespace scope win over function scope; inside functions the first
+        declaration wins (``constexpr int B = 128; k<B><<<...>>>`` in a host function)."""
         ci = _clang().ci
         k = ci.CursorKind
-        values: dict[str, Value] = {}
+        scopes = (k.NAMESPACE, k.LINKAGE_SPEC, k.UNEXPOSED_DECL, k.ENUM_DECL)
+        outer: dict[str, Value] = {}
+        inner: dict[str, Value] = {}
 
-        def visit(cursors: Iterator[Any]) -> None:
+        def visit(cursors: Iterator[Any], values: dict[str, Value]) -> None:
             for c in cursors:
                 if not self._in_main(c):
                     continue
@@ -568,11 +568,13 @@ class Facts:
                         values.setdefault(c.spelling, _as_type(v, c.type))
                 elif c.kind == k.ENUM_CONSTANT_DECL:
                     values.setdefault(c.spelling, c.enum_value)
-                if c.kind not in (k.PARM_DECL, k.CALL_EXPR):
-                    visit(c.get_children())
+                if c.kind in scopes and values is outer:
+                    visit(c.get_children(), outer)
+                elif c.kind not in (k.PARM_DECL, k.CALL_EXPR):
+                    visit(c.get_children(), inner)
 
-        visit(iter(self._top))
-        return values
+        visit(iter(self._top), outer)
+        return {**inner, **outer}
 
     # -- macros --------------------------------------------------------------------------
 
