@@ -359,3 +359,19 @@ def test_named_constant_file_scope_wins_over_local() -> None:
     facts = u.facts
     assert facts.diagnostics == []
     assert [facts.evaluate(b["B"]) for b in facts.instantiations("k")] == [128, 64]
+
+
+def test_device_side_semantics() -> None:
+    """Facts are those of the device compilation: __CUDA_ARCH__ is sm_90's, and the
+    ``#if __CUDA_ARCH__`` branch is the one clang sees."""
+    u = parse_bytes(textwrap.dedent(
+        """\
+        constexpr int ARCH = __CUDA_ARCH__;
+        #if defined(__CUDA_ARCH__)
+        constexpr int SIDE = 1;
+        #else
+        constexpr int SIDE = 2;
+        #endif
+        int probe = ARCH + SIDE;
+        """).encode(), "arch.cu")
+    assert u.facts.constant(*span(u, "ARCH + SIDE")) == 901
