@@ -1,0 +1,113 @@
+"""Benchmark `klc list` with the whole rule library over a folder of kernel files.
+
+Prints files/s for klc's full listing (match + context + guards, tree-sitter facts), the
+plain anchor matching alone, and ast-grep (``ast-grep-cli`` from PyPI, C++ language) running
+the same anchors over the same files, as ratios measured in one run.
+
+    python bench/list_bench.py DIR            # e.g. a corpus from bench/make_corpus.py
+    python bench/list_bench.py DIR --rules passes --rules skills
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from klc.frontend import parse_bytes  # noqa: E402
+from klc.library import load_rule_paths  # noqa: E402
+from klc.match import find_matches, index_nodes  # noqa: E402
+from klc.pipeline import find_sites, pattern_of  # noqa: E402
+
+
+def sources(folder: Path) -> list[tuple[str, bytes]]:
+    files = sorted(p for p in folder.rglob("*") if p.suffix in (".cu", ".cuh") and p.is_file())
+    return [(str(p), p.read_bytes()) for p in files]
+
+
+def time_klc_list(files: list[tuple[str, bytes]], rules: list) -> tuple[float, int]:  # type: ignore[type-arg]
+    t0 = time.perf_counter()
+    n = 0
+    for path, data in files:
+        n += sum(1 for s in find_sites(parse_bytes(data, path), rules) if s.ok)
+    return time.perf_counter() - t0, n
+
+
+def time_plain_match(files: list[tuple[str, bytes]], rules: list) -> tuple[float, int]:  # type: ignore[type-arg]
+    patterns = [pattern_of(r) for r in rules]
+    types = {p.root_type for p in patterns}
+    t0 = time.perf_counter()
+    n = 0
+    for path, data in files:
+        unit = parse_bytes(data, path)
+        cands = index_nodes(unit, types)
+        for p in patterns:
+            n += sum(1 for _ in find_matches(p, unit, None, cands))
+    return time.perf_counter() - t0, n
+
+
+def ast_grep_rules(rules: list) -> str:  # type: ignore[type-arg]
+    docs = []
+    for r in rules:
+        docs.append(json.dumps({"id": r.name, "language": "cpp", "severity": "info",
+                                "rule": {"pattern": r.anchor}}))
+    return "\n---\n".join(docs)
+
+
+def time_ast_grep(folder: Path, rules: list) -> tuple[float, int] | None:  # type: ignore[type-arg]
+    exe = shutil.which("ast-grep") or shutil.which("sg")
+    if exe is None:
+        return None
+    cmd = [exe, "scan", "--inline-rules", ast_grep_rules(rules), "--json=stream",
+           "--include-metadata", str(folder)]
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    elapsed = time.perf_counter() - t0
+    hits = sum(1 for line in proc.stdout.splitlines() if line.strip())
+    return elapsed, hits
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("dir", type=Path)
+    ap.add_argument("--rules", action="append", default=None)
+    ap.add_argument("-j", "--threads", type=int, default=1,
+                    help="ast-grep threads (klc runs in one process here)")
+    args = ap.parse_args()
+    rules = load_rule_paths(args.rules or [str(ROOT / "passes"), str(ROOT / "skills")])
+    files = sources(args.dir)
+    if not files:
+        print(f"{args.dir}: no .cu/.cuh files", file=sys.stderr)
+        return 2
+    mb = sum(len(d) for _, d in files) / 1e6
+    for path, data in files[:20]:  # warm caches: compiled patterns and queries
+        find_sites(parse_bytes(data, path), rules)
+    t_list, n_list = time_klc_list(files, rules)
+    t_plain, n_plain = time_plain_match(files, rules)
+    sg = time_ast_grep(args.dir, rules)
+    print(f"files: {len(files)}  MB: {mb:.1f}  rules: {len(rules)}")
+    print(f"{'what':<34}{'seconds':>9}{'files/s':>10}{'matches':>9}")
+    print(f"{'klc list (match+context+guards)':<34}{t_list:>9.2f}{len(files) / t_list:>10.0f}"
+          f"{n_list:>9}")
+    print(f"{'klc plain anchor matching':<34}{t_plain:>9.2f}{len(files) / t_plain:>10.0f}"
+          f"{n_plain:>9}")
+    if sg is None:
+        print("ast-grep: not installed (pip install ast-grep-cli)")
+    else:
+        t_sg, n_sg = sg
+        print(f"{'ast-grep scan (same anchors, cpp)':<34}{t_sg:>9.2f}{len(files) / t_sg:>10.0f}"
+              f"{n_sg:>9}")
+        print(f"ratio klc plain matching / ast-grep: {t_plain / t_sg:.2f}x   "
+              f"klc list / ast-grep: {t_list / t_sg:.2f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,322 @@
+"""The matcher, the rewriter and the apply/list pipeline, end to end on real parses."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from klc.cli import main
+from klc.errors import KlcError
+from klc.frontend import parse_bytes
+from klc.match import compile_pattern, find_matches
+from klc.pipeline import apply_rules, find_sites
+from klc.rules import load_rules, load_rules_text
+
+ROOT = Path(__file__).resolve().parents[1]
+
+KERNEL = b"""\
+__global__ void k(const float* __restrict__ x, float* y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = 2.0f * x[i];
+  #pragma unroll 4
+  for (int j = 0; j < 8; ++j) { y[j] += x[j]; }
+  foo(1, 2, 3);
+  __syncthreads();
+  y[i] = y[i] /* same */ + 1;
+}
+"""
+
+
+def matches(pattern: str, source: bytes = KERNEL) -> list[dict[str, str]]:
+    unit = parse_bytes(source, "k.cu")
+    return [{k: b.text for k, b in m.bindings.items()}
+            for m in find_matches(compile_pattern(pattern), unit)]
+
+
+def test_statement_pattern_binds_metavariables() -> None:
+    assert matches("int $I = blockIdx.x * blockDim.x + threadIdx.x;") == [{"I": "i"}]
+
+
+def test_expression_pattern_matches_every_product() -> None:
+    assert matches("$A * $B") == [{"A": "blockIdx.x", "B": "blockDim.x"},
+                                  {"A": "2.0f", "B": "x[i]"}]
+
+
+def test_sequence_pattern_with_metavariable_in_pragma_text() -> None:
+    found = matches("#pragma unroll $N\nfor ($INIT; $C; $U) $BODY")
+    assert found == [{"N": "4", "INIT": "int j = 0;", "C": "j < 8", "U": "++j",
+                      "BODY": "{ y[j] += x[j]; }"}]
+
+
+def test_sequence_metavariable_binds_a_run_of_arguments() -> None:
+    assert matches("foo($A, $$$REST);") == [{"A": "1", "REST": "2, 3"}]
+    assert matches("foo($$$ALL);") == [{"ALL": "1, 2, 3"}]
+
+
+def test_repeated_metavariable_must_bind_equal_code_ignoring_comments() -> None:
+    assert matches("$Y[$I] = $Y[$I] + 1;") == [{"Y": "y", "I": "i"}]
+    assert matches("$Y[$I] = $X[$J] + 2;") == []
+    assert matches("y[$I] = x[$I] + 1;") == []
+
+
+def test_whitespace_and_comments_do_not_matter() -> None:
+    assert matches("if   ($C)\n   $S") == [{"C": "i < n", "S": "y[i] = 2.0f * x[i];"}]
+
+
+def test_early_reject_by_words_and_dispatch_by_type() -> None:
+    pattern = compile_pattern("__shfl_down_sync($M, $V, $D)")
+    assert pattern.root_type == "call_expression"
+    assert b"__shfl_down_sync" in pattern.words
+    assert matches("__shfl_down_sync($M, $V, $D)") == []
+
+
+def test_bad_patterns_are_refused() -> None:
+    with pytest.raises(KlcError, match="would match anything"):
+        compile_pattern("$X")
+    with pytest.raises(KlcError, match="does not parse"):
+        compile_pattern("for ( ) ) {")
+
+
+RULES = """\
+rule fast_exp {
+  kind: skill
+  description: "expf to __expf"
+  context: global
+  anchor: ```
+    expf($X)
+  ```
+  rewrite replace: ```
+    __expf($X)
+  ```
+}
+
+rule coarsen_nothing {
+  kind: skill
+  description: "a loop-only rule"
+  context: loop
+  anchor: ```
+    $Y[$I] += $X[$I];
+  ```
+  guard: is_restrict($Y)
+  rewrite replace: ```
+    $Y[$I] = $Y[$I] + $X[$I];
+  ```
+}
+"""
+
+
+def test_apply_edits_bytes_and_keeps_the_rest_exact() -> None:
+    src = (b"// header\r\n__global__ void f(float* y) {\r\n\ty[0] = expf(y[0]);   \r\n}\r\n"
+           b"__device__ float g(float v) { return expf(v); }\r\n")
+    rules = load_rules_text(RULES, "r.rule")
+    out = apply_rules(parse_bytes(src, "f.cu"), rules)
+    assert out.source == src.replace(b"= expf(", b"= __expf(")
+    assert [s.reason for s in out.refused] == ["context: not inside a __global__ function"]
+
+
+def test_guard_refusal_says_why() -> None:
+    rules = load_rules_text(RULES, "r.rule")
+    sites = find_sites(parse_bytes(KERNEL, "k.cu"), rules)
+    refused = [s for s in sites if not s.ok]
+    assert len(refused) == 1
+    assert refused[0].rule.name == "coarsen_nothing"
+    assert "restrict" in refused[0].reason
+
+
+def test_match_in_syntax_error_region_is_not_rewritten() -> None:
+    src = b"__global__ void f(float* y) {\n  y[0] = expf(y[0]) +* ;\n}\n"
+    unit = parse_bytes(src, "bad.cu")
+    assert unit.problems
+    out = apply_rules(unit, load_rules_text(RULES, "r.rule"))
+    assert not out.changed
+    assert any("syntax-error region" in s.reason for s in out.refused)
+
+
+@st.composite
+def kernels(draw: st.DrawFn) -> bytes:
+    stmts = ["y[i] = x[i];", "float t = x[i] * 2.0f;", "if (i < n) { y[i] += 1.0f; }",
+             "__syncthreads();", "for (int k = 0; k < n; ++k) y[k] = 0.0f;",
+             "/* c */ y[i] = fmaxf(y[i], 0.0f);", "// line comment", "y[i] = sqrtf(x[i]);"]
+    body = draw(st.lists(st.sampled_from(stmts), min_size=1, max_size=8))
+    ws = draw(st.sampled_from(["\n", "\r\n"]))
+    indent = draw(st.sampled_from(["  ", "\t", "    "]))
+    trailing = draw(st.sampled_from(["", " ", "\t"]))
+    lines = ["__global__ void k(const float* x, float* y, int n) {",
+             indent + "int i = blockIdx.x * blockDim.x + threadIdx.x;"]
+    lines += [indent + s + trailing for s in body]
+    lines.append("}")
+    text = ws.join(lines) + draw(st.sampled_from(["", ws]))
+    if draw(st.booleans()):
+        text = "\ufeff" + text
+    return text.encode()
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(kernels())
+def test_no_match_means_byte_identical(src: bytes) -> None:
+    rules = load_rules_text(RULES, "r.rule")
+    out = apply_rules(parse_bytes(src, "k.cu"), rules)
+    assert not out.changed
+    assert out.source == src
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(kernels())
+def test_rewrite_touches_only_the_matched_span(src: bytes) -> None:
+    src = src.replace(b"sqrtf(x[i])", b"expf(x[i])")
+    rules = load_rules_text(RULES, "r.rule")
+    out = apply_rules(parse_bytes(src, "k.cu"), rules)
+    assert out.source == src.replace(b"expf(x[i])", b"__expf(x[i])").replace(
+        b"___expf", b"__expf")
+    # applying again finds nothing left to do
+    again = apply_rules(parse_bytes(out.source, "k.cu"), rules)
+    assert not again.changed or b"expf(x" not in src
+
+
+# ------------------------------------------------------------------------------------
+# Simplification then its inverse skill gives the original back (the design's property)
+
+ROUND_TRIPS = [
+    ("passes/pragma_unroll.rule", "skills/pragma_unroll.rule", {"factor": "8"},
+     b"__global__ void f(float* y) {\n    float a = 0.0f;\n    #pragma unroll 8\n"
+     b"    for (int k = 0; k < 16; ++k) {\n        a += y[k];\n    }\n    y[0] = a;\n}\n"),
+    ("passes/fast_math.rule", "skills/fast_math.rule", {},
+     b"__global__ void f(float* y) { y[threadIdx.x] = __expf(y[threadIdx.x]); }\n"),
+    ("passes/devectorize.rule", "skills/vectorize.rule", {},
+     b"__global__ void f(const float* __restrict__ x, float4* y) {\n"
+     b"    int i = threadIdx.x;\n    float4 v = reinterpret_cast<const float4*>(x)[i];\n"
+     b"    y[i] = v;\n}\n"),
+    ("passes/launch_bounds.rule", "skills/launch_bounds.rule", {"threads": "256"},
+     b"__global__ void __launch_bounds__(256) f(float* y) { y[threadIdx.x] = 1.0f; }\n"),
+]
+
+
+@pytest.mark.parametrize(("simplification", "skill", "holes", "source"), ROUND_TRIPS,
+                         ids=[r[0].split("/")[1] for r in ROUND_TRIPS])
+def test_simplification_then_skill_round_trips(simplification: str, skill: str,
+                                                holes: dict[str, str], source: bytes) -> None:
+    simple = apply_rules(parse_bytes(source, "e.cu"), load_rules(ROOT / simplification))
+    assert simple.changed
+    spec = {"launch_bounds": b"/* klc-spec\nkernel: f\nblock: [256]\ngrid: [1]\n*/\n"}
+    text = simple.source
+    if b"__launch_bounds__" in source:  # the skill needs the block size from a spec
+        text = spec["launch_bounds"] + text
+    back = apply_rules(parse_bytes(text, "e.cu"), load_rules(ROOT / skill), holes,
+                       _spec(text))
+    assert back.changed, [s.reason for s in back.refused]
+    expected = source if b"__launch_bounds__" not in source else spec["launch_bounds"] + source
+    assert back.source == expected
+
+
+def _spec(source: bytes) -> object | None:
+    from klc.spec import load_spec
+
+    return load_spec(source, "e.cu")
+
+
+# ------------------------------------------------------------------------------------
+# The CLI
+
+
+@pytest.fixture()
+def kernel_file(tmp_path: Path) -> Path:
+    p = tmp_path / "k.cu"
+    p.write_bytes(b"__global__ void k(float* y) {\n    y[0] = expf(y[0]);\n}\n")
+    return p
+
+
+@pytest.fixture()
+def rule_file(tmp_path: Path) -> Path:
+    p = tmp_path / "r.rule"
+    p.write_text(RULES)
+    return p
+
+
+def test_cli_apply_prints_a_diff_by_default(kernel_file: Path, rule_file: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    before = kernel_file.read_bytes()
+    assert main(["apply", str(rule_file), str(kernel_file)]) == 0
+    out = capsys.readouterr().out
+    assert "-    y[0] = expf(y[0]);" in out and "+    y[0] = __expf(y[0]);" in out
+    assert kernel_file.read_bytes() == before
+
+
+def test_cli_apply_in_place_and_output(kernel_file: Path, rule_file: Path,
+                                       tmp_path: Path) -> None:
+    target = tmp_path / "out.cu"
+    assert main(["apply", str(rule_file), str(kernel_file), "-o", str(target)]) == 0
+    assert b"__expf" in target.read_bytes() and b"__expf" not in kernel_file.read_bytes()
+    assert main(["apply", str(rule_file), str(kernel_file), "--in-place"]) == 0
+    assert kernel_file.read_bytes() == target.read_bytes()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["k.cu", "out.cu", "r.rule"]
+    assert main(["apply", str(rule_file), str(kernel_file), "--in-place"]) == 1  # idempotent
+
+
+def test_cli_apply_json_has_offsets_and_bindings(kernel_file: Path, rule_file: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    assert main(["apply", str(rule_file), str(kernel_file), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    (site,) = report["applied"]
+    assert site["rule"] == "fast_exp"
+    assert (site["line"], site["col"]) == (2, 12)
+    assert site["bindings"]["X"]["text"] == "y[0]"
+    assert site["edits"][0]["replacement"] == "__expf(y[0])"
+
+
+def test_cli_apply_errors_exit_2_and_write_nothing(kernel_file: Path, rule_file: Path,
+                                                   tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    before = kernel_file.read_bytes()
+    assert main(["apply", str(rule_file), str(kernel_file), "--rule", "nope"]) == 2
+    assert "no rule named nope" in capsys.readouterr().err
+    assert main(["apply", str(rule_file), str(kernel_file), "--hole", "f=3"]) == 2
+    assert "no selected rule declares a hole ?f" in capsys.readouterr().err
+    assert main(["apply", str(tmp_path / "missing.rule"), str(kernel_file)]) == 2
+    assert main(["apply", str(rule_file), str(tmp_path / "missing.cu")]) == 2
+    assert "missing.cu: no such file" in capsys.readouterr().err
+    assert kernel_file.read_bytes() == before
+
+
+def test_cli_hole_outside_domain_is_refused_before_rewriting(
+        kernel_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    before = kernel_file.read_bytes()
+    code = main(["apply", str(ROOT / "skills/pragma_unroll.rule"), str(kernel_file),
+                 "--hole", "factor=3", "--in-place"])
+    assert code == 2
+    assert "3" in capsys.readouterr().err
+    assert kernel_file.read_bytes() == before
+
+
+def test_cli_list_shows_sites_and_why_not(tmp_path: Path, rule_file: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    k = tmp_path / "k.cu"
+    k.write_bytes(KERNEL.replace(b"2.0f * x[i]", b"expf(x[i])"))
+    assert main(["list", str(k), "--skills", str(rule_file)]) == 0
+    out = capsys.readouterr().out
+    assert f"{k}:3:21" in out and "fast_exp" in out and "coarsen_nothing" not in out
+    assert main(["list", str(k), "--skills", str(rule_file), "--all"]) == 0
+    out = capsys.readouterr().out
+    assert "coarsen_nothing" in out and "why not" in out and "restrict" in out
+
+
+def test_cli_ast_prints_tree_and_pattern(kernel_file: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["ast", str(kernel_file), "--pattern", "expf($X)"]) == 0
+    out = capsys.readouterr().out
+    assert "root type: call_expression" in out and "$X" in out
+    assert "function_definition 1:1" in out
+
+
+def test_golden_cases_pass() -> None:
+    from klc.golden import run_golden
+
+    results = run_golden(str(ROOT / "tests/golden"),
+                         [str(ROOT / "passes"), str(ROOT / "skills")])
+    failed = [f"{r.case}: {r.message}" for r in results if not r.ok]
+    assert not failed
+    assert len(results) >= 12
