@@ -1,0 +1,336 @@
+"""Stage 1 of the gate: compile device code with NVRTC (through CuPy's bindings), no GPU needed.
+
+Why NVRTC directly rather than ``cupy.RawModule(code=...)``: RawModule compiles lazily, on the
+first ``get_function``, and then loads the module, which needs a GPU. The gate must compile
+on a machine without one and report registers and spills there too. So the cubin is made
+here with the same library CuPy uses (``cupy_backends.cuda.libs.nvrtc``), with name
+expressions so that templated and C++-mangled kernels both work, and the child process loads
+that cubin with ``cupy.RawModule(path=...)`` by its lowered name. ``-Xptxas=-v`` makes NVRTC
+return ptxas's resource report (registers, spill bytes, stack frame, static shared memory),
+which is parsed here: no cuobjdump, no GPU.
+
+A kernel file may hold host code (a ``main`` that launches the kernel): NVRTC compiles device
+code only, so host functions are blanked (same bytes count, newlines kept, so every line
+number in NVRTC's log is still the file's) along with includes of host-only headers, and the
+record lists what was removed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import tempfile
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from klc.errors import KlcError
+from klc.frontend import Unit
+
+DEFAULT_ARCH = "sm_90"  # the design's target (H100 / H200) when no GPU is there to ask
+BASE_OPTIONS = ("-std=c++17", "-Xptxas=-v")
+HOST_HEADERS = frozenset({
+    "cstdio", "stdio.h", "cstdlib", "stdlib.h", "iostream", "vector", "string", "chrono",
+    "algorithm", "cuda_runtime.h", "cuda_runtime_api.h", "cuda.h", "cstring", "string.h",
+    "cassert", "assert.h", "random", "memory", "numeric", "iomanip", "fstream", "sstream",
+    "ctime", "time.h", "map", "unordered_map", "functional", "thread", "cmath", "math.h",
+})
+_INCLUDE_RE = re.compile(rb"^[ \t]*#[ \t]*include[ \t]*[<\"]([^>\"]+)[>\"][^\n]*", re.M)
+_LOG_LINE_RE = re.compile(r"^(?P<file>.*?)\((?P<line>\d+)\): (?P<rest>.*)$")
+_PTXAS_ENTRY_RE = re.compile(r"Compiling entry function '([^']+)'")
+_PTXAS_PROPS_RE = re.compile(
+    r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
+_PTXAS_USED_RE = re.compile(r"Used (\d+) registers")
+_PTXAS_SMEM_RE = re.compile(r"(\d+) bytes smem")
+_PTXAS_CMEM_RE = re.compile(r"(\d+) bytes cmem\[0\]")
+_PTXAS_BARRIERS_RE = re.compile(r"used (\d+) barriers")
+
+
+def cache_dir() -> Path:
+    """Where compiled modules and device figures are kept: ``$KLC_CACHE_DIR`` or
+    ``~/.cache/klc``."""
+    root = os.environ.get("KLC_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "klc")
+    return Path(root)
+
+
+def _nvrtc() -> Any:
+    try:
+        from cupy_backends.cuda.libs import nvrtc
+    except ImportError as e:  # pragma: no cover - the package depends on cupy
+        raise KlcError(f"cannot load NVRTC through CuPy: {e}") from None
+    return nvrtc
+
+
+@cache
+def nvrtc_version() -> str:
+    major, minor = _nvrtc().getVersion()
+    return f"{major}.{minor}"
+
+
+@cache
+def supported_archs() -> tuple[int, ...]:
+    return tuple(int(a) for a in _nvrtc().getSupportedArchs())
+
+
+def check_arch(arch: str) -> str:
+    """Normalise and validate an arch (``sm_90``, ``90``, ``sm_90a``) against this NVRTC."""
+    a = arch.strip().lower()
+    if a.startswith("compute_"):
+        raise KlcError(f"arch {arch!r}: the gate needs machine code, give sm_XX (compute_XX "
+                       "makes PTX only)")
+    m = re.fullmatch(r"(?:sm_?)?(\d+)([af]?)", a)
+    if m is None:
+        raise KlcError(f"arch {arch!r} is not an arch like sm_90 or sm_90a")
+    num = int(m.group(1))
+    if num not in supported_archs():
+        archs = ", ".join(f"sm_{x}" for x in supported_archs())
+        raise KlcError(f"arch {arch!r} is not known to NVRTC {nvrtc_version()} "
+                       f"(it supports: {archs})")
+    return f"sm_{num}{m.group(2)}"
+
+
+@cache
+def include_dirs() -> tuple[str, ...]:
+    """CUDA's headers (cuda_fp16.h and friends) for NVRTC: from CuPy's CUDA path, which is
+    the pip-installed toolkit or a system one."""
+    dirs = []
+    try:
+        import cupy
+
+        cuda = cupy.cuda.get_cuda_path()
+    except Exception:  # noqa: BLE001 - any failure here means "no toolkit headers"
+        cuda = None
+    for root in (cuda, os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
+        if root and os.path.isfile(os.path.join(root, "include", "cuda_fp16.h")):
+            dirs.append(os.path.join(root, "include"))
+            break
+    return tuple(dirs)
+
+
+# --------------------------------------------------------------------------------------
+# Preparing device source
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """Device source for NVRTC: same length and lines as the file, host code blanked."""
+
+    source: bytes
+    removed: tuple[str, ...]  # "host function main at 40:1", "#include <cstdio> at 3:1"
+
+
+def _blank(buf: bytearray, start: int, end: int) -> None:
+    for i in range(start, end):
+        if buf[i] not in (0x0A, 0x0D):
+            buf[i] = 0x20
+
+
+def prepare_device_source(unit: Unit) -> Prepared:
+    """Blank host functions (they launch kernels, use the runtime API: NVRTC cannot compile
+    them) and includes of host-only headers; line numbers stay those of the file."""
+    buf = bytearray(unit.source)
+    removed: list[str] = []
+    for f in unit.functions:
+        if f.kind == "host" and "constexpr" not in f.specifiers:
+            _blank(buf, f.start, f.end)
+            line, col = unit.position(f.start)
+            removed.append(f"host function {f.name} at {line}:{col}")
+    for m in _INCLUDE_RE.finditer(unit.source):
+        header = m.group(1).decode("utf-8", "replace")
+        if header in HOST_HEADERS:
+            _blank(buf, m.start(), m.end())
+            line, col = unit.position(m.start())
+            removed.append(f"#include <{header}> at {line}:{col}")
+    return Prepared(bytes(buf), tuple(removed))
+
+
+# --------------------------------------------------------------------------------------
+# Compiling
+
+
+@dataclass
+class Resources:
+    """ptxas's report for one entry function."""
+
+    registers: int | None = None
+    spill_stores: int = 0
+    spill_loads: int = 0
+    stack_frame: int = 0
+    static_smem: int = 0
+    const_mem: int = 0
+    barriers: int = 0
+
+
+@dataclass
+class CompileResult:
+    ok: bool
+    arch: str
+    options: tuple[str, ...]
+    key: str  # sha256 of source + options + name expressions + NVRTC version
+    cached: bool
+    log: str  # NVRTC's log as it came (for the record)
+    error: str | None = None  # the log with lines mapped to the file, when it failed
+    cubin_path: str | None = None
+    lowered: dict[str, str] = field(default_factory=dict)  # name expression -> mangled name
+    resources: dict[str, Resources] = field(default_factory=dict)  # by name expression
+    resources_source: str = "ptxas -v (NVRTC -Xptxas=-v), no GPU needed"
+    removed: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok, "arch": self.arch, "options": list(self.options), "key": self.key,
+            "cached": self.cached, "error": self.error, "cubin": self.cubin_path,
+            "lowered": self.lowered,
+            "resources": {k: vars(v) for k, v in self.resources.items()},
+            "resources_source": self.resources_source, "removed_host_code": list(self.removed),
+            "nvrtc": nvrtc_version(),
+        }
+
+
+def parse_ptxas(log: str) -> dict[str, Resources]:
+    """Per mangled entry name, the resources ptxas reported (``-Xptxas=-v``)."""
+    out: dict[str, Resources] = {}
+    current: Resources | None = None
+    for line in log.splitlines():
+        m = _PTXAS_ENTRY_RE.search(line)
+        if m:
+            current = out.setdefault(m.group(1), Resources())
+            continue
+        if current is None:
+            continue
+        if m := _PTXAS_PROPS_RE.search(line):
+            current.stack_frame, current.spill_stores, current.spill_loads = map(int, m.groups())
+        if m := _PTXAS_USED_RE.search(line):
+            current.registers = int(m.group(1))
+            if s := _PTXAS_SMEM_RE.search(line):
+                current.static_smem = int(s.group(1))
+            if c := _PTXAS_CMEM_RE.search(line):
+                current.const_mem = int(c.group(1))
+            if b := _PTXAS_BARRIERS_RE.search(line):
+                current.barriers = int(b.group(1))
+    return out
+
+
+def map_log(log: str, program: str, path: str, source: bytes) -> str:
+    """Rewrite NVRTC's ``prog(12): error: ...`` lines as ``path:12:col: error: ...``, the
+    column read off the caret line NVRTC prints under the quoted source."""
+    lines = log.splitlines()
+    out: list[str] = []
+    src_lines = source.decode("utf-8", "replace").splitlines()
+    i = 0
+    while i < len(lines):
+        m = _LOG_LINE_RE.match(lines[i])
+        if m and m.group("file") == program:
+            lineno = int(m.group("line"))
+            col = None
+            # NVRTC follows a diagnostic with the source line and a caret line
+            if i + 2 < len(lines) and lines[i + 2].strip() == "^":
+                caret = lines[i + 2].index("^")
+                quoted = lines[i + 1]
+                if 0 < lineno <= len(src_lines):
+                    real = src_lines[lineno - 1]
+                    shift = len(quoted) - len(quoted.lstrip()) - (len(real) - len(real.lstrip()))
+                    col = caret - shift + 1
+            loc = f"{path}:{lineno}" + (f":{col}" if col and col > 0 else "")
+            out.append(f"{loc}: {m.group('rest')}")
+            if 0 < lineno <= len(src_lines):
+                out.append(f"    {src_lines[lineno - 1].rstrip()}")
+                if col and col > 0:
+                    out.append("    " + " " * (col - 1) + "^")
+            i += 3 if col else 1
+            continue
+        if lines[i].strip():
+            out.append(lines[i])
+        i += 1
+    return "\n".join(out)
+
+
+def compile_unit(unit: Unit, *, arch: str, name_expressions: tuple[str, ...] = (),
+                 options: tuple[str, ...] = (), use_cache: bool = True) -> CompileResult:
+    """Compile a unit's device code for ``arch`` (host code blanked, see the module doc)."""
+    prepared = prepare_device_source(unit)
+    local = os.path.dirname(os.path.abspath(unit.path)) if unit.path != "<memory>" else None
+    result = compile_source(prepared.source, unit.path, arch=arch,
+                            name_expressions=name_expressions, options=options,
+                            include=(local,) if local else (), use_cache=use_cache)
+    result.removed = prepared.removed
+    return result
+
+
+def compile_source(source: bytes, path: str, *, arch: str,
+                   name_expressions: tuple[str, ...] = (), options: tuple[str, ...] = (),
+                   include: tuple[str, ...] = (), use_cache: bool = True) -> CompileResult:
+    """Compile device source with NVRTC; results are cached on disk by the hash of source,
+    options, name expressions and NVRTC version. A compile error is a result (``ok`` false,
+    ``error`` the log with file:line:col), a bad option or arch a KlcError."""
+    arch = check_arch(arch)
+    opts = (f"-arch={arch}", *BASE_OPTIONS, *options,
+            *(f"-I{d}" for d in (*include_dirs(), *include)))
+    h = hashlib.sha256()
+    for part in (source, *opts, "\0", *name_expressions, nvrtc_version()):
+        h.update(part if isinstance(part, bytes) else part.encode())
+        h.update(b"\0")
+    key = h.hexdigest()
+    shown_opts = (f"-arch={arch}", *BASE_OPTIONS, *options)
+    cdir = cache_dir() / "modules"
+    meta_path, cubin_path = cdir / f"{key}.json", cdir / f"{key}.cubin"
+    if use_cache and meta_path.is_file() and cubin_path.is_file():
+        try:
+            meta = json.loads(meta_path.read_text())
+            return CompileResult(
+                ok=True, arch=arch, options=shown_opts, key=key, cached=True, log=meta["log"],
+                cubin_path=str(cubin_path), lowered=meta["lowered"],
+                resources=_resources_by_name(parse_ptxas(meta["log"]), meta["lowered"]))
+        except (OSError, ValueError, KeyError):
+            pass  # a damaged entry: compile again and overwrite it
+
+    nvrtc = _nvrtc()
+    program = os.path.basename(path) or "kernel.cu"
+    prog = nvrtc.createProgram(source.decode("utf-8", "replace"), program, [], [])
+    try:
+        for ne in name_expressions:
+            nvrtc.addNameExpression(prog, ne)
+        try:
+            nvrtc.compileProgram(prog, list(opts))
+        except nvrtc.NVRTCError as e:
+            log = nvrtc.getProgramLog(prog)
+            if "INVALID_OPTION" in str(e):
+                raise KlcError(f"NVRTC {nvrtc_version()} refused the options "
+                               f"{' '.join(shown_opts)}: {log.strip()}") from None
+            mapped = map_log(log, program, path, source)
+            return CompileResult(ok=False, arch=arch, options=shown_opts, key=key,
+                                 cached=False, log=log, error=mapped or str(e))
+        log = nvrtc.getProgramLog(prog)
+        lowered = {ne: nvrtc.getLoweredName(prog, ne) for ne in name_expressions}
+        cubin = nvrtc.getCUBIN(prog)
+    finally:
+        nvrtc.destroyProgram(prog)
+    cdir.mkdir(parents=True, exist_ok=True)
+    _atomic_write(cubin_path, cubin)
+    _atomic_write(meta_path, json.dumps({"log": log, "lowered": lowered}).encode())
+    return CompileResult(ok=True, arch=arch, options=shown_opts, key=key, cached=False, log=log,
+                         cubin_path=str(cubin_path), lowered=lowered,
+                         resources=_resources_by_name(parse_ptxas(log), lowered))
+
+
+def _resources_by_name(by_mangled: dict[str, Resources], lowered: dict[str, str]
+                       ) -> dict[str, Resources]:
+    """Key resources by name expression where one maps to the entry, else by mangled name."""
+    back = {v: k for k, v in lowered.items()}
+    return {back.get(m, m): r for m, r in by_mangled.items()}
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    """Write then rename, so that a concurrent gate never reads half a cubin."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
