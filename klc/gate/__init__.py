@@ -112,9 +112,9 @@ def gpu_status() -> tuple[str | None, str]:
 
         count = cupy.cuda.runtime.getDeviceCount()
     except Exception as e:  # noqa: BLE001 - no driver, no library: all mean "no GPU"
-        return None, f"no GPU: the CUDA driver reports {type(e).__name__}: {e}"
+        return None, f"no GPU ({str(e).splitlines()[0] if str(e) else type(e).__name__})"
     if count < 1:
-        return None, "no GPU: the CUDA driver sees no device"
+        return None, "no GPU (the CUDA driver sees no device)"
     props = cupy.cuda.runtime.getDeviceProperties(0)
     return f"sm_{props['major']}{props['minor']}", ""
 
@@ -225,7 +225,8 @@ def _skip_reason(record: GateRecord, cand: _Side, no_gpu: str, device_arch: str 
         return ("cannot verify or profile: the file has no klc-spec block, so the gate does not "
                 "know how to launch the kernel or on what data (see docs/spec.md)")
     if device_arch is None:
-        return f"skipped: {no_gpu}; compile ran (NVRTC needs no GPU)"
+        return (f"skipped because there is no GPU: compile ran (NVRTC needs none), verify and "
+                f"profile need one; {no_gpu}")
     if target.rstrip("af") != device_arch:
         return f"skipped: compiled for {target}, but the device is {device_arch}"
     return ""
@@ -452,6 +453,8 @@ def _decide(record: GateRecord, wanted: tuple[str, ...]) -> None:
         record.verdict = "compiled"
         skipped = [record.stages[n].reason for n in wanted if n not in ran]
         record.reason = f"compiled; verify/profile {skipped[0]}" if skipped else "compiled"
+        record.reason = record.reason.replace("profile skipped because", "profile were skipped "
+                                              "because", 1)
     else:
         record.verdict = "skipped"
         record.reason = "no stage ran"
