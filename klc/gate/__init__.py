@@ -111,7 +111,7 @@ def gpu_status() -> tuple[str | None, str]:
         import cupy
 
         count = cupy.cuda.runtime.getDeviceCount()
-    except Exception as e:  # noqa: BLE001 - no driver, no library: all mean "no GPU"
+    except Exception as e:  # no driver, no library: all mean "no GPU"
         return None, f"no GPU ({str(e).splitlines()[0] if str(e) else type(e).__name__})"
     if count < 1:
         return None, "no GPU (the CUDA driver sees no device)"
