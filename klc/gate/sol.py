@@ -156,8 +156,7 @@ def measure(device: dict[str, Any], cubin_for_peaks: str | None) -> dict[str, An
     stream = cp.cuda.get_current_stream()
     nbytes = min(1 << 30, device["memory_bytes"] // 8)
     nbytes -= nbytes % 16
-    rng = np.random.default_rng(1)
-    src = cp.asarray(rng.integers(0, 2**31, nbytes // 4, dtype=np.int32))  # never zeros
+    src = cp.arange(nbytes // 4, dtype=cp.int32)  # never zeros
     dst = cp.empty_like(src)
 
     def memcpy() -> None:
@@ -189,8 +188,9 @@ def measure(device: dict[str, Any], cubin_for_peaks: str | None) -> dict[str, An
         notes.append("peak kernels not compiled: fp32/fp16/fp64 peaks unknown")
     try:
         n = 8192
-        a = cp.asarray(rng.standard_normal((n, n), dtype=np.float32)).astype(cp.float16)
-        b = cp.asarray(rng.standard_normal((n, n), dtype=np.float32)).astype(cp.float16)
+        rng = cp.random.default_rng(1)
+        a = rng.standard_normal((n, n), dtype=cp.float32).astype(cp.float16)
+        b = rng.standard_normal((n, n), dtype=cp.float32).astype(cp.float16)
         c = cp.empty((n, n), dtype=cp.float16)
         ms = _median_ms(lambda: cp.matmul(a, b, out=c), runs=10)
         peaks["tensor"] = 2 * n**3 / (ms * 1e-3)

@@ -229,7 +229,7 @@ def run_kernel(fn: Any, launch_cfg: dict[str, Any], arg_plan: list[dict[str, Any
             args.append(host[a["name"]])
             continue
         st = storage_dtype(a["dtype"])
-        count = a["count"] * a["lanes"]
+        count = a["elements"]
         g = GUARD_BYTES // st.itemsize
         whole = cp.empty(count + 2 * g, dtype=st)
         whole.view(cp.uint8)[:] = GUARD_BYTE
@@ -246,7 +246,7 @@ def run_kernel(fn: Any, launch_cfg: dict[str, Any], arg_plan: list[dict[str, Any
             continue
         whole, g = dev_bufs[a["name"]]
         h = whole.get()
-        count = a["count"] * a["lanes"]
+        count = a["elements"]
         st = storage_dtype(a["dtype"])
         before = guard_damage(h[:g].view(np.uint8))
         after = guard_damage(h[g + count:].view(np.uint8))

@@ -1,0 +1,26 @@
+"""Shared pytest set-up. Tests marked ``gpu`` need an NVIDIA GPU: on a machine without one
+(CI, a laptop) they are skipped with that reason instead of failing."""
+
+from __future__ import annotations
+
+import functools
+
+import pytest
+
+
+@functools.cache
+def _gpu_count() -> int:
+    try:
+        import cupy
+
+        return int(cupy.cuda.runtime.getDeviceCount())
+    except Exception:  # no driver, no library, no device: all mean "no GPU" here
+        return 0
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if any("gpu" in item.keywords for item in items) and _gpu_count() == 0:
+        skip = pytest.mark.skip(reason="needs an NVIDIA GPU")
+        for item in items:
+            if "gpu" in item.keywords:
+                item.add_marker(skip)

@@ -1,0 +1,23 @@
+/* klc-spec
+kernel: axpy
+sizes: {n: 33554432}
+args:
+  - {name: a, init: "uniform(0.5, 2)"}
+  - {name: x, shape: [n], role: in, init: normal}
+  - {name: y, shape: [n], role: in, init: normal}
+  - {name: z, shape: [n], role: out}
+  - {name: n, value: n}
+grid: ["ceil_div(n, 256)"]
+block: [256]
+bytes: 12 * n
+flops: 2 * n
+timeout_s: 60
+*/
+// Bad: the index is scaled by a huge stride, so stores land far outside any allocation.
+extern "C" __global__ void axpy(float a, const float* __restrict__ x,
+                                const float* __restrict__ y, float* __restrict__ z, int n) {
+    long i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        z[i * 1048576L] = a * x[i] + y[i];
+    }
+}
