@@ -1,0 +1,2123 @@
+"""Guards: the fixed vocabulary of static predicates a rule's ``guard:`` combines, and their
+evaluator.
+
+A guard decides, before any rewrite, whether a match is a place where the rule is sound.
+Predicates are Python functions registered by name (``PREDICATES``); a rule file only names
+them, so a rule cannot smuggle code in, and ``klc check`` can refuse a misspelt one at load
+time. Like MLIR's ``notifyMatchFailure``, every predicate returns a ``Verdict`` whose reason
+says *why* with the code it judged and where: ``klc list --all`` shows that as "why not".
+
+Facts come from the tree-sitter model first (``klc.frontend``: parameters, declarations,
+loops, barriers, launch bounds): cheap, so that listing a folder of kernels stays fast. Only
+where the tree cannot know (the type of an arbitrary expression, a constant hidden behind a
+template or a global ``constexpr`` the tree does not resolve) is libclang asked, through
+``unit.facts``, lazily. When libclang is missing the predicate fails closed, saying so.
+
+Three-valued verdicts: a predicate may not know. ``Verdict.unknown`` marks that; an unknown
+verdict is *pending* (``ok=True``) when it only waits for a hole value (``depends on ?h``:
+listing works before a value is chosen, and the guard is checked again once it is filled), or
+*failed closed* (``ok=False``) when a fact is missing. ``not`` leaves unknown verdicts as they
+are, so ``not p`` never turns "cannot tell" into "yes".
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import weakref
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from tree_sitter import Node
+
+if TYPE_CHECKING:
+    from klc.frontend import Function, Loop, Param, Unit
+    from klc.match import Binding, Match
+
+
+# --------------------------------------------------------------------------------------
+# Guard expressions (built by klc.rules from the lark tree)
+
+
+@dataclass(frozen=True)
+class GuardArg:
+    """One argument of a predicate call, as written in the rule file.
+
+    ``kind`` is one of ``metavar`` (``$X``; ``value`` is ``X``), ``sequence`` (``$$$X``),
+    ``hole`` (``?h``; ``value`` is ``h``), ``int``, ``float``, ``string``, ``name`` (a bare
+    identifier or a dotted name such as ``block.x``) or ``op`` (a comparison: ``<=``)."""
+
+    kind: str
+    value: str | int | float
+    line: int = field(default=0, compare=False)
+    col: int = field(default=0, compare=False)
+
+    def __str__(self) -> str:
+        if self.kind == "metavar":
+            return f"${self.value}"
+        if self.kind == "sequence":
+            return f"$$${self.value}"
+        if self.kind == "hole":
+            return f"?{self.value}"
+        if self.kind == "string":
+            return '"' + str(self.value).replace("\\", "\\\\").replace('"', '\\"') + '"'
+        return str(self.value)
+
+
+@dataclass(frozen=True)
+class GuardCall:
+    """``name(arg, ...)``, or a bare ``name`` for a predicate without arguments."""
+
+    name: str
+    args: tuple[GuardArg, ...] = ()
+    line: int = field(default=0, compare=False)
+    col: int = field(default=0, compare=False)
+
+
+@dataclass(frozen=True)
+class GuardNot:
+    operand: GuardExpr
+    line: int = field(default=0, compare=False)
+    col: int = field(default=0, compare=False)
+
+
+@dataclass(frozen=True)
+class GuardAnd:
+    operands: tuple[GuardExpr, ...]
+    line: int = field(default=0, compare=False)
+    col: int = field(default=0, compare=False)
+
+
+@dataclass(frozen=True)
+class GuardOr:
+    operands: tuple[GuardExpr, ...]
+    line: int = field(default=0, compare=False)
+    col: int = field(default=0, compare=False)
+
+
+GuardExpr = GuardCall | GuardNot | GuardAnd | GuardOr
+
+
+def calls(expr: GuardExpr) -> Iterator[GuardCall]:
+    """Every predicate call in a guard expression, left to right."""
+    if isinstance(expr, GuardCall):
+        yield expr
+    elif isinstance(expr, GuardNot):
+        yield from calls(expr.operand)
+    else:
+        for e in expr.operands:
+            yield from calls(e)
+
+
+def guard_text(expr: GuardExpr, _outer: int = 0) -> str:
+    """The guard in the rule language, with only the parentheses precedence needs."""
+    if isinstance(expr, GuardCall):
+        if not expr.args:
+            return expr.name
+        return f"{expr.name}({', '.join(str(a) for a in expr.args)})"
+    if isinstance(expr, GuardNot):
+        return "not " + guard_text(expr.operand, 3)
+    prec, word = (2, " and ") if isinstance(expr, GuardAnd) else (1, " or ")
+    text = word.join(guard_text(e, prec + 1 if isinstance(e, type(expr)) else prec)
+                     for e in expr.operands)
+    return f"({text})" if _outer > prec else text
+
+
+# --------------------------------------------------------------------------------------
+# Verdicts and the evaluation context
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What a guard decided, and why. ``start`` is the byte offset of the code it judged."""
+
+    ok: bool
+    reason: str
+    start: int | None = None
+    unknown: bool = False  # undecided: pending on a hole (ok) or a missing fact (not ok)
+
+
+@dataclass
+class GuardContext:
+    """What a guard may look at: the match, the filled hole values, the kernel spec."""
+
+    match: Match
+    holes: dict[str, str] = field(default_factory=dict)
+    spec: object | None = None  # a klc.spec.Spec or Bound; optional
+
+    @property
+    def unit(self) -> Unit:
+        return self.match.unit
+
+    @property
+    def function(self) -> Function | None:
+        return self.match.function
+
+
+# --------------------------------------------------------------------------------------
+# The registry
+
+
+@dataclass(frozen=True)
+class ArgSpec:
+    """One parameter of a predicate: what kinds of argument it accepts."""
+
+    label: str  # as shown in the signature: "$X", "N", "region"
+    kinds: frozenset[str]
+    names: frozenset[str] | None = None  # allowed bare names, where kind "name" is accepted
+    optional: bool = False
+
+    def accepts(self, arg: GuardArg) -> bool:
+        if arg.kind not in self.kinds:
+            return False
+        return not (arg.kind == "name" and self.names is not None
+                    and str(arg.value) not in self.names)
+
+    def words(self) -> str:
+        names = {"metavar": "a metavariable ($X)", "sequence": "a sequence metavariable ($$$X)",
+                 "hole": "a hole (?h)", "int": "an integer", "float": "a number",
+                 "string": 'a string ("...")', "op": "a comparison (<, <=, ==, !=, >=, >)"}
+        parts = [names[k] for k in sorted(self.kinds) if k in names]
+        if "name" in self.kinds:
+            parts.append("one of " + ", ".join(sorted(self.names)) if self.names
+                         else "a name")
+        return " or ".join(parts)
+
+
+@dataclass(frozen=True)
+class Predicate:
+    """A named guard predicate: its parameters, a one-line doc for ``klc check
+    --predicates``, and the function that decides it."""
+
+    name: str
+    params: tuple[ArgSpec, ...]
+    doc: str
+    fn: Callable[..., Verdict] = field(repr=False, compare=False)
+
+    @property
+    def signature(self) -> str:
+        if not self.params:
+            return self.name
+        labels = [f"[{p.label}]" if p.optional else p.label for p in self.params]
+        return f"{self.name}({', '.join(labels)})"
+
+
+PREDICATES: dict[str, Predicate] = {}
+
+REGIONS = frozenset({"anchor", "loop", "kernel"})
+COMPARISONS: dict[str, Callable[[Any, Any], bool]] = {
+    "<": lambda a, b: a < b, "<=": lambda a, b: a <= b, "==": lambda a, b: a == b,
+    "!=": lambda a, b: a != b, ">=": lambda a, b: a >= b, ">": lambda a, b: a > b,
+}
+
+_MV = frozenset({"metavar"})
+_VALUE = frozenset({"int", "hole", "metavar"})
+
+
+def _metavar(label: str = "$X") -> ArgSpec:
+    return ArgSpec(label, _MV)
+
+
+def _region_arg(optional: bool = True) -> ArgSpec:
+    return ArgSpec("region", frozenset({"name"}), REGIONS, optional)
+
+
+def predicate(name: str, *params: ArgSpec) -> Callable[[Callable[..., Verdict]],
+                                                        Callable[..., Verdict]]:
+    """Register a predicate; the first line of its docstring is what the CLI lists."""
+
+    def register(fn: Callable[..., Verdict]) -> Callable[..., Verdict]:
+        doc = (fn.__doc__ or "").strip().split("\n\n")[0]
+        PREDICATES[name] = Predicate(name, params, " ".join(doc.split()), fn)
+        return fn
+
+    return register
+
+
+def check_call(call: GuardCall) -> list[tuple[int, int, str]]:
+    """Load-time check of one call: a known predicate, the right number and kinds of
+    arguments. Returns (line, col, message) for each problem."""
+    import difflib
+
+    pred = PREDICATES.get(call.name)
+    if pred is None:
+        close = difflib.get_close_matches(call.name, PREDICATES, n=3, cutoff=0.5)
+        rest = sorted(n for n in PREDICATES if n not in close)
+        hint = f"; did you mean {' or '.join(close)}?" if close else ""
+        return [(call.line, call.col, f"unknown guard predicate {call.name!r}{hint} "
+                 f"(known: {', '.join(close + rest)})")]
+    problems: list[tuple[int, int, str]] = []
+    required = sum(1 for p in pred.params if not p.optional)
+    if not required <= len(call.args) <= len(pred.params):
+        count = (f"{required}" if required == len(pred.params)
+                 else f"{required} to {len(pred.params)}")
+        noun = "argument" if count == "1" else "arguments"
+        problems.append((call.line, call.col, f"{call.name} takes {count} {noun} "
+                         f"({pred.signature}), got {len(call.args)}"))
+        return problems
+    for i, (arg, spec) in enumerate(zip(call.args, pred.params, strict=False), start=1):
+        if not spec.accepts(arg):
+            problems.append((arg.line, arg.col, f"argument {i} of {call.name} "
+                             f"({spec.label}) must be {spec.words()}, got {arg}"))
+    return problems
+
+
+# --------------------------------------------------------------------------------------
+# Evaluation
+
+
+def evaluate(expr: GuardExpr, ctx: GuardContext) -> Verdict:
+    """Decide a guard expression: ``and`` fails with the first failing reason, ``or`` fails
+    with all of them, ``not`` flips a known verdict and keeps its reason."""
+    if isinstance(expr, GuardCall):
+        return _call(expr, ctx)
+    if isinstance(expr, GuardNot):
+        v = evaluate(expr.operand, ctx)
+        if v.unknown:
+            return v
+        reason = f"not ({v.reason})" if v.ok else v.reason
+        return Verdict(not v.ok, reason, v.start)
+    verdicts = [evaluate(e, ctx) for e in expr.operands]
+    if isinstance(expr, GuardAnd):
+        for want in ((False, False), (False, True)):  # a known "no" first, then "cannot tell"
+            for v in verdicts:
+                if (v.ok, v.unknown) == want:
+                    return v
+        pending = [v for v in verdicts if v.unknown]
+        if pending:
+            return Verdict(True, "; ".join(v.reason for v in pending), pending[0].start, True)
+        return Verdict(True, "; ".join(v.reason for v in verdicts), verdicts[0].start)
+    for want in ((True, False), (True, True)):
+        for v in verdicts:
+            if (v.ok, v.unknown) == want:
+                return v
+    unknown = any(v.unknown for v in verdicts)
+    return Verdict(False, "; and ".join(v.reason for v in verdicts), verdicts[0].start, unknown)
+
+
+def _call(call: GuardCall, ctx: GuardContext) -> Verdict:
+    pred = PREDICATES.get(call.name)
+    if pred is None:  # the loader refuses these; a hand-built expression may not
+        return Verdict(False, f"unknown guard predicate {call.name!r}", None, True)
+    args: list[Any] = []
+    for arg in call.args:
+        if arg.kind == "hole":
+            value = ctx.holes.get(str(arg.value))
+            if value is None:
+                return Verdict(True, f"{call.name}: depends on ?{arg.value}", None, True)
+            args.append(_int_or_text(value))
+        elif arg.kind in ("metavar", "sequence"):
+            b = ctx.match.bindings.get(str(arg.value))
+            if b is None:
+                return Verdict(False, f"{call.name}: {arg} is not bound by the match", None,
+                               True)
+            args.append(b)
+        else:
+            args.append(arg.value)
+    try:
+        return pred.fn(ctx, *args)
+    except Exception as e:  # a guard must never take a batch down: fail closed, say why
+        return Verdict(False, f"unknown: {call.name} could not judge this code ({e!r})",
+                       ctx.match.start, True)
+
+
+def _int_or_text(value: str) -> int | str:
+    try:
+        return int(value.strip(), 0)
+    except ValueError:
+        return value.strip()
+
+
+# --------------------------------------------------------------------------------------
+# Per-unit caches (tree-sitter queries run once per unit, not once per guard)
+
+_CACHE: weakref.WeakKeyDictionary[Any, dict[str, Any]] = weakref.WeakKeyDictionary()
+
+
+def _memo(unit: Unit, key: str, build: Callable[[], Any]) -> Any:
+    store = _CACHE.setdefault(unit, {})
+    if key not in store:
+        store[key] = build()
+    return store[key]
+
+
+def _nodes(unit: Unit, *types: str) -> list[Node]:
+    return _memo(unit, "nodes:" + "|".join(types), lambda: list(unit.nodes_of_type(*types)))
+
+
+def _in(nodes: list[Node], start: int, end: int) -> Iterator[Node]:
+    return (n for n in nodes if start <= n.start_byte and n.end_byte <= end)
+
+
+# --------------------------------------------------------------------------------------
+# Citing code in reasons
+
+
+def _snippet(text: str, limit: int = 60) -> str:
+    one = " ".join(text.split())
+    return one if len(one) <= limit else one[: limit - 1] + "…"
+
+
+def _cite(unit: Unit, start: int, end: int) -> str:
+    """``file:line:col: code`` for a reason's parenthesis."""
+    return f"{unit.where(start)}: {_snippet(unit.text(start, end))}"
+
+
+def _code(b: Binding) -> str:
+    return f"`{_snippet(b.text, 40)}`"
+
+
+def _no(ctx: GuardContext, reason: str, start: int | None = None) -> Verdict:
+    return Verdict(False, reason, ctx.match.start if start is None else start)
+
+
+def _unknown(ctx: GuardContext, reason: str, start: int | None = None) -> Verdict:
+    return Verdict(False, "unknown: " + reason, ctx.match.start if start is None else start,
+                   True)
+
+
+def _yes(reason: str, start: int | None = None) -> Verdict:
+    return Verdict(True, reason, start)
+
+
+def _facts(unit: Unit) -> tuple[Any, str]:
+    """libclang facts, or None and why not: facts are optional, so guards fail closed."""
+    try:
+        return unit.facts, ""
+    except ImportError:
+        return None, "libclang facts unavailable"
+    except Exception as e:  # a missing shared library, a clang crash: same answer
+        return None, f"libclang facts unavailable ({e})"
+
+
+# --------------------------------------------------------------------------------------
+# Tree helpers
+
+
+def _unwrap(node: Node) -> Node:
+    """Strip parentheses: ``((x))`` is ``x``."""
+    while node.type == "parenthesized_expression" and node.named_child_count:
+        node = node.named_children[0]
+    return node
+
+
+def _cast_target(node: Node, src: bytes) -> tuple[Node | None, Node | None]:
+    """For a cast ``(T)e`` or ``xxx_cast<T>(e)``: (type node, operand); else (None, None)."""
+    if node.type == "cast_expression":
+        return node.child_by_field_name("type"), node.child_by_field_name("value")
+    if node.type == "call_expression":
+        fn = node.child_by_field_name("function")
+        if fn is not None and fn.type == "template_function":
+            name = fn.child_by_field_name("name")
+            if name is not None and _text(src, name) in ("reinterpret_cast", "static_cast",
+                                                        "const_cast"):
+                targs = fn.child_by_field_name("arguments")
+                args = node.child_by_field_name("arguments")
+                ty = targs.named_children[0] if targs is not None and targs.named_children \
+                    else None
+                val = args.named_children[0] if args is not None and args.named_children \
+                    else None
+                return ty, val
+    return None, None
+
+
+def _text(src: bytes, node: Node) -> str:
+    return src[node.start_byte:node.end_byte].decode("utf-8", "replace")
+
+
+def _operator(node: Node) -> str:
+    op = node.child_by_field_name("operator")
+    return op.type if op is not None else ""
+
+
+def _roots(node: Node, src: bytes) -> set[str]:
+    """The variables a pointer-valued expression is based on: ``x`` for ``x[i]``,
+    ``*(x + 4)``, ``reinterpret_cast<float4*>(x)[i].y``, ``&x[i]``."""
+    node = _unwrap(node)
+    t = node.type
+    if t == "identifier":
+        return {_text(src, node)}
+    if t in ("subscript_expression", "pointer_expression", "field_expression"):
+        arg = node.child_by_field_name("argument")
+        return _roots(arg, src) if arg is not None else set()
+    if t == "binary_expression" and _operator(node) in ("+", "-"):
+        out: set[str] = set()
+        for side in ("left", "right"):
+            n = node.child_by_field_name(side)
+            if n is not None:
+                out |= _roots(n, src)
+        return out
+    if t == "conditional_expression":
+        out = set()
+        for side in ("consequence", "alternative"):
+            n = node.child_by_field_name(side)
+            if n is not None:
+                out |= _roots(n, src)
+        return out
+    _, operand = _cast_target(node, src)
+    return _roots(operand, src) if operand is not None else set()
+
+
+def _identifiers(node: Node, src: bytes) -> Iterator[tuple[str, Node]]:
+    if node.type == "identifier":
+        yield _text(src, node), node
+        return
+    for c in node.named_children:
+        if c.type == "field_identifier":
+            continue
+        yield from _identifiers(c, src)
+
+
+def _leaves(node: Node, src: bytes) -> list[str]:
+    if node.child_count == 0:
+        return [] if node.type == "comment" else [_text(src, node)]
+    out: list[str] = []
+    for c in node.children:
+        out += _leaves(c, src)
+    return out
+
+
+# --------------------------------------------------------------------------------------
+# Declarations: what a name is (tree-sitter model first)
+
+
+@dataclass(frozen=True)
+class _Decl:
+    """A variable as declared: the facts the type predicates ask about."""
+
+    name: str
+    base: str  # the type without qualifiers and declarator: "float", "float4", "T"
+    pointer: int  # levels of indirection; an array counts as one
+    const: bool  # the pointee (or the value) is const
+    restrict: bool
+    qualifiers: frozenset[str]  # "__shared__", "constexpr", "static", ...
+    dims: tuple[str, ...]  # array sizes as written
+    init: Node | None
+    start: int
+    end: int
+    origin: str  # "parameter" | "local" | "global"
+    align: int | None = None  # from __align__(N)
+
+
+_ALIGN_RE = re.compile(r"__align__\s*\(\s*(\d+)\s*\)")
+
+
+def _declarations(unit: Unit) -> dict[str, list[_Decl]]:
+    """Every declared variable of the unit by name (locals and globals), in source order."""
+
+    def build() -> dict[str, list[_Decl]]:
+        src = unit.source
+        out: dict[str, list[_Decl]] = {}
+        for node in _nodes(unit, "declaration"):
+            quals: set[str] = set()
+            for c in node.children:
+                if c.type in ("type_qualifier", "storage_class_specifier",
+                              "attribute_specifier"):
+                    quals.add(_text(src, c))
+            type_node = node.child_by_field_name("type")
+            base = _base_type(_text(src, type_node)) if type_node is not None else ""
+            align = None
+            for m in unit.masks:
+                if node.start_byte <= m.start < node.end_byte:
+                    am = _ALIGN_RE.match(unit.text(m.start, m.end))
+                    if am:
+                        align = int(am.group(1))
+            for d in node.children_by_field_name("declarator"):
+                decl = _declarator(src, d, base, quals, node, align)
+                if decl is not None:
+                    out.setdefault(decl.name, []).append(decl)
+        return out
+
+    return _memo(unit, "declarations", build)
+
+
+def _declarator(src: bytes, d: Node, base: str, quals: set[str], node: Node,
+                align: int | None) -> _Decl | None:
+    pointer, restrict, dims, init = 0, False, [], None
+    while d is not None and d.type != "identifier":
+        if d.type == "init_declarator":
+            init = d.child_by_field_name("value")
+        elif d.type == "pointer_declarator":
+            pointer += 1
+            restrict |= any(c.type == "type_qualifier" and _text(src, c) in
+                            ("__restrict__", "__restrict", "restrict") for c in d.children)
+        elif d.type == "array_declarator":
+            size = d.child_by_field_name("size")
+            dims.append(_text(src, size) if size is not None else "")
+        nxt = d.child_by_field_name("declarator")
+        if nxt is None:
+            nxt = next((c for c in d.named_children if c.type in (
+                "identifier", "pointer_declarator", "array_declarator", "init_declarator",
+                "parenthesized_declarator", "reference_declarator")), None)
+        d = nxt
+    if d is None:
+        return None
+    return _Decl(_text(src, d), base, pointer + (1 if dims else 0), "const" in quals, restrict,
+                 frozenset(quals), tuple(reversed(dims)), init, node.start_byte, node.end_byte,
+                 "local", align)
+
+
+_TYPE_WORDS = re.compile(r"\b(?:const|volatile|__restrict__|__restrict|restrict|struct|"
+                         r"typename|class|__shared__|__constant__|__device__)\b")
+
+
+def _base_type(text: str) -> str:
+    text = _TYPE_WORDS.sub(" ", text).replace("std::", "")
+    return " ".join(text.replace("*", " ").replace("&", " ").split())
+
+
+def _param_decl(p: Param) -> _Decl:
+    return _Decl(p.name, _base_type(p.base_type), p.pointer + (1 if p.array else 0), p.const,
+                 p.restrict, frozenset(), (), None, p.start, p.end, "parameter")
+
+
+def _lookup(ctx: GuardContext, name: str, at: int) -> _Decl | None:
+    """The declaration a use of ``name`` at offset ``at`` refers to: the closest preceding
+    local of the enclosing function, else a parameter, else a global."""
+    fn = ctx.function
+    decls = _declarations(ctx.unit).get(name, [])
+    if fn is not None:
+        local = [d for d in decls if fn.body_start <= d.start and d.start < at]
+        if local:
+            return local[-1]
+        p = fn.param(name)
+        if p is not None:
+            return _param_decl(p)
+    inside = [(f.start, f.end) for f in ctx.unit.functions]
+    glob = [d for d in decls if not any(s <= d.start < e for s, e in inside)]
+    if glob:
+        return _Decl(**{**glob[-1].__dict__, "origin": "global"})
+    return None
+
+
+# --------------------------------------------------------------------------------------
+# Types of expressions
+
+_VECTOR_COMPONENT = {"float": "float", "double": "double", "int": "int", "uint": "unsigned int",
+                     "half": "__half", "__half": "__half", "char": "char", "uchar":
+                     "unsigned char", "short": "short", "longlong": "long long"}
+SIZES: dict[str, int] = {
+    "char": 1, "signed char": 1, "unsigned char": 1, "bool": 1, "int8_t": 1, "uint8_t": 1,
+    "short": 2, "unsigned short": 2, "int16_t": 2, "uint16_t": 2, "half": 2, "__half": 2,
+    "__nv_bfloat16": 2, "nv_bfloat16": 2, "int": 4, "unsigned": 4, "unsigned int": 4,
+    "int32_t": 4, "uint32_t": 4, "float": 4, "long": 8, "unsigned long": 8, "long long": 8,
+    "unsigned long long": 8, "int64_t": 8, "uint64_t": 8, "size_t": 8, "double": 8,
+    "half2": 4, "__half2": 4, "__nv_bfloat162": 4, "char2": 2, "uchar2": 2, "char4": 4,
+    "uchar4": 4, "short2": 4, "ushort2": 4, "short4": 8, "float2": 8, "float3": 12,
+    "float4": 16, "int2": 8, "int3": 12, "int4": 16, "uint2": 8, "uint3": 12, "uint4": 16,
+    "double2": 16, "longlong2": 16, "ulonglong2": 16,
+}
+# natural alignment where it differs from the size (three-component vectors)
+ALIGNS: dict[str, int] = {"float3": 4, "int3": 4, "uint3": 4}
+_TYPE_ALIASES = {"unsigned": "unsigned int", "half": "__half", "half2": "__half2",
+                 "nv_bfloat16": "__nv_bfloat16", "signed int": "int", "signed": "int",
+                 "long int": "long", "long long int": "long long",
+                 "unsigned long long int": "unsigned long long"}
+
+
+def _norm_type(t: str) -> str:
+    t = _base_type(t)
+    return _TYPE_ALIASES.get(t, t)
+
+
+@dataclass(frozen=True)
+class _Type:
+    base: str
+    pointer: int
+    decl: _Decl | None  # where the type came from, when it is a declared variable
+    how: str  # for reasons: "declared `const float* x` (k.cu:1:20)"
+
+
+def _type_of(ctx: GuardContext, node: Node) -> _Type | None:
+    """The type of an expression from the tree alone, or None when only clang would know."""
+    unit, src = ctx.unit, ctx.unit.source
+    node = _unwrap(node)
+    t = node.type
+    if t == "identifier":
+        d = _lookup(ctx, _text(src, node), node.start_byte)
+        if d is None:
+            return None
+        return _Type(d.base, d.pointer, d, f"declared at {_cite(unit, d.start, d.end)}")
+    if t == "number_literal":
+        lit = _text(src, node).lower()
+        is_float = not lit.startswith("0x") and ("." in lit or "e" in lit or lit.endswith("f"))
+        base = ("float" if lit.endswith("f") else "double") if is_float else "int"
+        return _Type(base, 0, None, f"literal {lit}")
+    if t == "subscript_expression":
+        inner = _type_of(ctx, node.child_by_field_name("argument"))
+        if inner is None or inner.pointer == 0:
+            return None
+        return _Type(inner.base, inner.pointer - 1, inner.decl, inner.how)
+    if t == "pointer_expression":
+        inner = _type_of(ctx, node.child_by_field_name("argument"))
+        if inner is None:
+            return None
+        if _operator(node) == "&":
+            return _Type(inner.base, inner.pointer + 1, inner.decl, inner.how)
+        return None if inner.pointer == 0 else _Type(inner.base, inner.pointer - 1, inner.decl,
+                                                     inner.how)
+    if t == "binary_expression" and _operator(node) in ("+", "-"):
+        for side in ("left", "right"):
+            inner = _type_of(ctx, node.child_by_field_name(side))
+            if inner is not None and inner.pointer > 0:
+                return inner
+        return None
+    if t == "field_expression":
+        arg = node.child_by_field_name("argument")
+        fld = node.child_by_field_name("field")
+        if arg is not None and _text(src, arg) in ("threadIdx", "blockIdx", "blockDim",
+                                                   "gridDim"):
+            return _Type("unsigned int", 0, None, "a CUDA built-in index")
+        inner = _type_of(ctx, arg) if arg is not None else None
+        if inner is not None and fld is not None and _text(src, fld) in "xyzw" \
+                and inner.pointer == (1 if _operator(node) == "->" else 0):
+            m = re.fullmatch(r"([a-z_]+?)([1-4])", inner.base)
+            if m and m.group(1) in _VECTOR_COMPONENT:
+                return _Type(_VECTOR_COMPONENT[m.group(1)], 0, inner.decl, inner.how)
+        return None
+    ty, _ = _cast_target(node, src)
+    if ty is not None:
+        text = _text(src, ty)
+        return _Type(_base_type(text), text.count("*"), None, f"cast to {' '.join(text.split())}")
+    return None
+
+
+def _type_fact(ctx: GuardContext, b: Binding) -> tuple[Any, str]:
+    facts, why = _facts(ctx.unit)
+    if facts is None:
+        return None, why
+    fact = facts.type_of(b.start, b.end)
+    return fact, "" if fact is not None else "clang has no type for it"
+
+
+def _binding_node(b: Binding) -> Node | None:
+    return b.node if b.node is not None else (b.nodes[0] if b.nodes else None)
+
+
+# --------------------------------------------------------------------------------------
+# Type predicates
+
+
+@predicate("elem_type", _metavar(), ArgSpec('"type"', frozenset({"string", "name"})))
+def elem_type(ctx: GuardContext, x: Binding, want: str) -> Verdict:
+    """The element type of a pointer or array $X (or the type of an expression) is TYPE.
+
+    Qualifiers do not count: ``const float* __restrict__`` has element type ``float``."""
+    node = _binding_node(x)
+    typ = _type_of(ctx, node) if node is not None else None
+    want_n = _norm_type(want)
+    if typ is not None:
+        have = _norm_type(typ.base)
+        fn = ctx.function
+        if fn is not None and any(t.name == have for t in fn.template_params):
+            return _unknown(ctx, f"the element type of {_code(x)} is the template parameter "
+                            f"{have} ({typ.how})", x.start)
+        if have == want_n:
+            return _yes(f"{_code(x)} has element type {want}", x.start)
+        return _no(ctx, f"the element type of {_code(x)} is {typ.base}, not {want} ({typ.how})",
+                   x.start)
+    fact, why = _type_fact(ctx, x)
+    if fact is None:
+        return _unknown(ctx, f"the type of {_code(x)} ({ctx.unit.where(x.start)}): {why}",
+                        x.start)
+    have = _norm_type(fact.element_type)
+    if have == want_n:
+        return _yes(f"{_code(x)} has element type {want} (clang)", x.start)
+    return _no(ctx, f"the element type of {_code(x)} is {fact.element_type}, not {want} "
+               f"(clang, {ctx.unit.where(x.start)})", x.start)
+
+
+def _decl_type(ctx: GuardContext, x: Binding) -> tuple[_Type | None, Any, str]:
+    """Tree type, else clang's TypeFact, else why neither."""
+    node = _binding_node(x)
+    typ = _type_of(ctx, node) if node is not None else None
+    if typ is not None:
+        return typ, None, ""
+    fact, why = _type_fact(ctx, x)
+    return None, fact, why
+
+
+@predicate("is_pointer", _metavar())
+def is_pointer(ctx: GuardContext, x: Binding) -> Verdict:
+    """$X is a pointer (or an array, which decays to one)."""
+    typ, fact, why = _decl_type(ctx, x)
+    if typ is not None:
+        if typ.pointer > 0:
+            return _yes(f"{_code(x)} is a pointer", x.start)
+        return _no(ctx, f"{_code(x)} is not a pointer: its type is {typ.base} ({typ.how})",
+                   x.start)
+    if fact is None:
+        return _unknown(ctx, f"the type of {_code(x)}: {why}", x.start)
+    if fact.is_pointer:
+        return _yes(f"{_code(x)} is a pointer (clang)", x.start)
+    return _no(ctx, f"{_code(x)} is not a pointer: its type is {fact.spelling} "
+               f"({ctx.unit.where(x.start)})", x.start)
+
+
+def _qualifier(ctx: GuardContext, x: Binding, what: str) -> Verdict:
+    node = _binding_node(x)
+    decl = None
+    if node is not None and _unwrap(node).type == "identifier":
+        decl = _lookup(ctx, _text(ctx.unit.source, _unwrap(node)), x.start)
+    if decl is not None:
+        has = decl.const if what == "const" else decl.restrict
+        spelled = "__restrict__" if what == "restrict" else "const"
+        cite = _cite(ctx.unit, decl.start, decl.end)
+        if has:
+            return _yes(f"{_code(x)} is {spelled}", x.start)
+        return _no(ctx, f"{_code(x)} is not {spelled} ({cite})", decl.start)
+    fact, why = _type_fact(ctx, x)
+    if fact is None:
+        return _unknown(ctx, f"{_code(x)} is not a declared variable and {why}", x.start)
+    pointee = fact.pointee if fact.pointee is not None else fact
+    has = pointee.const if what == "const" else fact.restrict
+    if has:
+        return _yes(f"{_code(x)} is {what} (clang)", x.start)
+    return _no(ctx, f"{_code(x)} is not {what}: its type is {fact.spelling} "
+               f"({ctx.unit.where(x.start)})", x.start)
+
+
+@predicate("is_const", _metavar())
+def is_const(ctx: GuardContext, x: Binding) -> Verdict:
+    """What $X points at (or $X itself, if not a pointer) is const: the kernel promises not
+    to write it."""
+    return _qualifier(ctx, x, "const")
+
+
+@predicate("is_restrict", _metavar())
+def is_restrict(ctx: GuardContext, x: Binding) -> Verdict:
+    """$X is declared __restrict__: the compiler, and so klc, may assume no other pointer
+    reaches its memory."""
+    return _qualifier(ctx, x, "restrict")
+
+
+@predicate("is_identifier", _metavar())
+def is_identifier(ctx: GuardContext, x: Binding) -> Verdict:
+    """$X bound a plain identifier (a variable name), not a larger expression."""
+    node = _binding_node(x)
+    if node is not None and len(x.nodes) == 1 and node.type in ("identifier",
+                                                                 "field_identifier"):
+        return _yes(f"{_code(x)} is an identifier", x.start)
+    kind = node.type.replace("_", " ") if node is not None else "a sequence"
+    return _no(ctx, f"{_code(x)} is not an identifier but {kind} ({ctx.unit.where(x.start)})",
+               x.start)
+
+
+@predicate("is_kernel_param", _metavar())
+def is_kernel_param(ctx: GuardContext, x: Binding) -> Verdict:
+    """$X is a parameter of the enclosing function, used directly (not a local copy)."""
+    node = _binding_node(x)
+    fn = ctx.function
+    if node is None or _unwrap(node).type != "identifier" or fn is None:
+        return _no(ctx, f"{_code(x)} is not a parameter name ({ctx.unit.where(x.start)})",
+                   x.start)
+    decl = _lookup(ctx, _text(ctx.unit.source, _unwrap(node)), x.start)
+    if decl is not None and decl.origin == "parameter":
+        return _yes(f"{_code(x)} is a parameter of {fn.name}", x.start)
+    where_ = f" (declared at {_cite(ctx.unit, decl.start, decl.end)})" if decl else ""
+    return _no(ctx, f"{_code(x)} is not a parameter of {fn.name}{where_}", x.start)
+
+
+@predicate("same_text", _metavar("$A"), _metavar("$B"))
+def same_text(ctx: GuardContext, a: Binding, b: Binding) -> Verdict:
+    """$A and $B bound the same code, token for token (spacing and comments aside)."""
+    src = ctx.unit.source
+    ta = [t for n in a.nodes for t in _leaves(n, src)] or a.text.split()
+    tb = [t for n in b.nodes for t in _leaves(n, src)] or b.text.split()
+    if ta == tb:
+        return _yes(f"{_code(a)} and {_code(b)} are the same code", a.start)
+    return _no(ctx, f"{_code(a)} ({ctx.unit.where(a.start)}) and {_code(b)} "
+               f"({ctx.unit.where(b.start)}) differ", a.start)
+
+
+# --------------------------------------------------------------------------------------
+# Constants
+
+
+class _Eval:
+    """Constant folding over tree-sitter nodes with C's integer semantics.
+
+    Names resolve to ``#define``s, ``const``/``constexpr`` variables with constant
+    initialisers, template arguments given by the spec, and (``runtime=True``) the spec's
+    sizes. When a value is unknown, ``why`` says which sub-expression stopped it and
+    ``definite`` whether it is certainly not a compile-time constant (a kernel parameter,
+    a plain variable) or merely unknown to the tree (then clang may be asked)."""
+
+    def __init__(self, ctx: GuardContext, runtime: bool = False):
+        self.ctx = ctx
+        self.unit = ctx.unit
+        self.runtime = runtime
+        self.why = ""
+        self.definite = False
+        self.sources: list[str] = []  # where names got their values, for reasons
+
+    def text(self, text: str, depth: int = 0) -> int | float | None:
+        parsed = _parse_expression(text)
+        if parsed is None:
+            self.why = f"`{_snippet(text)}` does not parse as an expression"
+            return None
+        node, src = parsed
+        return self.node(node, src, depth)
+
+    def node(self, node: Node, src: bytes, depth: int = 0) -> int | float | None:
+        if depth > 24:
+            self.why = "the definitions are too deeply nested"
+            return None
+        node = _unwrap(node)
+        t = node.type
+        if t == "number_literal":
+            return _c_number(_text(src, node))
+        if t in ("true", "false"):
+            return int(t == "true")
+        if t == "char_literal":
+            body = _text(src, node)[1:-1]
+            return ord(body) if len(body) == 1 else None
+        if t == "unary_expression":
+            v = self.node(node.child_by_field_name("argument"), src, depth)
+            return None if v is None else _unary(_operator(node), v)
+        if t == "binary_expression":
+            a = self.node(node.child_by_field_name("left"), src, depth)
+            if a is None:
+                return None
+            b = self.node(node.child_by_field_name("right"), src, depth)
+            if b is None:
+                return None
+            v = _binary(_operator(node), a, b)
+            if v is None:
+                self.why = f"`{_snippet(_text(src, node))}` cannot be folded (division by zero?)"
+            return v
+        if t == "conditional_expression":
+            c = self.node(node.child_by_field_name("condition"), src, depth)
+            if c is None:
+                return None
+            return self.node(node.child_by_field_name("consequence" if c else "alternative"),
+                             src, depth)
+        if t == "sizeof_expression":
+            ty = node.child_by_field_name("type")
+            size = SIZES.get(_norm_type(_text(src, ty))) if ty is not None else None
+            if size is None:
+                self.why = f"`{_snippet(_text(src, node))}`: size unknown to the tree"
+            return size
+        if t == "identifier":
+            return self.name(_text(src, node), node.start_byte if src is self.unit.source
+                             else self.ctx.match.start, depth)
+        if t == "field_expression":
+            arg = node.child_by_field_name("argument")
+            fld = node.child_by_field_name("field")
+            if arg is not None and fld is not None and _text(src, arg) == "blockDim":
+                exact, _, how = _block_dims(self.ctx)
+                axis = "xyz".find(_text(src, fld))
+                if exact is not None and axis >= 0:
+                    self.sources.append(how)
+                    return exact[axis]
+            self.why = f"`{_snippet(_text(src, node))}` is not a compile-time constant"
+            self.definite = True
+            return None
+        ty, operand = _cast_target(node, src)
+        if operand is not None:
+            v = self.node(operand, src, depth)
+            if v is not None and ty is not None and _norm_type(_text(src, ty)) in (
+                    "int", "unsigned int", "long", "long long", "size_t", "unsigned long long"):
+                v = int(v)
+            return v
+        self.why = f"`{_snippet(_text(src, node))}` is not a constant expression the tree knows"
+        return None
+
+    def name(self, name: str, at: int, depth: int) -> int | float | None:
+        defines = _defines(self.unit)
+        if name in defines:
+            v = self.text(defines[name], depth + 1)
+            if v is not None:
+                self.sources.append(f"#define {name} {defines[name]}")
+            return v
+        fn = self.ctx.function
+        spec_t = _spec_template(self.ctx)
+        if fn is not None and any(t.name == name and t.kind == "value"
+                                  for t in fn.template_params):
+            if name in spec_t and (v := _c_number(spec_t[name])) is not None:
+                self.sources.append(f"template argument {name} = {spec_t[name]} (spec)")
+                return v
+            self.why = f"`{name}` is a template parameter of {fn.name}"
+            return None
+        decl = _lookup(self.ctx, name, at)
+        if decl is not None and decl.origin == "parameter":
+            if self.runtime and (sizes := _spec_sizes(self.ctx, name)) is not None \
+                    and len(set(sizes)) == 1:
+                self.sources.append(f"{name} = {sizes[0]} (spec)")
+                return sizes[0]
+            self.why = f"`{name}` is a parameter (a run-time value)"
+            self.definite = True
+            return None
+        if decl is not None:
+            if decl.init is not None and decl.pointer == 0 and (
+                    "const" in decl.qualifiers or "constexpr" in decl.qualifiers):
+                v = self.node(decl.init, self.unit.source, depth + 1)
+                if v is not None:
+                    self.sources.append(f"{_snippet(self.unit.text(decl.start, decl.end))}")
+                return v
+            self.why = (f"`{name}` is a variable, not a constant "
+                        f"({_cite(self.unit, decl.start, decl.end)})")
+            self.definite = True
+            return None
+        self.why = f"`{name}` is not defined in this file as a constant"
+        return None
+
+
+def _c_number(text: str) -> int | float | None:
+    t = text.strip().lower().replace("'", "")
+    try:
+        if t.startswith(("0x", "-0x")):
+            return int(t.rstrip("ul"), 16)
+        if "." in t or "e" in t or t.endswith("f"):
+            return float(t.rstrip("fl"))
+        t = t.rstrip("ul")
+        if len(t) > 1 and t.startswith("0") and t.isdigit():
+            return int(t, 8)
+        return int(t)
+    except ValueError:
+        return None
+
+
+def _unary(op: str, v: int | float) -> int | float | None:
+    if op == "-":
+        return -v
+    if op == "+":
+        return v
+    if op == "!":
+        return int(not v)
+    if op == "~" and isinstance(v, int):
+        return ~v
+    return None
+
+
+def _binary(op: str, a: int | float, b: int | float) -> int | float | None:
+    both_int = isinstance(a, int) and isinstance(b, int)
+    if op in ("/", "%"):
+        if b == 0:
+            return None
+        if both_int:
+            q = abs(a) // abs(b) * (1 if (a >= 0) == (b >= 0) else -1)  # C truncates
+            return q if op == "/" else a - b * q
+        return a / b if op == "/" else None
+    simple: dict[str, Callable[[Any, Any], Any]] = {
+        "+": lambda x, y: x + y, "-": lambda x, y: x - y, "*": lambda x, y: x * y,
+        "<": lambda x, y: int(x < y), "<=": lambda x, y: int(x <= y),
+        ">": lambda x, y: int(x > y), ">=": lambda x, y: int(x >= y),
+        "==": lambda x, y: int(x == y), "!=": lambda x, y: int(x != y),
+        "&&": lambda x, y: int(bool(x) and bool(y)), "||": lambda x, y: int(bool(x) or bool(y)),
+    }
+    if op in simple:
+        return simple[op](a, b)
+    if both_int:
+        bits: dict[str, Callable[[int, int], int]] = {
+            "<<": lambda x, y: x << y, ">>": lambda x, y: x >> y, "&": lambda x, y: x & y,
+            "|": lambda x, y: x | y, "^": lambda x, y: x ^ y}
+        if op in bits and (op not in ("<<", ">>") or 0 <= b < 64):
+            return bits[op](a, b)  # type: ignore[arg-type]
+    return None
+
+
+_EXPR_PREFIX = b"void __klc_guard__() {\nauto __klc_e__ = ("
+
+
+def _parse_expression(text: str) -> tuple[Node, bytes] | None:
+    """Parse a text (a #define body, a launch configuration) as one expression."""
+    from klc.frontend import parser
+
+    src = _EXPR_PREFIX + text.encode() + b");\n}\n"
+    root = parser().parse(src).root_node
+    if root.has_error:
+        return None
+    for node in _walk(root):
+        if node.type == "parenthesized_expression" and node.start_byte == len(_EXPR_PREFIX) - 1:
+            return node, src
+    return None
+
+
+def _walk(node: Node) -> Iterator[Node]:
+    yield node
+    for c in node.named_children:
+        yield from _walk(c)
+
+
+def _defines(unit: Unit) -> dict[str, str]:
+    """Object-like ``#define NAME value`` of the unit (the last one wins)."""
+
+    def build() -> dict[str, str]:
+        out: dict[str, str] = {}
+        for node in _nodes(unit, "preproc_def"):
+            name = node.child_by_field_name("name")
+            value = node.child_by_field_name("value")
+            if name is not None and value is not None:
+                out[unit.text(name)] = unit.text(value).strip()
+        return out
+
+    return _memo(unit, "defines", build)
+
+
+def _spec_for(ctx: GuardContext) -> Any:
+    """The spec, if there is one and it describes the enclosing kernel."""
+    spec = ctx.spec
+    if spec is None:
+        return None
+    inner = getattr(spec, "spec", spec)  # a klc.spec.Bound wraps its Spec
+    name = getattr(inner, "kernel_name", None)
+    fn = ctx.function
+    if fn is not None and name is not None and name != fn.name:
+        return None
+    return spec
+
+
+def _spec_template(ctx: GuardContext) -> dict[str, str]:
+    spec = _spec_for(ctx)
+    inner = getattr(spec, "spec", spec)
+    return dict(getattr(inner, "template", ()) or ())
+
+
+def _spec_sizes(ctx: GuardContext, name: str) -> tuple[int, ...] | None:
+    """Every value the spec gives a size parameter: its profiling size and each verification
+    size. None when the spec does not fix it (the gate then derives sizes, including ones
+    that are not multiples of the block size, so nothing may be assumed)."""
+    spec = _spec_for(ctx)
+    inner = getattr(spec, "spec", spec)
+    sizes = getattr(inner, "sizes", None)
+    verify = getattr(inner, "verify_sizes", None)
+    if not isinstance(sizes, Mapping) or name not in sizes or not verify:
+        return None
+    values = [sizes[name]] + [v[name] for v in verify if name in v]
+    if len(values) != 1 + len(verify):
+        return None
+    return tuple(int(v) for v in values)
+
+
+def _constant(ctx: GuardContext, b: Binding, runtime: bool = False
+              ) -> tuple[int | float | None, str, bool, list[str]]:
+    """(value, why not, definitely not constant, sources) of a bound expression: the tree
+    first, then clang for what the tree cannot resolve (template arguments, globals)."""
+    node = _binding_node(b)
+    ev = _Eval(ctx, runtime)
+    if node is None:
+        return None, f"{_code(b)} is a sequence, not an expression", True, []
+    v = ev.node(node, ctx.unit.source)
+    if v is not None or ev.definite:
+        return v, ev.why, ev.definite, ev.sources
+    facts, why = _facts(ctx.unit)
+    if facts is None:
+        return None, f"{ev.why}; {why}", False, []
+    fn = ctx.function
+    bindings = {k: int(n) for k, v2 in _spec_template(ctx).items()
+                if isinstance(n := _c_number(v2), int)}
+    if fn is not None and fn.template_params and not bindings:
+        inst = facts.instantiations(fn.name)
+        if len(inst) == 1:
+            bindings = {k: int(n) for k, v2 in inst[0].items()
+                        if isinstance(n := _c_number(v2), int)}
+    value = facts.constant(b.start, b.end, bindings or None)
+    if value is None or isinstance(value, str):
+        return None, ev.why, False, []
+    return value, "", False, ["clang"]
+
+
+def _from(sources: list[str]) -> str:
+    return f" (from {'; '.join(dict.fromkeys(sources))})" if sources else ""
+
+
+@predicate("is_constant", _metavar("$E"))
+def is_constant(ctx: GuardContext, e: Binding) -> Verdict:
+    """$E is a compile-time constant: literals, #defines, const/constexpr variables,
+    template arguments the spec gives, folded with C's arithmetic."""
+    v, why, definite, sources = _constant(ctx, e)
+    if v is not None:
+        return _yes(f"{_code(e)} = {v}{_from(sources)}", e.start)
+    if definite:
+        return _no(ctx, f"{_code(e)} is not a compile-time constant: {why} "
+                   f"({ctx.unit.where(e.start)})", e.start)
+    return _unknown(ctx, f"{_code(e)} has no known value: {why} ({ctx.unit.where(e.start)})",
+                    e.start)
+
+
+@predicate("const_value", _metavar("$E"), ArgSpec("op", frozenset({"op", "string"})),
+           ArgSpec("N", frozenset({"int", "float", "hole", "metavar"})))
+def const_value(ctx: GuardContext, e: Binding, op: str, n: Any) -> Verdict:
+    """The value of $E, known statically (a constant, or a size the spec fixes), compares
+    with N: ``const_value($K, >=, 4)``."""
+    if op not in COMPARISONS:
+        return _no(ctx, f"const_value: unknown comparison {op!r}")
+    rhs = _number_arg(ctx, n)
+    if rhs is None:
+        return _unknown(ctx, f"const_value: {_describe_arg(n)} has no known value")
+    v, why, definite, sources = _constant(ctx, e, runtime=True)
+    if v is None:
+        verdict = _no if definite else _unknown
+        return verdict(ctx, f"{_code(e)} has no known value: {why} "
+                       f"({ctx.unit.where(e.start)})", e.start)
+    if COMPARISONS[op](v, rhs):
+        return _yes(f"{_code(e)} = {v} {op} {rhs}{_from(sources)}", e.start)
+    return _no(ctx, f"{_code(e)} = {v}{_from(sources)} ({ctx.unit.where(e.start)}), "
+               f"and not {v} {op} {rhs}", e.start)
+
+
+@predicate("equals", _metavar("$E"), ArgSpec("N", frozenset({"int", "float", "hole",
+                                                             "metavar"})))
+def equals(ctx: GuardContext, e: Binding, n: Any) -> Verdict:
+    """$E is known to equal N (shorthand for ``const_value($E, ==, N)``)."""
+    return const_value(ctx, e, "==", n)
+
+
+def _number_arg(ctx: GuardContext, n: Any) -> int | float | None:
+    if isinstance(n, int | float):
+        return n
+    if isinstance(n, str):
+        return _c_number(n)
+    v, _, _, _ = _constant(ctx, n, runtime=True)
+    return v
+
+
+def _describe_arg(n: Any) -> str:
+    return _code(n) if hasattr(n, "text") else repr(n)
+
+
+@predicate("divisible", _metavar("$E"), ArgSpec("N", _VALUE))
+def divisible(ctx: GuardContext, e: Binding, n: Any) -> Verdict:
+    """$E is known to be a multiple of N: a constant, a #define, or a size the spec fixes
+    (every profiling and verification size, or none counts)."""
+    d = _number_arg(ctx, n)
+    if not isinstance(d, int) or d == 0:
+        return _unknown(ctx, f"divisible: the divisor {_describe_arg(n)} is not a known "
+                        "non-zero integer")
+    node = _binding_node(e)
+    if node is not None and _unwrap(node).type == "identifier":
+        sizes = _spec_sizes(ctx, _text(ctx.unit.source, _unwrap(node)))
+        if sizes is not None:
+            bad = [s for s in sizes if s % d]
+            if bad:
+                return _no(ctx, f"{_code(e)} takes the value {bad[0]} in the spec, not a "
+                           f"multiple of {d}", e.start)
+            return _yes(f"every spec size of {_code(e)} ({', '.join(map(str, sizes))}) is a "
+                        f"multiple of {d}", e.start)
+    v, why, definite, sources = _constant(ctx, e)
+    if v is None:
+        extra = "" if _spec_for(ctx) is None else (
+            "; the spec does not fix it for every verification size")
+        verdict = _no if definite else _unknown
+        return verdict(ctx, f"{_code(e)} is not known to be a multiple of {d}: {why}{extra} "
+                       f"({ctx.unit.where(e.start)})", e.start)
+    if isinstance(v, int) and v % d == 0:
+        return _yes(f"{_code(e)} = {v} is a multiple of {d}{_from(sources)}", e.start)
+    return _no(ctx, f"{_code(e)} = {v}{_from(sources)} is not a multiple of {d} "
+               f"({ctx.unit.where(e.start)})", e.start)
+
+
+@predicate("power_of_two", _metavar("$E"))
+def power_of_two(ctx: GuardContext, e: Binding) -> Verdict:
+    """$E is a known constant power of two (1, 2, 4, ...)."""
+    v, why, definite, sources = _constant(ctx, e)
+    if v is None:
+        verdict = _no if definite else _unknown
+        return verdict(ctx, f"{_code(e)} has no known value: {why} "
+                       f"({ctx.unit.where(e.start)})", e.start)
+    if isinstance(v, int) and v > 0 and v & (v - 1) == 0:
+        return _yes(f"{_code(e)} = {v} is a power of two{_from(sources)}", e.start)
+    return _no(ctx, f"{_code(e)} = {v}{_from(sources)} is not a power of two "
+               f"({ctx.unit.where(e.start)})", e.start)
+
+
+# --------------------------------------------------------------------------------------
+# Alignment
+
+CUDA_MALLOC_ALIGN = 256
+
+
+def _alignment(ctx: GuardContext, node: Node, depth: int = 0) -> tuple[int | None, str]:
+    """The known alignment in bytes of the address a pointer expression holds, and how it
+    is known (or why not)."""
+    unit, src = ctx.unit, ctx.unit.source
+    node = _unwrap(node)
+    if depth > 8:
+        return None, "the pointer is defined through too many copies"
+    _, operand = _cast_target(node, src)
+    if operand is not None:
+        return _alignment(ctx, operand, depth + 1)
+    if node.type == "identifier":
+        name = _text(src, node)
+        decl = _lookup(ctx, name, node.start_byte)
+        if decl is None:
+            return None, f"`{name}` is not declared in this file"
+        cite = _cite(unit, decl.start, decl.end)
+        if decl.align is not None:
+            return decl.align, f"__align__({decl.align}) ({cite})"
+        if decl.origin == "parameter":
+            fn = ctx.function
+            if fn is None or not fn.is_kernel or decl.pointer == 0:
+                return None, f"`{name}` is not a pointer parameter of a kernel ({cite})"
+            if _assigned(ctx, name, fn.body_start, fn.body_end):
+                return None, f"parameter `{name}` is reassigned in the kernel ({cite})"
+            return CUDA_MALLOC_ALIGN, (f"kernel parameter `{name}`, a device allocation "
+                                       f"at offset 0 ({cite})")
+        if "__shared__" in decl.qualifiers or decl.origin == "global":
+            natural = ALIGNS.get(decl.base, SIZES.get(_norm_type(decl.base)))
+            if natural:
+                return natural, f"the natural alignment of {decl.base} ({cite})"
+            return None, f"the alignment of {decl.base} is unknown ({cite})"
+        if decl.init is not None and decl.pointer > 0:
+            if _assigned(ctx, name, decl.end, ctx.function.body_end if ctx.function else
+                         decl.end):
+                return None, f"`{name}` is reassigned after its declaration ({cite})"
+            a, how = _alignment(ctx, decl.init, depth + 1)
+            return a, f"{how}, copied into `{name}` ({cite})" if a else how
+        return None, f"`{name}` is declared without a known alignment ({cite})"
+    if node.type == "binary_expression" and _operator(node) in ("+", "-"):
+        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+        for base, off in ((left, right), (right, left)):
+            typ = _type_of(ctx, base)
+            if typ is None or typ.pointer == 0:
+                continue
+            a, how = _alignment(ctx, base, depth + 1)
+            if a is None:
+                return None, how
+            elem = SIZES.get(_norm_type(typ.base)) if typ.pointer == 1 else 8
+            ev = _Eval(ctx)
+            k = ev.node(off, src)
+            if elem is None or not isinstance(k, int):
+                return None, (f"the offset `{_snippet(_text(src, off))}` of "
+                              f"`{_snippet(_text(src, node))}` is not a known constant")
+            return math.gcd(a, abs(k) * elem) or a, (f"{how}, offset by {k} × {elem} bytes")
+        return None, f"`{_snippet(_text(src, node))}` is not pointer arithmetic the tree knows"
+    if node.type == "pointer_expression" and _operator(node) == "&":
+        inner = _unwrap(node.child_by_field_name("argument"))
+        if inner.type == "subscript_expression":
+            base = inner.child_by_field_name("argument")
+            idx = inner.child_by_field_name("indices")
+            idx_node = idx.named_children[0] if idx is not None and idx.named_children else idx
+            typ = _type_of(ctx, base)
+            a, how = _alignment(ctx, base, depth + 1)
+            k = _Eval(ctx).node(idx_node, src) if idx_node is not None else None
+            if a is None or typ is None or not isinstance(k, int):
+                return None, how if a is None else "the index is not a known constant"
+            elem = SIZES.get(_norm_type(typ.base), 0)
+            return math.gcd(a, abs(k) * elem) or a, f"{how}, element {k}"
+    return None, f"`{_snippet(_text(src, node))}` has no alignment the tree knows"
+
+
+@predicate("aligned", _metavar(), ArgSpec("N", frozenset({"int", "hole"})))
+def aligned(ctx: GuardContext, x: Binding, n: Any) -> Verdict:
+    """Pointer $X is known aligned to N bytes: __align__, a vector element type (float4),
+    a kernel pointer parameter used at offset 0 (cudaMalloc aligns to 256), or constant
+    offsets from one."""
+    want = _number_arg(ctx, n)
+    if not isinstance(want, int) or want <= 0:
+        return _no(ctx, f"aligned: {n!r} is not a positive integer")
+    node = _binding_node(x)
+    if node is None:
+        return _no(ctx, f"{_code(x)} is a sequence, not a pointer", x.start)
+    typ = _type_of(ctx, node)
+    if typ is not None and typ.pointer > 0:
+        natural = ALIGNS.get(typ.base, SIZES.get(_norm_type(typ.base), 0))
+        if typ.pointer == 1 and natural >= want and natural % want == 0:
+            return _yes(f"{_code(x)} points to {typ.base}, aligned to {natural} bytes", x.start)
+    a, how = _alignment(ctx, node)
+    if a is None:
+        facts, _ = _facts(ctx.unit) if typ is None else (None, "")
+        fact = facts.type_of(x.start, x.end) if facts is not None else None
+        pointee = getattr(fact, "pointee", None)
+        align = getattr(pointee, "align_bytes", None)
+        if align and align >= want and align % want == 0:
+            return _yes(f"{_code(x)} points to {pointee.spelling}, aligned to {align} bytes "
+                        "(clang)", x.start)
+        return _no(ctx, f"{_code(x)} is not known to be {want}-byte aligned: {how}", x.start)
+    if a % want == 0:
+        return _yes(f"{_code(x)} is {want}-byte aligned: {how}", x.start)
+    return _no(ctx, f"{_code(x)} is only known to be {a}-byte aligned, not {want}: {how}",
+               x.start)
+
+
+# --------------------------------------------------------------------------------------
+# Writes and aliasing
+
+_READ_ONLY_CALLS = re.compile(r"^(?:__ld\w*|__ldg|min|max|fminf?|fmaxf?|make_\w+|printf|"
+                              r"static_cast|reinterpret_cast|const_cast|__shfl\w*|sizeof)$")
+_STORE_CALLS = re.compile(r"^(?:__st\w+|memcpy|memset|cuda::memcpy_async|__pipeline_memcpy_async"
+                          r"|cp_async\w*)$")
+
+
+def _region(ctx: GuardContext, region: str) -> tuple[int, int, str] | Verdict:
+    """The byte span and a description of ``anchor``, ``loop`` or ``kernel``."""
+    m, fn = ctx.match, ctx.function
+    if region == "anchor":
+        return m.start, m.end, f"the anchor ({ctx.unit.where(m.start)})"
+    if fn is None:
+        return _no(ctx, f"the match ({ctx.unit.where(m.start)}) is not inside a function")
+    if region == "loop":
+        loop = _enclosing_loop(fn, m.start, m.end)
+        if loop is None:
+            return _no(ctx, f"the match ({ctx.unit.where(m.start)}) is not inside a loop")
+        return loop.start, loop.end, f"the {loop.kind} loop at {ctx.unit.where(loop.start)}"
+    return fn.body_start, fn.body_end, f"{fn.kind} function `{fn.name}`"
+
+
+def _enclosing_loop(fn: Function, start: int, end: int) -> Loop | None:
+    best = None
+    for lp in fn.loops:
+        if lp.start <= start and end <= lp.end and (lp.start, lp.end) != (start, end) \
+                and (best is None or lp.start >= best.start):
+            best = lp
+    return best
+
+
+def _aliases(ctx: GuardContext, name: str) -> set[str]:
+    """``name`` and the local pointers initialised from it (``float* p = x + off``)."""
+    names = {name}
+    fn = ctx.function
+    if fn is None:
+        return names
+    src = ctx.unit.source
+    changed = True
+    while changed:
+        changed = False
+        for other, decls in _declarations(ctx.unit).items():
+            if other in names:
+                continue
+            for d in decls:
+                if fn.body_start <= d.start < fn.body_end and d.pointer > 0 \
+                        and d.init is not None and _roots(d.init, src) & names:
+                    names.add(other)
+                    changed = True
+    return names
+
+
+def _assigned(ctx: GuardContext, name: str, start: int, end: int) -> bool:
+    """Is the variable ``name`` itself assigned or incremented in [start, end)?"""
+    src = ctx.unit.source
+    for node in _in(_nodes(ctx.unit, "assignment_expression", "update_expression"), start,
+                    end):
+        target = node.child_by_field_name("left" if node.type == "assignment_expression"
+                                          else "argument")
+        if target is not None and _unwrap(target).type == "identifier" \
+                and _text(src, _unwrap(target)) == name:
+            return True
+    return False
+
+
+def _writes(ctx: GuardContext, names: set[str], start: int, end: int
+            ) -> Iterator[tuple[int, int, str]]:
+    """Places in [start, end) that may write memory reached through one of ``names``."""
+    unit, src = ctx.unit, ctx.unit.source
+    nodes = _nodes(unit, "assignment_expression", "update_expression", "call_expression",
+                   "gnu_asm_expression")
+    for node in _in(nodes, start, end):
+        t = node.type
+        if t in ("assignment_expression", "update_expression"):
+            target = node.child_by_field_name("left" if t == "assignment_expression"
+                                              else "argument")
+            if target is None:
+                continue
+            target = _unwrap(target)
+            if target.type == "identifier":
+                if _text(src, target) in names:
+                    yield node.start_byte, node.end_byte, "reassigns the pointer"
+                continue
+            if _roots(target, src) & names:
+                yield node.start_byte, node.end_byte, "stores through it"
+        elif t == "gnu_asm_expression":
+            if any(n in names for n, _ in _identifiers(node, src)):
+                yield node.start_byte, node.end_byte, "passes it to inline asm"
+        else:
+            fn_node = node.child_by_field_name("function")
+            args = node.child_by_field_name("arguments")
+            if fn_node is None or args is None:
+                continue
+            callee = "".join(_text(src, fn_node).split())
+            method = re.split(r"::|\.|->", callee)[-1]
+            if _READ_ONLY_CALLS.match(method) or "<<<" in unit.text(node):
+                continue
+            for i, arg in enumerate(a for a in args.named_children if a.type != "comment"):
+                if not _roots(arg, src) & names or not _passes_pointer(arg, src):
+                    continue
+                if method.startswith("atomic") or _STORE_CALLS.match(callee):
+                    if i == 0:
+                        yield node.start_byte, node.end_byte, f"writes it with {callee}"
+                else:
+                    yield node.start_byte, node.end_byte, \
+                        f"passes it to {callee}, which may write through it"
+
+
+def _passes_pointer(arg: Node, src: bytes) -> bool:
+    """Does this call argument hand over an address (not a loaded value)?"""
+    arg = _unwrap(arg)
+    if arg.type == "identifier":
+        return True
+    if arg.type == "pointer_expression":
+        return _operator(arg) == "&"
+    if arg.type == "binary_expression":
+        return _operator(arg) in ("+", "-")
+    _, operand = _cast_target(arg, src)
+    return operand is not None and _passes_pointer(operand, src)
+
+
+def _buffer_name(ctx: GuardContext, x: Binding) -> str | None:
+    node = _binding_node(x)
+    if node is None:
+        return None
+    roots = _roots(node, ctx.unit.source)
+    return next(iter(roots)) if len(roots) == 1 else None
+
+
+@predicate("no_write", _metavar(), _region_arg(optional=False))
+def no_write(ctx: GuardContext, x: Binding, region: str = "kernel") -> Verdict:
+    """Nothing in REGION (anchor, loop, kernel) writes memory through buffer $X or a local
+    pointer derived from it: no assignment, ++/--, atomic, store intrinsic, asm, or call
+    that receives the pointer."""
+    span = _region(ctx, region)
+    if isinstance(span, Verdict):
+        return span
+    start, end, label = span
+    name = _buffer_name(ctx, x)
+    if name is None:
+        return _no(ctx, f"{_code(x)} is not a single buffer ({ctx.unit.where(x.start)})",
+                   x.start)
+    for s, e, what in _writes(ctx, _aliases(ctx, name), start, end):
+        return _no(ctx, f"`{name}` is written in {label}: {_cite(ctx.unit, s, e)} {what}", s)
+    return _yes(f"no write through `{name}` in {label}", x.start)
+
+
+@predicate("writes_in", _metavar(), _region_arg(optional=False))
+def writes_in(ctx: GuardContext, x: Binding, region: str = "kernel") -> Verdict:
+    """Something in REGION writes memory through buffer $X (the negation of no_write, for
+    rules that read better with ``not``)."""
+    v = no_write(ctx, x, region)
+    if v.unknown:
+        return v
+    return Verdict(not v.ok, v.reason, v.start)
+
+
+@predicate("no_alias", _metavar("$X"), _metavar("$Y"))
+def no_alias(ctx: GuardContext, x: Binding, y: Binding) -> Verdict:
+    """Buffers $X and $Y cannot overlap in a way that matters: both are __restrict__, or
+    neither is written in the kernel, or the spec allocates them as distinct arguments."""
+    a, b = _buffer_name(ctx, x), _buffer_name(ctx, y)
+    if a is None or b is None:
+        return _no(ctx, f"{_code(x if a is None else y)} is not a single buffer", x.start)
+    if a == b:
+        return _no(ctx, f"{_code(x)} and {_code(y)} are the same buffer `{a}`", x.start)
+    da, db = _lookup(ctx, a, x.start), _lookup(ctx, b, y.start)
+    if da is not None and db is not None and da.restrict and db.restrict:
+        return _yes(f"`{a}` and `{b}` are both __restrict__", x.start)
+    fn = ctx.function
+    written: list[str] = []
+    if fn is not None:
+        for name in (a, b):
+            for s, e, what in _writes(ctx, _aliases(ctx, name), fn.body_start, fn.body_end):
+                written.append(f"`{name}` is written ({_cite(ctx.unit, s, e)} {what})")
+                break
+        if not written:
+            return _yes(f"neither `{a}` nor `{b}` is written in `{fn.name}`", x.start)
+    spec = _spec_for(ctx)
+    inner = getattr(spec, "spec", spec)
+    buffers = {arg.name for arg in getattr(inner, "args", ()) if getattr(arg, "shape", None)}
+    if da is not None and db is not None and da.origin == db.origin == "parameter" \
+            and {a, b} <= buffers:
+        return _yes(f"`{a}` and `{b}` are distinct buffers allocated by the spec", x.start)
+    missing = [n for n, d in ((a, da), (b, db)) if d is None or not d.restrict]
+    return _no(ctx, f"`{a}` and `{b}` may alias: {', '.join(f'`{n}`' for n in missing)} "
+               f"not __restrict__, and {'; '.join(written) or 'no spec says otherwise'}",
+               x.start)
+
+
+# --------------------------------------------------------------------------------------
+# Threads and blocks
+
+_BUILTIN_DIMS = ("blockIdx", "blockDim", "threadIdx")
+
+
+def _field_of(node: Node, src: bytes, base: str, axis: str = "x") -> bool:
+    node = _strip_casts(node, src)
+    if node.type != "field_expression":
+        return False
+    arg, fld = node.child_by_field_name("argument"), node.child_by_field_name("field")
+    return arg is not None and fld is not None and _text(src, arg) == base \
+        and _text(src, fld) == axis
+
+
+def _strip_casts(node: Node, src: bytes) -> Node:
+    while True:
+        node = _unwrap(node)
+        _, operand = _cast_target(node, src)
+        if operand is None:
+            return node
+        node = operand
+
+
+def _is_linear_index(node: Node, src: bytes) -> bool:
+    node = _strip_casts(node, src)
+    if node.type != "binary_expression" or _operator(node) != "+":
+        return False
+    left = _strip_casts(node.child_by_field_name("left"), src)
+    right = _strip_casts(node.child_by_field_name("right"), src)
+    for prod, tid in ((left, right), (right, left)):
+        if not _field_of(tid, src, "threadIdx") or prod.type != "binary_expression" \
+                or _operator(prod) != "*":
+            continue
+        a, b = prod.child_by_field_name("left"), prod.child_by_field_name("right")
+        if (_field_of(a, src, "blockIdx") and _field_of(b, src, "blockDim")) or \
+                (_field_of(a, src, "blockDim") and _field_of(b, src, "blockIdx")):
+            return True
+    return False
+
+
+@predicate("thread_linear_index", _metavar("$E"))
+def thread_linear_index(ctx: GuardContext, e: Binding) -> Verdict:
+    """$E is the global thread index ``blockIdx.x * blockDim.x + threadIdx.x`` (operands in
+    any order), or a variable initialised to it and never reassigned."""
+    node = _binding_node(e)
+    src = ctx.unit.source
+    if node is None:
+        return _no(ctx, f"{_code(e)} is a sequence, not an expression", e.start)
+    if _is_linear_index(node, src):
+        return _yes(f"{_code(e)} is the thread's linear index", e.start)
+    bare = _strip_casts(node, src)
+    if bare.type == "identifier":
+        name = _text(src, bare)
+        decl = _lookup(ctx, name, e.start)
+        fn = ctx.function
+        if decl is not None and decl.init is not None and _is_linear_index(decl.init, src):
+            if fn is not None and _assigned(ctx, name, decl.end, fn.body_end):
+                return _no(ctx, f"`{name}` is initialised to the thread's linear index but "
+                           f"reassigned later ({_cite(ctx.unit, decl.start, decl.end)})",
+                           e.start)
+            return _yes(f"`{name}` = the thread's linear index "
+                        f"({_cite(ctx.unit, decl.start, decl.end)})", e.start)
+        if decl is not None:
+            return _no(ctx, f"`{name}` is not the thread's linear index "
+                       f"({_cite(ctx.unit, decl.start, decl.end)})", e.start)
+    return _no(ctx, f"{_code(e)} is not blockIdx.x * blockDim.x + threadIdx.x "
+               f"({ctx.unit.where(e.start)})", e.start)
+
+
+def _block_dims(ctx: GuardContext) -> tuple[tuple[int, int, int] | None, int | None, str]:
+    """(exact block dimensions, upper bound on threads per block, how known).
+
+    Exact: from the spec's ``block``, or from every launch of the kernel in this file
+    agreeing on a constant block. Upper bound: ``__launch_bounds__`` (a launch with more
+    threads fails, so it bounds the block; it does not fix it)."""
+    fn = ctx.function
+    unit = ctx.unit
+    if fn is None:
+        return None, None, "the match is not inside a function"
+    spec = _spec_for(ctx)
+    inner = getattr(spec, "spec", spec)
+    block = getattr(inner, "block", None)
+    if block:
+        dims = _spec_dims(ctx, tuple(block))
+        if dims is not None:
+            return dims, math.prod(dims), f"the spec's block {list(block)}"
+    launches = [lc for lc in unit.launches if lc.kernel == fn.name and len(lc.config) >= 2]
+    if launches:
+        found = {_launch_block(ctx, lc.config[1]) for lc in launches}
+        if len(found) == 1 and None not in found:
+            dims = found.pop()
+            assert dims is not None
+            return dims, math.prod(dims), f"the launch at {unit.where(launches[0].start)}"
+    lb = fn.launch_bounds
+    if lb is not None:
+        ev = _Eval(ctx)
+        v = ev.text(lb.max_threads)
+        if isinstance(v, int):
+            return None, v, f"__launch_bounds__({lb.max_threads}) ({unit.where(lb.start)})"
+        return None, None, (f"__launch_bounds__({lb.max_threads}) has no known value: "
+                            f"{ev.why}")
+    return None, None, (f"no spec block, no launch of `{fn.name}` in this file and no "
+                        "__launch_bounds__")
+
+
+def _spec_dims(ctx: GuardContext, exprs: tuple[Any, ...]) -> tuple[int, int, int] | None:
+    try:
+        from klc.spec import launch_dims
+
+        spec = _spec_for(ctx)
+        env = spec.env() if hasattr(spec, "env") else {}
+        return launch_dims(tuple(str(e) for e in exprs), env)
+    except Exception:  # an expression the spec cannot evaluate without sizes: not known
+        return None
+
+
+def _launch_block(ctx: GuardContext, text: str) -> tuple[int, int, int] | None:
+    m = re.fullmatch(r"\s*dim3\s*\((.*)\)\s*", text, re.S)
+    parts = [p for p in m.group(1).split(",")] if m else [text]
+    values = []
+    for p in parts:
+        v = _Eval(ctx).text(p)
+        if not isinstance(v, int):
+            return None
+        values.append(v)
+    values += [1] * (3 - len(values))
+    return values[0], values[1], values[2]
+
+
+@predicate("block_size_known")
+def block_size_known(ctx: GuardContext) -> Verdict:
+    """The threads per block of the enclosing kernel are known, exactly (spec, launches in
+    this file) or as an upper bound (__launch_bounds__)."""
+    exact, bound, how = _block_dims(ctx)
+    if exact is not None:
+        return _yes(f"block {exact[0]}×{exact[1]}×{exact[2]} from {how}", ctx.match.start)
+    if bound is not None:
+        return _yes(f"at most {bound} threads per block from {how}", ctx.match.start)
+    return _no(ctx, f"the block size of `{ctx.function.name if ctx.function else '?'}` is "
+               f"unknown: {how}")
+
+
+@predicate("block_size", ArgSpec("op", frozenset({"op", "string"})),
+           ArgSpec("N", frozenset({"int", "hole"})))
+def block_size(ctx: GuardContext, op: str, n: Any) -> Verdict:
+    """The threads per block compare with N: ``block_size(<=, 1024)``; an upper bound from
+    __launch_bounds__ proves only < and <=."""
+    want = _number_arg(ctx, n)
+    if op not in COMPARISONS or want is None:
+        return _no(ctx, f"block_size: cannot compare with {op} {n!r}")
+    exact, bound, how = _block_dims(ctx)
+    if exact is not None:
+        total = math.prod(exact)
+        if COMPARISONS[op](total, want):
+            return _yes(f"{total} threads per block {op} {want} ({how})", ctx.match.start)
+        return _no(ctx, f"the block has {total} threads ({how}), and not {total} {op} {want}")
+    if bound is not None:
+        if op in ("<", "<=") and COMPARISONS[op](bound, want):
+            return _yes(f"at most {bound} threads per block {op} {want} ({how})",
+                        ctx.match.start)
+        return _no(ctx, f"only an upper bound of {bound} threads per block is known ({how}); "
+                   f"it does not prove block size {op} {want}")
+    return _no(ctx, f"the block size is unknown: {how}")
+
+
+def _thread_dependent(ctx: GuardContext, fn: Function) -> dict[str, str]:
+    """Variables of ``fn`` whose value may differ between threads of a block, each with the
+    assignment that makes it so (a taint analysis to a fixpoint over the function)."""
+
+    def build() -> dict[str, str]:
+        unit, src = ctx.unit, ctx.unit.source
+        tainted: dict[str, str] = {}
+        defs: list[tuple[str, Node, Node]] = []  # (variable, value, where)
+        for name, decls in _declarations(unit).items():
+            for d in decls:
+                if fn.body_start <= d.start < fn.body_end and d.init is not None:
+                    defs.append((name, d.init, d.init))
+        for node in _in(_nodes(unit, "assignment_expression"), fn.body_start, fn.body_end):
+            left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+            if left is not None and right is not None and _unwrap(left).type == "identifier":
+                defs.append((_text(src, _unwrap(left)), right, node))
+        for lp in fn.loops:  # a loop variable stepping from a thread-dependent start
+            if lp.var and lp.init and "threadIdx" in lp.init:
+                tainted.setdefault(lp.var, f"{lp.var} = {lp.init}")
+        changed = True
+        while changed:
+            changed = False
+            for name, value, node in defs:
+                if name in tainted:
+                    continue
+                if _depends(value, src, tainted):
+                    tainted[name] = _snippet(_text(src, node))
+                    changed = True
+        return tainted
+
+    return _memo(ctx.unit, f"tainted:{fn.start}", build)
+
+
+_THREAD_CALLS = ("thread_rank", "__lane_id", "laneid", "threadIdx", "__shfl")
+
+
+def _depends(node: Node, src: bytes, tainted: Mapping[str, str]) -> bool:
+    text = _text(src, node)
+    if "threadIdx" in text or any(c in text for c in _THREAD_CALLS):
+        return True
+    return any(name in tainted for name, _ in _identifiers(node, src))
+
+
+_BLOCK_BARRIER = re.compile(r"^(?:__syncthreads\w*|__barrier_sync|.*\bblock\w*\.sync|"
+                            r".*this_thread_block\(\)\.sync|.*grid\w*\.sync)$")
+
+
+@predicate("sync_uniform", _region_arg())
+def sync_uniform(ctx: GuardContext, region: str = "kernel") -> Verdict:
+    """Every block-wide barrier (__syncthreads) in REGION is reached by all threads: none is
+    under an if/loop/?:/switch whose condition depends on threadIdx, directly or through a
+    variable, and no thread-dependent break/continue/return skips one."""
+    span = _region(ctx, region)
+    if isinstance(span, Verdict):
+        return span
+    start, end, label = span
+    fn = ctx.function
+    assert fn is not None
+    unit, src = ctx.unit, ctx.unit.source
+    tainted = _thread_dependent(ctx, fn)
+    barriers = [c for c in fn.barriers if start <= c.start < end
+                and _BLOCK_BARRIER.match(c.name)]
+    calls = {n.start_byte: n for n in _nodes(unit, "call_expression")}
+    for bar in barriers:
+        node = calls.get(bar.start)
+        while node is not None and node.start_byte > fn.body_start:
+            parent = node.parent
+            if parent is None:
+                break
+            cond = _condition_of(parent, node)
+            if cond is not None and _depends(cond, src, tainted):
+                why = _taint_words(cond, src, tainted)
+                return _no(ctx, f"`{bar.name}()` ({unit.where(bar.start)}) is under "
+                           f"`{_snippet(_text(src, cond))}` ({unit.where(cond.start_byte)}), "
+                           f"which depends on the thread{why}", bar.start)
+            if parent.type in ("for_statement", "while_statement", "do_statement"):
+                for jump in _in(_nodes(unit, "break_statement", "continue_statement",
+                                       "return_statement"), parent.start_byte,
+                                parent.end_byte):
+                    guard = _thread_condition_above(jump, parent, src, tainted)
+                    if guard is not None:
+                        return _no(ctx, f"`{_snippet(_text(src, jump))}` "
+                                   f"({unit.where(jump.start_byte)}) under the thread-dependent "
+                                   f"`{_snippet(_text(src, guard))}` leaves the loop around "
+                                   f"`{bar.name}()` ({unit.where(bar.start)})", jump.start_byte)
+            node = parent
+    if not barriers:
+        return _yes(f"no block-wide barrier in {label}", start)
+    return _yes(f"every barrier in {label} is reached by all threads", start)
+
+
+def _condition_of(parent: Node, child: Node) -> Node | None:
+    """The condition controlling whether ``child`` runs, if ``parent`` is a branch or loop
+    and ``child`` is not that condition itself."""
+    t = parent.type
+    if t in ("if_statement", "while_statement", "do_statement", "switch_statement",
+             "for_statement"):
+        cond = parent.child_by_field_name("condition")
+        if cond is not None and cond.start_byte <= child.start_byte < cond.end_byte:
+            return None
+        return cond
+    if t == "conditional_expression":
+        cond = parent.child_by_field_name("condition")
+        return None if cond is not None and cond == child else cond
+    if t == "binary_expression" and _operator(parent) in ("&&", "||"):
+        left = parent.child_by_field_name("left")
+        return left if left is not None and left != child else None
+    return None
+
+
+def _thread_condition_above(node: Node, stop: Node, src: bytes,
+                            tainted: Mapping[str, str]) -> Node | None:
+    cur = node
+    while cur.parent is not None and cur.parent != stop:
+        cond = _condition_of(cur.parent, cur)
+        if cond is not None and _depends(cond, src, tainted):
+            return cond
+        cur = cur.parent
+    return None
+
+
+def _taint_words(cond: Node, src: bytes, tainted: Mapping[str, str]) -> str:
+    for name, _ in _identifiers(cond, src):
+        if name in tainted:
+            return f" (`{tainted[name]}`)"
+    return ""
+
+
+@predicate("no_early_return_before_barrier", _region_arg())
+def no_early_return_before_barrier(ctx: GuardContext, region: str = "kernel") -> Verdict:
+    """No ``return`` in REGION comes before a later __syncthreads: a thread that leaves
+    early never arrives at the barrier the others wait at."""
+    span = _region(ctx, region)
+    if isinstance(span, Verdict):
+        return span
+    start, end, label = span
+    fn = ctx.function
+    assert fn is not None
+    unit = ctx.unit
+    barriers = [c for c in fn.barriers if _BLOCK_BARRIER.match(c.name)]
+    if not barriers:
+        return _yes(f"no block-wide barrier in `{fn.name}`", start)
+    last = barriers[-1]
+    for ret in _in(_nodes(unit, "return_statement"), start, end):
+        if ret.start_byte < last.start and fn.body_start <= ret.start_byte < fn.body_end:
+            return _no(ctx, f"`{_snippet(unit.text(ret))}` ({unit.where(ret.start_byte)}) "
+                       f"comes before `{last.name}()` ({unit.where(last.start)}) in {label}",
+                       ret.start_byte)
+    return _yes(f"no return before the last barrier in {label}", start)
+
+
+@predicate("uses_warp_intrinsics", _region_arg())
+def uses_warp_intrinsics(ctx: GuardContext, region: str = "kernel") -> Verdict:
+    """REGION calls a warp-level intrinsic (__shfl*_sync, __ballot_sync, cooperative-groups
+    tile shuffles...)."""
+    span = _region(ctx, region)
+    if isinstance(span, Verdict):
+        return span
+    start, end, label = span
+    fn = ctx.function
+    assert fn is not None
+    used = [c for c in fn.warp_intrinsics if start <= c.start < end]
+    if used:
+        return _yes(f"{label} calls {used[0].name} ({ctx.unit.where(used[0].start)})",
+                    used[0].start)
+    return _no(ctx, f"{label} calls no warp intrinsic", start)
+
+
+# --------------------------------------------------------------------------------------
+# Shared memory
+
+SMEM_DEFAULT = 48 * 1024
+SMEM_OPTIN = 227 * 1024
+
+
+def _shared_bytes(decls: list[Any], ev: _Eval) -> tuple[int | None, str]:
+    """Static shared bytes of ``__shared__`` declarations (extern ones are dynamic)."""
+    total = 0
+    for s in decls:
+        if s.extern:
+            continue
+        size = SIZES.get(_norm_type(s.type))
+        if size is None:
+            return None, f"the size of {s.type} (`__shared__ {s.type} {s.name}`) is unknown"
+        for dim in s.dims:
+            v = ev.text(dim)
+            if not isinstance(v, int):
+                return None, f"the dimension [{dim}] of `{s.name}` has no known value: {ev.why}"
+            size *= v
+        total += size
+    return total, ""
+
+
+@predicate("smem_fits", ArgSpec("limit", frozenset({"int", "name", "hole"}),
+                                frozenset({"default", "optin"}), optional=True))
+def smem_fits(ctx: GuardContext, limit: int | str = "default") -> Verdict:
+    """The kernel's static __shared__ bytes, plus what the rule's rewrite declares (with the
+    hole values filled) and the spec's dynamic shared memory, fit LIMIT bytes (default
+    48 KiB; ``optin``: 227 KiB, the sm_90 opt-in maximum)."""
+    from klc.frontend import parse_bytes
+
+    fn = ctx.function
+    if fn is None:
+        return _no(ctx, "the match is not inside a function")
+    cap = SMEM_OPTIN if limit == "optin" else SMEM_DEFAULT if limit == "default" else limit
+    if not isinstance(cap, int):
+        return _no(ctx, f"smem_fits: limit {limit!r} is not a number of bytes")
+    ev = _Eval(ctx)
+    have, why = _shared_bytes(fn.shared, ev)
+    if have is None:
+        return _unknown(ctx, f"shared memory of `{fn.name}`: {why}")
+    parts = [f"{have} B declared in `{fn.name}`"]
+    total = have
+    rule = getattr(ctx.match, "rule", None)
+    for edit in getattr(rule, "edits", ()) or ():
+        template = getattr(edit, "template", None)
+        if not template or "__shared__" not in template:
+            continue
+        missing = [h for h in re.findall(r"\?([A-Za-z_]\w*)", template) if h not in ctx.holes]
+        if missing:
+            return Verdict(True, f"smem_fits: depends on ?{missing[0]}", ctx.match.start, True)
+        text = re.sub(r"\?([A-Za-z_]\w*)", lambda m: ctx.holes[m.group(1)], template)
+        text = re.sub(r"\$\$\$(\w+)|\$(\w+)", lambda m: _bound_text(ctx, m.group(1) or
+                                                                     m.group(2)), text)
+        inserted = parse_bytes(f"__global__ void __klc_smem__() {{\n{text}\n}}\n".encode(),
+                               "<rewrite>")
+        if not inserted.functions:
+            return _unknown(ctx, "the rewrite's __shared__ declarations do not parse")
+        add, why = _shared_bytes(inserted.functions[0].shared, ev)
+        if add is None:
+            return _unknown(ctx, f"shared memory the rewrite adds: {why}")
+        total += add
+        parts.append(f"{add} B from the rewrite")
+    spec = _spec_for(ctx)
+    inner = getattr(spec, "spec", spec)
+    dyn = getattr(inner, "shared", None)
+    if dyn:
+        try:
+            from klc.spec import evaluate_int
+
+            extra = evaluate_int(dyn, spec.env() if hasattr(spec, "env") else {})
+        except Exception:
+            return _unknown(ctx, f"the spec's dynamic shared memory `{dyn}` has no value")
+        total += extra
+        parts.append(f"{extra} B dynamic (spec)")
+    words = " + ".join(parts)
+    if total <= cap:
+        return _yes(f"{words} = {total} B fits {cap} B", ctx.match.start)
+    return _no(ctx, f"{words} = {total} B exceeds {cap} B "
+               f"({_cite(ctx.unit, fn.start, fn.body_start)})")
+
+
+def _bound_text(ctx: GuardContext, name: str) -> str:
+    b = ctx.match.bindings.get(name)
+    return b.text if b is not None else name
+
+
+# --------------------------------------------------------------------------------------
+# Loops
+
+
+def _loop_node(ctx: GuardContext, what: Any) -> tuple[Node | None, str]:
+    """The loop statement a predicate is about: the loop a metavariable bound (or whose
+    header holds it), ``anchor`` (the match itself), or ``loop`` (the innermost around it)."""
+    unit = ctx.unit
+    loops = _nodes(unit, "for_statement", "while_statement", "do_statement")
+    if isinstance(what, str):
+        if what == "anchor":
+            for n in ctx.match.nodes:
+                if n.type in ("for_statement", "while_statement", "do_statement"):
+                    return n, ""
+            inside = [n for n in loops if ctx.match.start <= n.start_byte
+                      and n.end_byte <= ctx.match.end]
+            return (inside[0], "") if inside else (None, "the anchor holds no loop")
+        fn = ctx.function
+        lp = _enclosing_loop(fn, ctx.match.start, ctx.match.end) if fn is not None else None
+        if lp is None:
+            return None, f"the match ({unit.where(ctx.match.start)}) is not inside a loop"
+        return next((n for n in loops if n.start_byte == lp.start), None), ""
+    node = _binding_node(what)
+    cur = node
+    while cur is not None:
+        if cur.type in ("for_statement", "while_statement", "do_statement"):
+            body = cur.child_by_field_name("body")
+            if cur == node or body is None or not (body.start_byte <= node.start_byte
+                                                   < body.end_byte):
+                return cur, ""
+            break
+        cur = cur.parent
+    return None, f"{_code(what)} ({unit.where(what.start)}) is neither a loop nor in a loop header"
+
+
+def trip_count(ctx: GuardContext, loop: Node) -> tuple[int | None, str]:
+    """The number of iterations of a counted ``for`` loop, or None and why not."""
+    src = ctx.unit.source
+    if loop.type != "for_statement":
+        return None, f"a {loop.type.split('_')[0]} loop has no counted header"
+    init = loop.child_by_field_name("initializer")
+    cond = loop.child_by_field_name("condition")
+    update = loop.child_by_field_name("update")
+    if init is None or cond is None or update is None:
+        return None, "the loop header lacks an initializer, a condition or an update"
+    var, start_node = None, None
+    if init.type == "declaration":
+        d = init.child_by_field_name("declarator")
+        if d is not None and d.type == "init_declarator":
+            name = d.child_by_field_name("declarator")
+            var, start_node = (_text(src, name) if name is not None else None,
+                               d.child_by_field_name("value"))
+    elif init.type == "assignment_expression":
+        left = init.child_by_field_name("left")
+        var, start_node = (_text(src, left) if left is not None else None,
+                           init.child_by_field_name("right"))
+    if var is None or start_node is None:
+        return None, f"`{_snippet(_text(src, init))}` does not initialise one variable"
+    ev = _Eval(ctx)
+    lo = ev.node(start_node, src)
+    if not isinstance(lo, int):
+        return None, f"the start `{_snippet(_text(src, start_node))}` is not constant: {ev.why}"
+    cond = _unwrap(cond)
+    if cond.type != "binary_expression":
+        return None, f"the condition `{_snippet(_text(src, cond))}` is not a comparison"
+    op = _operator(cond)
+    left, right = cond.child_by_field_name("left"), cond.child_by_field_name("right")
+    flip = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "!=": "!="}
+    if _text(src, _unwrap(right)) == var:
+        left, right, op = right, left, flip.get(op, op)
+    if _text(src, _unwrap(left)) != var or op not in flip:
+        return None, f"the condition `{_snippet(_text(src, cond))}` does not compare `{var}`"
+    hi = ev.node(right, src)
+    if not isinstance(hi, int):
+        return None, f"the bound `{_snippet(_text(src, right))}` is not constant: {ev.why}"
+    step = _step(update, src, var, ev)
+    if step is None:
+        return None, f"the update `{_snippet(_text(src, update))}` is not a constant step"
+    kind, k = step
+    if _assigned_in_body(ctx, loop, var):
+        return None, f"`{var}` is also assigned inside the loop body"
+    count, i = 0, lo
+    while COMPARISONS[op](i, hi):
+        count += 1
+        if count > 1 << 20:
+            return None, "the loop runs more than a million iterations (or forever)"
+        i = i + k if kind == "+" else i * k if kind == "*" else i >> k if kind == ">>" \
+            else i << k
+    return count, ""
+
+
+def _step(update: Node, src: bytes, var: str, ev: _Eval) -> tuple[str, int] | None:
+    update = _unwrap(update)
+    if update.type == "update_expression":
+        arg = update.child_by_field_name("argument")
+        if arg is None or _text(src, arg) != var:
+            return None
+        return ("+", 1) if "++" in _text(src, update) else ("+", -1)
+    if update.type == "assignment_expression":
+        left, right = update.child_by_field_name("left"), update.child_by_field_name("right")
+        if left is None or right is None or _text(src, left) != var:
+            return None
+        k = ev.node(right, src)
+        if not isinstance(k, int):
+            return None
+        op = _operator(update)
+        table = {"+=": ("+", k), "-=": ("+", -k), "*=": ("*", k), ">>=": (">>", k),
+                 "<<=": ("<<", k)}
+        if op in table and not (op == "*=" and k in (0, 1)) and not (op == "+=" and k == 0):
+            return table[op]
+    return None
+
+
+def _assigned_in_body(ctx: GuardContext, loop: Node, var: str) -> bool:
+    body = loop.child_by_field_name("body")
+    return body is not None and _assigned(ctx, var, body.start_byte, body.end_byte)
+
+
+@predicate("trip_count_known", ArgSpec("loop", frozenset({"metavar", "name"}),
+                                       frozenset({"anchor", "loop"})))
+def trip_count_known(ctx: GuardContext, what: Any) -> Verdict:
+    """The for loop ($LOOP, the loop whose header holds $COND, ``anchor`` or ``loop``) runs
+    a number of iterations known at compile time: constant start, bound and step."""
+    node, why = _loop_node(ctx, what)
+    if node is None:
+        return _no(ctx, why)
+    count, why = trip_count(ctx, node)
+    header = _snippet(ctx.unit.text(node.start_byte, (node.child_by_field_name("body")
+                                                      or node).start_byte))
+    if count is None:
+        return _no(ctx, f"the trip count of `{header}` ({ctx.unit.where(node.start_byte)}) "
+                   f"is not known: {why}", node.start_byte)
+    return _yes(f"`{header}` runs {count} iterations", node.start_byte)
+
+
+@predicate("has_pragma_unroll", ArgSpec("loop", frozenset({"metavar", "name"}),
+                                        frozenset({"anchor", "loop"})),
+           ArgSpec("N", frozenset({"int", "hole"}), optional=True))
+def has_pragma_unroll(ctx: GuardContext, what: Any, factor: Any = None) -> Verdict:
+    """The loop ($LOOP, ``anchor`` or ``loop``) is directly preceded by ``#pragma unroll``
+    (with factor N, when N is given)."""
+    node, why = _loop_node(ctx, what)
+    if node is None:
+        return _no(ctx, why)
+    fn = ctx.function
+    lp = next((lp for lp in (fn.loops if fn else []) if lp.start == node.start_byte), None)
+    where_ = ctx.unit.where(node.start_byte)
+    if lp is None or lp.unroll is None:
+        return _no(ctx, f"the loop at {where_} has no #pragma unroll", node.start_byte)
+    if factor is not None and str(lp.unroll).strip() != str(factor):
+        return _no(ctx, f"the loop at {where_} has #pragma unroll {lp.unroll}, not {factor}",
+                   node.start_byte)
+    return _yes(f"the loop at {where_} has #pragma unroll {lp.unroll}".rstrip(),
+                node.start_byte)
+
+
+@predicate("in_loop")
+def in_loop(ctx: GuardContext) -> Verdict:
+    """The match is inside a loop of its function (not merely a loop itself)."""
+    fn = ctx.function
+    lp = _enclosing_loop(fn, ctx.match.start, ctx.match.end) if fn is not None else None
+    if lp is None:
+        return _no(ctx, f"the match ({ctx.unit.where(ctx.match.start)}) is not inside a loop")
+    return _yes(f"inside the {lp.kind} loop at {ctx.unit.where(lp.start)}", lp.start)
+
+
+@predicate("not_in_error")
+def not_in_error(ctx: GuardContext) -> Verdict:
+    """The match does not overlap a region the parser could not read (a syntax error)."""
+    problem = ctx.unit.in_error(ctx.match.start, ctx.match.end)
+    if problem is None:
+        return _yes("the match parsed cleanly", ctx.match.start)
+    return _no(ctx, f"the match overlaps a syntax error: {problem.describe(ctx.unit.path)}",
+               problem.start)
