@@ -96,6 +96,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="seconds for verify and profile together (default: the spec's "
                    "timeout_s, or 60)")
     p.add_argument("--json", action="store_true", help="print the gate record as JSON")
+
+    p = sub.add_parser("check", help="load and validate rule files or folders (syntax, "
+                       "predicates, metavariables, holes, anchors and templates that parse); "
+                       "exit 0 all valid, 2 on any error")
+    p.add_argument("paths", nargs="*", metavar="RULE", help=".rule files or folders of them")
+    p.add_argument("--predicates", action="store_true",
+                   help="list the guard predicates rules may use, with what each checks")
     return ap
 
 
@@ -339,3 +346,42 @@ def cmd_gate(args: argparse.Namespace) -> int:
     else:
         print_record(record, out)
     return 1 if record.verdict == "failed" else 0
+
+
+# --------------------------------------------------------------------------------------
+# klc check
+
+
+@command("check")
+def cmd_check(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from klc.guards import PREDICATES
+    from klc.rules import RuleError, load_rule_dir, load_rules
+
+    if args.predicates:
+        for pred in sorted(PREDICATES.values(), key=lambda p: p.name):
+            out.print(f"{pred.signature}\n    {pred.doc}", markup=False)
+    if not args.paths:
+        if args.predicates:
+            return 0
+        raise KlcError("check: give .rule files or folders (or --predicates)")
+    count, errors = 0, []
+    for path in args.paths:
+        try:
+            rules = load_rule_dir(path) if Path(path).is_dir() else load_rules(path)
+        except RuleError as e:
+            errors.extend(e.errors)
+            continue
+        except KlcError as e:
+            errors.append(str(e))
+            continue
+        count += len(rules)
+    for message in errors:
+        err.print(message, markup=False)
+    if errors:
+        err.print(f"{len(errors)} error{'s' if len(errors) != 1 else ''}; "
+                  f"{count} rule{'s' if count != 1 else ''} ok", markup=False)
+        return 2
+    out.print(f"{count} rule{'s' if count != 1 else ''} ok")
+    return 0
