@@ -204,26 +204,31 @@ def gate(candidate: bytes, path: str, *, reference: bytes | None = None,
 
     gpu_wanted = [s for s in GPU_STAGES if s in wanted]
     if gpu_wanted:
-        skip = _skip_reason(record, cand, no_gpu, device_arch, target)
+        skip = _static_skip_reason(record, cand)
         if skip:
             for s in gpu_wanted:
                 record.stages[s] = StageResult("skipped", skip)
         else:
             _run_gpu_stages(record, cand, ref, ref_compiled, gpu_wanted, target,
-                            timeout_s, seeds)
+                            timeout_s, seeds, _device_skip_reason(no_gpu, device_arch, target))
     _decide(record, wanted)
     record.elapsed_s = time.monotonic() - t0
     return record
 
 
-def _skip_reason(record: GateRecord, cand: _Side, no_gpu: str, device_arch: str | None,
-                 target: str) -> str:
+def _static_skip_reason(record: GateRecord, cand: _Side) -> str:
+    """Why verify and profile cannot even be planned."""
     comp = record.stages.get("compile")
     if comp is not None and comp.status == "failed":
         return "not run: the candidate does not compile"
     if cand.bound is None:
         return ("cannot verify or profile: the file has no klc-spec block, so the gate does not "
                 "know how to launch the kernel or on what data (see docs/spec.md)")
+    return ""
+
+
+def _device_skip_reason(no_gpu: str, device_arch: str | None, target: str) -> str:
+    """Why the planned verify and profile cannot run here."""
     if device_arch is None:
         return (f"skipped because there is no GPU: compile ran (NVRTC needs none), verify and "
                 f"profile need one; {no_gpu}")
@@ -363,7 +368,9 @@ def _launch(b: Bound, env: dict[str, Any]) -> dict[str, Any]:
 
 def _run_gpu_stages(record: GateRecord, cand: _Side, ref: _Side | None, ref_compiled: Any,
                     stages: list[str], arch: str, timeout_s: float | None,
-                    seeds: Iterable[int] | None) -> None:
+                    seeds: Iterable[int] | None, device_skip: str) -> None:
+    """Plan the cases (static: the specs must fit each other, expressions must evaluate,
+    so this runs without a GPU too), then run them in the child unless ``device_skip``."""
     from klc.gate.child import run_isolated
     from klc.gate.compile import compile_source
     from klc.gate.sol import peak_source
@@ -387,6 +394,12 @@ def _run_gpu_stages(record: GateRecord, cand: _Side, ref: _Side | None, ref_comp
             "failed", f"the candidate's spec does not fit the reference's: {e}")
         for s in stages[1:]:
             record.stages[s] = StageResult("skipped", f"not run: {stages[0]} failed")
+        return
+    if device_skip:
+        n_cases = len(sizes_list) * len(seed_list)
+        for s in stages:
+            record.stages[s] = StageResult("skipped", device_skip,
+                                           {"planned_cases": n_cases} if s == "verify" else {})
         return
     comp = record.stages["compile"].data
     job["kernels"] = {"candidate": {"cubin": comp["cubin"],
