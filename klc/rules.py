@@ -356,7 +356,8 @@ def _field_spec(tree: Tree) -> FieldSpec:
     if kind == "rewrite_field":
         return FieldSpec("rewrite", _edit_spec(ch[0], line, col), line, col)
     if kind == "hole_field":
-        name, type_tok, domain, default = ch
+        name, type_tok, domain, default_tree = ch
+        default = default_tree.children[0] if default_tree is not None else None
         domain_kind = None if domain is None else str(domain.data).removeprefix("hole_")
         values = tuple(_value_token(v) for v in domain.children) if domain is not None else ()
         return FieldSpec("hole", HoleSpec(str(name), str(type_tok), (type_tok.line,
@@ -520,8 +521,11 @@ _STATEMENT_WRAP = ("void __klc_anchor__() {\n", "\n}\n")
 _WRAPPERS = (
     _STATEMENT_WRAP,
     ("", "\n"),
-    ("void __klc_anchor__() {\nauto __klc_e__ = (", ");\n}\n"),
+    ("void __klc_anchor__() {\nauto __klc_e__ = (", "\n);\n}\n"),
 )
+# A hole value must be one expression on its own: no newline before the closing parenthesis,
+# so that a trailing // comment (which would swallow the rest of a template line) is refused.
+_HOLE_EXPR_WRAP = ("void __klc_anchor__() {\nauto __klc_e__ = (", ");\n}\n")
 _PLACEHOLDER_END = re.compile(r"\$+[A-Za-z_]\w*$")
 
 
@@ -532,12 +536,14 @@ def _problem_query() -> Query:
     return Query(LANGUAGE, "(ERROR) @error (MISSING) @missing")
 
 
-def parse_problem(text: str, wrappers: tuple[tuple[str, str], ...] = _WRAPPERS
-                  ) -> tuple[int, str] | None:
+def parse_problem(text: str, wrappers: tuple[tuple[str, str], ...] = _WRAPPERS,
+                  template: bool = False) -> tuple[int, str] | None:
     """None when the code parses as CUDA in one of the wrappers (top level, statements in a
     body, an expression); else (character offset into ``text``, message) from the attempt
     that got furthest. A missing ``;`` right after a metavariable is allowed: ``$BODY`` may
-    stand for a whole statement."""
+    stand for a whole statement. A ``template`` (rendered as text, never matched) may also
+    hold a statement metavariable or hole that tree-sitter could only wrap in an ERROR node
+    (``{ ?body }``)."""
     from klc.frontend import parser
 
     best: tuple[int, str] | None = None
@@ -549,7 +555,8 @@ def parse_problem(text: str, wrappers: tuple[tuple[str, str], ...] = _WRAPPERS
         caps = QueryCursor(_problem_query()).captures(tree.root_node)
         problems = sorted(caps.get("error", []) + caps.get("missing", []),
                           key=lambda n: n.start_byte)
-        first = next((n for n in problems if not _allowed_missing(n, src)), None)
+        first = next((n for n in problems if not _allowed_missing(n, src)
+                      and not (template and _lone_placeholder(n, src))), None)
         if first is None:
             return None
         offset = len(src[: first.start_byte].decode("utf-8", "replace")) - len(prefix)
@@ -565,6 +572,11 @@ def _allowed_missing(node: Node, src: bytes) -> bool:
         return False
     before = src[: node.start_byte].decode("utf-8", "replace").rstrip()
     return bool(_PLACEHOLDER_END.search(before))
+
+
+def _lone_placeholder(node: Node, src: bytes) -> bool:
+    text = src[node.start_byte:node.end_byte].decode("utf-8", "replace").strip()
+    return node.type == "ERROR" and bool(re.fullmatch(r"\$+[A-Za-z_]\w*", text))
 
 
 def _problem_words(node: Node, src: bytes) -> str:
@@ -648,7 +660,7 @@ def _is_expression(text: str) -> bool:
     such as ``1); evil(); (0`` is refused, not spliced in)."""
     from klc.frontend import parser
 
-    prefix, suffix = _WRAPPERS[2]
+    prefix, suffix = _HOLE_EXPR_WRAP
     src = (prefix + text + suffix).encode()
     root = parser().parse(src).root_node
     if root.has_error:
@@ -853,10 +865,22 @@ def _check_anchor(anchor: CodeBlock, holes: dict[str, HoleDecl], metavars: set[s
         elif ref.name in sequences:
             errs.add(line, col, f"${ref.name} is also used as $$${ref.name} in the anchor")
         metavars.add(ref.name)
-    problem = parse_problem(anchor.text)
+    text = anchor.text
+    for ref in reversed([r for r in code_refs(text) if r.kind == "hole" and r.name in holes]):
+        text = text[:ref.start] + "$" + text[ref.start + 1:]  # already reported above
+    problem = parse_problem(text)
     if problem is not None:
         line, col = anchor.position(problem[0])
         errs.add(line, col, f"the anchor {problem[1]}")
+        return
+    # the matcher compiles anchors itself: what it refuses is refused here, at load time
+    from klc.match import compile_pattern
+
+    try:
+        compile_pattern(text, where(errs.path, anchor.line, anchor.col))
+    except KlcError as e:
+        message = str(e).split(": ", 1)[-1]
+        errs.add(*anchor.position(0), f"the anchor cannot be used as a pattern: {message}")
 
 
 def _compile_edit(e: EditSpec, errs: _Errors, use_hole: Any, use_metavar: Any) -> Edit | None:
@@ -871,7 +895,7 @@ def _compile_edit(e: EditSpec, errs: _Errors, use_hole: Any, use_metavar: Any) -
                 use_hole(ref.name, line, col, what)
             else:
                 use_metavar(ref.kind, ref.name, line, col, what)
-        problem = parse_problem(_for_parsing(e.code.text))
+        problem = parse_problem(_for_parsing(e.code.text), template=True)
         if problem is not None:
             line, col = e.code.position(problem[0])
             errs.add(line, col, f"{what}: the template {problem[1]}")
