@@ -495,24 +495,32 @@ Edit = tuple[int, int, bytes, str]  # start, end, replacement (same length), rea
 
 
 def _recover(source: bytes, work: bytearray, tree: Tree, masks: list[Mask]) -> Tree:
-    """Mask macro text near syntax errors and re-parse (incrementally) until clean or stuck."""
+    """Mask macro text near syntax errors and re-parse (incrementally) until clean or stuck.
+
+    Each round masks every macro-looking text in the window of every error, and flattens
+    the ``#if`` groups around errors whose window holds none; most files need one round."""
     groups = None
+    taken: set[int] = {m.start for m in masks}
     for _ in range(MAX_RECOVERY_ROUNDS):
         errors = _problem_nodes(tree)
         if not errors:
             break
         edits: list[Edit] = []
-        taken: set[int] = {m.start for m in masks}
+        unexplained: list[Node] = []
+        seen: set[tuple[int, int]] = set()
         for err in errors:
-            lo, hi = _error_window(source, err)
-            edit = _macro_edit(source, lo, hi, taken)
-            if edit is not None:
-                edits.append(edit)
-                taken.add(edit[0])
-        if not edits:
+            window = _error_window(source, err)
+            if window in seen:
+                continue
+            seen.add(window)
+            found = _macro_edits(source, *window, taken)
+            edits += found
+            if not found:
+                unexplained.append(err)
+        if unexplained:
             if groups is None:
                 groups = _conditional_groups(source)
-            edits = _flatten_conditionals(source, groups, errors, taken)
+            edits += _flatten_conditionals(source, groups, unexplained, taken)
         if not edits:
             break
         for start, end, replacement, reason in edits:
@@ -530,59 +538,72 @@ def _recover(source: bytes, work: bytearray, tree: Tree, masks: list[Mask]) -> T
 
 
 def _error_window(source: bytes, err: Node) -> tuple[int, int]:
-    """The lines where the cause of an error usually is: the error's lines, the previous
-    non-blank line (a macro line before a declaration) and the next line (a ``#pragma``
-    between a loop header and its body)."""
+    """The lines where the cause of an error usually is: the line where it starts, the
+    previous non-blank line (a macro line before a declaration) and the next line (a
+    ``#pragma`` between a loop header and its body). An ERROR node can span a whole file;
+    its cause is at its start, so its end does not widen the window."""
     size = len(source)
-    lo = _line_start(source, min(err.start_byte, size))
+    at = min(err.start_byte, size)
+    lo = _line_start(source, at)
     back = lo
     while back > 0:
         back = _line_start(source, back - 1)
         if source[back:lo].strip():
             break
-    lo = back
-    hi = min(size, max(err.end_byte, err.start_byte + 1))
+    hi = at
     for _ in range(2):
         nl = source.find(b"\n", hi)
         if nl < 0:
-            return lo, size
+            return back, size
         hi = nl + 1
-    return lo, hi - 1
+    return back, hi - 1
 
 
-def _macro_edit(source: bytes, lo: int, hi: int, taken: set[int]) -> Edit | None:
-    """The first masking edit that looks like macro text in [lo, hi), or None."""
+def _macro_edits(source: bytes, lo: int, hi: int, taken: set[int]) -> list[Edit]:
+    """The masking edits for macro text in [lo, hi): every match of the first kind found
+    (test header, statement-like macro line, specifier macro, misplaced ``#pragma``)."""
     region = source[lo:hi]
+    edits: list[Edit] = []
     for m in _TEST_HEADER_RE.finditer(region):
         start, end = lo + m.start(1), lo + m.end(2)
         if start in taken or m.group(1) in _NOT_MACROS or _in_directive(source, start):
             continue
+        taken.add(start)
         if start == _line_start(source, start):
             # at column 1: a gtest-style "TEST(Gemm, 128x128) {": keep the name where it is,
             # blank the arguments, so that it parses as the function header "TEST(   ) {"
             open_paren = lo + m.start(2)
             blanked = source[start:open_paren + 1] + _blanks(source, open_paren + 1, end - 1)
-            return start, end, blanked + b")", "test macro header"
-        # indented: a statement macro followed by a block, "CUDA_KERNEL_LOOP(i, n) {"
-        return start, end, _blanks(source, start, end), "statement-like macro"
+            edits.append((start, end, blanked + b")", "test macro header"))
+        else:  # indented: a statement macro followed by a block, "CUDA_KERNEL_LOOP(i, n) {"
+            edits.append((start, end, _blanks(source, start, end), "statement-like macro"))
+    if edits:
+        return edits
     for m in _MACRO_LINE_RE.finditer(region):
         start, end = lo + m.start(1), lo + (m.end(2) if m.group(2) else m.end(1))
         if start not in taken and m.group(1) not in _NOT_MACROS \
                 and not _in_directive(source, start):
-            return start, end, _blanks(source, start, end), "statement-like macro"
+            taken.add(start)
+            edits.append((start, end, _blanks(source, start, end), "statement-like macro"))
+    if edits:
+        return edits
     for m in _SPECIFIER_MACRO_RE.finditer(region):
         start, end = lo + m.start(1), lo + (m.end(2) if m.group(2) else m.end(1))
         if start in taken or m.group(1) in _NOT_MACROS or _in_directive(source, start):
             continue
-        return start, end, _blanks(source, start, end), "specifier macro"
+        taken.add(start)
+        edits.append((start, end, _blanks(source, start, end), "specifier macro"))
+    if edits:
+        return edits
     for m in _PRAGMA_LINE_RE.finditer(region):
         start, end = lo + m.start(), lo + m.end()
         start += len(m.group()) - len(m.group().lstrip(b" \t"))
         if start not in taken:
             # "for (...)\n#pragma unroll\n  for (...)": the grammar allows no directive
             # between a statement's header and its body; the model still reads the pragma
-            return start, end, _blanks(source, start, end), "pragma"
-    return None
+            taken.add(start)
+            edits.append((start, end, _blanks(source, start, end), "pragma"))
+    return edits
 
 
 def _blanks(source: bytes, start: int, end: int) -> bytes:
@@ -601,6 +622,16 @@ class _Group:
     branches: list[tuple[int, int, bool | None]]
     start: int
     end: int
+    unbalanced: bool = False  # a branch opens or closes more braces/parens than it closes
+
+
+def _unbalanced(text: bytes) -> bool:
+    text = _COMMENT_OR_STRING_RE.sub(b"", text)
+    return text.count(b"{") != text.count(b"}") or text.count(b"(") != text.count(b")")
+
+
+_COMMENT_OR_STRING_RE = re.compile(rb'//[^\n]*|/\*.*?\*/|"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'',
+                                   re.S)
 
 
 def _conditional_groups(source: bytes) -> list[_Group]:
@@ -616,6 +647,7 @@ def _conditional_groups(source: bytes) -> list[_Group]:
         else:
             g, bstart, live = stack.pop()
             g.branches.append((bstart, m.start(), live))
+            g.unbalanced |= _unbalanced(source[bstart:m.start()])
             g.directives.append((m.start(), m.end()))
             if kind == b"endif":
                 g.end = m.end()
@@ -720,14 +752,17 @@ def _evaluate(node: ast.expr) -> int:
 def _flatten_conditionals(
     source: bytes, groups: list[_Group], errors: list[Node], taken: set[int]
 ) -> list[Edit]:
-    """Flatten every group that holds an error: keep the branch a CUDA build would see (the
-    first whose condition is true or unknown), blank the directives and the other branches."""
+    """Flatten every group that holds an error or splits braces (the error it causes can be
+    reported far away, at the end of the enclosing block): keep the branch a CUDA build would
+    see (the first whose condition is true or unknown), blank the directives and the rest."""
     edits: list[Edit] = []
     for g in groups:
         if g.start in taken:
             continue
-        if not any(g.start <= e.start_byte <= g.end or e.start_byte <= g.start <= e.end_byte
-                   for e in errors):
+        if not g.unbalanced and not any(
+            g.start <= e.start_byte <= g.end or e.start_byte <= g.start <= e.end_byte
+            for e in errors
+        ):
             continue
         keep = next((i for i, b in enumerate(g.branches) if b[2] is not False), None)
         spans = list(g.directives) + [
