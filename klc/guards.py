@@ -1788,9 +1788,11 @@ def _condition_of(parent: Node, child: Node) -> Node | None:
     if t in ("if_statement", "while_statement", "do_statement", "switch_statement",
              "for_statement"):
         cond = parent.child_by_field_name("condition")
-        if cond is not None and cond.start_byte <= child.start_byte < cond.end_byte:
+        if cond is None or cond.start_byte <= child.start_byte < cond.end_byte:
             return None
-        return cond
+        if cond.type == "condition_clause":
+            cond = cond.child_by_field_name("value") or cond
+        return _unwrap(cond)
     if t == "conditional_expression":
         cond = parent.child_by_field_name("condition")
         return None if cond is not None and cond == child else cond

@@ -333,6 +333,24 @@ def parse_specs(text: str, path: str) -> list[RuleSpec]:
     return [_rule_spec(r, path) for r in tree.children if isinstance(r, Tree)]
 
 
+def parse_guard(text: str, path: str = "<guard>") -> GuardExpr:
+    """A guard expression on its own (``is_restrict($X) and not in_loop``), checked against
+    the predicate vocabulary: for tools and tests that evaluate guards without a rule."""
+    prefix = "rule __guard__ { guard: "
+    try:
+        tree = grammar().parse(prefix + text + "\n}")
+    except UnexpectedInput as e:
+        raise _syntax_error(e, prefix + text, path) from None
+    fields = [f for f in tree.children[0].children[1:] if isinstance(f, Tree)]
+    if len(fields) != 1 or fields[0].data != "guard_field":
+        raise KlcError(f"{path}: not one guard expression: {text!r}")
+    guard = _guard(fields[0].children[0])
+    problems = [m for c in calls(guard) for _, _, m in check_call(c)]
+    if problems:
+        raise KlcError(f"{path}: {'; '.join(problems)}")
+    return guard
+
+
 def _rule_spec(tree: Tree, path: str) -> RuleSpec:
     name_tok = tree.children[0]
     fields = tuple(_field_spec(f) for f in tree.children[1:] if isinstance(f, Tree))

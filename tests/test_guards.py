@@ -1,0 +1,483 @@
+"""Guard predicates on small real kernels: each one true and false, with the reason it gives.
+
+The matcher is not needed: a ``Match`` is built by hand from the parsed unit (the anchor is a
+span of the source, each metavariable the node covering a span), which is exactly what the
+matcher hands to the guards.
+"""
+
+from __future__ import annotations
+
+import re
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from klc.frontend import Unit, parse_bytes
+from klc.guards import PREDICATES, GuardContext, Verdict, evaluate
+from klc.match import Binding, Match
+from klc.rules import Edit, parse_guard
+
+K1 = """\
+#define TILE 32
+#define N (TILE * 4)
+constexpr int K = 6;
+__global__ void __launch_bounds__(256) k1(const float* __restrict__ x, float* y, float4* v,
+                                          int n) {
+  __shared__ float tile[TILE][TILE + 1];
+  __shared__ __align__(16) float s2[64];
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  int j = threadIdx.x + blockDim.x * blockIdx.x + 1;
+  const float* xs = x + 1;
+  const float* x4 = x + 4;
+  float a = 0.0f;
+  for (int k = 0; k < 8; ++k) { a += x[k]; }
+  #pragma unroll 4
+  for (int k = 0; k < n; k += 2) { a += x[k]; }
+  int z = N + K + TILE;
+  if (i < n) y[i] = a;
+  __syncthreads();
+  y[0] = __shfl_down_sync(0xffffffff, a, 1);
+}
+"""
+
+K2 = """\
+__global__ void k2(float* __restrict__ p, float* __restrict__ q, int n) {
+  int t = threadIdx.x;
+  int lane = t % 32;
+  if (lane < 16) {
+    __syncthreads();
+  }
+  p[t] = q[t];
+}
+"""
+
+K3 = """\
+__global__ void k3(float* y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  for (int s = 1; s < 64; s *= 2) {
+    if (threadIdx.x > s) break;
+    __syncthreads();
+  }
+  y[i] = 1.0f;
+}
+"""
+
+
+def unit_of(src: str, path: str = "k.cu") -> Unit:
+    return parse_bytes(src.encode(), path)
+
+
+def span(unit: Unit, text: str, nth: int = 0, after: int = 0) -> tuple[int, int]:
+    """The nth occurrence of ``text`` at or after ``after``, as whole words."""
+    pattern = re.compile(rb"(?<![\w])" + re.escape(text.encode()) + rb"(?![\w])")
+    found = list(pattern.finditer(unit.source, after))
+    return found[nth].start(), found[nth].end()
+
+
+def node(unit: Unit, start: int, end: int) -> Any:
+    n = unit.root.descendant_for_byte_range(start, end)
+    assert n is not None and (n.start_byte, n.end_byte) == (start, end), unit.text(start, end)
+    return n
+
+
+def context(src: str | Unit, anchor: str, *, nth: int = 0, holes: dict[str, str] | None = None,
+            spec: object | None = None, rule: object | None = None,
+            **binds: str | tuple[str, int]) -> GuardContext:
+    """A match of ``anchor`` (its nth occurrence) with metavariables bound to spans inside it
+    (a text, or (text, nth occurrence inside the anchor))."""
+    unit = src if isinstance(src, Unit) else unit_of(src)
+    start, end = span(unit, anchor, nth)
+    bindings = {}
+    for name, what in binds.items():
+        text, k = (what, 0) if isinstance(what, str) else what
+        s, e = span(unit, text, k, after=start)
+        assert e <= end, f"{text!r} is not inside the anchor"
+        bindings[name] = Binding(name, s, e, unit.text(s, e), (node(unit, s, e),))
+    covering = unit.root.descendant_for_byte_range(start, end)
+    m = Match(rule, unit, unit.function_at(start), start, end,  # type: ignore[arg-type]
+              (covering,), bindings)
+    return GuardContext(m, holes or {}, spec)
+
+
+def check(ctx: GuardContext, guard: str) -> Verdict:
+    return evaluate(parse_guard(guard), ctx)
+
+
+def yes(ctx: GuardContext, guard: str) -> Verdict:
+    v = check(ctx, guard)
+    assert v.ok and not v.unknown, v.reason
+    return v
+
+
+def no(ctx: GuardContext, guard: str, *fragments: str) -> Verdict:
+    v = check(ctx, guard)
+    assert not v.ok, v.reason
+    for f in fragments:
+        assert f in v.reason, (f, v.reason)
+    return v
+
+
+# --------------------------------------------------------------------------------------
+# The registry
+
+
+def test_vocabulary_is_documented() -> None:
+    assert len(PREDICATES) >= 18
+    for name, p in PREDICATES.items():
+        assert p.name == name and p.doc and (p.doc[0].isupper() or p.doc[0] == "$"), name
+        assert p.signature.startswith(name)
+
+
+# --------------------------------------------------------------------------------------
+# Types and qualifiers
+
+
+def test_elem_type() -> None:
+    ctx = context(K1, "if (i < n) y[i] = a;", Y="y", V="a")
+    yes(ctx, 'elem_type($Y, "float")')
+    no(ctx, 'elem_type($Y, "double")',
+       "the element type of `y` is float, not double (declared at k.cu:4:72: float* y)")
+    v4 = context(K1, "float4* v", V="v")
+    yes(v4, "elem_type($V, float4)")
+    local = context(K1, "const float* xs = x + 1;", X="xs")
+    yes(local, 'elem_type($X, "float")')
+    sub = context(K1, "a += x[k];", E="x[k]")
+    yes(sub, 'elem_type($E, "float")')
+
+
+def test_is_pointer_const_restrict() -> None:
+    ctx = context(K1, "if (i < n) y[i] = a;", Y="y", N="n", I="i")
+    yes(ctx, "is_pointer($Y)")
+    no(ctx, "is_pointer($N)", "`n` is not a pointer: its type is int")
+    no(ctx, "is_const($Y)", "`y` is not const (k.cu:4:72: float* y)")
+    no(ctx, "is_restrict($Y)", "`y` is not __restrict__ (k.cu:4:72: float* y)")
+    x = context(K1, "a += x[k];", X="x")
+    yes(x, "is_const($X) and is_restrict($X) and is_pointer($X)")
+    no(context(K1, "x4 = x + 4", P="x4"), "is_restrict($P)", "`x4` is not __restrict__",
+       "k.cu:11:3: const float* x4 = x + 4;")
+
+
+def test_is_identifier_same_text_kernel_param() -> None:
+    ctx = context(K1, "const float* xs = x + 1;", X="x", E="x + 1", XS="xs")
+    yes(ctx, "is_identifier($X) and is_kernel_param($X)")
+    no(ctx, "is_identifier($E)", "`x + 1` is not an identifier but binary expression "
+       "(k.cu:10:21)")
+    no(ctx, "is_kernel_param($XS)", "`xs` is not a parameter of k1 (declared at k.cu:10:3")
+    loop = context(K1, "for (int k = 0; k < 8; ++k) { a += x[k]; }", A="x[k]",
+                   B=("x[k]", 0))
+    yes(loop, "same_text($A, $B)")
+    two = context(K1, "if (i < n) y[i] = a;", A="y[i]", B="i < n")
+    no(two, "same_text($A, $B)", "`y[i]` (k.cu:17:14) and `i < n` (k.cu:17:7) differ")
+
+
+# --------------------------------------------------------------------------------------
+# Constants
+
+
+def test_is_constant_and_const_value() -> None:
+    ctx = context(K1, "int z = N + K + TILE;", Z="N + K + TILE", N="N", K="K", T="TILE")
+    yes(ctx, "is_constant($Z)")
+    v = yes(ctx, "const_value($Z, ==, 166)")
+    assert "#define N (TILE * 4)" in v.reason and "constexpr int K = 6;" in v.reason
+    yes(ctx, "equals($N, 128) and const_value($T, >=, 32)")
+    no(ctx, "const_value($K, <, 5)", "`K` = 6", "and not 6 < 5")
+    n = context(K1, "if (i < n)", N="n")
+    no(n, "is_constant($N)", "`n` is not a compile-time constant: `n` is a parameter "
+       "(a run-time value) (k.cu:17:11)")
+
+
+def test_divisible_and_power_of_two() -> None:
+    ctx = context(K1, "int z = N + K + TILE;", N="N", K="K", T="TILE")
+    yes(ctx, "divisible($N, 32) and power_of_two($T) and power_of_two($N)")
+    no(ctx, "divisible($K, 4)", "`K` = 6 (from constexpr int K = 6;) is not a multiple of 4")
+    no(ctx, "power_of_two($K)", "`K` = 6", "is not a power of two")
+    yes(context(K1, "int z = N + K + TILE;", holes={"f": "16"}, N="N"), "divisible($N, ?f)")
+    assert check(context(K1, "int z = N + K + TILE;", N="N"),
+                 "divisible($N, ?f)").reason == "divisible: depends on ?f"
+
+
+def test_divisible_by_spec_sizes_only_when_every_size_is() -> None:
+    def spec(verify: tuple[dict[str, int], ...]) -> SimpleNamespace:
+        return SimpleNamespace(kernel_name="k1", sizes={"n": 4096}, verify_sizes=verify,
+                               template=(), block=(), args=(), shared="")
+
+    good = context(K1, "if (i < n)", spec=spec(({"n": 1024}, {"n": 64})), N="n")
+    yes(good, "divisible($N, 64)")
+    bad = context(K1, "if (i < n)", spec=spec(({"n": 1000},)), N="n")
+    no(bad, "divisible($N, 64)", "`n` takes the value 1000 in the spec, not a multiple of 64")
+    derived = context(K1, "if (i < n)", spec=spec(()), N="n")
+    no(derived, "divisible($N, 64)", "`n` is a parameter (a run-time value)",
+       "the spec does not fix it for every verification size")
+    other_kernel = SimpleNamespace(kernel_name="other", sizes={"n": 64},
+                                   verify_sizes=({"n": 64},))
+    no(context(K1, "if (i < n)", spec=other_kernel, N="n"), "divisible($N, 64)")
+
+
+# --------------------------------------------------------------------------------------
+# Alignment, writes, aliasing
+
+
+def test_aligned() -> None:
+    ctx = context(K1, "const float* x4 = x + 4;", X="x", X4="x4")
+    yes(ctx, "aligned($X, 16) and aligned($X4, 16)")
+    v = yes(ctx, "aligned($X, 256)")
+    assert "kernel parameter `x`, a device allocation at offset 0" in v.reason
+    xs = context(K1, "const float* xs = x + 1;", XS="xs")
+    no(xs, "aligned($XS, 16)", "`xs` is only known to be 4-byte aligned, not 16",
+       "offset by 1 × 4 bytes, copied into `xs` (k.cu:10:3: const float* xs = x + 1;)")
+    yes(context(K1, "__shared__ __align__(16) float s2[64];", S="s2"), "aligned($S, 16)")
+    yes(context(K1, "float4* v", V="v"), "aligned($V, 16)")
+    no(context(K1, "__shared__ float tile", T="tile"), "aligned($T, 16)",
+       "only known to be 4-byte aligned")
+
+
+def test_aligned_device_function_parameter_is_unknown() -> None:
+    src = ("__device__ void f(const float* p) {\n"
+           "  float4 v = reinterpret_cast<const float4*>(p)[0];\n}\n")
+    no(context(src, "reinterpret_cast<const float4*>(p)[0]", P="p"), "aligned($P, 16)",
+       "`p` is not a pointer parameter of a kernel (k.cu:1:19: const float* p)")
+
+
+def test_no_write_and_writes_in() -> None:
+    ctx = context(K1, "if (i < n) y[i] = a;", Y="y")
+    yes(context(K1, "a += x[k];", X="x"), "no_write($X, kernel)")
+    no(ctx, "no_write($Y, kernel)", "`y` is written in global function `k1`: "
+       "k.cu:17:14: y[i] = a stores through it")
+    yes(ctx, "writes_in($Y, anchor)")
+    loop = context(K1, "a += x[k];", Y=("x", 0))
+    yes(loop, "no_write($Y, loop)")
+    no(context(K1, "if (i < n)", X="i"), "no_write($X, loop)", "is not inside a loop")
+
+
+@pytest.mark.parametrize(("body", "what"), [
+    ("atomicAdd(&p[0], 1.0f);", "writes it with atomicAdd"),
+    ("p[t]++;", "stores through it"),
+    ("float* alias = p + 4; alias[0] = 1.0f;", "stores through it"),
+    ("reinterpret_cast<float4*>(p)[t].x = 2.0f;", "stores through it"),
+    ("helper(p + t);", "passes it to helper, which may write through it"),
+    ('asm volatile("st.global.f32 [%0], 1.0;" :: "l"(p));', "passes it to inline asm"),
+    ("p = q;", "reassigns the pointer"),
+])
+def test_every_kind_of_write_is_seen(body: str, what: str) -> None:
+    src = ("__global__ void w(float* p, float* q) {\n  int t = threadIdx.x;\n  float r = p[t];\n"
+           f"  {body}\n}}\n")
+    no(context(src, "float r = p[t];", P="p"), "no_write($P, kernel)", what)
+
+
+def test_reads_are_not_writes() -> None:
+    src = ("__global__ void r(const float* p, float* q) {\n  int t = threadIdx.x;\n"
+           "  q[t] = __ldg(&p[t]) + p[t + 1] + fmaxf(p[0], 1.0f);\n  q[p[0] > 0] = 1;\n}\n")
+    ctx = context(src, "q[t] = __ldg(&p[t])", P="p")
+    yes(ctx, "no_write($P, kernel)")
+
+
+def test_no_alias() -> None:
+    both = context(K2, "p[t] = q[t];", P="p", Q="q")
+    yes(both, "no_alias($P, $Q)")
+    no(both, "no_alias($P, $P)", "are the same buffer `p`")
+    ro = ("__global__ void ro(const float* a, const float* b, float* out) {\n"
+          "  float s = a[0] + b[0];\n  out[0] = s;\n}\n")
+    v = yes(context(ro, "float s = a[0] + b[0];", A="a", B="b"), "no_alias($A, $B)")
+    assert v.reason == "neither `a` nor `b` is written in `ro`"
+    ctx = context(ro, "float s = a[0] + b[0];", A="a", B="b")
+    out = context(ctx.match.unit, "out[0] = s;", O="out")
+    ctx.match.bindings["O"] = out.match.bindings["O"]
+    no(ctx, "no_alias($A, $O)", "`a` and `out` may alias: `a`, `out` not __restrict__",
+       "`out` is written (k.cu:3:3: out[0] = s stores through it)")
+    ctx.spec = SimpleNamespace(kernel_name="ro", args=(SimpleNamespace(name="a", shape=("n",)),
+                                                       SimpleNamespace(name="out",
+                                                                       shape=("n",))))
+    assert "distinct buffers allocated by the spec" in yes(ctx, "no_alias($A, $O)").reason
+
+
+# --------------------------------------------------------------------------------------
+# Threads and blocks
+
+
+def test_thread_linear_index() -> None:
+    ctx = context(K1, "int j = threadIdx.x + blockDim.x * blockIdx.x + 1;", J="j",
+                  E="threadIdx.x + blockDim.x * blockIdx.x")
+    yes(context(K1, "if (i < n)", I="i"), "thread_linear_index($I)")
+    yes(ctx, "thread_linear_index($E)")
+    no(ctx, "thread_linear_index($J)", "`j` is not the thread's linear index "
+       "(k.cu:9:3: int j = threadIdx.x + blockDim.x * blockIdx.x + 1;)")
+    reassigned = ("__global__ void r(float* y) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;"
+                  "\n  i += 1;\n  y[i] = 0;\n}\n")
+    no(context(reassigned, "y[i] = 0;", I="i"), "thread_linear_index($I)", "reassigned later")
+
+
+def test_block_size_from_launch_bounds_is_an_upper_bound() -> None:
+    ctx = context(K1, "if (i < n)")
+    v = yes(ctx, "block_size_known and block_size(<=, 256) and block_size(<, 1024)")
+    assert "__launch_bounds__(256) (k.cu:4:17)" in v.reason
+    no(ctx, "block_size(==, 256)", "only an upper bound of 256 threads per block is known")
+    no(ctx, "block_size(<=, 128)")
+
+
+def test_block_size_from_spec_and_launches() -> None:
+    from klc.spec import load_spec
+
+    src = ("/* klc-spec\nkernel: s\nsizes: {n: 1024}\nargs:\n"
+           "  - {name: y, type: \"float*\", shape: [n], role: inout, init: normal}\n"
+           "  - {name: n, type: int, value: n}\ngrid: [\"ceil_div(n, 128)\"]\nblock: [64, 2]\n*/\n"
+           "__global__ void s(float* y, int n) { y[threadIdx.x] = 0.0f; }\n")
+    spec = load_spec(src.encode(), "s.cu")
+    v = yes(context(src, "y[threadIdx.x] = 0.0f;", spec=spec), "block_size(==, 128)")
+    assert "block 64×2×1" in check(context(src, "y[threadIdx.x] = 0.0f;", spec=spec),
+                                   "block_size_known").reason
+    assert "the spec's block" in v.reason
+    host = ("__global__ void g(float* y) { y[0] = 1; }\n"
+            "void run(float* y) { g<<<4, dim3(32, 4)>>>(y); g<<<8, dim3(32, 4)>>>(y); }\n")
+    yes(context(host, "y[0] = 1;"), "block_size(==, 128)")
+    unknown = "__global__ void u(float* y) { y[0] = 1; }\n"
+    no(context(unknown, "y[0] = 1;"), "block_size_known",
+       "the block size of `u` is unknown: no spec block, no launch of `u` in this file and no "
+       "__launch_bounds__")
+
+
+def test_sync_uniform() -> None:
+    yes(context(K1, "__syncthreads();"), "sync_uniform(kernel) and sync_uniform")
+    no(context(K2, "p[t] = q[t];"), "sync_uniform(kernel)",
+       "`__syncthreads()` (k.cu:5:5) is under `lane < 16` (k.cu:4:7), which depends on the "
+       "thread (`t % 32`)")
+    no(context(K3, "y[i] = 1.0f;"), "sync_uniform",
+       "`break;` (k.cu:5:26) under the thread-dependent `threadIdx.x > s` leaves the loop "
+       "around `__syncthreads()` (k.cu:6:5)")
+    uniform = ("__global__ void u(float* y, int n) {\n  for (int s = 1; s < n; s *= 2) {\n"
+               "    if (blockIdx.x > 3) y[0] = 1;\n    __syncthreads();\n  }\n}\n")
+    yes(context(uniform, "y[0] = 1;"), "sync_uniform")
+
+
+def test_no_early_return_before_barrier_and_warp_intrinsics() -> None:
+    yes(context(K1, "if (i < n)"), "no_early_return_before_barrier and uses_warp_intrinsics")
+    no(context(K3, "y[i] = 1.0f;"), "no_early_return_before_barrier",
+       "`return;` (k.cu:3:15) comes before `__syncthreads()` (k.cu:6:5)")
+    no(context(K2, "p[t] = q[t];"), "uses_warp_intrinsics(kernel)",
+       "global function `k2` calls no warp intrinsic")
+    no(context(K1, "a += x[k];"), "uses_warp_intrinsics(loop)", "calls no warp intrinsic")
+
+
+def test_smem_fits_counts_the_rewrite_with_hole_values() -> None:
+    rule = SimpleNamespace(edits=(Edit("insert_body_start",
+                                       template="__shared__ float ?name[?tile][$W];"),))
+    ctx = context(K1, "int z = N + K + TILE;", rule=rule, W="TILE")
+    v = check(ctx, "smem_fits")
+    assert v.ok and v.unknown and v.reason == "smem_fits: depends on ?name"
+    filled = context(K1, "int z = N + K + TILE;", rule=rule, holes={"name": "t2", "tile": "64"},
+                     W="TILE")
+    v = yes(filled, "smem_fits")
+    assert v.reason == ("4480 B declared in `k1` + 8192 B from the rewrite = 12672 B fits "
+                        "49152 B")
+    big = context(K1, "int z = N + K + TILE;", rule=rule, holes={"name": "t2", "tile": "512"},
+                  W="TILE")
+    no(big, "smem_fits", "4480 B declared in `k1` + 65536 B from the rewrite = 70016 B exceeds "
+       "49152 B (k.cu:4:1:")
+    yes(big, "smem_fits(optin) and smem_fits(80000)")
+    no(context(K1, "int z"), "smem_fits(4000)", "4480 B declared in `k1` = 4480 B exceeds 4000 B")
+
+
+# --------------------------------------------------------------------------------------
+# Loops
+
+
+def test_trip_count_known() -> None:
+    first = context(K1, "for (int k = 0; k < 8; ++k) { a += x[k]; }",
+                    LOOP="for (int k = 0; k < 8; ++k) { a += x[k]; }", COND="k < 8")
+    v = yes(first, "trip_count_known($LOOP) and trip_count_known($COND)")
+    assert "`for (int k = 0; k < 8; ++k)` runs 8 iterations" in v.reason
+    yes(first, "trip_count_known(anchor)")
+    second = context(K1, "for (int k = 0; k < n; k += 2) { a += x[k]; }", COND="k < n")
+    no(second, "trip_count_known($COND)",
+       "the trip count of `for (int k = 0; k < n; k += 2)` (k.cu:15:3) is not known: the bound "
+       "`n` is not constant: `n` is a parameter (a run-time value)")
+    body = context(K1, "a += x[k];", E="a")
+    no(body, "trip_count_known($E)", "is neither a loop nor in a loop header")
+    yes(body, "trip_count_known(loop)")
+    geometric = context(K3, "for (int s = 1; s < 64; s *= 2)", C="s < 64")
+    assert "runs 6 iterations" in yes(geometric, "trip_count_known($C)").reason
+
+
+def test_has_pragma_unroll_and_in_loop() -> None:
+    second = context(K1, "for (int k = 0; k < n; k += 2) { a += x[k]; }")
+    yes(second, "has_pragma_unroll(anchor) and has_pragma_unroll(anchor, 4)")
+    no(second, "has_pragma_unroll(anchor, 8)", "has #pragma unroll 4, not 8")
+    first = context(K1, "for (int k = 0; k < 8; ++k) { a += x[k]; }")
+    no(first, "has_pragma_unroll(anchor)", "the loop at k.cu:13:3 has no #pragma unroll")
+    no(first, "in_loop", "is not inside a loop")
+    inner = context(K1, "a += x[k];", nth=1, holes={"u": "4"})
+    v = yes(inner, "in_loop and has_pragma_unroll(loop, ?u)")
+    assert "inside the for loop at k.cu:15:3" in v.reason
+
+
+def test_not_in_error() -> None:
+    yes(context(K1, "if (i < n)"), "not_in_error")
+    broken = "__global__ void b(float* y) {\n  y[0] = 1.0f;\n  y[1] = ) 2 (;\n}\n"
+    unit = unit_of(broken)
+    assert unit.problems
+    bad = unit.problems[0]
+    m = Match(None, unit, unit.function_at(bad.start), bad.start,  # type: ignore[arg-type]
+              bad.start + 1, (unit.root,), {})
+    no(GuardContext(m), "not_in_error", "the match overlaps a syntax error: k.cu:3:")
+
+
+# --------------------------------------------------------------------------------------
+# The evaluator
+
+
+def test_and_or_not_reasons() -> None:
+    ctx = context(K1, "if (i < n) y[i] = a;", Y="y", N="n")
+    v = no(ctx, "is_pointer($Y) and is_const($Y) and is_restrict($Y)")
+    assert v.reason == "`y` is not const (k.cu:4:72: float* y)"
+    v = no(ctx, "is_const($Y) or is_restrict($Y)")
+    assert v.reason == ("`y` is not const (k.cu:4:72: float* y); and `y` is not __restrict__ "
+                        "(k.cu:4:72: float* y)")
+    assert no(ctx, "not is_pointer($Y)").reason == "not (`y` is a pointer)"
+    yes(ctx, "not is_pointer($N) and (is_const($Y) or is_pointer($Y))")
+
+
+def test_pending_holes_pass_and_stay_pending_under_not() -> None:
+    ctx = context(K1, "int z = N + K + TILE;", N="N")
+    for guard in ("divisible($N, ?f)", "not divisible($N, ?f)",
+                  "is_constant($N) and divisible($N, ?f)"):
+        v = check(ctx, guard)
+        assert v.ok and v.unknown and "depends on ?f" in v.reason, guard
+    v = check(ctx, "divisible($N, ?f) and divisible($N, 3)")
+    assert not v.ok and not v.unknown
+
+
+def test_missing_libclang_fails_closed(monkeypatch: pytest.MonkeyPatch) -> None:
+    ctx = context(K1, "y[0] = __shfl_down_sync(0xffffffff, a, 1);",
+                  E="__shfl_down_sync(0xffffffff, a, 1)")
+
+    def no_facts(self: Unit) -> None:
+        raise ImportError("No module named 'clang'")
+
+    monkeypatch.setattr(Unit, "facts", property(no_facts))
+    for guard in ('elem_type($E, "float")', 'not elem_type($E, "float")', "is_pointer($E)"):
+        v = check(ctx, guard)
+        assert not v.ok and v.unknown, guard
+        assert "libclang facts unavailable" in v.reason
+
+
+def test_template_element_type_is_unknown_not_false() -> None:
+    src = "template <typename T>\n__global__ void t(const T* x, T* y) { y[0] = x[0]; }\n"
+    ctx = context(src, "y[0] = x[0];", X=("x", 0))
+    v = check(ctx, 'not elem_type($X, "float")')
+    assert not v.ok and v.unknown
+    assert "the template parameter T" in v.reason
+
+
+def test_tree_facts_stay_fast() -> None:
+    import time
+
+    unit = unit_of(K1)
+    guard = parse_guard("is_restrict($X) and no_write($X, kernel) and sync_uniform and "
+                        "trip_count_known(loop) and aligned($X, 16) and in_loop")
+    ctx = context(unit, "a += x[k];", X="x")
+    evaluate(guard, ctx)
+    t0 = time.perf_counter()
+    for _ in range(200):
+        evaluate(guard, context(unit, "a += x[k];", X="x"))
+    assert time.perf_counter() - t0 < 2.0  # ~10 ms budget per file in `klc list`
