@@ -38,11 +38,15 @@ import secrets
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from klc.errors import KlcError
 from klc.frontend import check_text, parse_bytes
 from klc.spec import Bound, Spec, check_spec, element_count, evaluate, launch_dims, load_spec
+
+if TYPE_CHECKING:
+    from klc.frontend import Unit
+    from klc.gate.compile import CompileResult
 
 STAGES = ("compile", "verify", "profile")
 GPU_STAGES = ("verify", "profile")
@@ -133,7 +137,8 @@ class _Side:
     bound: Bound | None
 
 
-def _read_side(source: bytes, path: str) -> tuple[_Side, Any]:
+def _read_side(source: bytes, path: str) -> tuple[_Side, Unit]:
+    """Read, parse and check one side; every problem here is bad input (KlcError)."""
     check_text(path, source)
     unit = parse_bytes(source, path)
     spec = load_spec(source, path)
@@ -366,7 +371,8 @@ def _launch(b: Bound, env: dict[str, Any]) -> dict[str, Any]:
             "shared": evaluate_int(b.spec.shared, env)}
 
 
-def _run_gpu_stages(record: GateRecord, cand: _Side, ref: _Side | None, ref_compiled: Any,
+def _run_gpu_stages(record: GateRecord, cand: _Side, ref: _Side | None,
+                    ref_compiled: CompileResult | None,
                     stages: list[str], arch: str, timeout_s: float | None,
                     seeds: Iterable[int] | None, device_skip: str) -> None:
     """Plan the cases (static: the specs must fit each other, expressions must evaluate,
@@ -405,6 +411,7 @@ def _run_gpu_stages(record: GateRecord, cand: _Side, ref: _Side | None, ref_comp
     job["kernels"] = {"candidate": {"cubin": comp["cubin"],
                                     "lowered": comp["lowered"][cand.bound.name_expression]}}
     if not same:
+        assert ref_compiled is not None and ref_compiled.cubin_path is not None
         job["kernels"]["reference"] = {
             "cubin": ref_compiled.cubin_path,
             "lowered": ref_compiled.lowered[data.name_expression]}
