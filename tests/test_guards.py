@@ -481,3 +481,11 @@ def test_tree_facts_stay_fast() -> None:
     for _ in range(200):
         evaluate(guard, context(unit, "a += x[k];", X="x"))
     assert time.perf_counter() - t0 < 2.0  # ~10 ms budget per file in `klc list`
+
+
+def test_every_predicate_is_documented() -> None:
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "rules.md").read_text()
+    missing = [name for name in PREDICATES if f"`{name}" not in doc]
+    assert not missing, missing
