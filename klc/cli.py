@@ -354,34 +354,23 @@ def cmd_gate(args: argparse.Namespace) -> int:
 
 @command("check")
 def cmd_check(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from klc.guards import PREDICATES
-    from klc.rules import RuleError, load_rule_dir, load_rules
+    from klc.rules import check_rule_paths
 
     if args.predicates:
         for pred in sorted(PREDICATES.values(), key=lambda p: p.name):
-            out.print(f"{pred.signature}\n    {pred.doc}", markup=False)
+            out.print(f"{pred.signature}\n    {pred.doc}", markup=False, emoji=False)
     if not args.paths:
         if args.predicates:
             return 0
         raise KlcError("check: give .rule files or folders (or --predicates)")
-    count, errors = 0, []
-    for path in args.paths:
-        try:
-            rules = load_rule_dir(path) if Path(path).is_dir() else load_rules(path)
-        except RuleError as e:
-            errors.extend(e.errors)
-            continue
-        except KlcError as e:
-            errors.append(str(e))
-            continue
-        count += len(rules)
+    rules, errors = check_rule_paths(args.paths)
+    count = f"{len(rules)} rule{'s' if len(rules) != 1 else ''} ok"
     for message in errors:
-        err.print(message, markup=False)
+        err.print(message, markup=False, emoji=False)
     if errors:
-        err.print(f"{len(errors)} error{'s' if len(errors) != 1 else ''}; "
-                  f"{count} rule{'s' if count != 1 else ''} ok", markup=False)
+        err.print(f"{len(errors)} error{'s' if len(errors) != 1 else ''}; {count}",
+                  markup=False, emoji=False)
         return 2
-    out.print(f"{count} rule{'s' if count != 1 else ''} ok")
+    out.print(count, markup=False, emoji=False)
     return 0

@@ -1132,6 +1132,42 @@ def load_rule_dir(directory: str | Path) -> list[Rule]:
     return rules
 
 
+def check_rule_paths(paths: list[str | Path]) -> tuple[list[Rule], list[str]]:
+    """What ``klc check`` runs: load every file given (a folder: its ``*.rule`` files, in
+    name order) without stopping at a bad one, and refuse a rule name defined twice across
+    all of them. Returns the valid rules and every error, each ``file:line:col: message``."""
+    files: list[Path] = []
+    errors: list[str] = []
+    for p in paths:
+        path = Path(p)
+        if path.is_dir():
+            found = sorted(path.glob("*.rule"))
+            if not found:
+                errors.append(f"{p}: no .rule files in this folder")
+            files += found
+        else:
+            files.append(path)
+    rules: list[Rule] = []
+    seen: dict[str, Rule] = {}
+    for path in files:
+        try:
+            loaded = load_rules(path)
+        except RuleError as e:
+            errors.extend(e.errors)
+            continue
+        except KlcError as e:
+            errors.append(str(e))
+            continue
+        for r in loaded:
+            if r.name in seen:
+                errors.append(f"{where(r.path, r.line, r.col)}: duplicate rule name "
+                              f"{r.name!r} (first defined at {seen[r.name].location})")
+                continue
+            seen[r.name] = r
+            rules.append(r)
+    return rules, errors
+
+
 # --------------------------------------------------------------------------------------
 # Printing
 

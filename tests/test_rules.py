@@ -543,3 +543,20 @@ def test_klc_check_folder_and_predicate_list(tmp_path: Path,
     listing = capsys.readouterr().out
     assert "aligned($X, N)" in listing and "smem_fits([limit])" in listing
     assert main(["check"]) == 2
+
+
+def test_klc_check_counts_good_files_beside_bad_ones_and_keeps_text_verbatim(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = tmp_path / "lib"
+    folder.mkdir()
+    (folder / "a.rule").write_text(rule(BASE, "a"))
+    (folder / "b.rule").write_text(rule(BASE, "b"))
+    bad = "\n" * 99 + rule(BASE + "  guard: nope\n", "c")  # the guard is on line 108
+    (folder / "c.rule").write_text(bad)
+    (tmp_path / "again.rule").write_text(rule(BASE, "a"))
+    assert main(["check", str(folder), str(tmp_path / "again.rule")]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith(f"{folder / 'c.rule'}:108:10: unknown guard predicate 'nope'")
+    assert err[1] == (f"{tmp_path / 'again.rule'}:1:1: duplicate rule name 'a' (first defined "
+                      f"at {folder / 'a.rule'}:1)")
+    assert err[2] == "2 errors; 2 rules ok"
