@@ -819,7 +819,8 @@ def is_kernel_param(ctx: GuardContext, x: Binding) -> Verdict:
     return _no(ctx, f"{_code(x)} is not a parameter of {fn.name}{where_}", x.start)
 
 
-@predicate("same_text", _metavar("$A"), _metavar("$B"))
+@predicate("same_text", ArgSpec("$A", frozenset({"metavar", "sequence"})),
+           ArgSpec("$B", frozenset({"metavar", "sequence"})))
 def same_text(ctx: GuardContext, a: Binding, b: Binding) -> Verdict:
     """$A and $B bound the same code, token for token (spacing and comments aside)."""
     src = ctx.unit.source
@@ -1097,8 +1098,9 @@ def _constant(ctx: GuardContext, b: Binding, runtime: bool = False
     first, then clang for what the tree cannot resolve (template arguments, globals)."""
     node = _binding_node(b)
     ev = _Eval(ctx, runtime)
-    if node is None:
-        return None, f"{_code(b)} is a sequence, not an expression", True, []
+    if node is None:  # a fragment of a token (a metavariable in a #pragma line) or a run
+        v = ev.text(b.text) if b.text.strip() else None
+        return v, ev.why or f"{_code(b)} is not one expression", ev.definite, ev.sources
     v = ev.node(node, ctx.unit.source)
     if v is not None or ev.definite:
         return v, ev.why, ev.definite, ev.sources

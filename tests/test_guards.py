@@ -489,3 +489,16 @@ def test_every_predicate_is_documented() -> None:
     doc = (Path(__file__).resolve().parents[1] / "docs" / "rules.md").read_text()
     missing = [name for name in PREDICATES if f"`{name}" not in doc]
     assert not missing, missing
+
+
+def test_pragma_fragment_bindings_are_evaluated_as_text() -> None:
+    unit = unit_of(K1)
+    start, end = span(unit, "4", after=span(unit, "#pragma unroll")[0])
+    ctx = context(unit, "for (int k = 0; k < n; k += 2) { a += x[k]; }")
+    ctx.match.bindings["F"] = Binding("F", start, end, "4", ())
+    yes(ctx, "is_constant($F) and power_of_two($F) and const_value($F, <=, 8)")
+    seq = context(K1, "y[0] = __shfl_down_sync(0xffffffff, a, 1);")
+    args = span(unit, "0xffffffff, a, 1")
+    seq.match.bindings["ARGS"] = Binding("ARGS", *args, "0xffffffff, a, 1", ())
+    v = no(seq, "is_constant($ARGS)", "`0xffffffff, a, 1` has no known value")
+    assert v.unknown
