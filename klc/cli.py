@@ -217,14 +217,14 @@ def cmd_apply(args: argparse.Namespace) -> int:
     from klc.frontend import parse_file
     from klc.fsutil import atomic_write
     from klc.library import select_rules
-    from klc.pipeline import apply_rules
+    from klc.pipeline import apply_rules, spec_of
     from klc.report import outcome_json
     from klc.rules import load_rules
 
     rules = select_rules(load_rules(args.rule_file), args.rule, args.rule_file)
     holes = _parse_holes(args.hole)
     unit = parse_file(args.kernel)
-    spec = _spec_of(unit)
+    spec = spec_of(unit)
     outcome = apply_rules(unit, rules, holes, spec)
     for note in outcome.notes:
         err.print(f"klc: note: {note}", markup=False)
@@ -251,24 +251,16 @@ def cmd_apply(args: argparse.Namespace) -> int:
     return 0
 
 
-def _spec_of(unit):
-    try:
-        from klc.spec import load_spec
-    except ImportError:  # the gate's spec module is optional for rewriting
-        return None
-    return load_spec(unit.source, unit.path)
-
-
 @command("list")
 def cmd_list(args: argparse.Namespace) -> int:
     from klc.frontend import parse_file
     from klc.library import default_skill_dirs, load_rule_paths
-    from klc.pipeline import find_sites
+    from klc.pipeline import find_sites, spec_of
     from klc.report import site_json
 
     rules = load_rule_paths(args.skills or default_skill_dirs())
     unit = parse_file(args.kernel)
-    sites = find_sites(unit, rules, None, _spec_of(unit))
+    sites = find_sites(unit, rules, None, spec_of(unit))
     shown = [s for s in sites if s.ok or args.all]
     if args.json:
         print(json.dumps([site_json(s) for s in shown], indent=2))

@@ -21,7 +21,7 @@ from klc.errors import KlcError
 from klc.frontend import parse_bytes, read_source
 from klc.fsutil import atomic_write
 from klc.library import default_pass_dirs, default_skill_dirs, load_rule_paths
-from klc.pipeline import apply_rules, find_sites
+from klc.pipeline import apply_rules, find_sites, spec_of
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,8 @@ def run_case(rule_name: str, case: Path, rules: dict, update: bool) -> CaseResul
     why = case.with_name(stem + ".why")
     try:
         unit = parse_bytes(read_source(case), str(case))
-        outcome = apply_rules(unit, [rule], _holes(case.with_name(stem + ".holes")))
+        outcome = apply_rules(unit, [rule], _holes(case.with_name(stem + ".holes")),
+                              spec_of(unit))
     except KlcError as e:
         return CaseResult(label, False, str(e))
     if why.exists():

@@ -166,6 +166,14 @@ def _to_pnode(node: Node, source: bytes) -> PNode:
                 return PNode("statement", seq=m.group(1))
             if m := _METAVAR_RE.match(t):
                 return PNode("statement", metavar=m.group(1))
+    if node.type not in ("translation_unit", "compound_statement"):
+        # a wrapper whose whole text is a metavariable (`$$$PARAMS` parses as a
+        # parameter_declaration of type `$$$PARAMS`): the metavariable stands for the wrapper
+        whole = text.strip()
+        if m := _SEQ_RE.match(whole):
+            return PNode(node.type, seq=m.group(1))
+        if m := _METAVAR_RE.match(whole):
+            return PNode(node.type, metavar=m.group(1))
     kids = [c for c in node.children if c.type not in _IGNORED_TOKENS and not c.is_missing]
     if not kids:
         norm = " ".join(text.split())
@@ -181,7 +189,7 @@ def _text_pattern_node(type_: str, text: str) -> PNode:
     for m in _TEXT_METAVAR_RE.finditer(text):
         parts.append(r"\s*".join(re.escape(w) for w in text[pos:m.start()].split(" ")))
         name = m.group(1) or m.group(2)
-        parts.append(r"(.+?)" if m.group(1) else r"(\S+?)")
+        parts.append(r"(.*?)" if m.group(1) else r"(\S+?)")
         names.append(name)
         pos = m.end()
     parts.append(r"\s*".join(re.escape(w) for w in text[pos:].split(" ")))

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from tree_sitter import Node
 
 from klc.errors import KlcError
-from klc.frontend import Unit, parse_bytes
+from klc.frontend import Problem, Unit, parse_bytes
 from klc.match import Match, Pattern, compile_pattern, find_matches, index_nodes
 from klc.rewrite import ByteEdit, Rewrite, apply_edits, plan
 
@@ -61,6 +61,13 @@ class Outcome:
         return self.source != self.unit.source
 
 
+def spec_of(unit: Unit) -> object | None:
+    """The unit's kernel spec (a ``/* klc-spec`` block), or None when it has none."""
+    from klc.spec import load_spec
+
+    return load_spec(unit.source, unit.path)
+
+
 @lru_cache(maxsize=4096)
 def _compiled(anchor: str, where: str) -> Pattern:
     return compile_pattern(anchor, where)
@@ -80,6 +87,22 @@ def _in_loop(match: Match) -> bool:
             return False
         node = node.parent
     return False
+
+
+def error_region(match: Match) -> Problem | None:
+    """The syntax problem a match lies in: one inside the matched nodes, or inside the
+    statement that holds them (an error next to a call makes the whole statement suspect)."""
+    unit = match.unit
+    node: Node | None = match.nodes[0]
+    while node is not None and not (node.type.endswith("statement") or node.type in (
+            "declaration", "field_declaration", "function_definition", "translation_unit")):
+        node = node.parent
+    start, end = match.start, match.end
+    if node is not None and node.type != "translation_unit" and node.has_error:
+        start, end = min(start, node.start_byte), max(end, node.end_byte)
+    elif not any(n.has_error for n in match.nodes):
+        return unit.in_error(start, end)
+    return unit.in_error(start, end) or next(iter(unit.problems), None)
 
 
 def check_context(match: Match, context: tuple[str, ...]) -> str:
@@ -117,7 +140,7 @@ def find_sites(unit: Unit, rules: list[Rule], holes: dict[str, str] | None = Non
             if why:
                 sites.append(Site(rule, m, False, why, "context"))
                 continue
-            problem = unit.in_error(m.start, m.end)
+            problem = error_region(m)
             if problem is not None:
                 sites.append(Site(rule, m, False, "inside a syntax-error region: "
                                   + problem.describe(unit.path), "region"))

@@ -44,7 +44,14 @@ class Rewrite:
 
 
 def render(template: str, match: Match, holes: dict[str, str], indent: str = "") -> str:
-    """Fill a template: metavariables get the bound source text, holes their values."""
+    """Fill a template: metavariables get the bound source text, holes their values.
+
+    ``indent`` prefixes the template's own lines after the first (the anchor's first line
+    keeps the indentation it had in the file); bound text is inserted as it was written.
+    """
+    if indent and "\n" in template:
+        first, *rest = template.split("\n")
+        template = "\n".join([first] + [indent + ln if ln.strip() else ln for ln in rest])
     out: list[str] = []
     pos = 0
     skip_semicolon = False
@@ -72,11 +79,7 @@ def render(template: str, match: Match, holes: dict[str, str], indent: str = "")
     if skip_semicolon and tail.startswith(";"):
         tail = tail[1:]
     out.append(tail)
-    text = "".join(out)
-    if indent and "\n" in text:
-        first, *rest = text.split("\n")
-        text = "\n".join([first] + [indent + line if line.strip() else line for line in rest])
-    return text
+    return "".join(out)
 
 
 def line_indent(source: bytes, offset: int) -> str:
@@ -94,9 +97,7 @@ def plan(match: Match, holes: dict[str, str]) -> Rewrite:
     for edit in rule.edits:
         kind = edit.kind
         if kind == "replace":
-            indent = line_indent(unit.source, match.start)
-            rw.edits.append(ByteEdit(match.start, match.end,
-                                     render(edit.template or "", match, holes, indent), kind))
+            rw.edits.append(_replace(match, edit, holes))
         elif kind == "insert_body_start":
             fn = _function(match, edit)
             rw.edits.append(_insert_body_start(unit, fn, render(edit.template or "", match,
@@ -121,6 +122,22 @@ def plan(match: Match, holes: dict[str, str]) -> Rewrite:
         else:  # the loader refuses unknown kinds; this is a programming error
             raise KlcError(f"{rule.location}: unknown rewrite kind {kind!r}")
     return rw
+
+
+def _replace(match: Match, edit: Edit, holes: dict[str, str]) -> ByteEdit:
+    """Replace the anchor. When the match starts its line, the edit starts at the line start
+    and every template line gets the indentation of the first matched statement that is
+    not a preprocessor line (a "#pragma" is often written in column 1)."""
+    unit = match.unit
+    line_start = unit.source.rfind(b"\n", 0, match.start) + 1
+    if unit.source[line_start:match.start].strip():
+        indent = line_indent(unit.source, match.start)
+        return ByteEdit(match.start, match.end,
+                        render(edit.template or "", match, holes, indent), "replace")
+    code = next((n for n in match.nodes if not n.type.startswith("preproc")), match.nodes[0])
+    indent = line_indent(unit.source, code.start_byte)
+    text = indent + render(edit.template or "", match, holes, indent)
+    return ByteEdit(line_start, match.end, text, "replace")
 
 
 def _function(match: Match, edit: Edit) -> Function:

@@ -200,7 +200,9 @@ def test_simplification_then_skill_round_trips(simplification: str, skill: str,
                                                 holes: dict[str, str], source: bytes) -> None:
     simple = apply_rules(parse_bytes(source, "e.cu"), load_rules(ROOT / simplification))
     assert simple.changed
-    spec = {"launch_bounds": b"/* klc-spec\nkernel: f\nblock: [256]\ngrid: [1]\n*/\n"}
+    spec = {"launch_bounds": b"/* klc-spec\nkernel: f\nsizes: {n: 256}\n"
+                             b"args:\n  - {name: y, shape: [n], role: inout}\n"
+                             b"block: [256]\ngrid: [1]\nbytes: 8 * n\n*/\n"}
     text = simple.source
     if b"__launch_bounds__" in source:  # the skill needs the block size from a spec
         text = spec["launch_bounds"] + text
