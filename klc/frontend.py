@@ -50,6 +50,9 @@ SOURCE_SUFFIXES = (".cu", ".cuh")
 
 _local = threading.local()
 
+# A file's macros: name -> (parameter names, or None for an object-like macro; body)
+Definitions = dict[str, tuple[tuple[str, ...] | None, str]]
+
 
 def parser() -> Parser:
     """One tree-sitter parser per thread (parsers are not thread-safe)."""
@@ -65,17 +68,16 @@ _MODEL_QUERY = Query(
     LANGUAGE,
     """
     (function_definition) @function
-    (call_expression function: (_) @callee) @call
+    (call_expression) @call
     (for_statement) @loop
     (while_statement) @loop
     (do_statement) @loop
-    (declaration) @declaration
+    (declaration (type_qualifier "__shared__")) @declaration
     (preproc_call directive: (preproc_directive) @directive) @pragma
     (gnu_asm_expression) @asm
+    "__global__" @global
     """,
 )
-_PROBLEM_QUERY = Query(LANGUAGE, "(ERROR) @error (MISSING) @missing")
-_GLOBAL_TOKEN_QUERY = Query(LANGUAGE, '"__global__" @global')
 
 BARRIERS = frozenset(
     {"__syncthreads", "__syncthreads_count", "__syncthreads_and", "__syncthreads_or",
@@ -265,7 +267,8 @@ class Unanalyzable:
 class Unit:
     """One parsed source file: the original bytes, the tree, and the model built on it."""
 
-    def __init__(self, path: str, source: bytes, parsed: bytes, tree: Tree, masks: list[Mask]):
+    def __init__(self, path: str, source: bytes, parsed: bytes, tree: Tree, masks: list[Mask],
+                 defines: Definitions | None = None):
         self.path = path
         self.source = source
         self.parsed = parsed  # what the parser saw: ``source`` with masks applied
@@ -273,7 +276,7 @@ class Unit:
         self.masks = tuple(masks)
         self._line_starts = _line_starts(source)
         self._mask_starts = [m.start for m in self.masks]
-        self._defines: dict[str, tuple[tuple[str, ...] | None, str]] | None = None
+        self._defines = _definitions_of(source) if defines is None else defines
         self._meanings: dict[str, MacroMeaning] = {}
         self._unroll_at: dict[int, str] = {}  # loop start -> unroll argument, from a mask
         self.functions: list[Function] = []
@@ -290,12 +293,12 @@ class Unit:
 
     def text(self, node_or_start: Node | int, end: int | None = None) -> str:
         """The original text of a node or byte span (never the masked copy)."""
-        if isinstance(node_or_start, Node):
-            start, end = node_or_start.start_byte, node_or_start.end_byte
-        else:
-            start = node_or_start
-        assert end is not None
-        return self.source[start : min(end, len(self.source))].decode("utf-8", "replace")
+        if end is None:
+            if isinstance(node_or_start, int):
+                raise TypeError("Unit.text(start, end): the end is missing")
+            return self.source[node_or_start.start_byte:node_or_start.end_byte].decode(
+                "utf-8", "replace")  # slicing clamps a span past the end (no final newline)
+        return self.source[node_or_start:end].decode("utf-8", "replace")
 
     def position(self, offset: int) -> tuple[int, int]:
         """1-based (line, column) of a byte offset; the column counts bytes, like clang's."""
@@ -411,24 +414,17 @@ def parse_bytes(source: bytes, path: str = "<memory>") -> Unit:
     work = bytearray(source)
     if not source.endswith(b"\n"):
         work += b"\n"  # past the end of the source: no span of the original changes
-    masks = _always_masks(source)
+    defs = _definitions_of(source) if b"define" in source else {}
+    masks = _always_masks(source, defs)
     for mask in masks:
         _blank(work, mask.start, mask.end)
     tree = parser().parse(bytes(work))
     if tree.root_node.has_error:
         tree = _recover(source, work, tree, masks)
     masks.sort(key=lambda m: m.start)
-    return Unit(path, source, bytes(work[: len(source)]), tree, masks)
+    return Unit(path, source, bytes(work[: len(source)]), tree, masks, defs)
 
 
-# Masked before the first parse, wherever they occur outside a directive: attributes the
-# grammar does not know, ``_Pragma("...")`` operators (a call without ";" to the grammar),
-# and the ``__device__`` of an extended lambda ``[] __device__ (int v) {...}``.
-_ALWAYS_RE = re.compile(
-    rb"(?P<attr>\b__(?:align|cluster_dims|maxnreg)__[ \t]*\()"
-    rb"|(?P<pragma>\b_Pragma[ \t]*\()"
-    rb"|\][ \t]*(?P<lambda>__(?:device|host)__(?:[ \t]+__(?:device|host)__)?)"
-)
 _MACRO_LINE_RE = re.compile(
     rb"^[ \t]*([A-Z_][A-Z0-9_]*[A-Z0-9])[ \t]*(\((?:[^()\n]|\([^()\n]*\))*\))?[ \t]*(?://[^\n]*)?$",
     re.M,
@@ -445,18 +441,73 @@ _NOT_MACROS = frozenset({b"NULL", b"TRUE", b"FALSE", b"EOF"})
 _DIRECTIVE_RE = re.compile(rb"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b([^\n]*)$", re.M)
 
 
-def _always_masks(source: bytes) -> list[Mask]:
+def _always_masks(source: bytes, defs: Definitions) -> list[Mask]:
     masks: list[Mask] = []
-    for m in _ALWAYS_RE.finditer(source):
-        if m.group("lambda") is not None:
-            masks.append(Mask(m.start("lambda"), m.end("lambda"), "lambda specifier"))
-            continue
-        if _in_directive(source, m.start()):
+    for m in _ATTRIBUTE_RE.finditer(source):
+        if _word_before(source, m.start()) or _in_directive(source, m.start()):
             continue  # e.g. "#define CUTLASS_PRAGMA_UNROLL _Pragma(\"unroll\")"
         end = _balanced_end(source, m.end() - 1)
         if end is not None:
-            masks.append(Mask(m.start(), end, "attribute" if m.group("attr") else "pragma"))
+            masks.append(Mask(m.start(), end, "pragma" if m.group(1) == b"_Pragma"
+                              else "attribute"))
+    for m in _LAMBDA_RE.finditer(source):
+        masks.append(Mask(m.start(1), m.end(1), "lambda specifier"))
+    size = len(source)
+    for name in _specifier_macros(source, defs):
+        params, body = defs.get(name.decode()) or KNOWN_MACROS[name.decode()]
+        reason = "pragma" if "_Pragma" in body else "specifier macro"
+        at = source.find(name)
+        while at >= 0:
+            end = at + len(name)
+            if not (_word_before(source, at) or (end < size and _WORD[source[end]])
+                    or _in_directive(source, at)):
+                if params is not None:  # function-like: only a use with its arguments
+                    paren = end
+                    while paren < size and source[paren] in b" \t":
+                        paren += 1
+                    close = _balanced_end(source, paren) if source[paren:paren + 1] == b"(" \
+                        else None
+                    if close is not None:
+                        masks.append(Mask(at, close, reason))
+                else:
+                    masks.append(Mask(at, end, reason))
+            at = source.find(name, end)
     return masks
+
+
+_ATTRIBUTE_RE = re.compile(rb"(__align__|__cluster_dims__|__maxnreg__|_Pragma)[ \t]*\(")
+_LAMBDA_RE = re.compile(rb"\][ \t]*(__(?:device|host)__(?:[ \t]+__(?:device|host)__)?)")
+_WORD = tuple(chr(c).isalnum() or c == 95 for c in range(256))
+
+
+def _word_before(data: bytes, offset: int) -> bool:
+    return offset > 0 and _WORD[data[offset - 1]]
+
+
+def _specifier_macros(source: bytes, defs: Definitions) -> list[bytes]:
+    """The macros used in ``source`` that stand for nothing but specifiers, launch bounds or
+    a pragma (``CUTLASS_DEVICE``, ``C10_LAUNCH_BOUNDS_1``, ``CUTE_UNROLL``, a local ``#define
+    MY_LB(n) __launch_bounds__(n)``). Masking them before the first parse is always right
+    and spares the error-driven recovery its re-parses."""
+    names = [n for n in _KNOWN_NAMES if n in source and n.decode() not in defs]
+    for name, (_params, body) in defs.items():
+        if _is_specifier_body(body, defs):
+            names.append(name.encode())
+    return names
+
+
+_SPECIFIER_BODY_RE = re.compile(
+    r"__launch_bounds__\s*\((?:[^()]|\([^()]*\))*\)|_Pragma\s*\(\s*\"[^\"]*\"\s*\)"
+    r"|__attribute__\s*\(\((?:[^()]|\([^()]*\))*\)\)"
+    r"|\b(?:__global__|__device__|__host__|__forceinline__|__noinline__|inline|static)\b"
+)
+
+
+def _is_specifier_body(body: str, defs: Definitions) -> bool:
+    if not body:
+        return False
+    expanded = _expand(body, defs, 1) if _MACRO_USE_RE.search(body) else body
+    return not _SPECIFIER_BODY_RE.sub("", expanded).strip() and bool(expanded.strip())
 
 
 def _in_directive(data: bytes, offset: int) -> bool:
@@ -485,10 +536,20 @@ def _balanced_end(data: bytes, open_paren: int) -> int | None:
 
 
 def _problem_nodes(tree: Tree) -> list[Node]:
-    caps = QueryCursor(_PROBLEM_QUERY).captures(tree.root_node)
-    nodes = caps.get("error", []) + caps.get("missing", [])
-    nodes.sort(key=lambda n: n.start_byte)
-    return nodes
+    """The ERROR and MISSING nodes, in source order. A descent that enters only subtrees
+    flagged ``has_error``: a query would visit every node of the tree."""
+    root = tree.root_node
+    found: list[Node] = [root] if root.is_error else []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        for child in reversed(node.children):
+            if child.is_error or child.is_missing:
+                found.append(child)
+            if child.has_error and not child.is_missing:
+                stack.append(child)  # an ERROR can hold more precise ones
+    found.sort(key=lambda n: n.start_byte)
+    return found
 
 
 Edit = tuple[int, int, bytes, str]  # start, end, replacement (same length), reason
@@ -886,7 +947,7 @@ def _build_model(unit: Unit) -> None:
         f.asm.sort()
 
     modeled = {f.node.start_byte for f in unit.functions}
-    for tok in QueryCursor(_GLOBAL_TOKEN_QUERY).captures(root).get("global", []):
+    for tok in caps.get("global", []):
         parent = tok.parent
         if parent is not None and parent.type == "function_definition":
             if parent.start_byte in modeled:
@@ -1041,7 +1102,7 @@ class MacroMeaning:
 # The specifier and pragma macros of the libraries that kernels are written against, as their
 # headers define them. A ``#define`` in the file itself takes precedence. Function-like
 # macros have their parameter names; object-like ones have None.
-KNOWN_MACROS: dict[str, tuple[tuple[str, ...] | None, str]] = {
+KNOWN_MACROS: Definitions = {
     "CUTLASS_DEVICE": (None, "__forceinline__ __device__"),
     "CUTLASS_HOST_DEVICE": (None, "__forceinline__ __host__ __device__"),
     "CUTLASS_GLOBAL": (None, "__global__"),
@@ -1067,9 +1128,10 @@ KNOWN_MACROS: dict[str, tuple[tuple[str, ...] | None, str]] = {
     "THRUST_HOST_DEVICE": (None, "__host__ __device__"),
     "TORCH_HOST_DEVICE": (None, "__host__ __device__"),
 }
+_KNOWN_NAMES = tuple(n.encode() for n in KNOWN_MACROS)
 
 _DEFINE_RE = re.compile(
-    rb"^[ \t]*#[ \t]*define[ \t]+(\w+)(\([^)\n]*\))?[ \t]*((?:\\\r?\n|[^\n])*)", re.M
+    rb"#[ \t]*define[ \t]+(\w+)(\([^)\n]*\))?[ \t]*((?:\\\r?\n|[^\n])*)", re.M
 )
 _MACRO_USE_RE = re.compile(r"\b([A-Z_][A-Z0-9_]*)\b(\s*\((?:[^()]|\([^()]*\))*\))?")
 _SPECIFIER_WORD_RE = re.compile(
@@ -1078,18 +1140,15 @@ _LAUNCH_BOUNDS_RE = re.compile(r"\b__launch_bounds__\s*\(")
 _PRAGMA_TEXT_RE = re.compile(r'_Pragma\s*\(\s*"([^"]*)"\s*\)|#\s*pragma\s+(.*)', re.S)
 
 
-def _definitions(unit: Unit) -> dict[str, tuple[tuple[str, ...] | None, str]]:
-    """The file's own ``#define``s, read once per unit and only when a mask needs them."""
-    defs = unit._defines
-    if defs is None:
-        defs = {}
-        for m in _DEFINE_RE.finditer(unit.source):
-            params = m.group(2)
-            names = tuple(p.strip() for p in params.decode("utf-8", "replace")[1:-1].split(",")
-                          ) if params is not None else None
-            body = re.sub(rb"\\\r?\n", b" ", m.group(3)).decode("utf-8", "replace")
-            defs[m.group(1).decode("utf-8", "replace")] = (names, body.strip())
-        unit._defines = defs
+def _definitions_of(source: bytes) -> Definitions:
+    """The file's own ``#define``s: name -> (parameter names or None, body)."""
+    defs: Definitions = {}
+    for m in _DEFINE_RE.finditer(source):
+        params = m.group(2)
+        names = tuple(p.strip() for p in params.decode("utf-8", "replace")[1:-1].split(",")
+                      ) if params is not None else None
+        body = re.sub(rb"\\\r?\n", b" ", m.group(3)).decode("utf-8", "replace")
+        defs[m.group(1).decode("utf-8", "replace")] = (names, body.strip())
     return defs
 
 
@@ -1110,7 +1169,7 @@ def _split_args(text: str) -> list[str]:
     return args
 
 
-def _expand(text: str, defs: dict[str, tuple[tuple[str, ...] | None, str]], depth: int) -> str:
+def _expand(text: str, defs: Definitions, depth: int) -> str:
     """Expand the known macros in ``text`` (a few levels; no stringizing or pasting)."""
 
     def one(m: re.Match[str]) -> str:
@@ -1139,7 +1198,7 @@ def _meaning(unit: Unit, text: str) -> MacroMeaning:
     cache = unit._meanings
     if text in cache:
         return cache[text]
-    expanded = _expand(text, _definitions(unit), 0) if _MACRO_USE_RE.search(text) else text
+    expanded = _expand(text, unit._defines, 0) if _MACRO_USE_RE.search(text) else text
     specifiers = tuple(dict.fromkeys(_SPECIFIER_WORD_RE.findall(expanded)))
     launch_bounds = None
     lb = _LAUNCH_BOUNDS_RE.search(expanded)
@@ -1165,46 +1224,48 @@ def _meaning(unit: Unit, text: str) -> MacroMeaning:
     return meaning
 
 
+_RESTRICT = frozenset({b"__restrict__", b"__restrict", b"restrict"})
+
+
 def _params(unit: Unit, plist: Node) -> Iterator[Param]:
+    src = unit.source
     for p in plist.named_children:
-        if p.type not in ("parameter_declaration", "optional_parameter_declaration"):
+        ptype = p.type
+        if ptype != "parameter_declaration" and ptype != "optional_parameter_declaration":
             continue
         type_node = p.child_by_field_name("type")
         base = unit.text(type_node) if type_node is not None else ""
-        const = any(c.type == "type_qualifier" and unit.text(c) == "const" for c in p.children)
+        const = any(c.type == "type_qualifier" and src[c.start_byte:c.end_byte] == b"const"
+                    for c in p.children)
         pointer, restrict, reference, array = 0, False, False, False
-        name, name_start = "", p.end_byte
+        name, name_start, name_end = "", p.end_byte, p.end_byte
         d = p.child_by_field_name("declarator")
         while d is not None:
-            if d.type == "pointer_declarator":
+            dtype = d.type
+            if dtype == "identifier" or dtype == "field_identifier":
+                name_start, name_end = d.start_byte, d.end_byte
+                name = src[name_start:name_end].decode("utf-8", "replace")
+                break
+            if dtype == "pointer_declarator":
                 pointer += 1
                 for c in d.children:
-                    t = unit.text(c)
-                    if (c.type == "type_qualifier" and t in ("__restrict__", "__restrict",
-                                                             "restrict")) or \
-                            c.type == "ms_pointer_modifier":
+                    ct = c.type
+                    if (ct == "type_qualifier" and src[c.start_byte:c.end_byte] in _RESTRICT) \
+                            or ct == "ms_pointer_modifier":
                         restrict = True
                 d = d.child_by_field_name("declarator")
-            elif d.type == "reference_declarator":
+            elif dtype == "reference_declarator":
                 reference = True
-                d = d.named_children[-1] if d.named_children else None
-            elif d.type == "array_declarator":
-                array = True
-                d = d.child_by_field_name("declarator")
-            elif d.type in ("identifier", "field_identifier"):
-                name, name_start = unit.text(d), d.start_byte
-                d = None
+                named = d.named_children
+                d = named[-1] if named else None
             else:
+                array |= dtype == "array_declarator"
                 d = d.child_by_field_name("declarator")
-        if name:
-            type_text = (unit.text(p.start_byte, name_start) +
-                         unit.text(name_start + len(name.encode()), p.end_byte)).strip()
-        else:
-            type_text = unit.text(p).strip()
-        if p.type == "optional_parameter_declaration":
-            type_text = type_text.split("=")[0].strip()
-        yield Param(name, " ".join(type_text.split()), base, pointer, const, restrict,
-                    reference, array, p.start_byte, p.end_byte)
+        raw = src[p.start_byte:name_start] + src[name_end:p.end_byte]
+        if ptype == "optional_parameter_declaration":
+            raw = raw.split(b"=", 1)[0]
+        yield Param(name, b" ".join(raw.split()).decode("utf-8", "replace"), base, pointer,
+                    const, restrict, reference, array, p.start_byte, p.end_byte)
 
 
 def _template_params(unit: Unit, plist: Node) -> Iterator[TemplateParam]:
@@ -1295,7 +1356,10 @@ def _shared_decls(unit: Unit, node: Node) -> Iterator[SharedDecl]:
 
 
 def _call_name(unit: Unit, callee: Node) -> str:
-    if callee.type == "template_function":
+    ctype = callee.type
+    if ctype == "identifier":
+        return unit.text(callee)
+    if ctype == "template_function":
         inner = callee.child_by_field_name("name")
         return unit.text(inner) if inner is not None else unit.text(callee)
     return "".join(unit.text(callee).split())
@@ -1308,15 +1372,29 @@ def _classify_call(unit: Unit, f: Function, node: Node) -> None:
     name = _call_name(unit, callee)
     call = Call(name, node.start_byte, node.end_byte)
     f.calls.append(call)
-    method = name.rsplit(".", 1)[-1].rsplit("->", 1)[-1].rsplit("::", 1)[-1]
-    if name in BARRIERS or (method == "sync" and name != "sync"):
+    if name in BARRIERS:
         f.barriers.append(call)
-    elif name.startswith(WARP_INTRINSIC_PREFIXES) or (
-        name != method and method in CG_WARP_METHODS
-    ) or name.endswith("::reduce"):
-        f.warp_intrinsics.append(call)
-    elif method.startswith("atomic"):
+        return
+    if name.startswith("__"):
+        if name.startswith(WARP_INTRINSIC_PREFIXES):
+            f.warp_intrinsics.append(call)
+        return
+    if name.startswith("atomic"):
         f.atomics.append(call)
+        return
+    method = _METHOD_RE.search(name)
+    if method is None:
+        return
+    m = method.group(1)
+    if m == "sync":
+        f.barriers.append(call)  # block.sync(), grid.sync(), cluster.sync()
+    elif m in CG_WARP_METHODS or m == "reduce" and name.endswith("::reduce"):
+        f.warp_intrinsics.append(call)  # warp.shfl_down(...), cg::reduce(warp, ...)
+    elif m.startswith("atomic"):
+        f.atomics.append(call)
+
+
+_METHOD_RE = re.compile(r"(?:\.|->|::)(\w+)$")
 
 
 def _launch(unit: Unit, node: Node) -> Launch | None:
