@@ -69,7 +69,9 @@ _MODEL_QUERY = Query(
     """
     (function_definition) @function
     (call_expression) @call
+    (call_expression (kernel_call_syntax)) @launch
     (for_statement) @loop
+    (for_range_loop) @loop
     (while_statement) @loop
     (do_statement) @loop
     (declaration (type_qualifier "__shared__")) @declaration
@@ -274,7 +276,6 @@ class Unit:
         self.parsed = parsed  # what the parser saw: ``source`` with masks applied
         self.tree = tree
         self.masks = tuple(masks)
-        self._line_starts = _line_starts(source)
         self._mask_starts = [m.start for m in self.masks]
         self._defines = _definitions_of(source) if defines is None else defines
         self._meanings: dict[str, MacroMeaning] = {}
@@ -286,6 +287,11 @@ class Unit:
         _build_model(self)
 
     # -- text and positions -----------------------------------------------------------
+
+    @cached_property
+    def _line_starts(self) -> list[int]:
+        """Offsets of line starts, built on the first position asked (most parses ask none)."""
+        return _line_starts(self.source)
 
     @property
     def root(self) -> Node:
@@ -691,8 +697,9 @@ def _unbalanced(text: bytes) -> bool:
     return text.count(b"{") != text.count(b"}") or text.count(b"(") != text.count(b")")
 
 
-_COMMENT_OR_STRING_RE = re.compile(rb'//[^\n]*|/\*.*?\*/|"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'',
-                                   re.S)
+_COMMENT_OR_STRING_RE = re.compile(
+    rb'//[^\n]*|/\*.*?\*/|"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'', re.S
+)
 
 
 def _conditional_groups(source: bytes) -> list[_Group]:
@@ -880,11 +887,15 @@ def _build_model(unit: Unit) -> None:
     unit.functions.sort(key=lambda f: f.start)
     starts = [f.body_start for f in unit.functions]
 
-    def owner(n: Node | Mask) -> Function | None:
-        begin, end = (n.start_byte, n.end_byte) if isinstance(n, Node) else (n.start, n.end)
+    functions = unit.functions
+
+    def owner(n: Node) -> Function | None:
+        return owner_of(n.start_byte, n.end_byte)
+
+    def owner_of(begin: int, end: int) -> Function | None:
         i = bisect.bisect_right(starts, begin) - 1
         while i >= 0:
-            f = unit.functions[i]
+            f = functions[i]
             if f.body_start <= begin and end <= f.body_end:
                 return f
             i -= 1
@@ -896,7 +907,7 @@ def _build_model(unit: Unit) -> None:
         meaning = _meaning(unit, unit.text(m.start, m.end))
         if meaning.pragma is None:
             continue
-        f = owner(m)
+        f = owner_of(m.start, m.end)
         if f is not None:
             f.pragmas.append(Pragma(meaning.pragma, m.start, m.end))
         if meaning.unroll is not None:
@@ -914,11 +925,14 @@ def _build_model(unit: Unit) -> None:
         f = owner(node)
         if f is not None:
             _classify_call(unit, f, node)
+    for node in caps.get("launch", []):
         launch = _launch(unit, node)
         if launch is not None:
             unit.launches.append(launch)
+            f = owner(node)
             if f is not None:
                 f.launches.append(launch)
+    unit.launches.sort(key=lambda lc: lc.start)
     loops = sorted(caps.get("loop", []), key=lambda n: n.start_byte)
     for node in loops:
         f = owner(node)
@@ -940,11 +954,11 @@ def _build_model(unit: Unit) -> None:
         f = owner(node)
         if f is not None:
             f.asm.append((node.start_byte, node.end_byte))
+    # captures come in document order, so each list is already sorted, except pragmas when
+    # masked pragma macros (CUTE_UNROLL) were added before the "#pragma" lines
     for f in unit.functions:
-        for group in (f.barriers, f.warp_intrinsics, f.atomics, f.calls, f.shared, f.pragmas,
-                      f.launches):
-            group.sort(key=lambda c: c.start)
-        f.asm.sort()
+        if len(f.pragmas) > 1:
+            f.pragmas.sort(key=lambda c: c.start)
 
     modeled = {f.node.start_byte for f in unit.functions}
     for tok in caps.get("global", []):
@@ -959,8 +973,8 @@ def _build_model(unit: Unit) -> None:
         else:
             reason = "the definition did not parse"
         line, col = unit.position(tok.start_byte)
-        m = re.search(rb"(\w+)\s*(?:<[^<>(){};]*>)?\s*\(", unit.source[tok.end_byte:tok.end_byte + 400])
-        name = m.group(1).decode() if m else "?"
+        m = _KERNEL_NAME_RE.search(unit.source, tok.end_byte, tok.end_byte + 400)
+        name = m.group(1).decode("utf-8", "replace") if m else "?"
         near = unit.in_error(tok.start_byte, tok.start_byte + 400)
         if near is not None:
             reason += f" ({near.describe(unit.path)})"
@@ -973,6 +987,9 @@ def _build_model(unit: Unit) -> None:
                              f"{f.problems[0].describe(unit.path)}")
             )
     unit.unanalyzable.sort(key=lambda u: (u.line, u.col))
+
+
+_KERNEL_NAME_RE = re.compile(rb"(\w+)\s*(?:<[^<>(){};]*>)?\s*\(")
 
 
 def _function_declarator(node: Node | None) -> Node | None:
@@ -1291,11 +1308,23 @@ def _template_params(unit: Unit, plist: Node) -> Iterator[TemplateParam]:
 _LOOP_VAR_RE = re.compile(r"^\s*(?:[\w:<>]+\s+)*?(?:[\w:<>]+\s*[*&]?\s+)?(\w+)\s*(?:=|\{|\()")
 
 
+_LOOP_KINDS = {"for_statement": "for", "for_range_loop": "for", "while_statement": "while",
+               "do_statement": "do"}
+
+
 def _loop(unit: Unit, f: Function, node: Node) -> Loop:
-    kind = {"for_statement": "for", "while_statement": "while", "do_statement": "do"}[node.type]
+    kind = _LOOP_KINDS[node.type]
     depth = sum(1 for other in f.loops if other.start < node.start_byte < other.end)
     init = cond = update = var = None
-    if kind == "for":
+    if node.type == "for_range_loop":  # for (auto x : xs): x is the loop variable
+        d = node.child_by_field_name("declarator")
+        while d is not None and d.type not in ("identifier", "structured_binding_declarator"):
+            d = d.child_by_field_name("declarator") or (d.named_children[-1]
+                                                        if d.named_children else None)
+        var = unit.text(d) if d is not None else None
+        right = node.child_by_field_name("right")
+        cond = unit.text(right) if right is not None else None
+    elif kind == "for":
         i = node.child_by_field_name("initializer")
         c = node.child_by_field_name("condition")
         u = node.child_by_field_name("update")
@@ -1388,7 +1417,7 @@ def _classify_call(unit: Unit, f: Function, node: Node) -> None:
     m = method.group(1)
     if m == "sync":
         f.barriers.append(call)  # block.sync(), grid.sync(), cluster.sync()
-    elif m in CG_WARP_METHODS or m == "reduce" and name.endswith("::reduce"):
+    elif m in CG_WARP_METHODS or (m == "reduce" and name.endswith("::reduce")):
         f.warp_intrinsics.append(call)  # warp.shfl_down(...), cg::reduce(warp, ...)
     elif m.startswith("atomic"):
         f.atomics.append(call)
