@@ -10,11 +10,15 @@ import argparse
 import json
 import sys
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 
 from klc import __version__
 from klc.errors import KlcError
+
+if TYPE_CHECKING:
+    from klc.frontend import Unit
 
 out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -130,6 +134,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 @command("parse")
 def cmd_parse(args: argparse.Namespace) -> int:
+    """Print each file's model; a file that cannot be read, or that keeps syntax errors after
+    recovery, sets exit status 2, and the others are still printed."""
     from klc.frontend import parse_file
     from klc.report import unit_summary
 
@@ -139,7 +145,7 @@ def cmd_parse(args: argparse.Namespace) -> int:
         try:
             unit = parse_file(path)
         except KlcError as e:
-            err.print(f"klc: error: {e}", markup=False)
+            err.print(f"klc: error: {e}", markup=False, emoji=False)
             status = 2
             continue
         if unit.problems:
@@ -147,53 +153,61 @@ def cmd_parse(args: argparse.Namespace) -> int:
         summaries.append(unit_summary(unit))
         if not args.json:
             _print_unit(unit)
+        for p in unit.problems:
+            err.print(f"klc: error: {p.describe(unit.path)}", markup=False, emoji=False)
     if args.json:
         print(json.dumps(summaries, indent=2))
     return status
 
 
-def _print_unit(unit) -> None:
-    out.print(f"[bold]{unit.path}[/bold]")
+def _print_unit(unit: Unit) -> None:
+    """The text view of ``klc parse``. Source text is escaped for rich (a ``[`` in a type
+    would be read as markup) and emoji codes are off (``file:100:1`` is not ``:100:``)."""
+    from rich.markup import escape
+
+    def say(line: str) -> None:
+        out.print(line, emoji=False)
+
+    say(f"[bold]{escape(unit.path)}[/bold]")
     for f in unit.functions:
         if f.kind == "host" and not f.launches:
             continue
         line, col = unit.position(f.start)
         tparams = ", ".join(f"{t.type} {t.name}" for t in f.template_params)
-        head = f"  {f.kind} [cyan]{f.name}[/cyan]" + (f"<{tparams}>" if tparams else "")
-        out.print(f"{head}  ({unit.path}:{line}:{col})")
+        head = f"  {f.kind} [cyan]{escape(f.name)}[/cyan]" + (
+            escape(f"<{tparams}>") if tparams else "")
+        say(f"{head}  ({escape(unit.path)}:{line}:{col})")
         for p in f.params:
             flags = [x for x, on in (("const", p.const), ("restrict", p.restrict)) if on]
-            out.print(f"    param {p.name}: {p.type}" + (f"  [{', '.join(flags)}]" if flags
-                                                          else ""), markup=False)
+            say(escape(f"    param {p.name}: {p.type}" + (f"  [{', '.join(flags)}]"
+                                                          if flags else "")))
         if f.launch_bounds:
             lb = f.launch_bounds
-            out.print(f"    launch bounds: {lb.max_threads}"
-                      + (f", min blocks {lb.min_blocks}" if lb.min_blocks else ""))
+            say(escape(f"    launch bounds: {lb.max_threads}"
+                       + (f", min blocks {lb.min_blocks}" if lb.min_blocks else "")))
         for a in f.attributes:
-            out.print(f"    attribute: {a}", markup=False)
-        for s in f.shared:
-            dims = "".join(f"[{d}]" for d in s.dims)
-            out.print(f"    shared{' (extern, dynamic)' if s.extern else ''}: {s.type} "
-                      f"{s.name}{dims}", markup=False)
+            say(escape(f"    attribute: {a}"))
+        for sd in f.shared:
+            dims = "".join(f"[{d}]" for d in sd.dims)
+            say(escape(f"    shared{' (extern, dynamic)' if sd.extern else ''}: {sd.type} "
+                       f"{sd.name}{dims}"))
         if f.loops:
             loops = ", ".join(
                 f"{lp.kind}({lp.var or '?'})@{unit.position(lp.start)[0]}"
                 + (f" unroll {lp.unroll}".rstrip() if lp.unroll is not None else "")
                 for lp in f.loops)
-            out.print(f"    loops: {loops}", markup=False)
+            say(escape(f"    loops: {loops}"))
         if f.barriers:
-            out.print(f"    barriers: {len(f.barriers)}")
+            say(f"    barriers: {len(f.barriers)}")
         if f.warp_intrinsics:
-            out.print("    warp intrinsics: " + ", ".join(sorted({c.name for c in
-                                                                  f.warp_intrinsics})))
+            say(escape("    warp intrinsics: " + ", ".join(sorted({c.name for c in
+                                                                   f.warp_intrinsics}))))
         for lc in f.launches:
             tl = f"<{lc.template_args}>" if lc.template_args else ""
-            out.print(f"    launches {lc.kernel}{tl}<<<{', '.join(lc.config)}>>>", markup=False)
+            say(escape(f"    launches {lc.kernel}{tl}<<<{', '.join(lc.config)}>>>"))
     for u in unit.unanalyzable:
-        out.print(f"  [yellow]not analyzable[/yellow]: kernel {u.name} at "
-                  f"{unit.path}:{u.line}:{u.col}: {u.reason}")
-    for p in unit.problems:
-        err.print(p.describe(unit.path), markup=False)
+        say(f"  [yellow]not analyzable[/yellow]: kernel {escape(u.name)} at "
+            f"{escape(unit.path)}:{u.line}:{u.col}: {escape(u.reason)}")
 
 
 # --------------------------------------------------------------------------------------

@@ -81,6 +81,8 @@ _MODEL_QUERY = Query(
     """,
 )
 
+_PROBLEM_QUERY = Query(LANGUAGE, "(ERROR) @error (MISSING) @missing")
+
 BARRIERS = frozenset(
     {"__syncthreads", "__syncthreads_count", "__syncthreads_and", "__syncthreads_or",
      "__syncwarp", "__barrier_sync"}
@@ -554,6 +556,11 @@ def _problem_nodes(tree: Tree) -> list[Node]:
                 found.append(child)
             if child.has_error and not child.is_missing:
                 stack.append(child)  # an ERROR can hold more precise ones
+    if not found and root.has_error:
+        # a MISSING token that is not a visible child (the newline that ends a directive
+        # on a last line without one): only a query sees it
+        caps = QueryCursor(_PROBLEM_QUERY).captures(root)
+        found = caps.get("error", []) + caps.get("missing", [])
     found.sort(key=lambda n: n.start_byte)
     return found
 
