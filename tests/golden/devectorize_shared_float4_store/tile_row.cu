@@ -1,0 +1,8 @@
+// A tile row written to shared memory as float4, from a register and from an expression.
+__global__ void store(const float* __restrict__ x, float* __restrict__ out) {
+    __shared__ __align__(16) float tile[8][128];
+    float4 v = reinterpret_cast<const float4*>(x)[threadIdx.x];
+    *reinterpret_cast<float4*>(&tile[threadIdx.x / 32][(threadIdx.x % 32) * 4]) = v;
+    __syncthreads();
+    out[threadIdx.x] = tile[threadIdx.x % 8][threadIdx.x / 8];
+}
