@@ -961,11 +961,15 @@ def _build_model(unit: Unit) -> None:
         f = owner(node)
         if f is not None:
             f.asm.append((node.start_byte, node.end_byte))
-    # captures come in document order, so each list is already sorted, except pragmas when
-    # masked pragma macros (CUTE_UNROLL) were added before the "#pragma" lines
+    # captures do not always come in document order (a pattern with a child constraint
+    # completes later), and masked pragma macros join the "#pragma" lines: sort each list
+    by_start = operator.attrgetter("start")
     for f in unit.functions:
-        if len(f.pragmas) > 1:
-            f.pragmas.sort(key=lambda c: c.start)
+        for group in (f.barriers, f.warp_intrinsics, f.atomics, f.calls, f.shared, f.pragmas,
+                      f.launches):
+            if len(group) > 1:
+                group.sort(key=by_start)
+        f.asm.sort()
 
     modeled = {f.node.start_byte for f in unit.functions}
     for tok in caps.get("global", []):
@@ -1060,6 +1064,10 @@ def _function(unit: Unit, node: Node) -> Function | None:
             if launch_bounds is None and meaning.launch_bounds is not None:
                 launch_bounds = LaunchBounds(*meaning.launch_bounds, m.start, m.end)
     type_node = node.child_by_field_name("type")
+    if type_node is None and _MACRO_NAME_RE.fullmatch(name) and params_node is not None:
+        # "TEST_F(Suite, Name) {" parses as a function without a return type: name it by the
+        # whole macro call, as a reader would
+        name = " ".join(unit.text(decl).split())
     return Function(
         name=name,
         specifiers=tuple(specifiers),
@@ -1077,6 +1085,7 @@ def _function(unit: Unit, node: Node) -> Function | None:
     )
 
 
+_MACRO_NAME_RE = re.compile(r"[A-Z_][A-Z0-9_]*")
 _DECLARATION_MASKS = frozenset({"attribute", "specifier macro", "statement-like macro",
                                 "test macro header"})
 _WHITESPACE = frozenset(b" \t\r\n")
@@ -1282,9 +1291,13 @@ def _params(unit: Unit, plist: Node) -> Iterator[Param]:
                 reference = True
                 named = d.named_children
                 d = named[-1] if named else None
-            else:
+            else:  # array_declarator, parenthesized_declarator ("const T (&a)[N]"), ...
                 array |= dtype == "array_declarator"
-                d = d.child_by_field_name("declarator")
+                inner = d.child_by_field_name("declarator")
+                if inner is None and dtype == "parenthesized_declarator":
+                    named = d.named_children
+                    inner = named[0] if named else None
+                d = inner
         raw = src[p.start_byte:name_start] + src[name_end:p.end_byte]
         if ptype == "optional_parameter_declaration":
             raw = raw.split(b"=", 1)[0]
