@@ -15,6 +15,7 @@ import json
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -53,23 +54,27 @@ def time_plain_match(files: list[tuple[str, bytes]], rules: list) -> tuple[float
     return time.perf_counter() - t0, n
 
 
-def ast_grep_rules(rules: list) -> str:  # type: ignore[type-arg]
-    docs = []
-    for r in rules:
-        docs.append(json.dumps({"id": r.name, "language": "cpp", "severity": "info",
-                                "rule": {"pattern": r.anchor}}))
-    return "\n---\n".join(docs)
-
-
 def time_ast_grep(folder: Path, rules: list) -> tuple[float, int] | None:  # type: ignore[type-arg]
+    """ast-grep over the same files with the same anchors as patterns (C++ grammar; .cu and
+    .cuh mapped to it through sgconfig's languageGlobs, which ast-grep needs to see them)."""
     exe = shutil.which("ast-grep") or shutil.which("sg")
     if exe is None:
         return None
-    cmd = [exe, "scan", "--inline-rules", ast_grep_rules(rules), "--json=stream",
-           "--include-metadata", str(folder)]
-    t0 = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    elapsed = time.perf_counter() - t0
+    with tempfile.TemporaryDirectory() as tmp:
+        cfg = Path(tmp) / "sgconfig.yml"
+        (Path(tmp) / "rules").mkdir()
+        cfg.write_text('ruleDirs: [rules]\nlanguageGlobs:\n  cpp: ["*.cu", "*.cuh"]\n')
+        for r in rules:
+            doc = {"id": r.name, "language": "cpp", "severity": "info",
+                   "rule": {"pattern": r.anchor}}
+            (Path(tmp) / "rules" / f"{r.name}.yml").write_text(json.dumps(doc))
+        cmd = [exe, "scan", "-c", str(cfg), "--json=stream", str(folder.resolve())]
+        t0 = time.perf_counter()
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        elapsed = time.perf_counter() - t0
+    if proc.returncode not in (0, 1):
+        print(f"ast-grep failed: {proc.stderr.strip()[:300]}", file=sys.stderr)
+        return None
     hits = sum(1 for line in proc.stdout.splitlines() if line.strip())
     return elapsed, hits
 
@@ -78,8 +83,6 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("dir", type=Path)
     ap.add_argument("--rules", action="append", default=None)
-    ap.add_argument("-j", "--threads", type=int, default=1,
-                    help="ast-grep threads (klc runs in one process here)")
     args = ap.parse_args()
     rules = load_rule_paths(args.rules or [str(ROOT / "passes"), str(ROOT / "skills")])
     files = sources(args.dir)

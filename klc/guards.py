@@ -278,7 +278,15 @@ def evaluate(expr: GuardExpr, ctx: GuardContext) -> Verdict:
             return v
         reason = f"not ({v.reason})" if v.ok else v.reason
         return Verdict(not v.ok, reason, v.start)
-    verdicts = [evaluate(e, ctx) for e in expr.operands]
+    # Short-circuit on a decisive known verdict (a known "no" for `and`, a known "yes" for
+    # `or`): later operands may be costly (libclang) and cannot change the outcome.
+    decisive = isinstance(expr, GuardOr)
+    verdicts: list[Verdict] = []
+    for e in expr.operands:
+        v = evaluate(e, ctx)
+        if v.ok == decisive and not v.unknown:
+            return v
+        verdicts.append(v)
     if isinstance(expr, GuardAnd):
         for want in ((False, False), (False, True)):  # a known "no" first, then "cannot tell"
             for v in verdicts:

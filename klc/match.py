@@ -360,7 +360,11 @@ def find_matches(pattern: Pattern, unit: Unit, rule: Rule | None = None,
     for node in candidates.get(pattern.root_type, ()):
         if pattern.is_sequence:
             kids = _significant(node)
+            first = pattern.elements[0]
+            fixed = None if (first.metavar is not None or first.seq is not None) else first.type
             for j in range(len(kids)):
+                if fixed is not None and kids[j].type != fixed:
+                    continue  # a run must start with the anchor's first kind of statement
                 b: dict[str, Binding] = {}
                 end = m.seq(pattern.elements, 0, kids, j, b, anchored=False)
                 if end is None or end == j:
