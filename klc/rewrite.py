@@ -175,8 +175,8 @@ def _qualifier_edit(match: Match, edit: Edit, holes: dict[str, str]) -> ByteEdit
                        f"{edit.kind} applies to kernel parameters")
     qual = _fill(edit.value or "", holes)
     text = unit.text(param.start, param.end)
-    name_at = _name_offset(text, param.name)
     if edit.kind == "add_qualifier":
+        name_at = _name_offset(text, param.name)
         if re.search(rf"(?<!\w){re.escape(qual)}(?!\w)", text):
             return None
         if qual in _QUALIFIERS_AFTER_STAR and param.pointer:
@@ -187,9 +187,7 @@ def _qualifier_edit(match: Match, edit: Edit, holes: dict[str, str]) -> ByteEdit
     m = re.search(rf"(?<!\w){re.escape(qual)}(?!\w)[ \t]*", text)
     if m is None:
         return None
-    start, end = m.start(), m.end()
-    if end == len(text[:name_at]) and start > 0 and text[start - 1] == " ":
-        start -= 1  # "float* __restrict__ x" -> "float* x", not "float*  x"
+    start, end = m.start(), m.end()  # the qualifier and the blanks after it
     return ByteEdit(param.start + len(text[:start].encode()),
                     param.start + len(text[:end].encode()), "", edit.kind)
 

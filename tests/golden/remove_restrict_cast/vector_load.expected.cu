@@ -1,5 +1,5 @@
 // x is read only through a float4 cast.
-__global__ void copy4(const float*x, float4* out, int n4) {
+__global__ void copy4(const float* x, float4* out, int n4) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n4) {
         out[i] = reinterpret_cast<const float4*>(x)[i];
