@@ -75,7 +75,7 @@ _MODEL_QUERY = Query(
     (while_statement) @loop
     (do_statement) @loop
     (declaration (type_qualifier "__shared__")) @declaration
-    (preproc_call directive: (preproc_directive) @directive) @pragma
+    (preproc_call directive: (preproc_directive)) @pragma
     (gnu_asm_expression) @asm
     "__global__" @global
     """,
@@ -895,12 +895,20 @@ def _build_model(unit: Unit) -> None:
     starts = [f.body_start for f in unit.functions]
 
     functions = unit.functions
+    bisect_right = bisect.bisect_right
 
     def owner(n: Node) -> Function | None:
-        return owner_of(n.start_byte, n.end_byte)
+        begin, end = n.start_byte, n.end_byte
+        i = bisect_right(starts, begin) - 1
+        while i >= 0:
+            f = functions[i]
+            if f.body_start <= begin and end <= f.body_end:
+                return f
+            i -= 1
+        return None
 
     def owner_of(begin: int, end: int) -> Function | None:
-        i = bisect.bisect_right(starts, begin) - 1
+        i = bisect_right(starts, begin) - 1
         while i >= 0:
             f = functions[i]
             if f.body_start <= begin and end <= f.body_end:
@@ -1257,7 +1265,8 @@ def _meaning(unit: Unit, text: str) -> MacroMeaning:
     return meaning
 
 
-_RESTRICT = frozenset({b"__restrict__", b"__restrict", b"restrict"})
+_CONST_RE = re.compile(rb"\bconst\b")
+_RESTRICT_RE = re.compile(rb"\b(?:__restrict__|__restrict|restrict)\b")
 
 
 def _params(unit: Unit, plist: Node) -> Iterator[Param]:
@@ -1267,32 +1276,34 @@ def _params(unit: Unit, plist: Node) -> Iterator[Param]:
         if ptype != "parameter_declaration" and ptype != "optional_parameter_declaration":
             continue
         type_node = p.child_by_field_name("type")
-        base = unit.text(type_node) if type_node is not None else ""
-        const = any(c.type == "type_qualifier" and src[c.start_byte:c.end_byte] == b"const"
-                    for c in p.children)
+        base = src[type_node.start_byte:type_node.end_byte].decode("utf-8", "replace") \
+            if type_node is not None else ""
         pointer, restrict, reference, array = 0, False, False, False
         name, name_start, name_end = "", p.end_byte, p.end_byte
         d = p.child_by_field_name("declarator")
+        # the pointee (or value) is const when "const" comes before the declarator; a
+        # "* const" inside it makes the pointer const, which rules do not ask about
+        const = _CONST_RE.search(src, p.start_byte, d.start_byte if d is not None
+                                 else p.end_byte) is not None
         while d is not None:
             dtype = d.type
             if dtype == "identifier" or dtype == "field_identifier":
                 name_start, name_end = d.start_byte, d.end_byte
                 name = src[name_start:name_end].decode("utf-8", "replace")
                 break
-            if dtype == "pointer_declarator":
+            if dtype == "pointer_declarator" or dtype == "abstract_pointer_declarator":
                 pointer += 1
-                for c in d.children:
-                    ct = c.type
-                    if (ct == "type_qualifier" and src[c.start_byte:c.end_byte] in _RESTRICT) \
-                            or ct == "ms_pointer_modifier":
-                        restrict = True
-                d = d.child_by_field_name("declarator")
-            elif dtype == "reference_declarator":
+                inner = d.child_by_field_name("declarator")
+                if _RESTRICT_RE.search(src, d.start_byte, inner.start_byte if inner is not None
+                                       else d.end_byte):
+                    restrict = True
+                d = inner
+            elif dtype == "reference_declarator" or dtype == "abstract_reference_declarator":
                 reference = True
                 named = d.named_children
                 d = named[-1] if named else None
             else:  # array_declarator, parenthesized_declarator ("const T (&a)[N]"), ...
-                array |= dtype == "array_declarator"
+                array |= dtype == "array_declarator" or dtype == "abstract_array_declarator"
                 inner = d.child_by_field_name("declarator")
                 if inner is None and dtype == "parenthesized_declarator":
                     named = d.named_children
@@ -1407,7 +1418,7 @@ def _shared_decls(unit: Unit, node: Node) -> Iterator[SharedDecl]:
 def _call_name(unit: Unit, callee: Node) -> str:
     ctype = callee.type
     if ctype == "identifier":
-        return unit.text(callee)
+        return unit.source[callee.start_byte:callee.end_byte].decode("utf-8", "replace")
     if ctype == "template_function":
         inner = callee.child_by_field_name("name")
         return unit.text(inner) if inner is not None else unit.text(callee)
