@@ -5,22 +5,37 @@ and leaves the rest of the file exactly as it was. Text is always sliced from th
 bytes (``Unit.text``), never from the parser's input, because the parser may have seen a
 *masked* copy: real kernel code is macro-heavy, and tree-sitter-cuda cannot know what
 ``CUTE_UNROLL`` or ``CUTLASS_DEVICE`` expand to. The recovery step replaces such text with
-blanks of the same length (newlines kept), so byte offsets and line:column stay exact:
+blanks of the same length (newlines kept), so byte offsets and line:column stay exact, and
+every mask is kept (``Unit.masks``, with its reason) so that the model still reads it:
 
-1. always: ``__align__(N)``, ``__cluster_dims__(...)`` and ``__maxnreg__(...)`` are masked
-   (the grammar does not know them; the masked text is kept as a function attribute);
+1. before the first parse, wherever they occur outside a directive: ``__align__(N)``,
+   ``__cluster_dims__(...)``, ``__maxnreg__(...)`` (kept as function attributes),
+   ``_Pragma("...")`` operators, the ``__device__`` of an extended lambda, and the macros that
+   stand for nothing but specifiers, launch bounds or a pragma: those of CUTLASS, CuTe,
+   PyTorch, CUB (``KNOWN_MACROS``) and the file's own ``#define MY_LB(n)
+   __launch_bounds__(n)``. Masking these is always right, and it spares most files the
+   re-parses of step 2;
 2. only when the tree has errors, repeatedly (at most ``MAX_RECOVERY_ROUNDS`` re-parses,
-   each incremental): near each ERROR/MISSING node, a line that holds nothing but an
-   ALL-CAPS macro call (``CUTE_UNROLL``, ``SOME_MACRO(a, b)``) is masked; an ALL-CAPS
-   specifier macro inside a declaration (``CUTLASS_DEVICE void``, ``__global__ MY_LB(256)
-   void``) is masked; a gtest-style ``TEST(Name, 128x128) {`` header becomes a function
-   header of the same length; an ``#if/#else/#endif`` group that splits braces is flattened
-   to its first live branch (the directives and the other branches are masked);
+   each incremental), in the lines around each ERROR/MISSING node: a gtest-style ``TEST(Name,
+   128x128) {`` header keeps its name and loses its arguments (``TEST(             ) {``); a
+   line that holds nothing but an ALL-CAPS macro call (``SOME_MACRO(a, b)``) is masked; an
+   ALL-CAPS specifier macro inside a declaration is masked; a ``#pragma`` between a loop
+   header and its body is masked. Where none of these explains an error, the ``#if`` groups
+   around it, and every group whose branches split braces, are flattened to the branch a
+   CUDA build sees (``__CUDA_ARCH__`` is taken as 900, HIP/ROCm macros as undefined, an
+   unknown condition as true; ``#if 0`` as false): directives and other branches masked;
 3. a file whose last line has no newline is parsed with one appended (spans past the end
    are clamped), so no hidden MISSING node is reported for it.
 
-What stays broken is reported as a syntax problem with line:column, and a kernel whose
-definition still holds an error is reported as not analyzable, with the reason.
+A masked macro still means something: ``MacroMeaning`` reads its expansion (the file's own
+``#define`` first, then ``KNOWN_MACROS``, then its name) into specifiers, launch bounds or an
+unroll pragma of the function or loop it belongs to. What stays broken is reported as a
+syntax problem with line:column, and a kernel whose definition still holds an error is
+reported as not analyzable, with the reason.
+
+Speed: one tree-sitter query pass collects every construct the model needs (no Python walk
+over all nodes); ERROR/MISSING nodes are found by a descent into ``has_error`` subtrees only;
+libclang is loaded only when ``Unit.facts`` is asked for.
 """
 
 from __future__ import annotations
