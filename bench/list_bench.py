@@ -54,7 +54,8 @@ def time_plain_match(files: list[tuple[str, bytes]], rules: list) -> tuple[float
     return time.perf_counter() - t0, n
 
 
-def time_ast_grep(folder: Path, rules: list) -> tuple[float, int] | None:  # type: ignore[type-arg]
+def time_ast_grep(folder: Path, rules: list,  # type: ignore[type-arg]
+                  threads: int) -> tuple[float, int] | None:
     """ast-grep over the same files with the same anchors as patterns (C++ grammar; .cu and
     .cuh mapped to it through sgconfig's languageGlobs, which ast-grep needs to see them)."""
     exe = shutil.which("ast-grep") or shutil.which("sg")
@@ -68,7 +69,8 @@ def time_ast_grep(folder: Path, rules: list) -> tuple[float, int] | None:  # typ
             doc = {"id": r.name, "language": "cpp", "severity": "info",
                    "rule": {"pattern": r.anchor}}
             (Path(tmp) / "rules" / f"{r.name}.yml").write_text(json.dumps(doc))
-        cmd = [exe, "scan", "-c", str(cfg), "--json=stream", str(folder.resolve())]
+        cmd = [exe, "scan", "-c", str(cfg), "--json=stream", "--threads", str(threads),
+               str(folder.resolve())]
         t0 = time.perf_counter()
         proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
         elapsed = time.perf_counter() - t0
@@ -94,7 +96,8 @@ def main() -> int:
         find_sites(parse_bytes(data, path), rules)
     t_list, n_list = time_klc_list(files, rules)
     t_plain, n_plain = time_plain_match(files, rules)
-    sg = time_ast_grep(args.dir, rules)
+    sg = time_ast_grep(args.dir, rules, 1)  # one thread, like the one klc process here
+    sg_all = time_ast_grep(args.dir, rules, 0)
     print(f"files: {len(files)}  MB: {mb:.1f}  rules: {len(rules)}")
     print(f"{'what':<34}{'seconds':>9}{'files/s':>10}{'matches':>9}")
     print(f"{'klc list (match+context+guards)':<34}{t_list:>9.2f}{len(files) / t_list:>10.0f}"
@@ -105,9 +108,12 @@ def main() -> int:
         print("ast-grep: not run (not installed, or it refused an anchor as a C++ pattern)")
     else:
         t_sg, n_sg = sg
-        print(f"{'ast-grep scan (same anchors, cpp)':<34}{t_sg:>9.2f}{len(files) / t_sg:>10.0f}"
+        print(f"{'ast-grep scan -j1 (same anchors)':<34}{t_sg:>9.2f}{len(files) / t_sg:>10.0f}"
               f"{n_sg:>9}")
-        print(f"ratio klc plain matching / ast-grep: {t_plain / t_sg:.2f}x   "
+        if sg_all is not None:
+            print(f"{'ast-grep scan (its default threads)':<34}{sg_all[0]:>9.2f}"
+                  f"{len(files) / sg_all[0]:>10.0f}{sg_all[1]:>9}")
+        print(f"ratio (one thread each) klc plain matching / ast-grep: {t_plain / t_sg:.2f}x   "
               f"klc list / ast-grep: {t_list / t_sg:.2f}x")
     return 0
 
