@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from tree_sitter import Node
+from tree_sitter import Node, Query, QueryCursor
+
+from klc.errors import KlcError
 
 if TYPE_CHECKING:
     from klc.frontend import Function, Unit
@@ -47,13 +51,6 @@ class Match:
 
 # --------------------------------------------------------------------------------------
 # Compiled patterns
-
-import re  # noqa: E402  (kept next to the pattern code that uses it)
-from collections.abc import Iterable, Iterator  # noqa: E402
-
-from tree_sitter import Query, QueryCursor  # noqa: E402
-
-from klc.errors import KlcError  # noqa: E402
 
 _METAVAR_RE = re.compile(r"^\$([A-Za-z_][A-Za-z0-9_]*)$")
 _SEQ_RE = re.compile(r"^\$\$\$([A-Za-z_][A-Za-z0-9_]*)$")
