@@ -469,7 +469,7 @@ def _always_masks(source: bytes, defs: Definitions) -> list[Mask]:
     for m in _ATTRIBUTE_RE.finditer(source):
         if _word_before(source, m.start()) or _in_directive(source, m.start()):
             continue  # e.g. "#define CUTLASS_PRAGMA_UNROLL _Pragma(\"unroll\")"
-        end = _balanced_end(source, m.end() - 1)
+        end = balanced_end(source, m.end() - 1)
         if end is not None:
             masks.append(Mask(m.start(), end, "pragma" if m.group(1) == b"_Pragma"
                               else "attribute"))
@@ -488,7 +488,7 @@ def _always_masks(source: bytes, defs: Definitions) -> list[Mask]:
                     paren = end
                     while paren < size and source[paren] in b" \t":
                         paren += 1
-                    close = _balanced_end(source, paren) if source[paren:paren + 1] == b"(" \
+                    close = balanced_end(source, paren) if source[paren:paren + 1] == b"(" \
                         else None
                     if close is not None:
                         masks.append(Mask(at, close, reason))
@@ -545,7 +545,7 @@ def _blank(work: bytearray, start: int, end: int) -> None:
     work[start:end] = _blanks(bytes(work[start:end]), 0, end - start)
 
 
-def _balanced_end(data: bytes, open_paren: int) -> int | None:
+def balanced_end(data: bytes, open_paren: int) -> int | None:
     depth = 0
     for i in range(open_paren, min(len(data), open_paren + 4096)):
         c = data[i]

@@ -252,8 +252,9 @@ def _change_launch(unit: Unit, source: bytes, changes: list[tuple[str, str, str,
 def _reparse_check(unit: Unit, new: bytes, outcome: Outcome) -> None:
     after = parse_bytes(new, unit.path)
     before = {p.message for p in unit.problems}
-    fresh = [p for p in after.problems if p.message not in before] or (
-        after.problems[len(unit.problems):] if len(after.problems) > len(unit.problems) else [])
+    fresh = [p for p in after.problems if p.message not in before]
+    if not fresh and len(after.problems) > len(unit.problems):
+        fresh = after.problems  # the same message again, but one problem more
     if fresh:
         names = ", ".join(sorted({rw.match.rule.name for rw in outcome.applied}))
         raise KlcError(f"{fresh[0].describe(unit.path)} (in the rewritten text): the rewrite by "

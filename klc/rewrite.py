@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from klc.errors import KlcError
+from klc.frontend import balanced_end
 
 if TYPE_CHECKING:
     from klc.frontend import Function, Unit
@@ -210,13 +211,7 @@ def _attribute_edit(match: Match, edit: Edit, holes: dict[str, str]) -> ByteEdit
         if i >= 0:
             end = fn.start + i + len(attr_name.encode())
             if unit.source[end:end + 1] == b"(":
-                depth, j = 0, end
-                while j < fn.body_start:
-                    depth += {40: 1, 41: -1}.get(unit.source[j], 0)
-                    j += 1
-                    if depth == 0:
-                        break
-                end = j
+                end = min(balanced_end(unit.source, end) or fn.body_start, fn.body_start)
             existing = (fn.start + i, end)
     if edit.kind == "remove_attribute":
         if existing is None:
