@@ -35,6 +35,27 @@ def command(name: str) -> Callable[[Command], Command]:
     return register
 
 
+# Commands that live in their own module under klc/commands/: each module defines
+# ``add_parser(sub)`` (its argparse subparser) and ``run(args) -> int``; its heavy imports stay
+# inside ``run`` so that ``klc --help`` stays fast.
+_COMMAND_MODULES = ("lineage", "optimize", "batch")
+
+
+def _command_modules() -> list[tuple[str, object]]:
+    import importlib
+
+    found = []
+    for name in _COMMAND_MODULES:
+        try:
+            mod = importlib.import_module(f"klc.commands.{name}")
+        except ModuleNotFoundError as e:
+            if e.name != f"klc.commands.{name}":
+                raise
+            continue
+        found.append((name, mod))
+    return found
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="klc",
@@ -107,7 +128,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("paths", nargs="*", metavar="RULE", help=".rule files or folders of them")
     p.add_argument("--predicates", action="store_true",
                    help="list the guard predicates rules may use, with what each checks")
+    _add_module_commands(sub)
     return ap
+
+
+def _add_module_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    for name, mod in _command_modules():
+        mod.add_parser(sub)  # type: ignore[attr-defined]
+        _COMMANDS[name] = mod.run  # type: ignore[attr-defined]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,0 +1,1 @@
+"""Hole fillers: the search tuner (default) and the LLM filler."""
