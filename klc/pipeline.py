@@ -199,8 +199,29 @@ def apply_rules(unit: Unit, rules: list[Rule], holes: dict[str, str] | None = No
     given = holes or {}
     check_hole_names(rules, given)
     values = {r.name: resolve_holes(r, given) for r in rules}  # refuse bad values up front
+    return _apply_sites(unit, find_sites(unit, rules, given, spec), values)
+
+
+def apply_site(unit: Unit, site: Site, holes: dict[str, str] | None = None,
+               spec: object | None = None) -> Outcome:
+    """Apply one site (from ``find_sites`` on this unit) with the given hole values (the
+    rest take their defaults); the guards are evaluated again with these values, so a site
+    that was "unknown" until its holes were filled is refused here when they fail.
+    Returns the checked new source; ``outcome.refused`` holds the site when it is refused."""
+    given = holes or {}
+    rule = site.rule
+    check_hole_names([rule], given)
+    values = {rule.name: resolve_holes(rule, given)}
+    again = [s for s in find_sites(unit, [rule], given, spec)
+             if s.match.start == site.match.start and s.match.end == site.match.end]
+    if not again:
+        raise KlcError(f"{unit.where(site.match.start)}: rule {rule.name} no longer matches "
+                       "here (the site is not from this unit)")
+    return _apply_sites(unit, again[:1], values)
+
+
+def _apply_sites(unit: Unit, sites: list[Site], values: dict[str, dict[str, str]]) -> Outcome:
     outcome = Outcome(unit, unit.source)
-    sites = find_sites(unit, rules, given, spec)
     edits: list[ByteEdit] = []
     launch: list[tuple[str, str, str, int]] = []
     taken: list[tuple[int, int]] = []
