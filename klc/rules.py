@@ -544,6 +544,9 @@ _WRAPPERS = (
 # A hole value must be one expression on its own: no newline before the closing parenthesis,
 # so that a trailing // comment (which would swallow the rest of a template line) is refused.
 _HOLE_EXPR_WRAP = ("void __klc_anchor__() {\nauto __klc_e__ = (", ");\n}\n")
+# Statements likewise end right before the closing brace: a trailing // comment, which would
+# swallow the rest of the template's line, is refused.
+_HOLE_STMTS_WRAP = ("void __klc_anchor__() {\n", "}\n")
 _PLACEHOLDER_END = re.compile(r"\$+[A-Za-z_]\w*$")
 
 
@@ -637,7 +640,32 @@ _KEYWORD_WORDS = (
 )
 _KEYWORDS = frozenset(_KEYWORD_WORDS.split())
 _IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_FORBIDDEN = re.compile(r"\b(?:asm|__asm__|__asm)\b|^[ \t]*(?:#|%:)|\?\?=", re.M)
+_FORBIDDEN = re.compile(r"\b(?:asm|__asm__|__asm|_Pragma|__pragma)\b|^[ \t]*(?:#|%:)|\?\?=",
+                        re.M)
+_CONTINUATION = re.compile(r"\\[ \t]*(?:\n|$)")  # a line splice would join template lines
+# Names a hole value may not use: host-only, allocation, process and file functions (a hole
+# is a piece of kernel arithmetic; printf too, whose output nothing verifies), and the
+# CUDA runtime API (cudaMalloc, cudaMemcpy, ...). Member names (p.free, p->open) are fine.
+_HOST_WORDS = (
+    "malloc calloc realloc free aligned_alloc posix_memalign memalign valloc new delete "
+    "system popen pclose fork vfork execl execlp execle execv execvp execve exit _exit "
+    "quick_exit abort atexit getenv setenv putenv fopen freopen fclose fread fwrite fflush "
+    "fprintf printf sprintf snprintf vprintf puts fputs putchar fputc fgets fgetc fscanf "
+    "scanf sscanf remove rename unlink tmpfile mmap munmap dlopen dlsym kill"
+)
+_HOST_NAMES = frozenset(_HOST_WORDS.split())
+_NAME_SCAN = re.compile(r"""//[^\n]*|/\*[\s\S]*?\*/|"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'
+    | (?P<member>(?:\.|->)\s*)?(?P<name>[A-Za-z_]\w*)""", re.X)
+
+
+def _host_name(text: str) -> str | None:
+    """The first host-only name a value uses (outside comments and literals), if any."""
+    for m in _NAME_SCAN.finditer(text):
+        name = m.group("name")
+        if name and not m.group("member") and (name in _HOST_NAMES
+                                               or re.fullmatch(r"cuda[A-Z]\w*", name)):
+            return name
+    return None
 
 
 def _hole_value_problem(decl: HoleDecl, text: str) -> str:
@@ -656,18 +684,25 @@ def _hole_value_problem(decl: HoleDecl, text: str) -> str:
         if decl.values is not None and text not in [str(v) for v in decl.values]:
             return f"{shown} is not one of {decl.domain_text()}"
         return ""
+    host = _host_name(text) if decl.type in ("ident", "expr", "stmts") else None
     if decl.type == "ident":
         if not _IDENT_RE.fullmatch(text):
             return f"{shown} is not a C identifier"
         if text in _KEYWORDS:
             return f"{shown} is a keyword, not a free identifier"
-        return ""
+        return f"{shown} is a host function's name, which a hole value may not use" \
+            if host else ""
     if not text:
         return f"an empty {decl.type} is not allowed"
     bad = _FORBIDDEN.search(text)
     if bad:
-        what = "inline asm" if "asm" in bad.group(0) else "a preprocessor line"
+        what = "inline asm" if "asm" in bad.group(0) else "a pragma operator" \
+            if "ragma" in bad.group(0) else "a preprocessor line"
         return f"{shown} contains {what}, which a hole value may not"
+    if _CONTINUATION.search(text):
+        return f"{shown} contains a line continuation (a backslash at the end of a line)"
+    if host:
+        return f"{shown} uses {host}, a host or allocation function, which a hole value may not"
     if decl.type == "expr":
         return "" if _is_expression(text) else f"{shown} does not parse as one CUDA expression"
     return "" if _is_statements(text) else f"{shown} does not parse as CUDA statements"
@@ -691,15 +726,19 @@ def _is_expression(text: str) -> bool:
     decl = stmts[0].child_by_field_name("declarator")
     value = decl.child_by_field_name("value") if decl is not None else None
     start = len(prefix.encode()) - 1
-    return value is not None and value.type == "parenthesized_expression" \
-        and value.start_byte == start and value.end_byte == start + len(text.encode()) + 2
+    if value is None or value.type != "parenthesized_expression" or value.start_byte != start \
+            or value.end_byte != start + len(text.encode()) + 2:
+        return False
+    # a top-level comma would put two arguments where the template has one: f(?e) -> f(a, b)
+    inner = [c for c in value.named_children if c.type != "comment"]
+    return len(inner) == 1 and inner[0].type != "comma_expression"
 
 
 def _is_statements(text: str) -> bool:
     """Statements that stay inside the one function body they are put in."""
     from klc.frontend import parser
 
-    prefix, suffix = _STATEMENT_WRAP
+    prefix, suffix = _HOLE_STMTS_WRAP
     src = (prefix + text + suffix).encode()
     root = parser().parse(src).root_node
     if root.has_error:
