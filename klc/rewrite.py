@@ -48,7 +48,10 @@ def render(template: str, match: Match, holes: dict[str, str], indent: str = "")
     """Fill a template: metavariables get the bound source text, holes their values.
 
     ``indent`` prefixes the template's own lines after the first (the anchor's first line
-    keeps the indentation it had in the file); bound text is inserted as it was written.
+    keeps the indentation it had in the file). Bound text spanning several lines is moved
+    with its line: its later lines shift by the difference between the indentation of the
+    line it came from and the line it lands on, so that a loop body put under an ``if``
+    reads one level deeper, and one taken back out reads as before (byte for byte).
     """
     if indent and "\n" in template:
         first, *rest = template.split("\n")
@@ -72,15 +75,51 @@ def render(template: str, match: Match, holes: dict[str, str], indent: str = "")
             b = match.bindings.get(name)
             if b is None:
                 raise KlcError(f"{match.rule.location}: ${name} is not bound by the anchor")
-            out.append(b.text)
-            # a declaration bound in `for ($INIT; …)` owns its ";": do not write two
-            skip_semicolon = b.text.rstrip().endswith(";")
+            out.append(_moved(b.text, _source_line_indent(match.unit.source, b.start),
+                              _landing_indent(out, indent)))
+            # a declaration bound in `for ($INIT; …)` owns its ";": do not write two; nor
+            # does a run that ends in a preprocessor line (`#pragma unroll;` is not C)
+            last = b.text.rstrip().rsplit("\n", 1)[-1].lstrip()
+            skip_semicolon = b.text.rstrip().endswith(";") or last.startswith("#")
         pos = m.end()
     tail = template[pos:]
     if skip_semicolon and tail.startswith(";"):
         tail = tail[1:]
     out.append(tail)
     return "".join(out)
+
+
+def _source_line_indent(source: bytes, offset: int) -> str:
+    """The leading whitespace of the source line that holds ``offset``."""
+    start = source.rfind(b"\n", 0, offset) + 1
+    line = source[start:offset].decode("utf-8", "replace")
+    return line[: len(line) - len(line.lstrip())]
+
+
+def _landing_indent(out: list[str], indent: str) -> str:
+    """The indentation of the output line being written (the first line of a template
+    lands at ``indent``, where the caller puts it)."""
+    text = "".join(out)
+    nl = text.rfind("\n")
+    line = text[nl + 1:] if nl >= 0 else indent + text
+    return line[: len(line) - len(line.lstrip())]
+
+
+def _moved(text: str, was: str, now: str) -> str:
+    """Bound text whose first line moves from indentation ``was`` to ``now``: its later
+    lines move with it (a line indented less than the shift stays as it is)."""
+    if "\n" not in text or was == now:
+        return text
+    first, *rest = text.split("\n")
+    if now.startswith(was):
+        extra = now[len(was):]
+        rest = [extra + ln if ln.strip() else ln for ln in rest]
+    elif was.startswith(now):
+        cut = was[len(now):]
+        rest = [ln[len(cut):] if ln.startswith(cut) else ln for ln in rest]
+    else:  # tabs against spaces: leave the text as written
+        return text
+    return "\n".join([first, *rest])
 
 
 def line_indent(source: bytes, offset: int) -> str:
@@ -103,6 +142,11 @@ def plan(match: Match, holes: dict[str, str]) -> Rewrite:
             fn = _function(match, edit)
             rw.edits.append(_insert_body_start(unit, fn, render(edit.template or "", match,
                                                                  holes)))
+        elif kind == "remove_statement":
+            e = _remove_statement(unit, _function(match, edit),
+                                  render(edit.template or "", match, holes))
+            if e is not None:
+                rw.edits.append(e)
         elif kind in ("add_qualifier", "remove_qualifier"):
             e = _qualifier_edit(match, edit, holes)
             if e is not None:
@@ -161,6 +205,22 @@ def _insert_body_start(unit: Unit, fn: Function, text: str) -> ByteEdit:
     lines = text.split("\n")
     block = "\n".join(indent + line if line.strip() else line for line in lines)
     return ByteEdit(fn.body_start + 1, fn.body_start + 1, "\n" + block, "insert_body_start")
+
+
+def _remove_statement(unit: Unit, fn: Function, text: str) -> ByteEdit | None:
+    """Delete the first line of the function's body that holds exactly this statement
+    (spacing aside), with the line break before it: the inverse of ``insert_body_start``.
+    Nothing to delete (the statement is written otherwise, or gone) is no edit."""
+    want = " ".join(text.split())
+    pos = unit.source.find(b"\n", fn.body_start, fn.body_end)
+    while 0 <= pos < fn.body_end:
+        end = unit.source.find(b"\n", pos + 1, fn.body_end)
+        end = fn.body_end if end < 0 else end
+        line = unit.source[pos + 1:end].decode("utf-8", "replace")
+        if " ".join(line.split()) == want:
+            return ByteEdit(pos, end, "", "remove_statement")
+        pos = end if end < fn.body_end else -1
+    return None
 
 
 def _qualifier_edit(match: Match, edit: Edit, holes: dict[str, str]) -> ByteEdit | None:

@@ -44,13 +44,17 @@ from klc.guards import (
 
 KINDS = ("simplification", "skill")
 CONTEXTS = ("global", "device", "any", "loop", "kernel_scope")
-EDIT_KINDS = ("replace", "insert_body_start", "add_qualifier", "remove_qualifier",
-              "add_attribute", "remove_attribute", "launch")
+EDIT_KINDS = ("replace", "insert_body_start", "remove_statement", "add_qualifier",
+              "remove_qualifier", "add_attribute", "remove_attribute", "launch")
 HOLE_TYPES = ("int", "enum", "ident", "expr", "stmts")
 QUALIFIERS = ("const", "volatile", "__restrict__", "__restrict", "restrict")
-CARD_FIELDS = ("intent", "where", "conditions", "effect", "pitfalls", "provenance")
+CARD_FIELDS = ("intent", "where", "conditions", "effect", "pitfalls", "provenance", "verdict")
+# a learned skill's measured verdict (klc/reverse.py): faster somewhere, never beyond the
+# noise either way, slower wherever measured ("when not" knowledge: never recommended), or
+# not measured yet (a compile-only walk)
+VERDICTS = ("faster", "neutral", "slower", "unmeasured")
 REPEATED_CARD_FIELDS = ("effect", "pitfalls", "provenance")
-SINGLE_FIELDS = ("kind", "description", "context", "anchor", "guard", "card")
+SINGLE_FIELDS = ("kind", "description", "context", "anchor", "guard", "card", "inverse")
 
 
 class RuleError(KlcError):
@@ -134,6 +138,23 @@ class Card:
     effect: tuple[str, ...] = ()
     pitfalls: tuple[str, ...] = ()
     provenance: tuple[str, ...] = ()
+    verdict: str = ""  # one of VERDICTS, or "" (a hand-written rule)
+
+
+@dataclass(frozen=True)
+class Inverse:
+    """A simplification's ``inverse { ... }`` block: what its inverse skill needs beyond the
+    mechanical swap (klc/reverse.py): a name, a description, the forward-only conditions
+    (``guard``, conjoined with the pass guards that still hold on the skill's anchor), and
+    hole declarations for values the simplification erases (named after the metavariable,
+    lower case: ``$$$BOUNDS`` -> ``hole bounds``)."""
+
+    name: str = ""
+    description: str = ""
+    guard: GuardExpr | None = None
+    holes: dict[str, HoleDecl] = field(default_factory=dict)
+    line: int = field(default=0, compare=False)
+    col: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True)
@@ -156,6 +177,7 @@ class Rule:
     card: Card
     metavars: frozenset[str]  # bound by the anchor, without "$" ($_ binds nothing)
     sequence_metavars: frozenset[str] = frozenset()  # those written $$$X
+    inverse: Inverse | None = None  # a simplification's inverse block
 
     def __hash__(self) -> int:  # holes is a dict: hash what identifies a rule
         return hash((self.name, self.kind, self.anchor))
@@ -291,7 +313,7 @@ def _syntax_error(e: UnexpectedInput, text: str, path: str) -> KlcError:
         keywords = {"KIND", "ANCHOR", "REWRITE", "GUARD"}
         if tok.type == "NAME" and expected & keywords:
             known = ", ".join(("kind", "description", "context", "anchor", "guard",
-                               "rewrite", "hole", "card"))
+                               "rewrite", "hole", "card", "inverse"))
             close = difflib.get_close_matches(str(tok), known.split(", "), n=1)
             hint = f" (did you mean {close[0]}?)" if close else ""
             return KlcError(f"{where(path, line, col)}: unknown field {found}{hint}; "
@@ -383,10 +405,26 @@ def _field_spec(tree: Tree) -> FieldSpec:
                                           domain_kind, values,
                                           _value_token(default) if default is not None
                                           else None, line, col), line, col)
+    if kind == "inverse_field":
+        return FieldSpec("inverse", tuple(_inverse_item(i) for i in ch), line, col)
     assert kind == "card_field"
     items = tuple((str(item.children[0]), _text(item.children[1]), item.meta.line,
                    item.meta.column) for item in ch)
     return FieldSpec("card", items, line, col)
+
+
+def _inverse_item(tree: Tree) -> tuple[str, Any, int, int]:
+    """One item of an inverse block: ("name", Token) | ("description", Text) |
+    ("guard", GuardExpr) | ("hole", HoleSpec)."""
+    kind = str(tree.data).removeprefix("inverse_")
+    if kind == "hole_field":
+        return ("hole", _field_spec(tree).value, tree.meta.line, tree.meta.column)
+    value = tree.children[0]
+    if kind == "description":
+        value = _text(value)
+    elif kind == "guard":
+        value = _guard(value)
+    return (kind, value, tree.meta.line, tree.meta.column)
 
 
 def _value_token(v: Token | Tree) -> Token:
@@ -455,7 +493,7 @@ def _code(tok: Token) -> CodeBlock:
 def _edit_spec(tree: Tree, line: int, col: int) -> EditSpec:
     kind = str(tree.data).removesuffix("_edit")
     ch = tree.children
-    if kind in ("replace", "insert_body_start"):
+    if kind in ("replace", "insert_body_start", "remove_statement"):
         return EditSpec(kind, code=_code(ch[0]), line=line, col=col)
     if kind in ("add_qualifier", "remove_qualifier"):
         return EditSpec(kind, target=str(ch[0]), target_pos=(ch[0].line, ch[0].column),
@@ -889,6 +927,8 @@ def _compile(spec: RuleSpec, errs: _Errors) -> Rule | None:
 
     card = _card(single["card"].value, errs) if "card" in single else Card()
     description = single["description"].value.value if "description" in single else ""
+    inverse = _inverse(single["inverse"], kind, metavars, sequences, errs) \
+        if "inverse" in single else None
     return Rule(
         name=spec.name, kind=kind, description=description, path=spec.path, line=spec.line,
         col=spec.col, anchor=anchor.text,
@@ -896,8 +936,43 @@ def _compile(spec: RuleSpec, errs: _Errors) -> Rule | None:
         anchor_col=anchor.starts[0][1] if anchor.starts else anchor.col,
         context=context, guard=guard, edits=tuple(e for e in edits if e is not None),
         holes=holes, card=card, metavars=frozenset(metavars),
-        sequence_metavars=frozenset(sequences),
+        sequence_metavars=frozenset(sequences), inverse=inverse,
     )
+
+
+def _inverse(f: FieldSpec, kind: str, metavars: set[str], sequences: set[str],
+             errs: _Errors) -> Inverse:
+    """Check an inverse block: only in a simplification, each item at most once (holes
+    aside), a C-identifier-like name, a guard of known predicates over the anchor's
+    metavariables (klc learn checks the skill it builds again, as a whole rule)."""
+    if kind and kind != "simplification":
+        errs.add(f.line, f.col, "inverse: only a simplification has an inverse block (a "
+                 "skill is the inverse)")
+    seen: dict[str, tuple[int, int]] = {}
+    name, description, guard = "", "", None
+    for item, value, line, col in f.value:
+        if item != "hole":
+            if item in seen:
+                errs.add(line, col, f"inverse: duplicate `{item}` (first at line "
+                         f"{seen[item][0]}:{seen[item][1]})")
+                continue
+            seen[item] = (line, col)
+        if item == "name":
+            name = str(value)
+        elif item == "description":
+            description = value.value
+        elif item == "guard":
+            guard = value
+            for call in calls(guard):
+                for ln, c, message in check_call(call):
+                    errs.add(ln, c, message)
+                for arg in call.args:
+                    if arg.kind in ("metavar", "sequence") and str(arg.value) != "_" \
+                            and str(arg.value) not in metavars:
+                        errs.add(arg.line, arg.col, f"inverse guard: ${arg.value} is not "
+                                 "bound by the anchor")
+    holes = _holes([v for item, v, _, _ in f.value if item == "hole"], errs)
+    return Inverse(name, description, guard, holes, f.line, f.col)
 
 
 def _check_anchor(anchor: CodeBlock, holes: dict[str, HoleDecl], metavars: set[str],
@@ -1081,6 +1156,9 @@ def _card(items: tuple[tuple[str, Text, int, int], ...], errs: _Errors) -> Card:
     single: dict[str, str] = {}
     repeated: dict[str, list[str]] = {k: [] for k in REPEATED_CARD_FIELDS}
     for key, text, line, col in items:
+        if key == "verdict" and text.value not in VERDICTS:
+            errs.add(line, col, f"card: verdict {json.dumps(text.value)} is not one of "
+                     f"{', '.join(VERDICTS)}")
         if key in REPEATED_CARD_FIELDS:
             repeated[key].append(text.value)
             continue
@@ -1092,7 +1170,8 @@ def _card(items: tuple[tuple[str, Text, int, int], ...], errs: _Errors) -> Card:
         single[key] = text.value
     return Card(single.get("intent", ""), single.get("where", ""),
                 single.get("conditions", ""), tuple(repeated["effect"]),
-                tuple(repeated["pitfalls"]), tuple(repeated["provenance"]))
+                tuple(repeated["pitfalls"]), tuple(repeated["provenance"]),
+                single.get("verdict", ""))
 
 
 # --------------------------------------------------------------------------------------
@@ -1237,7 +1316,7 @@ def rule_to_text(rule: Rule) -> str:
     if rule.guard is not None:
         out.append(f"  guard: {guard_text(rule.guard)}")
     for e in rule.edits:
-        if e.kind in ("replace", "insert_body_start"):
+        if e.kind in ("replace", "insert_body_start", "remove_statement"):
             out += _block(f"rewrite {e.kind}", e.template or "")
         elif e.kind in ("add_qualifier", "remove_qualifier"):
             out.append(f"  rewrite {e.kind} ${e.target}: {_string(e.value or '')}")
@@ -1245,27 +1324,43 @@ def rule_to_text(rule: Rule) -> str:
             out.append(f"  rewrite {e.kind}: {_string(e.value or '')}")
         else:
             out.append(f"  rewrite launch {e.dim}.{e.axis} {e.op}= {e.factor}")
-    for h in rule.holes.values():
-        line = f"  hole {h.name}: {h.type}"
-        if h.type == "int" and h.values is not None:
-            line += " in {" + ", ".join(str(v) for v in h.values) + "}"
-        elif h.type == "int":
-            line += f" in {h.lo}..{h.hi}"
-        elif h.type == "enum" and h.values is not None:
-            line += " {" + ", ".join(_bare_or_string(v) for v in h.values) + "}"
-        if h.default is not None:
-            default = _string(str(h.default)) if h.type in ("expr", "stmts") \
-                else _bare_or_string(h.default)
-            line += f" default {default}"
-        out.append(line)
+    out += [f"  {ln}" for h in rule.holes.values() for ln in _hole_lines(h)]
     c = rule.card
     items = [(k, v) for k, v in (("intent", c.intent), ("where", c.where),
                                  ("conditions", c.conditions)) if v]
     items += [("effect", v) for v in c.effect] + [("pitfalls", v) for v in c.pitfalls] + \
         [("provenance", v) for v in c.provenance]
+    if c.verdict:
+        items.append(("verdict", c.verdict))
     if items:
         out.append("  card {")
         out += [f"    {k}: {_string(v)}" for k, v in items]
         out.append("  }")
+    inv = rule.inverse
+    if inv is not None:
+        out.append("  inverse {")
+        if inv.name:
+            out.append(f"    name: {inv.name}")
+        if inv.description:
+            out.append(f"    description: {_string(inv.description)}")
+        if inv.guard is not None:
+            out.append(f"    guard: {guard_text(inv.guard)}")
+        out += [f"    {ln}" for h in inv.holes.values() for ln in _hole_lines(h)]
+        out.append("  }")
     out.append("}")
     return "\n".join(out) + "\n"
+
+
+def _hole_lines(h: HoleDecl) -> list[str]:
+    line = f"hole {h.name}: {h.type}"
+    if h.type == "int" and h.values is not None:
+        line += " in {" + ", ".join(str(v) for v in h.values) + "}"
+    elif h.type == "int":
+        line += f" in {h.lo}..{h.hi}"
+    elif h.type == "enum" and h.values is not None:
+        line += " {" + ", ".join(_bare_or_string(v) for v in h.values) + "}"
+    if h.default is not None:
+        default = _string(str(h.default)) if h.type in ("expr", "stmts") \
+            else _bare_or_string(h.default)
+        line += f" default {default}"
+    return [line]

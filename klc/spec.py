@@ -306,8 +306,12 @@ class Spec:
     def env(self, sizes: Mapping[str, int] | None = None,
             constants: Mapping[str, Number] | None = None) -> dict[str, Number]:
         """The names an expression may use: the sizes (profiling sizes unless given) and the
-        template's value constants."""
-        return {**(constants or {}), **(self.sizes if sizes is None else sizes)}
+        template's value constants (by default those the spec writes as number literals, so
+        that ``block: [BLOCK]`` with ``template: {BLOCK: 256}`` evaluates without a kernel)."""
+        if constants is None:
+            constants = {k: v for k, text in self.template
+                         if (v := _literal_number(text)) is not None}
+        return {**constants, **(self.sizes if sizes is None else sizes)}
 
 
 # --------------------------------------------------------------------------------------
@@ -860,7 +864,8 @@ def scale_launch(source: bytes, dim: str, axis: str, op: str, factor: int) -> by
         raise KlcError(f"{doc.at(node)}: {dim} has no {axis} dimension to scale")
     target = items[index]
     old = _expr(doc, target, dim)
-    new = f"ceil_div({old}, {factor})" if op == "/" else f"({old}) * {factor}"
+    new = _undo_scale(old, op, factor, source) or (
+        f"ceil_div({old}, {factor})" if op == "/" else f"({old}) * {factor}")
     a, b = doc.byte_span(target)
     in_flow = isinstance(node, yaml.SequenceNode) and node.flow_style
     if target.style in ('"', "'"):
@@ -879,6 +884,36 @@ def scale_launch(source: bytes, dim: str, axis: str, op: str, factor: int) -> by
     if _expr(check, items2[index], dim) != new:
         raise KlcError(f"scale_launch: editing {dim}.{axis} did not read back as {new!r}")
     return out
+
+
+def _undo_scale(old: str, op: str, factor: int, source: bytes) -> str | None:
+    """The expression before an earlier scaling that this one undoes, or None: ``(e) * k``
+    divided by k is e; ``ceil_div(e, k)`` times k is e when e is a known multiple of k (a
+    skill reversing a simplification gives back the spec's text as it was)."""
+    pattern = rf"\((.*)\) \* {factor}" if op == "/" else rf"ceil_div\((.*), {factor}\)"
+    m = re.fullmatch(pattern, old.strip(), re.S)
+    if m is None or not _balanced(m.group(1)):
+        return None
+    inner = m.group(1)
+    if op == "*":
+        try:
+            spec = load_spec(source, "<spec>")
+            value = evaluate(inner, spec.env() if spec is not None else {})
+        except KlcError:
+            return None
+        if not isinstance(value, int) or value % factor:
+            return None
+    return inner
+
+
+def _balanced(text: str) -> bool:
+    depth = 0
+    for ch in text:
+        depth += ch == "("
+        depth -= ch == ")"
+        if depth < 0:
+            return False
+    return depth == 0
 
 
 def launch_dims(exprs: tuple[str, ...], env: Mapping[str, Number]) -> tuple[int, int, int]:

@@ -14,7 +14,7 @@ __global__ void saxpy(float a, const float* __restrict__ x, float* __restrict__ 
     {
         int i = blockIdx.x * blockDim.x + threadIdx.x;
         if (i < n) {
-        y[i] = a * x[i] + y[i];
-    }
+            y[i] = a * x[i] + y[i];
+        }
     }
 }
