@@ -1,0 +1,215 @@
+"""``klc batch DIR…``: apply rules (or the forward optimizer) to every kernel of a tree, in
+parallel, with a journal to resume from; the engine is :mod:`klc.batch`.
+
+Exit status: 0 every file was processed (rewritten, unchanged, or its matches refused by a
+guard); 1 some file failed (unreadable, not CUDA source, a syntax error left after recovery,
+a failed gate), or no ``.cu``/``.cuh`` file was found; 2 the batch could not start (a rule
+file that does not load, a bad hole value, an ``--out`` inside an input tree, a missing
+input, ``--optimize`` without the optimizer) and nothing was touched; 130 interrupted
+(every file is either as it was or completely written; ``--resume`` continues).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from klc.errors import KlcError
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser(
+        "batch", help="apply rules (or optimize) to every .cu/.cuh file under folders, in "
+        "parallel, resumable; exit 0 ok, 1 some file failed, 2 nothing done",
+        description="Walk folders for .cu/.cuh files and apply the rules to each (default: "
+        "the skills library), in parallel worker processes or on Ray. Without --out, "
+        "--in-place or --diff it only reports what it would do. Exit status: 0 every file "
+        "processed, 1 some file failed (or no file found), 2 the batch could not start "
+        "(nothing touched), 130 interrupted (--resume continues).")
+    p.add_argument("roots", nargs="+", metavar="DIR", help="folders (or files) to process")
+    rules = p.add_mutually_exclusive_group()
+    rules.add_argument("--rule", action="append", metavar="RULE",
+                       help="a .rule file to apply (repeatable)")
+    rules.add_argument("--skills", action="append", metavar="DIR",
+                       help="a folder of .rule files (repeatable; default: the skills library)")
+    p.add_argument("--only", action="append", metavar="NAME",
+                   help="apply only the rule with this name (repeatable)")
+    p.add_argument("--hole", action="append", default=[], metavar="NAME=VALUE",
+                   help="fill a hole (validated against its domain); else its default")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--out", metavar="DIR",
+                      help="write the tree, rewritten, to DIR (mirrors the input tree)")
+    mode.add_argument("--in-place", action="store_true",
+                      help="rewrite files in place, each atomically (temporary file + rename)")
+    mode.add_argument("--diff", action="store_true",
+                      help="print a unified diff of every rewritten file, write nothing")
+    p.add_argument("-j", "--jobs", type=int, default=None, metavar="N",
+                   help="worker processes (default: the number of CPUs)")
+    p.add_argument("--gate", action="store_true",
+                   help="gate each rewritten file against its original (compile, verify, "
+                   "profile; one gate worker per GPU); a failed gate keeps the original")
+    p.add_argument("--arch", help="gate: NVRTC target arch, e.g. sm_90")
+    p.add_argument("--gate-timeout", type=float, metavar="S",
+                   help="gate: seconds for verify and profile of one file")
+    p.add_argument("--optimize", action="store_true",
+                   help="run the forward optimizer on each file instead of applying the rules "
+                   "once")
+    p.add_argument("--filler", choices=("search", "llm"), default=None,
+                   help="--optimize: how holes are filled (default: the optimizer's)")
+    p.add_argument("--budget", type=int, metavar="N",
+                   help="--optimize: gate trials per file (default: the optimizer's)")
+    p.add_argument("--target-sol", type=float, metavar="F",
+                   help="--optimize: stop at this fraction of speed of light")
+    p.add_argument("--resume", action="store_true",
+                   help="continue an interrupted batch from its journal (same command line)")
+    p.add_argument("--journal", metavar="FILE",
+                   help="the journal (default: OUT/.klc-batch.jsonl with --out, "
+                   "./.klc-batch.jsonl with --in-place)")
+    p.add_argument("--report", metavar="FILE", help="write a report: FILE.json or FILE.md")
+    p.add_argument("--exclude", action="append", default=[], metavar="GLOB",
+                   help="skip files and folders whose name or path under the input matches "
+                   "GLOB (repeatable)")
+    p.add_argument("--executor", choices=("local", "ray"), default="local",
+                   help="where the work runs: local processes (default) or Ray tasks")
+    p.add_argument("--address", metavar="ADDR",
+                   help="--executor ray: the cluster to join (default: RAY_ADDRESS, or a new "
+                   "local instance)")
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="no progress bar, no per-file lines; the summary only")
+
+
+def _parse_holes(items: list[str]) -> tuple[tuple[str, str], ...]:
+    holes: list[tuple[str, str]] = []
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise KlcError(f"--hole {item!r}: expected NAME=VALUE")
+        holes.append((name.strip().lstrip("?"), value.strip()))
+    return tuple(holes)
+
+
+def _config(args: argparse.Namespace) -> Any:
+    from klc.batch import BatchConfig
+    from klc.library import default_skill_dirs
+
+    opts: list[tuple[str, Any]] = []
+    for key in ("filler", "budget", "target_sol"):
+        value = getattr(args, key)
+        if value is not None:
+            if not args.optimize:
+                raise KlcError(f"--{key.replace('_', '-')} is an --optimize option")
+            opts.append((key, value))
+    if (args.arch or args.gate_timeout is not None) and not (args.gate or args.optimize):
+        raise KlcError("--arch and --gate-timeout need --gate or --optimize")
+    paths = args.rule or args.skills or default_skill_dirs()
+    return BatchConfig.from_paths(paths, rule_names=tuple(args.only or ()),
+                                  holes=_parse_holes(args.hole), gate=args.gate,
+                                  optimize=args.optimize, arch=args.arch,
+                                  gate_timeout=args.gate_timeout,
+                                  optimize_options=tuple(opts))
+
+
+def run(args: argparse.Namespace) -> int:
+    import os
+
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    from klc.batch import FAILED, REWRITTEN, BatchOptions, run_batch
+
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    if args.report and not args.report.endswith((".json", ".md")):
+        raise KlcError(f"--report {args.report}: give a .json or .md file")
+    if args.report and str(Path(args.report).parent) and not Path(args.report).parent.is_dir():
+        raise KlcError(f"--report {args.report}: folder {Path(args.report).parent} does not "
+                       "exist")
+    if args.address and args.executor != "ray":
+        raise KlcError("--address needs --executor ray")
+    config = _config(args)
+    mode = "out" if args.out else "in_place" if args.in_place else "diff" if args.diff \
+        else "check"
+    options = BatchOptions(roots=args.roots, mode=mode, out_dir=args.out,
+                           exclude=args.exclude, jobs=args.jobs or os.cpu_count() or 1,
+                           resume=args.resume, journal=args.journal, executor=args.executor,
+                           address=args.address)
+    show = not args.quiet
+    progress = Progress(TextColumn("[bold]klc batch"), BarColumn(), MofNCompleteColumn(),
+                        TextColumn("{task.fields[rate]}"), TimeElapsedColumn(),
+                        TimeRemainingColumn(), console=err, disable=not show, transient=True)
+    task = progress.add_task("files", total=None, rate="")
+    state = {"done": 0}
+
+    def on_start(total: int) -> None:
+        progress.update(task, total=total)
+
+    def on_result(res: Any) -> None:
+        state["done"] += 1
+        elapsed = progress.tasks[0].elapsed or 0.0
+        rate = f"{state['done'] / elapsed:.0f} files/s" if elapsed > 0.5 else ""
+        progress.update(task, advance=1, rate=rate)
+        if res.diff:
+            progress.console.file.flush()
+            sys.stdout.write(res.diff)
+            sys.stdout.flush()
+        if show and res.status in FAILED:
+            progress.console.print(f"[red]{escape(res.status)}[/red] {escape(res.reason)}",
+                                   emoji=False)
+
+    with progress:
+        summary = run_batch(config, options, on_start, on_result)
+    _print_summary(err, summary, options)
+    if args.report:
+        _write_report(args.report, summary)
+    if summary.interrupted:
+        err.print("klc: interrupted: every file is either as it was or completely written"
+                  + ("; run the same command with --resume to continue"
+                     if mode in ("out", "in_place") else ""), markup=False)
+        return 130
+    if not summary.results:
+        err.print(f"klc: no .cu/.cuh files under {', '.join(args.roots)}", markup=False)
+        return 1
+    if mode == "check" and any(r.status == REWRITTEN for r in summary.results) and show:
+        err.print("klc: nothing written (give --out DIR, --in-place or --diff)", markup=False)
+    return 1 if summary.failed else 0
+
+
+def _print_summary(err: Any, summary: Any, options: Any) -> None:
+    from rich.table import Table
+
+    from klc.batch import SUMMARY_LABELS
+
+    counts = summary.counts()
+    table = Table(title=f"klc batch: {summary.elapsed_s:.1f} s, {options.executor}, "
+                  f"-j {options.jobs}" + (f", {summary.gpus} GPU(s)" if summary.gpus else ""),
+                  title_justify="left")
+    table.add_column("what")
+    table.add_column("count", justify="right")
+    for key, label in SUMMARY_LABELS.items():
+        if key == "resumed" and not summary.resumed:
+            continue
+        style = "red" if key in ("parse_failed", "gate_failed", "errors") and counts[key] \
+            else ""
+        table.add_row(label, f"[{style}]{counts[key]}[/{style}]" if style else str(counts[key]))
+    err.print(table)
+
+
+def _write_report(path: str, summary: Any) -> None:
+    import json
+
+    from klc.fsutil import atomic_write
+
+    if path.endswith(".json"):
+        data = json.dumps(summary.to_json(), indent=2) + "\n"
+    else:
+        data = summary.to_markdown()
+    atomic_write(path, data.encode())
