@@ -426,11 +426,15 @@ def test_answer_that_is_not_json(server: Server, unit: Unit, rules: dict[str, Ru
 def test_json_in_prose_or_a_fence_is_read(server: Server, unit: Unit, rules: dict[str, Rule],
                                           tmp_path: Path) -> None:
     server.script = [Reply("Here you go:\n```json\n" + answer({"factor": 8}) + "\n```\n"),
-                     Reply('Best: {"factor": 2} (then 1)')]
+                     Reply('Best: {"factor": 2} (then 1)'),
+                     Reply('<think>for (;;) { s += x[j]; } is short</think>\nThe loop has 8 '
+                           'trips {so}: ' + answer({"factor": 1}))]
     llm = filler(server, tmp_path / "cache")
     assert llm.propose(request(unit, rules["unroll"]), 1) == [{"factor": "8"}]
     history = [Trial({"factor": "8"}, True, 1.0)]
     assert llm.propose(request(unit, rules["unroll"], history), 1) == [{"factor": "2"}]
+    history.append(Trial({"factor": "2"}, True, 1.0))
+    assert llm.propose(request(unit, rules["unroll"], history), 1) == [{"factor": "1"}]
 
 
 # --------------------------------------------------------------------------------------
@@ -473,6 +477,11 @@ def test_server_that_refuses_json_schema_falls_back(server: Server, unit: Unit,
     assert llm.propose(request(unit, rules["unroll"], history), 1) == [{"factor": "2"}]
     formats = [r.get("response_format", {}).get("type") for r in server.requests]
     assert formats == ["json_schema", "json_object", "json_object"]  # remembered
+    assert llm.usage()["requests"] == 3
+    # a re-run: the answers cached under json_object serve it, with no request at all
+    rerun = filler(server, tmp_path / "cache")
+    assert rerun.propose(request(unit, rules["unroll"]), 1) == [{"factor": "4"}]
+    assert rerun.usage()["cache_hits"] == 1 and len(server.requests) == 3
 
 
 def test_bad_request_that_is_not_about_the_format(server: Server, unit: Unit,

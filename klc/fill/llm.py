@@ -182,20 +182,25 @@ class LlmFiller:
         import openai
 
         schema = answer_schema(rule, n)
-        while True:
-            mode = _FORMATS[self._format]
-            response_format = _response_format(mode, schema)
-            key = _cache_key(self.model, messages, response_format)
-            cached = self._cache_get(key, messages, response_format)
+        # an answer cached under this format or a weaker one (a server that refused a format
+        # in an earlier run refuses it again): no request at all
+        for level in range(self._format, len(_FORMATS)):
+            response_format = _response_format(_FORMATS[level], schema)
+            cached = self._cache_get(_cache_key(self.model, messages, response_format),
+                                     messages, response_format)
             if cached is not None:
+                self._format = level
                 self._usage["cache_hits"] += 1
                 return cached
+        while True:
+            response_format = _response_format(_FORMATS[self._format], schema)
+            key = _cache_key(self.model, messages, response_format)
             self._usage["requests"] += 1
             extra: dict[str, Any] = {"response_format": response_format} \
                 if response_format is not None else {}
             try:
                 resp = self._client.chat.completions.create(
-                    model=self.model, messages=messages, **extra)  # type: ignore[arg-type]
+                    model=self.model, messages=messages, **extra)
             except (openai.BadRequestError, openai.UnprocessableEntityError) as e:
                 if self._format + 1 < len(_FORMATS) and _refuses_format(e):
                     self._format += 1  # remembered: this server does not take that mode
@@ -510,7 +515,7 @@ def _read_answer(content: str, rule: Rule, tried: set[str],
 
 def _json_of(content: str) -> Any:
     """The JSON of an answer; also one in a ```json fence or after a line of prose."""
-    text = content.strip()
+    text = re.sub(r"<think>.*?</think>", "", content, flags=re.S).strip()  # reasoning models
     if not text:
         raise ValueError("the answer is empty")
     try:
@@ -521,6 +526,7 @@ def _json_of(content: str) -> Any:
         raise ValueError("nested too deeply") from None
     fence = re.search(r"```(?:json)?\s*\n(.*?)```", text, re.S)
     candidates = [fence.group(1)] if fence else []
+    candidates += [text[m.start():] for m in re.finditer(r'\{\s*"assignments"', text)]
     start = text.find("{")
     if start >= 0:
         candidates.append(text[start:])
