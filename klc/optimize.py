@@ -58,6 +58,7 @@ from klc.fill import FillRequest, Trial
 from klc.fill.search import (
     SearchFiller,
     StaticCheck,
+    candidate_sites,
     card_speedup,
     resolve_arch,
     static_check,
@@ -410,9 +411,7 @@ class _Loop:
     # -- rounds ---------------------------------------------------------------------
 
     def ranked_sites(self, cur: _Version) -> list[Site]:
-        from klc.pipeline import find_sites
-
-        sites = [s for s in find_sites(cur.unit, self.rules, None, cur.spec) if s.ok]
+        sites = candidate_sites(cur.unit, self.rules, cur.spec)
         return sorted(sites, key=lambda s: (-(card_speedup(s.rule) or 1.0), s.match.start,
                                             s.rule.name))
 
@@ -647,8 +646,6 @@ def _static(result: OptimizeResult, unit: Unit, spec: Any, skills: list[Rule], f
             progress: ProgressFn | None) -> OptimizeResult:
     """No GPU or no spec: sites, hole values, static checks and the gate's compile; nothing
     verified, nothing timed, nothing claimed."""
-    from klc.pipeline import find_sites
-
     result.mode = "static"
     result.notes.append(f"cannot verify or time: {why}. Only the static part ran (sites, hole "
                         "values, guards, NVRTC compile, registers/spills/shared memory): the "
@@ -656,7 +653,7 @@ def _static(result: OptimizeResult, unit: Unit, spec: Any, skills: list[Rule], f
                         "claimed")
     if progress:
         progress("start", {"used": 0, "budget": 0, "kernel": result.path})
-    sites = [s for s in find_sites(unit, skills, None, spec) if s.ok]
+    sites = candidate_sites(unit, skills, spec)
     sites.sort(key=lambda s: (-(card_speedup(s.rule) or 1.0), s.match.start, s.rule.name))
     if not sites:
         result.stop_reason = "no skill applies"

@@ -40,6 +40,7 @@ import itertools
 import math
 import random
 import re
+import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -91,6 +92,28 @@ def site_key(site: Site) -> str:
     matched text (offsets move when an earlier rewrite changes the file)."""
     m = site.match
     return f"{site.rule.name}@{site.function_name}:{_sha(m.unit.source[m.start:m.end])[:16]}"
+
+
+def hole_dependent(rule: Rule) -> bool:
+    """Whether the rule's guard reads a hole (``equals($W, ?warps)``, or ``smem_fits`` of a
+    rewrite that declares shared memory sized by a hole): its verdict changes with the
+    values, so a site refused at the default values may still be sound for others."""
+    from klc.guards import calls
+
+    if rule.guard is None or not rule.holes:
+        return False
+    return any(a.kind == "hole" for c in calls(rule.guard) for a in c.args) or \
+        any(c.name == "smem_fits" for c in calls(rule.guard))
+
+
+def candidate_sites(unit: Unit, rules: list[Rule], spec: Any | None) -> list[Site]:
+    """Where the rules may apply: the applicable sites, and the sites refused only by a guard
+    that reads a hole (``find_sites`` judges those at the default values; the filler tries
+    the others, and ``static_check`` judges each assignment again)."""
+    from klc.pipeline import find_sites
+
+    return [s for s in find_sites(unit, rules, None, spec)
+            if s.ok or (s.stage == "guard" and hole_dependent(s.rule))]
 
 
 def resolve_arch(arch: str | None) -> str:
@@ -406,6 +429,7 @@ class SearchFiller:
                     break
                 self._consider(req, values, tried, refused, out)
         else:
+            self.strategy = "tpe" if self.use_optuna and _has_optuna() else "random"
             for values in ranked_assignments(rule, limit=WARMUP):
                 if len(tried) + len(out) >= WARMUP or len(out) >= k:
                     break
@@ -437,16 +461,10 @@ class SearchFiller:
 
     def _sample(self, req: FillRequest, k: int, tried: set[Any], refused: set[Any],
                 out: list[dict[str, str]]) -> None:
-        try:
-            if not self.use_optuna:
-                raise ImportError("optuna disabled")
-            import optuna  # noqa: F401
-        except ImportError:
-            self.strategy = "random"
+        if self.strategy == "tpe":
+            self._tpe(req, k, tried, refused, out)
+        else:
             self._random(req, k, tried, refused, out)
-            return
-        self.strategy = "tpe"
-        self._tpe(req, k, tried, refused, out)
 
     def _seed(self, req: FillRequest, salt: int) -> int:
         h = hashlib.sha256(f"{self.seed}:{site_key(req.site)}:{salt}".encode()).digest()
@@ -473,9 +491,10 @@ class SearchFiller:
         rule = req.rule
         dists = {n: CategoricalDistribution(ranked_values(rule, n, d))
                  for n, d in rule.holes.items()}
-        sampler = optuna.samplers.TPESampler(seed=self._seed(req, len(req.history)),
-                                             n_startup_trials=WARMUP, multivariate=True,
-                                             warn_independent_sampling=False)
+        with warnings.catch_warnings():  # multivariate TPE is marked experimental
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            sampler = optuna.samplers.TPESampler(seed=self._seed(req, len(req.history)),
+                                                 n_startup_trials=WARMUP, multivariate=True)
         study = optuna.create_study(direction="minimize", sampler=sampler)
         for t in req.history:
             key = _norm(rule, t.values)
@@ -502,6 +521,14 @@ class SearchFiller:
             # what was proposed is pending (the gate decides); what was refused, or already
             # tried, is a failure as far as the sampler is concerned, so it moves on
             study.tell(trial, state=TrialState.PRUNED if len(out) > before else TrialState.FAIL)
+
+
+def _has_optuna() -> bool:
+    try:
+        import optuna  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def history_trial(values: dict[str, str], record: Any) -> Trial:
