@@ -260,7 +260,7 @@ def test_good_answer_is_validated_counted_and_cached(server: Server, unit: Unit,
     req = request(unit, rules["fma_coef"])
     got = llm.propose(req, 2)
     assert got == [{"coef": "a"}, {"coef": "2.0f * a"}]
-    assert llm.last_error == ""
+    assert llm.last_reason == ""
     assert llm.usage() == {"requests": 1, "cache_hits": 0, "prompt_tokens": 321,
                            "completion_tokens": 17, "refused_answers": 0}
     # the request: the model, the schema built from the holes, a prompt that shows the site
@@ -319,10 +319,10 @@ def test_exhausted_domain_and_rule_without_holes_need_no_request(
     llm = filler(server, tmp_path / "cache")
     history = [Trial({"factor": str(f)}, True, 1.0) for f in (1, 2, 4, 8)]
     assert llm.propose(request(unit, rules["unroll"], history), 4) == []
-    assert "every assignment of the holes of unroll has been tried" in llm.last_error
+    assert llm.last_reason == "unroll: every assignment of the holes has been tried at this site"
     assert llm.propose(request(unit, rules["restrict_only"]), 3) == [{}]
     assert llm.propose(request(unit, rules["restrict_only"], [Trial({}, True, 1.0)]), 3) == []
-    assert "no holes and was tried already" in llm.last_error
+    assert llm.last_reason == "restrict_only: the rule has no holes and was tried already"
     assert server.requests == [] and llm.usage()["requests"] == 0
 
 
@@ -340,7 +340,7 @@ def test_out_of_domain_value_is_retried_with_the_error(server: Server, unit: Uni
     follow = server.requests[1]["messages"]
     assert follow[2] == {"role": "assistant", "content": answer({"factor": 3})}
     assert "hole ?factor: 3 is not in {1, 2, 4, 8}" in follow[3]["content"]
-    assert llm.refusals == ["assignment 1: hole ?factor: 3 is not in {1, 2, 4, 8}"]
+    assert llm.answer_refusals == ["assignment 1: hole ?factor: 3 is not in {1, 2, 4, 8}"]
     assert llm.usage() == {"requests": 2, "cache_hits": 0, "prompt_tokens": 460,
                            "completion_tokens": 18, "refused_answers": 1}
 
@@ -353,8 +353,8 @@ def test_out_of_domain_values_give_up_after_the_limit(server: Server, unit: Unit
     llm = filler(server, tmp_path / "cache", max_retries=1)
     assert llm.propose(request(unit, rules["unroll"]), 1) == []
     assert len(server.requests) == 2  # one answer and one retry, the third never asked
-    assert llm.last_error.startswith("gave up after 2 refused answers from test-model")
-    assert "32 is not in {1, 2, 4, 8}" in llm.last_error
+    assert llm.last_reason.startswith("unroll: gave up after 2 refused answers from test-model")
+    assert "32 is not in {1, 2, 4, 8}" in llm.last_reason
     assert llm.usage()["refused_answers"] == 2
 
 
@@ -386,8 +386,8 @@ def test_smuggled_code_is_refused(server: Server, unit: Unit, rules: dict[str, R
     server.script = [Reply(answer({hole: value}))]
     llm = filler(server, tmp_path / "cache", max_retries=0)
     assert llm.propose(request(unit, rules[rule_name]), 1) == []
-    assert why in llm.last_error, llm.last_error
-    assert llm.last_error.startswith("gave up after 1 refused answer from test-model")
+    assert why in llm.last_reason, llm.last_reason
+    assert llm.last_reason.startswith(f"{rule_name}: gave up after 1 refused answer from ")
 
 
 def test_good_statements_are_accepted(server: Server, unit: Unit, rules: dict[str, Rule],
@@ -410,7 +410,7 @@ def test_wrong_shape_is_refused(server: Server, unit: Unit, rules: dict[str, Rul
     server.script = [Reply(answer(item))]
     llm = filler(server, tmp_path / "cache", max_retries=0)
     assert llm.propose(request(unit, rules["fma_coef"]), 1) == []
-    assert why in llm.last_error, llm.last_error
+    assert why in llm.last_reason, llm.last_reason
 
 
 def test_answer_that_is_not_json(server: Server, unit: Unit, rules: dict[str, Rule],
@@ -418,7 +418,7 @@ def test_answer_that_is_not_json(server: Server, unit: Unit, rules: dict[str, Ru
     server.script = [Reply("Sure! I would unroll by 4."), Reply("{'factor': 4}")]
     llm = filler(server, tmp_path / "cache", max_retries=1)
     assert llm.propose(request(unit, rules["unroll"]), 1) == []
-    assert "the answer is not JSON" in llm.last_error
+    assert "the answer is not JSON" in llm.last_reason
     assert "the answer is not JSON" in server.last_user_message()
     assert llm.usage()["refused_answers"] == 2
 
@@ -449,7 +449,7 @@ def test_server_that_times_out(server: Server, unit: Unit, rules: dict[str, Rule
     start = time.monotonic()
     assert llm.propose(request(unit, rules["unroll"]), 1) == []
     assert time.monotonic() - start < 3
-    assert llm.last_error.startswith("the LLM server did not answer within 0.3 s")
+    assert llm.last_reason.startswith("unroll: the LLM server did not answer within 0.3 s")
     assert len(server.requests) == 1
     assert cache_files(cache) == []  # no answer, nothing cached
     assert llm.usage()["requests"] == 1 and llm.usage()["prompt_tokens"] == 0
@@ -461,7 +461,7 @@ def test_server_that_fails_with_500(server: Server, unit: Unit, rules: dict[str,
     server.script = [Status(500, "CUDA out of memory"), Status(500, "CUDA out of memory")]
     llm = filler(server, cache, max_retries=1)
     assert llm.propose(request(unit, rules["unroll"]), 1) == []
-    assert llm.last_error == "the LLM server failed: HTTP 500: CUDA out of memory"
+    assert llm.last_reason == "unroll: the LLM server failed: HTTP 500: CUDA out of memory"
     assert len(server.requests) == 2  # the client retried once
     assert cache_files(cache) == []
 
@@ -489,7 +489,7 @@ def test_bad_request_that_is_not_about_the_format(server: Server, unit: Unit,
     server.script = [Status(400, "This model's maximum context length is 4096 tokens")]
     llm = filler(server, tmp_path / "cache")
     assert llm.propose(request(unit, rules["unroll"]), 1) == []
-    assert llm.last_error == ("the LLM server refused the request: HTTP 400: This model's "
+    assert llm.last_reason == ("unroll: the LLM server refused the request: HTTP 400: This model's "
                               "maximum context length is 4096 tokens")
     assert len(server.requests) == 1
 
@@ -531,7 +531,7 @@ def test_unreachable_server(monkeypatch: pytest.MonkeyPatch, unit: Unit, rules: 
     llm = LlmFiller(model="m", base_url=f"http://127.0.0.1:{port}/v1", api_key="k",
                     cache_dir=tmp_path, timeout_s=2, max_retries=0)
     assert llm.propose(request(unit, rules["unroll"]), 1) == []
-    assert llm.last_error.startswith(f"cannot reach the LLM server at http://127.0.0.1:{port}/v1")
+    assert llm.last_reason.startswith(f"unroll: cannot reach the LLM server at http://127.0.0.1:{port}/v1")
 
 
 # --------------------------------------------------------------------------------------

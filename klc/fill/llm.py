@@ -9,7 +9,7 @@ assignment is then checked as untrusted input: exactly the declared holes, each 
 expression / as statements that stay inside their block, no ``asm``, no preprocessor, no host
 or allocation calls). An answer with nothing usable is sent back with the reasons and asked
 again, ``max_retries`` times at most; then the filler gives up on that request and says why in
-``last_error``. ``propose`` never raises.
+``last_reason``. ``propose`` never raises.
 
 Any OpenAI-compatible server works (vLLM, llama.cpp, Ollama, the hosted API): the answer is
 asked for with ``response_format`` ``json_schema``; a server that refuses that mode is asked
@@ -114,8 +114,8 @@ class LlmFiller:
         self._format = 0  # index into _FORMATS: lowered when the server refuses a mode
         self._usage = {"requests": 0, "cache_hits": 0, "prompt_tokens": 0,
                        "completion_tokens": 0, "refused_answers": 0}
-        self.last_error = ""  # why the last propose() returned nothing ("" when it did not)
-        self.refusals: list[str] = []  # why each refused answer of the last propose() was
+        self.last_reason = ""  # why the last propose() returned nothing ("" when it did not)
+        self.answer_refusals: list[str] = []  # why each refused answer of the last propose() was
         self.cache_warning = ""  # a cache entry that could not be written, if any
 
     # ----------------------------------------------------------------------------------
@@ -127,15 +127,18 @@ class LlmFiller:
         return dict(self._usage)
 
     def propose(self, req: FillRequest, k: int) -> list[dict[str, str]]:
-        """Up to ``k`` validated assignments not in ``req.history``; [] with ``last_error``
-        saying why when there are none. Never raises."""
-        self.last_error = ""
-        self.refusals = []
+        """Up to ``k`` validated assignments not in ``req.history``; [] with ``last_reason``
+        saying why when there are none (``rule: why``). Never raises."""
+        self.last_reason = ""
+        self.answer_refusals = []
         try:
-            return self._propose(req, k)
+            got = self._propose(req, k)
         except Exception as e:  # the contract: a filler reports, it does not raise
-            self.last_error = f"the LLM filler failed: {type(e).__name__}: {e}"
-            return []
+            self.last_reason = f"the LLM filler failed: {type(e).__name__}: {e}"
+            got = []
+        if self.last_reason:
+            self.last_reason = f"{req.rule.name}: {self.last_reason}"
+        return got
 
     # ----------------------------------------------------------------------------------
 
@@ -144,16 +147,15 @@ class LlmFiller:
         tried = {_key(_normalised(rule, t.values)) for t in req.history}
         if not rule.holes:
             if _key({}) in tried:
-                self.last_error = f"rule {rule.name} has no holes and was tried already"
+                self.last_reason = "the rule has no holes and was tried already"
                 return []
             return [{}]
         if k < 1:
-            self.last_error = "nothing asked for (k < 1)"
+            self.last_reason = "nothing asked for (k < 1)"
             return []
         left = _untried_count(rule, tried)
         if left == 0:
-            self.last_error = (f"every assignment of the holes of {rule.name} has been tried "
-                               "at this site")
+            self.last_reason = "every assignment of the holes has been tried at this site"
             return []
         n = k if left is None else min(k, left)
         messages = [{"role": "system", "content": _SYSTEM},
@@ -161,24 +163,24 @@ class LlmFiller:
         while True:
             content = self._ask(messages, rule, n)
             if content is None:
-                return []  # self.last_error says why
+                return []  # self.last_reason says why
             good, problems = _read_answer(content, rule, tried, n)
             if good:
                 return good
             self._usage["refused_answers"] += 1
-            self.refusals.append("; ".join(problems))
-            if len(self.refusals) > self.max_retries:
-                count = len(self.refusals)
-                self.last_error = (f"gave up after {count} refused answer"
-                                   f"{'s' if count > 1 else ''} from {self.model}: "
-                                   f"{self.refusals[-1]}")
+            self.answer_refusals.append("; ".join(problems))
+            if len(self.answer_refusals) > self.max_retries:
+                count = len(self.answer_refusals)
+                self.last_reason = (f"gave up after {count} refused answer"
+                                    f"{'s' if count > 1 else ''} from {self.model}: "
+                                    f"{self.answer_refusals[-1]}")
                 return []
             messages = [*messages, {"role": "assistant", "content": content},
                         {"role": "user", "content": _follow_up(problems, n)}]
 
     def _ask(self, messages: list[dict[str, str]], rule: Rule, n: int) -> str | None:
         """The server's answer text to these messages (from the cache when it is there), or
-        None with ``last_error`` set when the request failed."""
+        None with ``last_reason`` set when the request failed."""
         import openai
 
         schema = answer_schema(rule, n)
@@ -205,20 +207,20 @@ class LlmFiller:
                 if self._format + 1 < len(_FORMATS) and _refuses_format(e):
                     self._format += 1  # remembered: this server does not take that mode
                     continue
-                self.last_error = f"the LLM server refused the request: {_error_text(e)}"
+                self.last_reason = f"the LLM server refused the request: {_error_text(e)}"
                 return None
             except openai.APITimeoutError:
-                self.last_error = (f"the LLM server did not answer within {self.timeout_s:g} s "
-                                   f"({self.base_url}, {self.max_retries} retries)")
+                self.last_reason = (f"the LLM server did not answer within {self.timeout_s:g} s "
+                                    f"({self.base_url}, {self.max_retries} retries)")
                 return None
             except openai.APIConnectionError as e:
-                self.last_error = f"cannot reach the LLM server at {self.base_url}: {e}"
+                self.last_reason = f"cannot reach the LLM server at {self.base_url}: {e}"
                 return None
             except openai.APIStatusError as e:
-                self.last_error = f"the LLM server failed: {_error_text(e)}"
+                self.last_reason = f"the LLM server failed: {_error_text(e)}"
                 return None
             except openai.OpenAIError as e:
-                self.last_error = f"the LLM request failed: {e}"
+                self.last_reason = f"the LLM request failed: {e}"
                 return None
             usage = getattr(resp, "usage", None)
             prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
