@@ -102,6 +102,7 @@ class TrialLog:
     pct_of_sol: float | None = None
     elapsed_s: float = 0.0
     outcome: str = ""  # "improved" | "neutral" | "slower" | "failed" | "baseline"
+    seeds: list[int] | None = None  # the verify seeds the trial used
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -383,6 +384,7 @@ class _Loop:
                        record.reason, hit, s.get("median_ms"), s.get("speedup"),
                        s.get("noise"), s.get("pct_of_sol"), record.elapsed_s)
         log.outcome = self.judge(cur, log)
+        log.seeds = s.get("seeds")
         self.trials.append(log)
         ms = log.median_ms if record.passed else None
         self.history.setdefault(key, []).append(_Entry(
@@ -461,23 +463,23 @@ class _Loop:
         return ran, proposed_any
 
     def new_sites(self, cur: _Version, cand: _Candidate) -> int:
-        """How many applicable (rule, matched text) sites the candidate has that the current
-        version lacks: what an enabling step unlocks."""
-        from klc.frontend import parse_bytes
-        from klc.pipeline import find_sites, spec_of
+        """How many more sites the candidate's skills have than the current version's (the
+        applied rule aside): what an enabling step unlocks. Counted per rule, so that a
+        site whose text merely changed (a kernel-wide anchor) is not taken for a new one."""
+        from collections import Counter
 
-        def keys(unit: Unit, spec: Any) -> set[tuple[str, str]]:
-            return {(s.rule.name, _text_sha(s)) for s in find_sites(unit, self.rules, None, spec)
-                    if s.ok}
+        from klc.frontend import parse_bytes
+        from klc.pipeline import spec_of
 
         unit = parse_bytes(cand.source, self.path)
         try:
             spec = spec_of(unit)
         except KlcError:
             return 0
-        before = keys(cur.unit, cur.spec)
+        before = Counter(s.rule.name for s in candidate_sites(cur.unit, self.rules, cur.spec))
+        after = Counter(s.rule.name for s in candidate_sites(unit, self.rules, spec))
         applied = cand.site.rule.name
-        return len({k for k in keys(unit, spec) - before if k[0] != applied})
+        return sum(max(0, n - before[r]) for r, n in after.items() if r != applied)
 
     def accept(self, cur: _Version, cand: _Candidate, kind: str) -> _Version:
         from klc.frontend import parse_bytes

@@ -1,0 +1,411 @@
+"""The optimize loop: control flow against a scripted gate (injected with ``gate_fn``: a unit
+test of the loop, not of the gate), the gate-result cache (a second run spends nothing), the
+real static path on bench/examples/sigmoid.cu without a GPU, the command, and (marked gpu)
+the whole thing on a real GPU."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from klc.cli import main
+from klc.errors import KlcError
+from klc.frontend import read_source
+from klc.gate import GateRecord, StageResult
+from klc.gate.cache import GateCache, cache_key, record_from_json
+from klc.optimize import optimize, to_markdown
+from klc.rules import Rule, load_rules
+
+ROOT = Path(__file__).resolve().parents[1]
+SIGMOID = ROOT / "bench" / "examples" / "sigmoid.cu"
+
+
+@pytest.fixture(autouse=True)
+def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KLC_CACHE_DIR", str(tmp_path / "cache"))
+
+
+class FakeGate:
+    """A scripted gate: a kernel's time is ``base_ms`` divided by the factor of every feature
+    (a substring) its source has; a candidate with a ``fail`` feature fails verify; with
+    ``fail_seeds``, runs with explicit seeds (the re-verification) fail. Every call is
+    recorded, so tests count trials."""
+
+    def __init__(self, effects: dict[str, float], fail: Iterable[str] = (),
+                 base_ms: float = 1.0, floor_ms: float = 0.2, noise: float = 0.004,
+                 fail_seeds: bool = False) -> None:
+        self.effects = effects
+        self.fail = tuple(fail)
+        self.base_ms, self.floor_ms, self.noise = base_ms, floor_ms, noise
+        self.fail_seeds = fail_seeds
+        self.calls: list[dict[str, Any]] = []
+
+    def time_of(self, source: bytes) -> float:
+        t = self.base_ms
+        for feature, factor in self.effects.items():
+            if feature.encode() in source:
+                t /= factor
+        return t
+
+    def __call__(self, candidate: bytes, path: str, *, reference: bytes | None = None,
+                 reference_path: str | None = None, arch: str | None = None,
+                 stages: Iterable[str] = (), seeds: Iterable[int] | None = None,
+                 timeout_s: float | None = None) -> GateRecord:
+        seeds = list(seeds) if seeds is not None else None
+        self.calls.append({"candidate": candidate, "reference": reference, "seeds": seeds})
+        st = {"compile": StageResult("passed", "compiled", {})}
+        rec = GateRecord(path, "sigmoid", hashlib.sha256(candidate).hexdigest(),
+                         reference_path, None, arch or "sm_90", (), "Scripted GPU", st)
+        bad = next((f for f in self.fail if f.encode() in candidate), None)
+        if bad is None and self.fail_seeds and seeds is not None:
+            bad = "fresh seeds"
+        if bad is not None:
+            st["verify"] = StageResult("failed", f"mismatch ({bad})")
+            st["profile"] = StageResult("skipped", "not run: verify failed")
+            rec.verdict, rec.reason = "failed", f"verify: mismatch ({bad})"
+            return rec
+        used = seeds or [11 + len(self.calls), 12, 13]
+        st["verify"] = StageResult("passed", "agree", {"seeds": used})
+        t = self.time_of(candidate)
+        data: dict[str, Any] = {"median_ms": t, "noise": self.noise,
+                                "sol": {"pct_of_sol": 100 * self.floor_ms / t,
+                                        "bound": "memory"}}
+        if reference is not None:
+            data["speedup"] = self.time_of(reference) / t
+        st["profile"] = StageResult("passed", "timed", data)
+        rec.verdict, rec.reason = "passed", "all stages passed"
+        return rec
+
+
+def run(gate: FakeGate, source: bytes | None = None, **kw: Any) -> Any:
+    kw.setdefault("use_cache", False)
+    return optimize(source or read_source(SIGMOID), str(SIGMOID), gpu=True, gate_fn=gate,
+                    arch="sm_90", **kw)
+
+
+# --------------------------------------------------------------------------------------
+# The loop
+
+
+def test_accepts_improvements_in_order_and_reverifies() -> None:
+    gate = FakeGate({"__expf": 1.3, "__launch_bounds__(512)": 1.05})
+    result = run(gate)
+    assert result.changed and result.verified
+    assert [s.skill for s in result.steps] == ["precise_exp_to_fast", "add_launch_bounds"]
+    assert result.steps[1].values == {"threads": "512"}
+    assert result.steps[0].speedup_vs_previous == pytest.approx(1.3)
+    assert result.steps[1].speedup_vs_original == pytest.approx(1.365)
+    assert b"__expf(" in result.source and b"__launch_bounds__(512)" in result.source
+    # the independent re-verification: the final kernel against the original, fresh seeds
+    last = gate.calls[-1]
+    assert last["candidate"] == result.source and last["reference"] == read_source(SIGMOID)
+    trial_seeds = {12, 13} | {11 + i for i in range(1, len(gate.calls))}
+    assert last["seeds"] and not set(last["seeds"]) & trial_seeds
+    assert result.speedup == pytest.approx(1.365)
+    # every gate call but the re-verification is a budget trial; 64 and 128 threads were
+    # refused statically (below the 256-thread block) and cost none
+    assert result.trials_used == len(gate.calls) - 1
+    refused = {c["values"]["threads"] for c in result.static_refusals
+               if c.get("values", {}).get("threads")}
+    assert {"64", "128"} <= refused
+    assert all(b"__launch_bounds__(64)" not in c["candidate"] for c in gate.calls)
+    assert result.trials_to_fraction(0.95) == 3  # the 1.3x exp alone is 95% of 1.365x
+
+
+def test_stops_at_the_sol_target() -> None:
+    # floor 0.2 ms: the 1.3x kernel (0.77 ms) is at 26% of SOL; with a floor of 0.7 ms it is
+    # at 91%, so the loop stops after the first step
+    gate = FakeGate({"__expf": 1.3, "__launch_bounds__(512)": 1.05}, floor_ms=0.7)
+    result = run(gate)
+    assert [s.skill for s in result.steps] == ["precise_exp_to_fast"]
+    assert "reached 91% of the speed-of-light floor" in result.stop_reason
+
+
+def test_budget_is_respected_and_failures_count() -> None:
+    gate = FakeGate({"__expf": 1.3}, fail=["__launch_bounds__"])
+    result = run(gate, budget=2)
+    assert result.trials_used == 2  # the original and one candidate
+    assert len(gate.calls) <= 3  # + the re-verification when something was kept
+    assert "budget of 2 gate trials is spent" in result.stop_reason
+    failed = [t for t in result.trials if t.verdict == "failed"]
+    assert all(t.outcome == "failed" for t in failed)
+
+
+def test_failed_candidates_are_never_kept() -> None:
+    gate = FakeGate({"__expf": 2.0}, fail=["__expf"])
+    result = run(gate)
+    assert not result.changed and result.source == read_source(SIGMOID)
+    assert all(s.skill != "precise_exp_to_fast" for s in result.steps)
+    assert any(t.skill == "precise_exp_to_fast" and t.verdict == "failed"
+               for t in result.trials)
+
+
+def test_gain_within_noise_is_not_kept() -> None:
+    gate = FakeGate({"__expf": 1.01, "__launch_bounds__": 1.005}, noise=0.03)
+    result = run(gate)
+    assert not result.changed and not result.steps
+    assert "nothing improved" in " ".join(result.notes)
+
+
+def test_failed_reverification_keeps_the_original() -> None:
+    gate = FakeGate({"__expf": 1.5}, fail_seeds=True)
+    result = run(gate)
+    assert result.steps  # the loop accepted a step ...
+    assert not result.changed and not result.verified  # ... that re-verification rejected
+    assert result.source == read_source(SIGMOID)
+    assert "FAILED the independent re-verification" in " ".join(result.notes)
+
+
+def test_original_that_fails_its_own_gate_is_an_error() -> None:
+    gate = FakeGate({}, fail=["sigmoid"])
+    with pytest.raises(KlcError, match="does not pass its own gate"):
+        run(gate)
+
+
+ENABLING = '''
+rule reorder {
+  kind: skill
+  description: "1 + e^x as e^x + 1 (changes no time, but makes fast_exp applicable)"
+  context: any
+  anchor: ```
+    1.0f + expf($X)
+  ```
+  rewrite replace: ```
+    expf($X) + 1.0f
+  ```
+  card {
+    intent: "test"
+  }
+}
+
+rule fast_exp {
+  kind: skill
+  description: "fast exp, only in the reordered form"
+  context: any
+  anchor: ```
+    expf($X) + 1.0f
+  ```
+  rewrite replace: ```
+    __expf($X) + 1.0f
+  ```
+  card {
+    intent: "test"
+    effect: "measured: 1.4x on H200"
+  }
+}
+'''
+
+
+def test_neutral_step_that_enables_a_skill_is_kept(tmp_path: Path) -> None:
+    path = tmp_path / "enable.rule"
+    path.write_text(ENABLING)
+    gate = FakeGate({"__expf": 1.4})
+    result = run(gate, skills=load_rules(path))
+    assert [(s.skill, s.kind) for s in result.steps] == [("reorder", "enabling"),
+                                                         ("fast_exp", "improvement")]
+    assert result.changed and result.speedup == pytest.approx(1.4)
+
+
+def test_card_effect_ranks_sites() -> None:
+    rules = _skills()
+    rules = [_with_effect(r, "measured: 1.5x on H200") if r.name == "add_launch_bounds" else r
+             for r in rules]
+    gate = FakeGate({"__expf": 1.3})
+    run(gate, skills=rules, budget=3)
+    first = gate.calls[1]["candidate"]  # calls[0] is the original
+    assert b"__launch_bounds__" in first and b"__expf" not in first
+
+
+def _skills() -> list[Rule]:
+    from klc.library import default_skill_dirs, load_rule_paths
+
+    return load_rule_paths(default_skill_dirs())
+
+
+def _with_effect(rule: Rule, effect: str) -> Rule:
+    from dataclasses import replace
+
+    return replace(rule, card=replace(rule.card, effect=(effect,)))
+
+
+# --------------------------------------------------------------------------------------
+# The cache
+
+
+def test_second_run_spends_no_trial(tmp_path: Path) -> None:
+    cache = str(tmp_path / "gate-cache")
+    first_gate = FakeGate({"__expf": 1.3, "__launch_bounds__(512)": 1.05})
+    first = run(first_gate, cache_dir=cache, use_cache=True)
+    assert first.trials_used > 1 and first.cache_hits == 0
+    again_gate = FakeGate({"__expf": 1.3, "__launch_bounds__(512)": 1.05})
+    again = run(again_gate, cache_dir=cache, use_cache=True)
+    assert again.trials_used == 0
+    assert again.cache_hits == first.trials_used
+    # only the independent re-verification ran (explicit seeds are never cached)
+    assert len(again_gate.calls) == 1 and again_gate.calls[0]["seeds"]
+    assert again.source == first.source and again.verified
+
+
+def test_record_json_round_trip() -> None:
+    rec = FakeGate({"__expf": 1.3})(b"__expf", "k.cu", reference=b"expf", reference_path="k.cu")
+    back = record_from_json(json.loads(json.dumps(rec.to_json())))
+    assert back.to_json() == rec.to_json() and back.passed
+
+
+def test_cache_keeps_only_decided_records(tmp_path: Path) -> None:
+    cache = GateCache.open(tmp_path / "c")
+    rec = FakeGate({})(b"x", "k.cu")
+    key = cache_key(b"x", None, "sm_90", ("compile",), "1", None)
+    assert cache.put(key, rec) and cache.get(key) is not None
+    rec.verdict = "compiled"  # no GPU: decides nothing, must run again on one
+    key2 = cache_key(b"y", None, "sm_90", ("compile",), "1", None)
+    assert not cache.put(key2, rec) and cache.get(key2) is None
+    assert cache_key(b"x", None, "sm_90", ("compile",), "1", "NVIDIA H100") != key
+    # a damaged entry reads as a miss
+    next((tmp_path / "c").glob("*/*.json")).write_text("{not json")
+    assert cache.get(key) is None
+
+
+# --------------------------------------------------------------------------------------
+# Without a GPU: the real static path
+
+
+def test_sigmoid_without_gpu_lists_compile_clean_candidates() -> None:
+    result = optimize(read_source(SIGMOID), str(SIGMOID), gpu=False, arch="sm_90")
+    assert result.mode == "static" and not result.changed and not result.verified
+    assert result.trials_used == 0 and not result.steps
+    got = {(c["skill"], tuple(c["values"].items())) for c in result.static_candidates}
+    assert got == {("add_launch_bounds", (("threads", "256"),)), ("precise_exp_to_fast", ())}
+    for c in result.static_candidates:
+        assert c["gate"]["verdict"] == "compiled"  # the real gate: compiled, not verified
+        assert c["resources"]["registers"] > 0 and c["resources"]["threads_per_block"] == 256
+    assert "cannot verify or time" in result.notes[0]
+    data = result.to_json()
+    assert data["speedup"] is None and data["changed"] is False
+    assert "static only" in to_markdown(result)
+
+
+def test_unverified_writes_the_first_candidate() -> None:
+    result = optimize(read_source(SIGMOID), str(SIGMOID), gpu=False, arch="sm_90",
+                      unverified=True)
+    assert result.changed and not result.verified
+    assert result.source != result.original
+    assert "NOT verified" in result.notes[-1]
+
+
+def test_llm_filler_missing_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "klc.fill.llm", None)  # as if not installed
+    with pytest.raises(KlcError, match="LLM filler is not available"):
+        optimize(read_source(SIGMOID), str(SIGMOID), gpu=False, filler="llm", model="m")
+
+
+@pytest.mark.parametrize(("kw", "message"), [
+    ({"budget": 0}, "at least 1"), ({"target_sol": 1.5}, "fraction"),
+])
+def test_bad_options(kw: dict[str, Any], message: str) -> None:
+    with pytest.raises(KlcError, match=message):
+        optimize(read_source(SIGMOID), str(SIGMOID), gpu=False, **kw)
+
+
+def test_syntax_error_is_refused() -> None:
+    with pytest.raises(KlcError, match=r"k\.cu:\d+:\d+"):
+        optimize(b"__global__ void k(float* x) { x[0] = ; \n", "k.cu", gpu=False)
+
+
+# --------------------------------------------------------------------------------------
+# The command
+
+
+def _fake_gpu(monkeypatch: pytest.MonkeyPatch, gate: FakeGate) -> None:
+    import klc.gate
+
+    monkeypatch.setattr(klc.gate, "gate", gate)
+    monkeypatch.setattr(klc.gate, "gpu_status", lambda: ("sm_90", ""))
+
+
+def test_command_improves_writes_and_reports(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    _fake_gpu(monkeypatch, FakeGate({"__expf": 1.3}))
+    out, report = tmp_path / "out.cu", tmp_path / "report.json"
+    rc = main(["optimize", str(SIGMOID), "-o", str(out), "--report", str(report),
+               "--no-cache"])
+    assert rc == 0
+    assert b"__expf(" in out.read_bytes()
+    data = json.loads(report.read_text())
+    assert data["verified"] and data["steps"][0]["skill"] == "precise_exp_to_fast"
+    assert data["usage"]["filler"] == "search" and data["trials_used"] >= 2
+    assert "improved, verified" in capsys.readouterr().out
+
+
+def test_command_nothing_improved_exits_1(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    _fake_gpu(monkeypatch, FakeGate({}))
+    report = tmp_path / "r.md"
+    kernel = tmp_path / "k.cu"
+    kernel.write_bytes(read_source(SIGMOID))
+    rc = main(["optimize", str(kernel), "--in-place", "--report", str(report), "--no-cache"])
+    assert rc == 1
+    assert kernel.read_bytes() == read_source(SIGMOID)  # nothing written
+    assert "**not changed**" in report.read_text()
+
+
+def test_command_without_gpu_json(monkeypatch: pytest.MonkeyPatch,
+                                  capsys: pytest.CaptureFixture[str]) -> None:
+    import klc.gate
+
+    monkeypatch.setattr(klc.gate, "gpu_status", lambda: (None, "no GPU (test)"))
+    rc = main(["optimize", str(SIGMOID), "--json"])
+    assert rc == 1
+    data = json.loads(capsys.readouterr().out)
+    assert data["mode"] == "static" and len(data["static_candidates"]) == 2
+
+
+@pytest.mark.parametrize("argv", [
+    ["--report", "r.txt"], ["-o", "/no/such/folder/x.cu"], ["--budget", "0"],
+    ["--model", "m"], ["--filler", "nope"],
+])
+def test_command_bad_input(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    try:
+        rc = main(["optimize", str(SIGMOID), *argv])
+    except SystemExit as e:  # argparse's own refusal (unknown choice)
+        rc = e.code  # type: ignore[assignment]
+    assert rc == 2
+    err = capsys.readouterr().err
+    assert "error" in err and "Traceback" not in err
+
+
+# --------------------------------------------------------------------------------------
+# On a GPU
+
+
+@pytest.mark.gpu
+def test_optimize_sigmoid_on_the_gpu(tmp_path: Path) -> None:
+    """The real loop, gate and re-verification: the result is verified and not slower than
+    the original by more than the noise."""
+    source = read_source(SIGMOID)
+    result = optimize(source, str(SIGMOID), budget=8, cache_dir=str(tmp_path / "gate"))
+    assert result.mode == "gpu" and result.baseline and result.baseline["verdict"] == "passed"
+    assert result.trials_used <= 8
+    for t in result.trials:
+        assert t.verdict in ("passed", "failed")
+    if result.changed:
+        assert result.verified
+        assert result.reverify and result.reverify["verdict"] == "passed"
+        fresh = set(result.reverify["stages"]["verify"]["seeds"])
+        for t in result.trials:
+            assert t.verdict != "passed" or t.speedup  # every passing trial was timed
+        assert fresh and not fresh & {s for t in result.trials for s in t.seeds or ()}
+        noise = max(0.02, result.final["noise"] or 0)
+        assert result.final["speedup"] > 1 + noise
+    else:
+        assert result.source == source
+    # a second run finds every trial in the cache
+    again = optimize(source, str(SIGMOID), budget=8, cache_dir=str(tmp_path / "gate"))
+    assert again.trials_used == 0
