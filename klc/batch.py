@@ -528,8 +528,7 @@ def _process(state: WorkerState, data: bytes, path: str, res: FileResult) -> Non
         p = unit.problems[0]
         more = f" (and {len(unit.problems) - 1} more)" if len(unit.problems) > 1 else ""
         res.status = PARSE_FAILED
-        res.reason = f"{p.describe(path)}{more}: syntax error left after recovery; the file " \
-                     "was not rewritten"
+        res.reason = f"{p.describe(path)}{more}; the file was not rewritten"
         return
     new = _optimize(state, unit, res) if state.config.optimize else _apply(state, unit, res)
     if new is None:
@@ -691,6 +690,8 @@ def _gate_job(config: BatchConfig, res: FileResult, send_unchanged: bool) -> Fil
     t0 = time.perf_counter()
     original, res.original = res.original, None
     gate_result(config, res, original, res.output)
+    if res.gate is not None:  # which GPU gated it (this worker's one)
+        res.gate["worker_gpu"] = os.environ.get("CUDA_VISIBLE_DEVICES")
     _settle(res, original, send_unchanged)
     res.elapsed_s += time.perf_counter() - t0
     return res

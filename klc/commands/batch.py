@@ -77,7 +77,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                    help="--executor ray: the cluster to join (default: RAY_ADDRESS, or a new "
                    "local instance)")
     p.add_argument("-q", "--quiet", action="store_true",
-                   help="no progress bar, no per-file lines; the summary only")
+                   help="no progress bar and no summary table (failures are still printed)")
 
 
 def _parse_holes(items: list[str]) -> tuple[tuple[str, str], ...]:
@@ -138,8 +138,9 @@ def run(args: argparse.Namespace) -> int:
     config = _config(args)
     mode = "out" if args.out else "in_place" if args.in_place else "diff" if args.diff \
         else "check"
+    jobs = args.jobs if args.jobs is not None else os.cpu_count() or 1
     options = BatchOptions(roots=args.roots, mode=mode, out_dir=args.out,
-                           exclude=args.exclude, jobs=args.jobs or os.cpu_count() or 1,
+                           exclude=args.exclude, jobs=jobs,
                            resume=args.resume, journal=args.journal, executor=args.executor,
                            address=args.address)
     show = not args.quiet
@@ -161,13 +162,16 @@ def run(args: argparse.Namespace) -> int:
             progress.console.file.flush()
             sys.stdout.write(res.diff)
             sys.stdout.flush()
-        if show and res.status in FAILED:
-            progress.console.print(f"[red]{escape(res.status)}[/red] {escape(res.reason)}",
+        if res.status in FAILED:
+            what = {"parse_failed": "syntax error", "gate_failed": "gate failed"}.get(
+                res.status, "error")
+            progress.console.print(f"klc: [red]{what}[/red]: {escape(res.reason)}",
                                    emoji=False)
 
     with progress:
         summary = run_batch(config, options, on_start, on_result)
-    _print_summary(err, summary, options)
+    if show:
+        _print_summary(err, summary, options)
     if args.report:
         _write_report(args.report, summary)
     if summary.interrupted:

@@ -1,0 +1,665 @@
+"""``klc batch``: the walk, the output modes (mirror, in place byte for byte, diff, check),
+bad input (each file's problem its own, the batch's problems before anything is touched),
+the journal and resume (with real SIGKILL and SIGINT of a running batch), the worker pool,
+the gate (compile only here; GPU tests marked), GPU worker routing, --optimize, reports."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from klc import batch as kb
+from klc.batch import BatchConfig, BatchOptions, FileResult, Journal, run_batch, walk
+from klc.cli import main
+from klc.errors import KlcError
+
+ROOT = Path(__file__).parent.parent
+KLC = [sys.executable, "-c", "import sys; from klc.cli import main; sys.exit(main())"]
+FAST_MATH = str(ROOT / "skills" / "fast_math.rule")
+
+SIGMOID = (ROOT / "bench" / "examples" / "sigmoid.cu").read_bytes()
+PLAIN = b"""__global__ void act(const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = expf(x[i]) + expf(-x[i]);
+}
+"""
+NO_MATCH = b"""__global__ void copy(const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = x[i];
+}
+"""
+BROKEN = b"""__global__ void broken(float* y, int n) {
+    int i = threadIdx.x
+    y[i] = expf(1.0f) +;
+}
+"""
+
+
+@pytest.fixture(autouse=True)
+def _cache(tmp_path: Path) -> Iterator[None]:
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("KLC_CACHE_DIR", str(tmp_path / "cache"))
+        yield
+
+
+def fast(b: bytes) -> bytes:
+    """What skills/fast_math.rule makes of a file whose only transcendental calls are expf."""
+    return b.replace(b"expf(", b"__expf(")
+
+
+def make_tree(root: Path, files: dict[str, bytes]) -> Path:
+    for rel, data in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_bytes(data)
+    return root
+
+
+def tree_bytes(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file() and p.suffix in (".cu", ".cuh")}
+
+
+def leftovers(root: Path) -> list[str]:
+    return [str(p) for p in root.rglob("*") if p.name.endswith(kb.TMP_SUFFIX)]
+
+
+def config(*rules: str, **kw: object) -> BatchConfig:
+    return BatchConfig.from_paths(list(rules) or [FAST_MATH], **kw)  # type: ignore[arg-type]
+
+
+# -- the walk ---------------------------------------------------------------------------
+
+
+def test_walk_recursive_sorted_suffixes_hidden_exclude(tmp_path: Path) -> None:
+    make_tree(tmp_path, {"b.cu": PLAIN, "a/x.cuh": PLAIN, "a/y.cpp": PLAIN, "a/z.cu.bak": PLAIN,
+                         ".git/hidden.cu": PLAIN, "third_party/t.cu": PLAIN,
+                         "a/gen/skip_me.cu": PLAIN})
+    found, problems = walk([str(tmp_path)], ["third_party", "skip_*"])
+    assert [rel for _, _, rel in found] == ["a/x.cuh", "b.cu"]
+    assert problems == []
+
+
+def test_walk_symlink_loop_and_alias_once(tmp_path: Path) -> None:
+    make_tree(tmp_path, {"src/k.cu": PLAIN, "src/sub/j.cu": PLAIN})
+    (tmp_path / "src" / "sub" / "loop").symlink_to(tmp_path / "src")  # a loop
+    (tmp_path / "src" / "alias.cu").symlink_to(tmp_path / "src" / "k.cu")  # the same file
+    (tmp_path / "src" / "dangling.cu").symlink_to(tmp_path / "nowhere.cu")
+    found, problems = walk([str(tmp_path / "src")])
+    rels = [rel for _, _, rel in found]
+    assert rels == ["alias.cu", "sub/j.cu"]  # k.cu is alias.cu, reached first; no loop
+    assert problems == [(str(tmp_path / "src" / "dangling.cu"), "broken symbolic link")]
+
+
+def test_walk_missing_root_is_a_batch_error(tmp_path: Path) -> None:
+    with pytest.raises(KlcError, match="no such file or folder"):
+        walk([str(tmp_path / "nope")])
+
+
+# -- output modes -----------------------------------------------------------------------
+
+
+def test_out_mirrors_tree(tmp_path: Path) -> None:
+    src = make_tree(tmp_path / "src", {"top.cu": PLAIN, "deep/er/sig.cu": SIGMOID,
+                                       "deep/none.cuh": NO_MATCH})
+    out = tmp_path / "out"
+    assert main(["batch", str(src), "--rule", FAST_MATH, "--out", str(out), "-j", "1",
+                 "-q"]) == 0
+    assert tree_bytes(out) == {"top.cu": fast(PLAIN), "deep/er/sig.cu": fast(SIGMOID),
+                               "deep/none.cuh": NO_MATCH}
+    assert tree_bytes(src) == {"top.cu": PLAIN, "deep/er/sig.cu": SIGMOID,
+                               "deep/none.cuh": NO_MATCH}  # inputs untouched
+    assert (out / kb.JOURNAL_NAME).exists() and leftovers(out) == []
+
+
+def test_out_with_several_roots_mirrors_each_under_its_name(tmp_path: Path) -> None:
+    a = make_tree(tmp_path / "a", {"k.cu": PLAIN})
+    b = make_tree(tmp_path / "b", {"k.cu": SIGMOID})
+    out = tmp_path / "out"
+    s = run_batch(config(), BatchOptions([str(a), str(b)], mode="out", out_dir=str(out)))
+    assert s.counts()["rewritten"] == 2
+    assert tree_bytes(out) == {"a/k.cu": fast(PLAIN), "b/k.cu": fast(SIGMOID)}
+
+
+def test_in_place_keeps_every_byte_outside_the_edits(tmp_path: Path) -> None:
+    body = (b"__global__ void act(const float* x, float* y, int n) {  \r\n"
+            b"\tint i = blockIdx.x * blockDim.x + threadIdx.x;\t\r\n"
+            b"\tif (i < n)   y[i] = expf(x[i]) ;   \r\n"
+            b"}\r\n\r\n   \r\n// trailing comment without a newline  ")
+    files = {"crlf_bom.cu": b"\xef\xbb\xbf" + body, "crlf.cu": body, "lf.cu": PLAIN}
+    src = make_tree(tmp_path / "src", files)
+    os.chmod(src / "lf.cu", 0o640)
+    rc = main(["batch", str(src), "--rule", FAST_MATH, "--in-place", "--journal",
+               str(tmp_path / "j.jsonl"), "-j", "1", "-q"])
+    assert rc == 0
+    assert tree_bytes(src) == {k: fast(v) for k, v in files.items()}
+    assert (src / "lf.cu").stat().st_mode & 0o777 == 0o640
+    assert leftovers(src) == []
+
+
+def test_diff_prints_and_writes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]
+                                        ) -> None:
+    src = make_tree(tmp_path / "src", {"k.cu": PLAIN, "n.cu": NO_MATCH})
+    assert main(["batch", str(src), "--rule", FAST_MATH, "--diff", "-j", "1", "-q"]) == 0
+    out = capsys.readouterr().out
+    assert f"--- a/{src / 'k.cu'}" in out and "+    if (i < n) y[i] = __expf(x[i])" in out
+    assert "n.cu" not in out
+    assert tree_bytes(src) == {"k.cu": PLAIN, "n.cu": NO_MATCH}
+    assert not (src / kb.JOURNAL_NAME).exists() and not Path(kb.JOURNAL_NAME).exists()
+
+
+def test_default_mode_only_reports(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    src = make_tree(tmp_path / "src", {"k.cu": PLAIN})
+    assert main(["batch", str(src), "--rule", FAST_MATH, "-j", "1"]) == 0
+    err = capsys.readouterr().err
+    assert "files rewritten" in err and "nothing written" in err
+    assert tree_bytes(src) == {"k.cu": PLAIN}
+
+
+def test_summary_counts_and_refusals(tmp_path: Path) -> None:
+    # the skills library: unroll_loop refuses loops whose trip count is unknown
+    loop = b"""__global__ void k(float* y, int n) {
+    for (int i = 0; i < n; ++i) y[i] = 0.0f;
+    for (int j = 0; j < 8; ++j) y[j] += 1.0f;
+}
+"""
+    src = make_tree(tmp_path / "src", {"loop.cu": loop, "none.cu": b"int x = 1;\n"})
+    s = run_batch(BatchConfig.from_paths([str(ROOT / "skills")]), BatchOptions([str(src)]))
+    c = s.counts()
+    assert (c["scanned"], c["matched"], c["rewritten"], c["unchanged"]) == (2, 1, 1, 1)
+    assert c["refused_by_guard"] == 1 and c["sites_refused_by_guard"] >= 1
+    r = next(r for r in s.results if r.path.endswith("loop.cu"))
+    assert {a["rule"] for a in r.applied} >= {"unroll_loop"}
+    assert any("trip count" in x["reason"] and x["line"] == 2 for x in r.refused)
+
+
+# -- bad input --------------------------------------------------------------------------
+
+
+def test_bad_files_are_reported_and_the_rest_goes_on(tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    src = make_tree(tmp_path / "src", {"good.cu": PLAIN, "binary.cu": b"\x7fELF\x00\x01\x02",
+                                       "latin1.cu": b"// caf\xe9\nint x;\n",
+                                       "broken.cu": BROKEN, "empty.cuh": b""})
+    (src / "gone.cu").symlink_to(tmp_path / "missing.cu")
+    out = tmp_path / "out"
+    rc = main(["batch", str(src), "--rule", FAST_MATH, "--out", str(out), "-j", "1",
+               "--report", str(tmp_path / "r.json")])
+    assert rc == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    assert f"{src / 'binary.cu'}: binary file" in err
+    assert f"{src / 'latin1.cu'}:1:7: not UTF-8" in err
+    assert f"{src / 'broken.cu'}:3:5: syntax error" in err and "was not rewritten" in err
+    assert f"{src / 'gone.cu'}: broken symbolic link" in err
+    assert f"{src / 'empty.cuh'}: file is empty" in err
+    assert (out / "good.cu").read_bytes() == fast(PLAIN)
+    assert (out / "broken.cu").read_bytes() == BROKEN  # the mirror keeps it as it was
+    report = json.loads((tmp_path / "r.json").read_text())
+    status = {Path(f["path"]).name: f["status"] for f in report["files"]}
+    assert status == {"good.cu": "rewritten", "binary.cu": "error", "latin1.cu": "error",
+                      "broken.cu": "parse_failed", "empty.cuh": "error", "gone.cu": "error"}
+    assert report["counts"]["parse_failed"] == 1 and report["counts"]["errors"] == 4
+
+
+def test_unreadable_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    src = make_tree(tmp_path / "src", {"a.cu": PLAIN, "b.cu": PLAIN})
+    secret = src / "b.cu"
+    real_open = open
+
+    def fake_open(path: object, *a: object, **k: object) -> object:
+        if str(path) == str(secret):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_open(path, *a, **k)  # type: ignore[call-overload]
+
+    monkeypatch.setattr("builtins.open", fake_open)
+    s = run_batch(config(), BatchOptions([str(src)], mode="in_place",
+                                         journal=str(tmp_path / "j")))
+    by = {Path(r.path).name: r for r in s.results}
+    assert by["b.cu"].status == "error" and "permission denied" in by["b.cu"].reason
+    assert by["a.cu"].status == "rewritten" and s.failed
+    assert secret.read_bytes() == PLAIN
+
+
+def test_out_inside_input_tree_is_refused_before_anything(tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]
+                                                          ) -> None:
+    src = make_tree(tmp_path / "src", {"k.cu": PLAIN})
+    assert main(["batch", str(src), "--rule", FAST_MATH, "--out", str(src / "out")]) == 2
+    assert "inside the input tree" in capsys.readouterr().err
+    assert not (src / "out").exists()
+    assert main(["batch", str(src / "k.cu"), "--out", str(src / "o2")]) == 0  # a file root
+
+
+def test_rule_file_that_fails_to_load_stops_everything(tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]
+                                                       ) -> None:
+    src = make_tree(tmp_path / "src", {"k.cu": PLAIN})
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    shutil.copy(FAST_MATH, rules / "a.rule")
+    (rules / "b.rule").write_text("rule oops {\n  kind: skill\n  anchor: ```\n    $X +\n"
+                                  "  ```\n}\n")
+    rc = main(["batch", str(src), "--skills", str(rules), "--in-place", "--journal",
+               str(tmp_path / "j")])
+    assert rc == 2
+    err = capsys.readouterr().err
+    assert f"{rules / 'b.rule'}:" in err and "Traceback" not in err
+    assert (src / "k.cu").read_bytes() == PLAIN and not (tmp_path / "j").exists()
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--hole", "factor=3"], "factor"),
+    (["--hole", "nope"], "expected NAME=VALUE"),
+    (["--only", "no_such_rule"], "no rule named no_such_rule"),
+    (["--resume"], "--resume continues a batch that writes files"),
+    (["--address", "127.0.0.1:1"], "--address needs --executor ray"),
+    (["--budget", "3"], "is an --optimize option"),
+    (["--report", "r.txt"], "give a .json or .md file"),
+    (["-j", "0"], "at least one job"),
+])
+def test_bad_options_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                            argv: list[str], message: str) -> None:
+    src = make_tree(tmp_path / "src", {"k.cu": PLAIN})
+    assert main(["batch", str(src), "--skills", str(ROOT / "skills"), *argv]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_missing_input_and_empty_tree(tmp_path: Path, capsys: pytest.CaptureFixture[str]
+                                      ) -> None:
+    assert main(["batch", str(tmp_path / "nope")]) == 2
+    assert "no such file or folder" in capsys.readouterr().err
+    (tmp_path / "empty").mkdir()
+    assert main(["batch", str(tmp_path / "empty"), "-q"]) == 1
+    assert "no .cu/.cuh files" in capsys.readouterr().err
+
+
+def rule_text(name: str, replacement: str, anchor: str = "expf($X)") -> str:
+    return (f'rule {name} {{\n  kind: skill\n  description: "x"\n  context: any\n'
+            f'  anchor: ```\n    {anchor}\n  ```\n  rewrite replace: ```\n'
+            f'    {replacement}\n  ```\n}}\n')
+
+
+def test_a_rewrite_that_breaks_the_syntax_is_refused(tmp_path: Path) -> None:
+    rule = tmp_path / "breaks.rule"
+    rule.write_text(rule_text("breaks", "{ $X; }"))  # a statement where an expression was
+    src = make_tree(tmp_path / "src", {"k.cu": PLAIN, "n.cu": NO_MATCH})
+    s = run_batch(BatchConfig.from_paths([str(rule)]),
+                  BatchOptions([str(src)], mode="in_place", journal=str(tmp_path / "j")))
+    r = s.results[0]
+    assert (Path(r.path).name, r.status) == ("k.cu", "refused")
+    assert f"{src / 'k.cu'}:3:" in r.reason and "produces a syntax error" in r.reason
+    assert (src / "k.cu").read_bytes() == PLAIN and not s.failed
+
+
+# -- parallel workers -------------------------------------------------------------------
+
+
+def corpus(path: Path, n: int) -> Path:
+    subprocess.run([sys.executable, str(ROOT / "bench" / "make_corpus.py"), str(path), "-n",
+                    str(n)], check=True, capture_output=True)
+    return path
+
+
+def essence(results: list[FileResult]) -> list[tuple[object, ...]]:
+    return [(r.path, r.status, r.reason, r.input_sha, r.output_sha, r.applied, r.refused,
+             r.refused_by, r.skipped, r.notes) for r in results]
+
+
+def test_two_workers_give_the_one_worker_result(tmp_path: Path) -> None:
+    src = corpus(tmp_path / "src", 40)
+    (src / "binary.cu").write_bytes(b"\0\1\2")
+    cfg = BatchConfig.from_paths([str(ROOT / "skills")])
+    one = run_batch(cfg, BatchOptions([str(src)], mode="out", out_dir=str(tmp_path / "o1")))
+    two = run_batch(cfg, BatchOptions([str(src)], mode="out", out_dir=str(tmp_path / "o2"),
+                                      jobs=2))
+    assert essence(one.results) == essence(two.results)
+    assert one.counts()["rewritten"] > 30
+    assert tree_bytes(tmp_path / "o1") == tree_bytes(tmp_path / "o2")
+
+
+def test_chunks_balance_and_stream() -> None:
+    assert kb.chunk_size(1000, 2) == 32
+    assert kb.chunk_size(100, 2) == 6
+    assert kb.chunk_size(3, 8) == 1
+
+
+# -- journal and resume -----------------------------------------------------------------
+
+
+def test_journal_ignores_a_torn_line_and_other_configurations(tmp_path: Path) -> None:
+    path = tmp_path / "j.jsonl"
+    j = Journal(path, "cfg")
+    j.open(fresh=True)
+    j.append({"key": "/a", "phase": "done", "result": {"path": "a", "status": "unchanged"}})
+    j.close()
+    with open(path, "ab") as f:
+        f.write(json.dumps({"config": "other", "key": "/b", "phase": "done"}).encode() + b"\n")
+        f.write(b'{"config": "cfg", "key": "/c", "pha')  # torn by a kill
+    entries = Journal(path, "cfg").read()
+    assert set(entries) == {"/a"}
+    j = Journal(path, "cfg")
+    j.open(fresh=False)
+    j.append({"key": "/d", "phase": "done", "result": {}})
+    j.close()
+    assert set(Journal(path, "cfg").read()) == {"/a", "/d"}  # the torn line was ended
+
+
+def test_resume_skips_done_files_and_redoes_changed_ones(tmp_path: Path) -> None:
+    src = make_tree(tmp_path / "src", {"a.cu": PLAIN, "b.cu": SIGMOID, "c.cu": NO_MATCH})
+    out = tmp_path / "out"
+    opts = BatchOptions([str(src)], mode="out", out_dir=str(out))
+    first = run_batch(config(), opts)
+    again = run_batch(config(), BatchOptions([str(src)], mode="out", out_dir=str(out),
+                                             resume=True))
+    assert again.resumed == 3 and essence(again.results) == essence(first.results)
+    (src / "c.cu").write_bytes(PLAIN)  # a changed input is redone
+    (out / "a.cu").write_bytes(b"damaged")  # so is a damaged output
+    third = run_batch(config(), BatchOptions([str(src)], mode="out", out_dir=str(out),
+                                             resume=True))
+    assert third.resumed == 1
+    assert tree_bytes(out) == {"a.cu": fast(PLAIN), "b.cu": fast(SIGMOID), "c.cu": fast(PLAIN)}
+    # another configuration (other rules) does not trust this journal
+    other = run_batch(BatchConfig.from_paths([str(ROOT / "skills")]),
+                      BatchOptions([str(src)], mode="out", out_dir=str(out), resume=True))
+    assert other.resumed == 0
+
+
+def test_in_place_resume_tells_a_finished_write_from_one_that_never_happened(
+        tmp_path: Path) -> None:
+    """A kill between the journal's ``begin`` line and the rename, or between the rename and
+    the ``done`` line: resume must redo the first and must not apply the rule twice to the
+    second (this rule changes its own output again: expf(x) -> expf(0.5f * x))."""
+    rule = tmp_path / "halve.rule"
+    rule.write_text(rule_text("halve_exp", "expf(0.5f * $X)"))
+    cfg = BatchConfig.from_paths([str(rule)])
+    src = make_tree(tmp_path / "src", {"written.cu": PLAIN, "not_written.cu": PLAIN})
+    once = PLAIN.replace(b"expf(x[i])", b"expf(0.5f * x[i])").replace(
+        b"expf(-x[i])", b"expf(0.5f * -x[i])")
+    journal = tmp_path / "j.jsonl"
+    run_batch(cfg, BatchOptions([str(src)], mode="in_place", journal=str(journal)))
+    assert tree_bytes(src) == {"written.cu": once, "not_written.cu": once}
+    lines = journal.read_text().splitlines()
+    kept = [ln for ln in lines if json.loads(ln).get("phase") != "done"]
+    assert len(kept) == 3  # the header and two "begin" lines
+    journal.write_text("\n".join(kept) + "\n")  # both writes begun, neither done
+    (src / "not_written.cu").write_bytes(PLAIN)  # this one never reached its rename
+    again = run_batch(cfg, BatchOptions([str(src)], mode="in_place", journal=str(journal),
+                                        resume=True))
+    assert again.resumed == 1
+    assert tree_bytes(src) == {"written.cu": once, "not_written.cu": once}
+    third = run_batch(cfg, BatchOptions([str(src)], mode="in_place", journal=str(journal),
+                                        resume=True))
+    assert third.resumed == 2 and tree_bytes(src)["written.cu"] == once
+
+
+def journal_done(path: Path) -> int:
+    """Files a journal records as done (a line torn by the kill is not one)."""
+    done = set()
+    for line in path.read_bytes().splitlines():
+        try:
+            doc = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if doc.get("phase") == "done":
+            done.add(doc["key"])
+    return len(done)
+
+
+def _wait_for_lines(path: Path, n: int, proc: subprocess.Popen[bytes], limit: float) -> None:
+    end = time.monotonic() + limit
+    while time.monotonic() < end and proc.poll() is None:
+        if path.exists() and path.read_bytes().count(b"\n") >= n:
+            return
+        time.sleep(0.02)
+
+
+@pytest.fixture(scope="module")
+def big_tree(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A corpus and the output of an uninterrupted batch over it."""
+    base = tmp_path_factory.mktemp("big")
+    src = corpus(base / "src", 160)
+    ref = base / "ref"
+    proc = subprocess.run([*KLC, "batch", str(src), "--out", str(ref), "-j", "2", "-q",
+                           "--report", str(base / "ref.json")], cwd=ROOT, capture_output=True)
+    assert proc.returncode == 0, proc.stderr.decode()
+    return src, ref
+
+
+def _report_files(path: Path) -> list[tuple[object, ...]]:
+    """What a report says of each file, less the timings and the folder it was in."""
+    files = json.loads(path.read_text())["files"]
+    return [(Path(f["path"]).name, f["status"], f["input_sha"] if f["status"] != "rewritten"
+             else "", f["output_sha"], f["applied"], f["refused_by"], f["skipped"])
+            for f in files]
+
+
+@pytest.mark.parametrize("mode", ["out", "in_place"])
+def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path: Path, mode: str,
+                                                         big_tree: tuple[Path, Path]) -> None:
+    src, ref = big_tree
+    journal = tmp_path / "journal.jsonl"
+    if mode == "out":
+        target = tmp_path / "out"
+        where = ["--out", str(target)]
+        inputs = src
+    else:
+        target = tmp_path / "work"
+        shutil.copytree(src, target)
+        where = ["--in-place"]
+        inputs = target
+    cmd = [*KLC, "batch", str(inputs), *where, "--journal", str(journal), "-j", "2", "-q"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    _wait_for_lines(journal, 25, proc, 60)
+    assert proc.poll() is None, "the batch ended before it could be killed: use more files"
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate()
+    done = journal_done(journal)
+    assert 0 < done < 160
+    expected = tree_bytes(ref)
+    original = tree_bytes(src)
+    for rel, data in tree_bytes(target).items():  # no half-written file
+        assert data in (expected[rel], original[rel]), rel
+    resumed = subprocess.run([*cmd, "--resume", "--report", str(tmp_path / "r.json")],
+                             cwd=ROOT, capture_output=True)
+    assert resumed.returncode == 0, resumed.stderr.decode()
+    assert json.loads((tmp_path / "r.json").read_text())["counts"]["resumed"] >= done
+    assert tree_bytes(target) == expected
+    assert leftovers(target) == []
+    assert _report_files(tmp_path / "r.json") == _report_files(ref.parent / "ref.json")
+
+
+def test_ctrl_c_stops_cleanly_and_resume_finishes(tmp_path: Path,
+                                                 big_tree: tuple[Path, Path]) -> None:
+    src, ref = big_tree
+    out = tmp_path / "out"
+    cmd = [*KLC, "batch", str(src), "--out", str(out), "-j", "2", "-q"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    _wait_for_lines(out / kb.JOURNAL_NAME, 20, proc, 60)
+    assert proc.poll() is None
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err.decode()
+    assert b"--resume" in err and b"Traceback" not in err
+    resumed = subprocess.run([*cmd, "--resume"], cwd=ROOT, capture_output=True)
+    assert resumed.returncode == 0
+    assert tree_bytes(out) == tree_bytes(ref) and leftovers(out) == []
+
+
+# -- the gate ---------------------------------------------------------------------------
+
+
+def test_gate_without_gpu_compiles_and_says_so(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.rule"
+    bad.write_text(rule_text("no_such_call", "no_such_function($X)"))
+    src = make_tree(tmp_path / "src", {"sig.cu": SIGMOID, "plain.cu": PLAIN})
+    out = tmp_path / "out"
+    s = run_batch(config(gate=True), BatchOptions([str(src)], mode="out", out_dir=str(out)))
+    by = {Path(r.path).name: r for r in s.results}
+    assert by["sig.cu"].status == "rewritten" and by["sig.cu"].gate is not None
+    if kb.discover_gpus():
+        assert by["sig.cu"].gate["verdict"] == "passed"
+    else:
+        assert by["sig.cu"].gate["verdict"] == "compiled"
+        assert "no GPU" in by["sig.cu"].gate["stages"]["verify"]["reason"]
+    assert any("no klc-spec block" in n for n in by["plain.cu"].notes)
+    assert tree_bytes(out) == {"sig.cu": fast(SIGMOID), "plain.cu": fast(PLAIN)}
+    # a rewrite that does not compile fails the gate; the original is kept
+    s = run_batch(BatchConfig.from_paths([str(bad)], gate=True),
+                  BatchOptions([str(src)], mode="out", out_dir=str(tmp_path / "o2")))
+    assert [r.status for r in s.results] == ["gate_failed", "gate_failed"]
+    assert "no_such_function" in s.results[0].reason or "compile" in s.results[0].reason
+    assert tree_bytes(tmp_path / "o2") == {"sig.cu": SIGMOID, "plain.cu": PLAIN}
+    assert s.counts()["gate_failed"] == 2 and s.failed
+
+
+def test_gate_workers_are_pinned_one_per_gpu(tmp_path: Path) -> None:
+    """The GPU route (a gate process per GPU with CUDA_VISIBLE_DEVICES set to it), driven
+    with made-up GPU ids: the gate compiles without a device, and each record says which
+    worker gated it."""
+    src = make_tree(tmp_path / "src", {f"k{i}.cu": SIGMOID for i in range(6)})
+    s = run_batch(config(gate=True), BatchOptions([str(src)], mode="out",
+                                                  out_dir=str(tmp_path / "out"), jobs=1,
+                                                  gpus=["5", "6"]))
+    assert s.gpus == 2
+    used = {r.gate["worker_gpu"] for r in s.results if r.gate}
+    assert used <= {"5", "6"} and len(s.results) == 6
+    assert all(r.status == "rewritten" for r in s.results)
+
+
+def test_discover_gpus_reads_cuda_visible_devices(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "2,3")
+    assert kb.discover_gpus() == ["2", "3"]
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    assert kb.discover_gpus() == []
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "-1")
+    assert kb.discover_gpus() == []
+
+
+FAULTS = """
+rule sigmoid_fast {
+  kind: skill
+  description: "expf to __expf (correct)"
+  context: any
+  anchor: ```
+    expf($X)
+  ```
+  rewrite replace: ```
+    __expf($X)
+  ```
+}
+rule fault_on_tanh {
+  kind: skill
+  description: "a write through a null pointer (faults on purpose)"
+  context: any
+  anchor: ```
+    tanhf($X)
+  ```
+  rewrite replace: ```
+    (*(volatile float*)0 = tanhf($X))
+  ```
+}
+rule hang_on_log {
+  kind: skill
+  description: "an endless loop (hangs on purpose)"
+  context: any
+  anchor: ```
+    logf($X)
+  ```
+  rewrite replace: ```
+    ([&]() { volatile int k = 0; while (k >= 0) { k = 1; } return logf($X); }())
+  ```
+}
+"""
+
+
+def _variant(fn: str) -> bytes:
+    return SIGMOID.replace(b"1.0f / (1.0f + expf(-x[i]))", f"{fn}(x[i])".encode())
+
+
+@pytest.mark.gpu
+def test_gpu_gate_a_faulting_or_hanging_kernel_costs_its_own_file(tmp_path: Path) -> None:
+    rules = tmp_path / "faults.rule"
+    rules.write_text(FAULTS)
+    src = make_tree(tmp_path / "src", {"good.cu": SIGMOID, "fault.cu": _variant("tanhf"),
+                                       "hang.cu": _variant("logf")})
+    out = tmp_path / "out"
+    s = run_batch(BatchConfig.from_paths([str(rules)], gate=True, gate_timeout=30),
+                  BatchOptions([str(src)], mode="out", out_dir=str(out), jobs=2))
+    by = {Path(r.path).name: r for r in s.results}
+    assert s.gpus >= 1
+    assert by["good.cu"].status == "rewritten" and by["good.cu"].gate["verdict"] == "passed"
+    assert by["good.cu"].gate["stages"]["verify"]["status"] == "passed"
+    assert by["fault.cu"].status == "gate_failed"
+    assert by["hang.cu"].status == "gate_failed"
+    assert (out / "good.cu").read_bytes() == fast(SIGMOID)
+    assert (out / "fault.cu").read_bytes() == _variant("tanhf")  # the original kept
+    assert (out / "hang.cu").read_bytes() == _variant("logf")
+
+
+# -- --optimize -------------------------------------------------------------------------
+
+
+class FakeResult:
+    def __init__(self, source: bytes, changed: bool) -> None:
+        self.source, self.changed = source, changed
+
+    def to_json(self) -> dict[str, object]:
+        return {"changed": self.changed, "steps": ["fake"]}
+
+
+def test_optimize_is_wired_to_the_optimizer(tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    import types
+
+    calls: list[dict[str, object]] = []
+
+    def fake_optimize(source: bytes, path: str, **kw: object) -> FakeResult:
+        calls.append({"path": path, **kw})
+        return FakeResult(source + b"// optimized\n", b"expf" in source)
+
+    monkeypatch.setitem(sys.modules, "klc.optimize",
+                        types.SimpleNamespace(optimize=fake_optimize))
+    src = make_tree(tmp_path / "src", {"k.cu": PLAIN, "n.cu": NO_MATCH})
+    rc = main(["batch", str(src), "--optimize", "--budget", "7", "--in-place", "--journal",
+               str(tmp_path / "j"), "-j", "1", "-q", "--report", str(tmp_path / "r.json")])
+    assert rc == 0
+    assert (src / "k.cu").read_bytes() == PLAIN + b"// optimized\n"
+    assert (src / "n.cu").read_bytes() == NO_MATCH
+    assert {c["budget"] for c in calls} == {7} and len(calls) == 2
+    assert all(isinstance(c["skills"], list) and c["skills"] for c in calls)
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert [f["optimize"]["steps"] for f in report["files"]] == [["fake"], ["fake"]]
+
+
+def test_optimize_without_the_optimizer_is_a_clear_error(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch,
+                                                        capsys: pytest.CaptureFixture[str]
+                                                        ) -> None:
+    monkeypatch.setitem(sys.modules, "klc.optimize", None)
+    src = make_tree(tmp_path / "src", {"k.cu": PLAIN})
+    assert main(["batch", str(src), "--optimize", "--in-place", "--journal",
+                 str(tmp_path / "j")]) == 2
+    assert "forward optimizer" in capsys.readouterr().err
+    assert (src / "k.cu").read_bytes() == PLAIN
+
+
+# -- reports ----------------------------------------------------------------------------
+
+
+def test_markdown_report(tmp_path: Path) -> None:
+    src = make_tree(tmp_path / "src", {"k.cu": PLAIN, "b.cu": BROKEN})
+    assert main(["batch", str(src), "--rule", FAST_MATH, "-j", "1", "-q", "--report",
+                 str(tmp_path / "r.md")]) == 1
+    md = (tmp_path / "r.md").read_text()
+    assert "| files rewritten | 1 |" in md and "| files that failed to parse | 1 |" in md
+    assert "precise_exp_to_fast" in md and "parse_failed" in md
