@@ -45,7 +45,7 @@ import bisect
 import operator
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -79,6 +79,18 @@ def parser() -> Parser:
 
 # One query collects everything the model needs in a single pass in C, instead of a Python
 # walk over every node: the front end must cost little more than the bare parse.
+# the node types that guards and anchors ask for most: indexed by the model's query run
+_INDEXED_TYPES = (
+    "declaration", "assignment_expression", "update_expression", "return_statement",
+    "break_statement", "continue_statement", "expression_statement", "compound_statement",
+    "subscript_expression", "binary_expression", "if_statement", "preproc_def")
+_LOOP_TYPES = ("for_statement", "for_range_loop", "while_statement", "do_statement")
+
+
+def _doc_order(n: Node) -> tuple[int, int]:
+    return n.start_byte, -n.end_byte
+
+
 _MODEL_QUERY = Query(
     LANGUAGE,
     """
@@ -93,7 +105,10 @@ _MODEL_QUERY = Query(
     (preproc_call directive: (preproc_directive)) @pragma
     (gnu_asm_expression) @asm
     "__global__" @global
-    """,
+    """
+    # the per-type index (Unit.nodes_by_type): the node types that guards and anchors ask for
+    # most, captured in the same traversal as the model (each query run walks the whole tree)
+    + "".join(f"\n    ({t}) @t.{t}" for t in _INDEXED_TYPES),
 )
 
 _PROBLEM_QUERY = Query(LANGUAGE, "(ERROR) @error (MISSING) @missing")
@@ -297,6 +312,7 @@ class Unit:
         self._defines = _definitions_of(source) if defines is None else defines
         self._meanings: dict[str, MacroMeaning] = {}
         self._unroll_at: dict[int, str] = {}  # loop start -> unroll argument, from a mask
+        self._index: dict[str, list[Node]] = {}  # node type -> nodes in source order
         self.functions: list[Function] = []
         self.launches: list[Launch] = []
         self.problems: list[Problem] = []
@@ -362,20 +378,33 @@ class Unit:
                 return p
         return None
 
+    def nodes_by_type(self, types: Iterable[str]) -> dict[str, list[Node]]:
+        """Every node of each given type, in source order, by type. The common types come
+        from the model's one query run; others are found by one more query for all of them,
+        and remembered."""
+        index = self._index
+        missing = sorted({t for t in types if t not in index})
+        if missing:
+            key = "|".join(missing)
+            q = _type_queries.get(key)
+            if q is None:
+                q = _type_queries[key] = Query(LANGUAGE, " ".join(f"({t}) @{t}"
+                                                                 for t in missing))
+            found = QueryCursor(q).captures(self.root)
+            for t in missing:
+                nodes = found.get(t, [])
+                nodes.sort(key=_doc_order)
+                index[t] = nodes
+        return {t: index[t] for t in types}
+
     def nodes_of_type(self, *types: str) -> Iterator[Node]:
         """Every node of the given types, in source order, found by a query (not a walk)."""
-        for t in types:
-            if t not in _type_queries:
-                _type_queries[t] = Query(LANGUAGE, f"({t}) @n")
+        by_type = self.nodes_by_type(types)
         if len(types) == 1:
-            q = _type_queries[types[0]]
-        else:
-            key = "|".join(sorted(types))
-            if key not in _type_queries:
-                _type_queries[key] = Query(LANGUAGE, " ".join(f"({t}) @n" for t in types))
-            q = _type_queries[key]
-        nodes = QueryCursor(q).captures(self.root).get("n", [])
-        nodes.sort(key=lambda n: (n.start_byte, -n.end_byte))
+            yield from by_type[types[0]]
+            return
+        nodes = [n for t in types for n in by_type[t]]
+        nodes.sort(key=_doc_order)
         yield from nodes
 
     @cached_property
@@ -902,6 +931,21 @@ def _build_model(unit: Unit) -> None:
             unit.problems.append(Problem(start, min(n.end_byte, size), line, col, msg))
 
     caps = QueryCursor(_MODEL_QUERY).captures(root)
+    index = unit._index
+    for name, nodes in caps.items():
+        if name.startswith("t."):
+            nodes.sort(key=_doc_order)  # nested captures can come innermost first
+            index[name[2:]] = nodes
+    index["function_definition"] = caps.get("function", [])
+    index["call_expression"] = caps.get("call", [])
+    for t in _LOOP_TYPES:
+        index[t] = []
+    for node in caps.get("loop", []):
+        index[node.type].append(node)
+    for t in _LOOP_TYPES:
+        index[t].sort(key=_doc_order)
+    for t in _INDEXED_TYPES:
+        index.setdefault(t, [])
     for node in caps.get("function", []):
         f = _function(unit, node)
         if f is not None:

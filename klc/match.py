@@ -7,7 +7,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from tree_sitter import Node, Query, QueryCursor
+from tree_sitter import Node
 
 from klc.errors import KlcError
 
@@ -322,28 +322,10 @@ def _same_code(a: str, b: str) -> bool:
     return "".join(strip.sub(" ", a).split()) == "".join(strip.sub(" ", b).split())
 
 
-_INDEX_QUERIES: dict[frozenset[str], Query] = {}
-
-
 def index_nodes(unit: Unit, types: Iterable[str]) -> dict[str, list[Node]]:
-    """All nodes of the given types, by type, from one query run (cached per unit)."""
-    from klc.frontend import LANGUAGE
-
-    key = frozenset(types)
-    cache: dict[frozenset[str], dict[str, list[Node]]] = unit.__dict__.setdefault(
-        "_klc_index", {})
-    if key in cache:
-        return cache[key]
-    if not key:
-        return {}
-    q = _INDEX_QUERIES.get(key)
-    if q is None:
-        q = _INDEX_QUERIES[key] = Query(LANGUAGE, " ".join(f"({t}) @{t}" for t in sorted(key)))
-    found = QueryCursor(q).captures(unit.root)
-    for nodes in found.values():
-        nodes.sort(key=lambda n: n.start_byte)
-    cache[key] = found
-    return found
+    """All nodes of the given types, by type, in source order (the unit's per-type index:
+    one query run per unit, shared with the model and the guards)."""
+    return unit.nodes_by_type(types)
 
 
 def find_matches(pattern: Pattern, unit: Unit, rule: Rule | None = None,
@@ -354,7 +336,13 @@ def find_matches(pattern: Pattern, unit: Unit, rule: Rule | None = None,
     if candidates is None:
         candidates = index_nodes(unit, [pattern.root_type])
     m = _Matcher(unit.source)
+    find = unit.source.find
+    words = pattern.words
     for node in candidates.get(pattern.root_type, ()):
+        if words:
+            s, e = node.start_byte, node.end_byte
+            if any(find(w, s, e) < 0 for w in words):
+                continue  # a word of the anchor is not inside this candidate
         if pattern.is_sequence:
             kids = _significant(node)
             first = pattern.elements[0]
