@@ -1,0 +1,268 @@
+"""How good is ``klc optimize``? One table over the lineages' naive kernels and the held-out set.
+
+For each lineage in bench/lineages/<family>/, the naive end (the last file of steps/, sorted
+by name: the expert with every simplification applied) is optimized with a fixed budget of
+gate trials, then the result is gated against the family's expert.cu: verify against the
+expert, and the expert timed in the same process as klc's kernel, so "% of expert" is one
+measured ratio. Each held-out kernel in bench/heldout/*.cu (never walked backward, so no
+skill was learned from it) is optimized the same way; there is no expert to compare with.
+
+Columns: kernel, naive time, klc time, expert time, % of expert speed (lineages), % of SOL
+(klc's kernel), speedup over naive (from the independent re-verification: naive timed in the
+same process), budget trials spent until a verified candidate reached 95% of the final
+speedup, verified (the independent re-verification with fresh seeds passed).
+
+A kernel that fails (bad spec, the original failing its own gate, any exception) gets a row
+with its error and the table goes on. Each run uses a fresh gate cache (so the trial counts
+are real) unless --cache DIR names one to reuse.
+
+    python bench/quality.py [--out DIR] [--budget 30] [--family softmax] [--kernel 'rms*']
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import json
+import math
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from klc.errors import KlcError  # noqa: E402
+
+TARGET_EXPERT = 0.9  # issue 6: each lineage's naive kernel reaches >= 90% of its expert
+TARGET_GEOMEAN = 1.5  # issue 6: held-out geomean speedup >= 1.5x
+
+
+def lineage_jobs(families: list[str] | None) -> list[dict[str, Any]]:
+    jobs = []
+    for fam in sorted(p for p in (ROOT / "bench/lineages").iterdir() if p.is_dir()):
+        steps = sorted((fam / "steps").glob("*.cu"))
+        if not steps or not (fam / "expert.cu").exists():
+            continue
+        if families and fam.name not in families:
+            continue
+        jobs.append({"name": fam.name, "set": "lineage", "path": steps[-1],
+                     "expert": fam / "expert.cu"})
+    return jobs
+
+
+def heldout_jobs(pattern: str | None) -> list[dict[str, Any]]:
+    folder = ROOT / "bench/heldout"
+    paths = sorted(folder.glob("*.cu")) if folder.is_dir() else []
+    return [{"name": p.stem, "set": "heldout", "path": p, "expert": None} for p in paths
+            if pattern is None or fnmatch.fnmatch(p.stem, pattern)]
+
+
+def rel(p: Path) -> str:
+    try:
+        return str(p.relative_to(ROOT))
+    except ValueError:
+        return str(p)
+
+
+def run_one(job: dict[str, Any], args: argparse.Namespace, cache: str,
+            skills: list[Any] | None) -> dict[str, Any]:
+    from klc.frontend import read_source
+    from klc.gate import gate
+    from klc.optimize import optimize, summarize
+
+    path = rel(job["path"])
+    row: dict[str, Any] = {"kernel": job["name"], "set": job["set"], "path": path}
+    t0 = time.perf_counter()
+    try:
+        source = read_source(job["path"])
+        result = optimize(source, path, skills=skills, budget=args.budget,
+                          target_sol=args.target_sol, cache_dir=cache, seed=args.seed)
+        base = result.baseline or {}
+        final = result.final if result.changed else base
+        row.update(
+            mode=result.mode, changed=result.changed, verified=result.verified,
+            naive_ms=base.get("median_ms"), klc_ms=(final or {}).get("median_ms"),
+            pct_of_sol=result.pct_of_sol,
+            speedup=(result.speedup if result.changed else 1.0) if result.mode == "gpu"
+            else None,
+            trials=result.trials_used, cache_hits=result.cache_hits,
+            trials_to_95=result.trials_to_fraction(0.95),
+            steps=[f"{s.skill}({', '.join(f'{k}={v}' for k, v in s.values.items())})"
+                   for s in result.steps],
+            rejected_at_reverify=bool(result.steps) and result.final is not None
+            and result.final.get("verdict") != "passed",
+            stop_reason=result.stop_reason, notes=result.notes, report=result.to_json())
+        if result.mode != "gpu":
+            row["error"] = (f"static only, {len(result.static_candidates)} compile-clean "
+                            f"candidate(s): {result.notes[0] if result.notes else ''}")
+        elif job["expert"] is not None:
+            expert = read_source(job["expert"])
+            rec = gate(result.source, path, reference=expert,
+                       reference_path=rel(job["expert"]))
+            s = summarize(rec)
+            row["vs_expert"] = s
+            prof = rec.stages.get("profile")
+            if rec.passed and prof is not None:
+                ref = prof.data.get("series", {}).get("reference", {})
+                row["expert_ms"] = ref.get("median_ms")
+                row["pct_of_expert"] = 100 * (s.get("speedup") or 0)
+            else:
+                row["error"] = f"klc's kernel against the expert: {rec.reason}"
+    except KlcError as e:
+        row["error"] = str(e)
+    except Exception as e:  # one kernel must not stop the table
+        row["error"] = f"{type(e).__name__}: {e}"
+        row["traceback"] = traceback.format_exc()
+    row["wall_s"] = round(time.perf_counter() - t0, 1)
+    return row
+
+
+def _us(ms: float | None) -> str:
+    return "-" if ms is None else f"{ms * 1e3:.1f}"
+
+
+def _num(v: float | None, spec: str, suffix: str = "") -> str:
+    return "-" if v is None else f"{v:{spec}}{suffix}"
+
+
+COLUMNS = ("kernel", "naive us", "klc us", "expert us", "% expert", "% SOL", "speedup",
+           "trials", "to 95%", "verified")
+
+
+def table_rows(rows: list[dict[str, Any]]) -> list[list[str]]:
+    out = []
+    for r in rows:
+        verified = "error" if r.get("error") else ("yes" if r.get("verified") else
+                                                   "REJECTED" if r.get("rejected_at_reverify")
+                                                   else "unchanged")
+        out.append([r["kernel"], _us(r.get("naive_ms")), _us(r.get("klc_ms")),
+                    _us(r.get("expert_ms")), _num(r.get("pct_of_expert"), ".0f", "%"),
+                    _num(r.get("pct_of_sol"), ".0f", "%"), _num(r.get("speedup"), ".2f", "x"),
+                    str(r.get("trials", "-")), str(r.get("trials_to_95") or "-"), verified])
+    return out
+
+
+def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    lin = [r for r in rows if r["set"] == "lineage"]
+    held = [r for r in rows if r["set"] == "heldout"]
+    ok_held = [r for r in held if not r.get("error") and r.get("speedup")]
+    geo = math.exp(sum(math.log(r["speedup"]) for r in ok_held) / len(ok_held)) \
+        if ok_held else None
+    return {
+        "lineages": len(lin),
+        "lineages_at_90pct_of_expert": sum(1 for r in lin
+                                           if (r.get("pct_of_expert") or 0) >= 90),
+        "heldout": len(held), "heldout_measured": len(ok_held),
+        "heldout_geomean_speedup": geo,
+        "rejected_at_reverify": sum(1 for r in rows if r.get("rejected_at_reverify")),
+        "errors": sum(1 for r in rows if r.get("error")),
+        "trials": sum(r.get("trials") or 0 for r in rows),
+    }
+
+
+def markdown(rows: list[dict[str, Any]], summ: dict[str, Any], meta: dict[str, Any]) -> str:
+    lines = [f"# klc optimize quality ({meta['device']}, budget {meta['budget']} gate trials "
+             "per kernel)", "",
+             f"Filler: search; skills: {meta['skills']}; klc {meta['version']}; "
+             f"{meta['date']}.", ""]
+    for group, title in (("lineage", "Lineages (naive end -> klc, vs the expert)"),
+                         ("heldout", "Held-out kernels")):
+        sub = [r for r in rows if r["set"] == group]
+        if not sub:
+            continue
+        lines += [f"## {title}", "", "| " + " | ".join(COLUMNS) + " |",
+                  "|" + "---|" * len(COLUMNS)]
+        lines += ["| " + " | ".join(c) + " |" for c in table_rows(sub)]
+        lines.append("")
+    lines += ["## Summary", "",
+              f"- lineages at >= 90% of the expert's speed: "
+              f"{summ['lineages_at_90pct_of_expert']} of {summ['lineages']} (target: all)",
+              f"- held-out geomean speedup: {_num(summ['heldout_geomean_speedup'], '.2f', 'x')} "
+              f"over {summ['heldout_measured']} of {summ['heldout']} kernels "
+              f"(target >= {TARGET_GEOMEAN}x)",
+              f"- accepted kernels rejected by the independent re-verification: "
+              f"{summ['rejected_at_reverify']} (target 0)",
+              f"- errors: {summ['errors']}; gate trials in all: {summ['trials']}", ""]
+    notes = [(r["kernel"], r["error"]) for r in rows if r.get("error")]
+    if notes:
+        lines += ["## Errors", ""] + [f"- {k}: {e.splitlines()[0][:300]}" for k, e in notes]
+        lines.append("")
+    lines += ["## Steps kept", ""]
+    lines += [f"- {r['kernel']}: " + (" -> ".join(r.get("steps") or []) or "none")
+              + f" ({r.get('stop_reason', '')})" for r in rows if not r.get("error")]
+    return "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    ap.add_argument("--out", type=Path, help="write results.json and results.md here")
+    ap.add_argument("--budget", type=int, default=30)
+    ap.add_argument("--target-sol", type=float, default=0.9)
+    ap.add_argument("--family", action="append", help="only these lineages (repeatable)")
+    ap.add_argument("--kernel", help="only held-out kernels whose name matches this glob")
+    ap.add_argument("--no-lineages", action="store_true")
+    ap.add_argument("--no-heldout", action="store_true")
+    ap.add_argument("--skills", action="append", metavar="DIR",
+                    help="skill folders (default: the skills library)")
+    ap.add_argument("--cache", metavar="DIR", help="reuse this gate cache (default: fresh)")
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from klc import __version__
+    from klc.gate.cache import device_name
+    from klc.library import default_skill_dirs, load_rule_paths
+
+    if args.out is not None:
+        args.out.mkdir(parents=True, exist_ok=True)
+    skill_dirs = args.skills or default_skill_dirs()
+    skills = load_rule_paths(skill_dirs)
+    jobs = ([] if args.no_lineages else lineage_jobs(args.family)) + \
+        ([] if args.no_heldout else heldout_jobs(args.kernel))
+    console = Console() if sys.stdout.isatty() else Console(width=200)
+    meta = {"device": device_name() or "no GPU", "budget": args.budget, "version": __version__,
+            "skills": ", ".join(skill_dirs) + f" ({len(skills)} rules)",
+            "date": time.strftime("%Y-%m-%d %H:%M")}
+    rows: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="klc-quality-") as tmp:
+        cache = args.cache or tmp
+        for i, job in enumerate(jobs, 1):
+            row = run_one(job, args, cache, skills)
+            rows.append(row)
+            head = f"[{i}/{len(jobs)}] {job['name']}: "
+            if row.get("error"):
+                console.print(head + "error: " + row["error"].splitlines()[0][:200],
+                              markup=False)
+            else:
+                console.print(head + f"{_num(row.get('speedup'), '.2f', 'x')}, "
+                              f"{row.get('trials')} trials, "
+                              f"{'verified' if row.get('verified') else 'unchanged'} "
+                              f"({row['wall_s']} s)", markup=False)
+    summ = summary(rows)
+    table = Table(title=f"klc optimize, budget {args.budget} ({meta['device']})")
+    for c in COLUMNS:
+        table.add_column(c, justify="left" if c == "kernel" else "right")
+    for r in table_rows(rows):
+        table.add_row(*r)
+    console.print(table)
+    console.print(markdown([], summ, meta).split("## Summary", 1)[1].split("## Steps")[0],
+                  markup=False)
+    if args.out is not None:
+        from klc.fsutil import atomic_write
+
+        atomic_write(args.out / "results.json", json.dumps(
+            {"meta": meta, "summary": summ, "rows": rows}, indent=1, default=str).encode())
+        atomic_write(args.out / "results.md", markdown(rows, summ, meta).encode())
+        console.print(f"wrote {args.out / 'results.json'} and {args.out / 'results.md'}",
+                      markup=False)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
