@@ -234,10 +234,7 @@ def make_filler(name: str, *, model: str | None = None, arch: str | None = None,
                 raise
             raise KlcError(f"--filler llm: the LLM filler is not available here ({e}); use "
                            "--filler search") from None
-        if not model:
-            raise KlcError("--filler llm needs a model name (--model NAME; the server comes "
-                           "from OPENAI_BASE_URL and OPENAI_API_KEY)")
-        return LlmFiller(model=model)  # type: ignore[no-any-return]
+        return LlmFiller(model=model)  # type: ignore[no-any-return]  # model: or KLC_LLM_MODEL
     raise KlcError(f"unknown filler {name!r} (fillers: search, llm)")
 
 
