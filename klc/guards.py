@@ -2133,3 +2133,30 @@ def not_in_error(ctx: GuardContext) -> Verdict:
         return _yes("the match parsed cleanly", ctx.match.start)
     return _no(ctx, f"the match overlaps a syntax error: {problem.describe(ctx.unit.path)}",
                problem.start)
+
+
+# ---- predicates added for lineages
+
+
+@predicate("no_block_sharing", _region_arg())
+def no_block_sharing(ctx: GuardContext, region: str = "kernel") -> Verdict:
+    """REGION has no block-wide barrier (__syncthreads) and declares no __shared__ memory:
+    the warps of a block share nothing, so they may be packed into one block or split into
+    separate ones without changing what they compute."""
+    span = _region(ctx, region)
+    if isinstance(span, Verdict):
+        return span
+    start, end, label = span
+    fn = ctx.function
+    assert fn is not None
+    unit = ctx.unit
+    bar = next((c for c in fn.barriers if start <= c.start < end
+                and _BLOCK_BARRIER.match(c.name)), None)
+    if bar is not None:
+        return _no(ctx, f"`{bar.name}()` ({unit.where(bar.start)}) is a block-wide barrier in "
+                   f"{label}", bar.start)
+    sh = next((s for s in fn.shared if start <= s.start < end), None)
+    if sh is not None:
+        return _no(ctx, f"`__shared__ {sh.type} {sh.name}` ({unit.where(sh.start)}) is shared "
+                   f"by the block, in {label}", sh.start)
+    return _yes(f"no __syncthreads and no __shared__ memory in {label}", start)

@@ -144,15 +144,16 @@ class Card:
 @dataclass(frozen=True)
 class Inverse:
     """A simplification's ``inverse { ... }`` block: what its inverse skill needs beyond the
-    mechanical swap (klc/reverse.py): a name, a description, the forward-only conditions
-    (``guard``, conjoined with the pass guards that still hold on the skill's anchor), and
-    hole declarations for values the simplification erases (named after the metavariable,
-    lower case: ``$$$BOUNDS`` -> ``hole bounds``)."""
+    mechanical swap (klc/reverse.py): a name, a skill file, a description, the forward-only
+    conditions (``guard``, conjoined with the pass guards that still hold on the skill's
+    anchor), and hole declarations for values the simplification erases (named after the
+    metavariable, lower case: ``$$$THREADS`` -> ``hole threads``)."""
 
     name: str = ""
     description: str = ""
     guard: GuardExpr | None = None
     holes: dict[str, HoleDecl] = field(default_factory=dict)
+    family: str = ""  # the skill file (skills/<family>.rule); default: the pass file's stem
     line: int = field(default=0, compare=False)
     col: int = field(default=0, compare=False)
 
@@ -949,7 +950,7 @@ def _inverse(f: FieldSpec, kind: str, metavars: set[str], sequences: set[str],
         errs.add(f.line, f.col, "inverse: only a simplification has an inverse block (a "
                  "skill is the inverse)")
     seen: dict[str, tuple[int, int]] = {}
-    name, description, guard = "", "", None
+    name, description, guard, family = "", "", None, ""
     for item, value, line, col in f.value:
         if item != "hole":
             if item in seen:
@@ -959,6 +960,8 @@ def _inverse(f: FieldSpec, kind: str, metavars: set[str], sequences: set[str],
             seen[item] = (line, col)
         if item == "name":
             name = str(value)
+        elif item == "family":
+            family = str(value)
         elif item == "description":
             description = value.value
         elif item == "guard":
@@ -972,7 +975,7 @@ def _inverse(f: FieldSpec, kind: str, metavars: set[str], sequences: set[str],
                         errs.add(arg.line, arg.col, f"inverse guard: ${arg.value} is not "
                                  "bound by the anchor")
     holes = _holes([v for item, v, _, _ in f.value if item == "hole"], errs)
-    return Inverse(name, description, guard, holes, f.line, f.col)
+    return Inverse(name, description, guard, holes, family, f.line, f.col)
 
 
 def _check_anchor(anchor: CodeBlock, holes: dict[str, HoleDecl], metavars: set[str],
@@ -1341,6 +1344,8 @@ def rule_to_text(rule: Rule) -> str:
         out.append("  inverse {")
         if inv.name:
             out.append(f"    name: {inv.name}")
+        if inv.family:
+            out.append(f"    family: {inv.family}")
         if inv.description:
             out.append(f"    description: {_string(inv.description)}")
         if inv.guard is not None:

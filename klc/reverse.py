@@ -1,0 +1,710 @@
+"""Reversal: every accepted step of a lineage becomes a skill, the inverse of its pass.
+
+    learn([lineage dirs], passes/) -> skills by family -> write_skills(skills/)
+
+The inverse is mechanical (DESIGN.md, "The rule language"):
+
+- anchor and rewrite swap: the pass's ``replace`` template, with its metavariables, is the
+  skill's anchor; the pass's anchor is the skill's ``replace`` (a pass without ``replace``
+  keeps its anchor, less a removed attribute); ``insert_body_start`` and ``remove_statement``
+  swap, so do ``add_*`` and ``remove_*`` qualifiers and attributes; ``launch *=`` becomes
+  ``/=``;
+- a value the pass erased (a metavariable its anchor binds and its rewrites drop) becomes a
+  hole: the pass's own hole when its guard ties them (``equals($W, ?warps)``), the hole the
+  pass's ``inverse`` block declares for it, else an int hole (when the value folds to an
+  integer: its domain is the powers of two from a quarter to four times it, plus it), an
+  ident hole, or an expr hole; the observed value is the default (the most frequent one
+  when several walks saw different values); the pass's own holes keep their domain plus the
+  observed values;
+- the guard: the pass guard's conjuncts that speak only of what the skill's anchor binds
+  (a qualifier test on the edited parameter flipped: ``is_restrict($X)`` becomes ``not
+  is_restrict($X)``), and the ``inverse`` block's guard (forward-only conditions);
+- the card comes from measurement: conditions with the facts that held at each site, one
+  effect line per walk (forward speedup, device, workload, times), the gate's refusals as
+  pitfalls, one provenance line per walk, and a verdict (``faster`` | ``neutral`` |
+  ``slower`` | ``unmeasured``): a skill that was never faster is never recommended.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections import Counter
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from klc.errors import KlcError
+from klc.guards import GuardAnd, GuardCall, GuardExpr, GuardNot, calls, guard_text
+from klc.rules import Card, Edit, HoleDecl, Rule, code_refs, load_rules_text, rule_to_text
+
+NOISE = 0.03  # a speedup within 3% (or the profile's own noise, if larger) is "neutral"
+LEARNED_MARK = "// klc learn:"
+_RESTRICT = ("__restrict__", "__restrict", "restrict")
+
+
+# --------------------------------------------------------------------------------------
+# The mechanical inverse
+
+
+@dataclass
+class Inverse:
+    """A pass's inverse skill before its card: the rule, and where each hole's observed
+    value comes from: ``("pass", hole)`` a hole of the pass (the step's hole values),
+    ``("metavar", M)`` a metavariable the pass erased (the step's binding of ``$M``)."""
+
+    rule: Rule
+    pass_rule: Rule
+    sources: dict[str, tuple[str, str]]
+    anchor_metavars: frozenset[str]
+    undeclared: frozenset[str] = frozenset()  # erased-value holes nobody declared: typed
+    #                                           from what the walks saw (int, ident, expr)
+
+
+def _strip_attribute(anchor: str, name: str) -> tuple[str, str]:
+    """(the anchor without ``name(...)``, the attribute text as written) or raise."""
+    i = anchor.find(name)
+    if i < 0:
+        raise KlcError(f"the anchor does not spell the attribute {name} it removes")
+    j = i + len(name)
+    if anchor[j:j + 1] == "(":
+        depth = 0
+        for k in range(j, len(anchor)):
+            depth += {"(": 1, ")": -1}.get(anchor[k], 0)
+            if depth == 0:
+                j = k + 1
+                break
+    end = j
+    while end < len(anchor) and anchor[end] in " \t":
+        end += 1
+    return anchor[:i] + anchor[end:], anchor[i:j]
+
+
+def _refs(text: str) -> set[str]:
+    return {r.name for r in code_refs(text) if r.kind != "hole" and r.name != "_"}
+
+
+def _to_holes(text: str, names: dict[str, str]) -> str:
+    """Metavariables named in ``names`` ($X and $$$X) become holes ``?name``."""
+    def sub(m: re.Match[str]) -> str:
+        key = m.group(1) or m.group(2)
+        return f"?{names[key]}" if key in names else m.group(0)
+
+    return re.sub(r"\$\$\$([A-Za-z_]\w*)|\$([A-Za-z_]\w*)", sub, text)
+
+
+def _qualifier_flips(rule: Rule) -> dict[tuple[str, str], bool]:
+    """{(predicate, metavar): held before the pass} for the qualifiers the pass edits."""
+    flips: dict[tuple[str, str], bool] = {}
+    for e in rule.edits:
+        if e.kind in ("add_qualifier", "remove_qualifier") and e.target:
+            pred = "is_restrict" if e.value in _RESTRICT else "is_const" \
+                if e.value == "const" else None
+            if pred:
+                flips[(pred, e.target)] = e.kind == "remove_qualifier"
+    return flips
+
+
+def _conjuncts(expr: GuardExpr | None) -> list[GuardExpr]:
+    if expr is None:
+        return []
+    if isinstance(expr, GuardAnd):
+        return [c for e in expr.operands for c in _conjuncts(e)]
+    return [expr]
+
+
+def _mechanical_guard(rule: Rule, bound: frozenset[str], holes: set[str]) -> list[GuardExpr]:
+    flips = _qualifier_flips(rule)
+    kept: list[GuardExpr] = []
+    for c in _conjuncts(rule.guard):
+        args = [a for call in calls(c) for a in call.args]
+        if any(a.kind in ("metavar", "sequence") and str(a.value) not in bound for a in args):
+            continue
+        if any(a.kind == "hole" and str(a.value) not in holes for a in args):
+            continue
+        inner, negated = (c.operand, True) if isinstance(c, GuardNot) else (c, False)
+        if isinstance(inner, GuardCall) and len(inner.args) == 1 and \
+                inner.args[0].kind == "metavar":
+            key = (inner.name, str(inner.args[0].value))
+            if key in flips:  # the pass made this predicate change: the inverse needs the after
+                held_before = flips[key]
+                kept.append(inner if negated == held_before else GuardNot(inner))
+                continue
+        kept.append(c)
+    return kept
+
+
+def _tied_holes(rule: Rule) -> dict[str, str]:
+    """{metavar: pass hole} for guard conjuncts ``equals($M, ?h)``."""
+    tied: dict[str, str] = {}
+    for c in _conjuncts(rule.guard):
+        if isinstance(c, GuardCall) and c.name == "equals" and len(c.args) == 2:
+            a, b = c.args
+            if a.kind == "metavar" and b.kind == "hole":
+                tied[str(a.value)] = str(b.value)
+    return tied
+
+
+def mechanical_inverse(rule: Rule) -> Inverse:
+    """The inverse skill of a simplification, holes still without observed values (each
+    keeps the pass's or the inverse block's declaration; erased values get a placeholder
+    declaration that ``learn`` replaces from the observations)."""
+    where_ = f"{rule.path}:{rule.line}: cannot invert {rule.name}"
+    if rule.kind != "simplification":
+        raise KlcError(f"{where_}: it is a {rule.kind}, not a simplification")
+    replaces = [e for e in rule.edits if e.kind == "replace"]
+    attr_text = ""
+    if replaces:
+        anchor = replaces[0].template or ""
+        if any(r.kind == "hole" for r in code_refs(anchor)):
+            raise KlcError(f"{where_}: its replace template holds a hole, which an anchor "
+                           "cannot")
+    else:
+        anchor = rule.anchor
+        for e in rule.edits:
+            if e.kind == "remove_attribute":
+                try:
+                    anchor, attr_text = _strip_attribute(anchor, e.value or "")
+                except KlcError as err:
+                    raise KlcError(f"{where_}: {err}") from None
+    bound = frozenset(_refs(anchor))
+    inv = rule.inverse
+    tied = _tied_holes(rule)
+    names: dict[str, str] = {}  # erased metavariable -> skill hole
+    sources: dict[str, tuple[str, str]] = {}
+    holes: dict[str, HoleDecl] = {}
+
+    def erased_hole(m: str) -> str:
+        if m in names:
+            return names[m]
+        if m in tied and tied[m] in rule.holes:
+            name = tied[m]
+            sources[name] = ("pass", name)
+        else:
+            name = m.lower()
+            while name in rule.holes or (name in names.values()):
+                name += "_v"
+            sources[name] = ("metavar", m)
+        names[m] = name
+        return name
+
+    def skill_text(text: str) -> str:
+        for m in sorted(_refs(text) - bound):
+            erased_hole(m)
+        return _to_holes(text, names)
+
+    edits: list[Edit] = []
+    if replaces:
+        edits.append(Edit("replace", template=skill_text(rule.anchor)))
+    for e in rule.edits:
+        if e.kind == "insert_body_start":
+            edits.append(Edit("remove_statement", template=skill_text(e.template or "")))
+        elif e.kind == "remove_statement":
+            edits.append(Edit("insert_body_start", template=skill_text(e.template or "")))
+        elif e.kind in ("add_qualifier", "remove_qualifier"):
+            if e.target not in bound:
+                raise KlcError(f"{where_}: the qualifier's parameter ${e.target} is not bound "
+                               "by the skill's anchor")
+            kind = "add_qualifier" if e.kind == "remove_qualifier" else "remove_qualifier"
+            edits.append(Edit(kind, target=e.target, value=e.value))
+        elif e.kind == "remove_attribute":
+            edits.append(Edit("add_attribute", value=skill_text(attr_text)))
+        elif e.kind == "add_attribute":
+            edits.append(Edit("remove_attribute", value=(e.value or "").split("(")[0].strip()))
+        elif e.kind == "launch":
+            edits.append(Edit("launch", dim=e.dim, axis=e.axis, op="/" if e.op == "*" else "*",
+                              factor=e.factor))
+    used_pass_holes = {r.name for e in edits for t in (e.template, e.value) if t
+                       for r in code_refs(t) if r.kind == "hole"}
+    used_pass_holes |= {str(e.factor)[1:] for e in edits if e.kind == "launch"
+                        and isinstance(e.factor, str)}
+    for name in sorted(used_pass_holes):
+        if name in rule.holes:
+            holes[name] = (inv.holes.get(name) if inv else None) or rule.holes[name]
+            sources.setdefault(name, ("pass", name))
+    undeclared = set()
+    for name, (kind, _) in sources.items():
+        if kind == "metavar":
+            declared = inv.holes.get(name) if inv else None
+            if declared is None:
+                undeclared.add(name)
+            holes[name] = declared or HoleDecl(name, "expr")
+    guard_parts = _mechanical_guard(rule, bound, set(holes))
+    if inv is not None and inv.guard is not None:
+        guard_parts += _conjuncts(inv.guard)
+    guard: GuardExpr | None = None
+    if len(guard_parts) == 1:
+        guard = guard_parts[0]
+    elif guard_parts:
+        guard = GuardAnd(tuple(guard_parts))
+    seqs = frozenset(r.name for r in code_refs(anchor) if r.kind == "sequence")
+    skill = Rule(
+        name=(inv.name if inv and inv.name else _inverse_name(rule.name)), kind="skill",
+        description=(inv.description if inv and inv.description
+                     else f"Inverse of {rule.name}: {rule.description}"),
+        path=rule.path, line=rule.line, col=rule.col, anchor=anchor, anchor_line=0,
+        anchor_col=0, context=rule.context, guard=guard, edits=tuple(edits), holes=holes,
+        card=Card(), metavars=bound, sequence_metavars=seqs)
+    return Inverse(skill, rule, sources, bound, frozenset(undeclared))
+
+
+def _inverse_name(name: str) -> str:
+    if name.startswith("remove_"):
+        return "add_" + name[len("remove_"):]
+    if "_to_" in name:
+        a, _, b = name.partition("_to_")
+        return f"{b}_to_{a}"
+    return f"undo_{name}"
+
+
+# --------------------------------------------------------------------------------------
+# Observations: what each walk saw of a pass
+
+
+@dataclass
+class Observation:
+    """One accepted step of a pass in one walk."""
+
+    lineage: dict[str, Any]
+    directory: Path
+    version: dict[str, Any]  # the simplified version (N)
+    before: dict[str, Any]  # the version it came from (N - 1): the optimized one
+
+    @property
+    def step(self) -> dict[str, Any]:
+        return self.version["step"]
+
+
+def observed_value(inv: Inverse, hole: str, step: dict[str, Any],
+                   as_int: bool | None = None) -> str | None:
+    """The value a hole of the skill had in this step (what the pass erased): an erased
+    binding's integer value for an int hole (``as_int``: whatever the declaration says),
+    else its text."""
+    kind, name = inv.sources.get(hole, ("pass", hole))
+    if kind == "pass":
+        return step.get("holes", {}).get(name)
+    for site in step.get("sites", []):
+        b = site.get("bindings", {}).get(name)
+        if b is not None:
+            decl = inv.rule.holes.get(hole)
+            want_int = as_int if as_int is not None else decl is not None and decl.type == "int"
+            if want_int and "value" in b:
+                return str(b["value"])
+            if want_int and as_int is None:  # declared int, but no value: the text, which
+                return b["text"]             # the hole's validation then refuses, saying why
+            return " ".join(b["text"].split())
+    return None
+
+
+def observed_holes(inv: Inverse, step: dict[str, Any]) -> dict[str, str]:
+    out = {}
+    for h in inv.rule.holes:
+        v = observed_value(inv, h, step)
+        if v is not None:
+            out[h] = v
+    return out
+
+
+def _neighbours(v: int) -> set[int]:
+    out = {v}
+    p = 1
+    while p <= 4 * v:
+        if v // 4 <= p <= 4 * v:
+            out.add(p)
+        p *= 2
+    return {x for x in out if x >= 1} or {v}
+
+
+def _fill_holes(inv: Inverse, observations: list[Observation]) -> dict[str, HoleDecl]:
+    """The skill's holes with domains that hold every observed value, defaulting to the
+    most frequent one (the first seen on a tie)."""
+    holes: dict[str, HoleDecl] = {}
+    for name, decl in inv.rule.holes.items():
+        fresh = name in inv.undeclared
+        seen = [v for o in observations
+                if (v := observed_value(inv, name, o.step, True if fresh else None)) is not None]
+        ints = [int(v) for v in seen if re.fullmatch(r"-?\d+", v)]
+        if fresh and seen and len(ints) == len(seen):
+            values = sorted({x for v in ints for x in _neighbours(v)})
+            decl = HoleDecl(name, "int", tuple(values))
+        elif fresh and seen:
+            seen = [v for o in observations
+                    if (v := observed_value(inv, name, o.step, False)) is not None]
+            typ = "ident" if all(re.fullmatch(r"[A-Za-z_]\w*", v) for v in seen) else "expr"
+            decl = HoleDecl(name, typ)
+        if decl.type == "int" and ints:
+            if decl.values is not None:
+                decl = replace(decl, values=tuple(sorted(set(decl.values) | set(ints))))
+            elif decl.lo is not None and decl.hi is not None:
+                decl = replace(decl, lo=min(decl.lo, *ints), hi=max(decl.hi, *ints))
+        common = Counter(seen).most_common()
+        if common:
+            best = max(c for _, c in common)
+            first = next(v for v in seen if Counter(seen)[v] == best)
+            default: int | str = int(first) if decl.type == "int" else first
+            decl = replace(decl, default=default)
+        holes[name] = replace(decl, line=0, col=0)
+    return holes
+
+
+# --------------------------------------------------------------------------------------
+# The card
+
+
+def _time(v: dict[str, Any]) -> float | None:
+    return v.get("median_ms")
+
+
+def _noise(v: dict[str, Any]) -> float:
+    prof = v.get("gate", {}).get("stages", {}).get("profile", {})
+    return float(prof.get("noise") or 0.0)
+
+
+def effect_line(o: Observation, inv: Inverse) -> tuple[str, str]:
+    """(kind, text): the skill's forward effect in this walk: version N -> N - 1."""
+    data, st = o.lineage, o.step
+    slow, fast = _time(o.version), _time(o.before)
+    holes = ", ".join(f"?{k}={v}" for k, v in observed_holes(inv, st).items())
+    where_ = f"{data.get('workload')}, {data['family']} step {st['index']}" + \
+        (f" with {holes}" if holes else "")
+    if slow is None or fast is None:
+        why = "compile-only walk" if data.get("gating") == "compile-only" else "not profiled"
+        return "unmeasured", f"not measured yet: {where_} ({why})"
+    speedup = slow / fast
+    noise = max(NOISE, _noise(o.version), _noise(o.before))
+    kind = "faster" if speedup > 1 + noise else "slower" if speedup < 1 - noise else "neutral"
+    device = data.get("device") or "?"
+    times = f"{slow * 1e3:.1f} us -> {fast * 1e3:.1f} us"
+    pct = o.before.get("pct_of_sol")
+    sol = f", {pct:.0f}% of SOL after" if pct is not None else ""
+    prefix = {"faster": "faster", "slower": "slower (when not)",
+              "neutral": "neutral (within the noise)"}[kind]
+    return kind, f"{prefix}: {speedup:.2f}x on {device}, {where_}: {times}{sol}"
+
+
+def verdict_of(kinds: list[str]) -> str:
+    measured = [k for k in kinds if k != "unmeasured"]
+    if not measured:
+        return "unmeasured"
+    if "faster" in measured:
+        return "faster"
+    return "slower" if all(k == "slower" for k in measured) else "neutral"
+
+
+def _pitfalls(pass_name: str, lineages: list[tuple[dict[str, Any], Path]]) -> list[str]:
+    """What the gate refused of this pass in the walks: each refusal marks a condition."""
+    out: list[str] = []
+    for data, _ in lineages:
+        tried: list[tuple[int, dict[str, Any]]] = []
+        for v in data["versions"][1:]:
+            tried += [(v["step"]["index"], a) for a in v["step"].get("rejected", [])]
+        tried += [(len(data["versions"]), a) for a in data.get("final_attempts", [])]
+        for index, a in tried:
+            if a.get("pass") != pass_name or a.get("accepted"):
+                continue
+            at = ", ".join(f"{s.get('line')}:{s.get('col')}" for s in a.get("sites", []))
+            holes = ", ".join(f"?{k}={x}" for k, x in a.get("holes", {}).items())
+            reason = " ".join(str(a.get("reason", "")).split())[:240]
+            out.append(f"{data['family']} step {index}: the simplification at {at}"
+                       f"{f' with {holes}' if holes else ''} was refused by the gate: {reason}")
+    return list(dict.fromkeys(out))
+
+
+def _conditions(inv: Inverse, observations: list[Observation]) -> str:
+    parts = [f"Guard: {guard_text(inv.rule.guard)}." if inv.rule.guard is not None
+             else "No static guard: the gate decides."]
+    if inv.pass_rule.card.conditions:
+        parts.append(f"The simplification's conditions: {inv.pass_rule.card.conditions}")
+    held: dict[str, list[str]] = {}  # the facts -> the steps where they held
+    for o in observations:
+        st = o.step
+        before = st.get("facts_before", {})
+        facts = [f"block {before.get('block')}", f"grid {before.get('grid')}"] if before else []
+        # after the skill the geometry is the optimized version's: the pass's "before"
+        facts += [f"?{k}={v}" for k, v in observed_holes(inv, st).items()]
+        site_facts = "; ".join(s.get("guard_facts", "") for s in st.get("sites", [])
+                               if s.get("guard_facts"))
+        text = ", ".join(facts)
+        if site_facts:
+            text += f" ({' '.join(site_facts.split())[:300]})"
+        held.setdefault(text, []).append(f"{o.lineage['family']} step {st['index']}")
+    if held:
+        parts.append("Held at the sites: " + " | ".join(
+            f"{', '.join(steps)}: {text}" for text, steps in held.items()))
+    return " ".join(parts)
+
+
+def _provenance(o: Observation) -> str:
+    data, st = o.lineage, o.step
+    return (f"{data['expert']} (sha256 {str(data.get('expert_sha256'))[:12]}), lineage "
+            f"{o.directory}, step {st['index']}: {o.before['file']} (sha256 "
+            f"{o.before['sha256'][:12]}) <- {o.version['file']} (sha256 "
+            f"{o.version['sha256'][:12]}), gated {data.get('gating')}")
+
+
+# --------------------------------------------------------------------------------------
+# Learning
+
+
+@dataclass
+class Learned:
+    """A skill learned from one pass, with the observations it came from."""
+
+    inverse: Inverse
+    family: str  # the pass file's stem: the skill file it goes to
+    observations: list[Observation] = field(default_factory=list)
+
+    @property
+    def rule(self) -> Rule:
+        return self.inverse.rule
+
+
+def learn(lineage_dirs: list[str | Path], passes_dir: str | Path | None = None
+          ) -> list[Learned]:
+    """Every accepted step of the walks, reversed into one skill per pass (merged across
+    walks), in the order first seen. Raises KlcError on a missing or broken lineage, a pass
+    that is gone from the passes folder, or a skill that would not load."""
+    from klc.lineage import load_lineage
+    from klc.rules import load_rule_dir
+
+    lineages = [(load_lineage(d), Path(d)) for d in lineage_dirs]
+    if not lineages:
+        raise KlcError("klc learn: give at least one lineage folder")
+    by_pass: dict[str, Learned] = {}
+    rules_cache: dict[str, dict[str, Rule]] = {}
+    for data, d in lineages:
+        folder = str(passes_dir or data.get("passes") or "passes")
+        if folder not in rules_cache:
+            rules_cache[folder] = {r.name: r for r in load_rule_dir(folder)}
+        rules = rules_cache[folder]
+        versions = data["versions"]
+        for before, v in itertools.pairwise(versions):
+            st = v.get("step")
+            if not st:
+                raise KlcError(f"{d}/lineage.json: version {v.get('file')} has no step")
+            name = st["pass"]
+            if name not in rules:
+                raise KlcError(f"{d}/lineage.json: step {st['index']} used pass {name}, which "
+                               f"{folder}/ no longer has")
+            if name not in by_pass:
+                inv = mechanical_inverse(rules[name])
+                declared = rules[name].inverse
+                family = declared.family if declared and declared.family \
+                    else Path(rules[name].path).stem
+                by_pass[name] = Learned(inv, family)
+            by_pass[name].observations.append(Observation(data, d, v, before))
+    learned = list(by_pass.values())
+    names: dict[str, str] = {}
+    for item in learned:
+        if item.rule.name in names:
+            raise KlcError(f"passes {names[item.rule.name]} and {item.inverse.pass_rule.name} "
+                           f"have inverses of the same name {item.rule.name}: give one an "
+                           "inverse { name: ... }")
+        names[item.rule.name] = item.inverse.pass_rule.name
+        item.inverse.rule = _with_card(item, lineages)
+    return learned
+
+
+def _with_card(item: Learned, lineages: list[tuple[dict[str, Any], Path]]) -> Rule:
+    inv, obs = item.inverse, item.observations
+    holes = _fill_holes(inv, obs)
+    filled = replace(inv, rule=replace(inv.rule, holes=holes))
+    effects = [effect_line(o, filled) for o in obs]
+    p = inv.pass_rule
+    card = Card(
+        intent=inv.rule.description,
+        where=(f"Code of the shape that the simplification {p.name} leaves ({p.path}); "
+               f"learned from {', '.join(dict.fromkeys(o.lineage['family'] for o in obs))}"),
+        conditions=_conditions(filled, obs),
+        effect=tuple(t for _, t in effects),
+        pitfalls=tuple(_pitfalls(p.name, lineages)) or (
+            "none seen: the gate refused no candidate of this simplification in these walks",),
+        provenance=tuple(_provenance(o) for o in obs),
+        verdict=verdict_of([k for k, _ in effects]),
+    )
+    rule = replace(inv.rule, holes=holes, card=card, path=f"skills/{item.family}.rule")
+    text = rule_to_text(rule)
+    try:
+        loaded = load_rules_text(text, rule.path)
+    except KlcError as e:
+        raise KlcError(f"the inverse of {p.name} ({p.path}:{p.line}) does not load as a "
+                       f"rule:\n{e}\n--- the rule:\n{text}") from None
+    return loaded[0]
+
+
+def skill_files(learned: list[Learned]) -> dict[str, str]:
+    """{file name: text}: one file per family (the pass file's stem), rules in the order
+    learned, each printed by rule_to_text."""
+    files: dict[str, list[Learned]] = {}
+    for item in learned:
+        files.setdefault(item.family, []).append(item)
+    out = {}
+    for family, items in files.items():
+        sources = sorted({str(o.directory) for i in items for o in i.observations})
+        head = (f"{LEARNED_MARK} inverses of passes/{family}.rule, learned from "
+                f"{', '.join(sources)}.\n// Do not edit by hand: run `klc learn` again "
+                "(docs/lineage.md).\n")
+        out[f"{family}.rule"] = head + "\n" + "\n".join(rule_to_text(i.rule) for i in items)
+    return out
+
+
+def write_skills(learned: list[Learned], out_dir: str | Path) -> list[Path]:
+    """Write the skill files atomically. Earlier learned files (marked) that this run does
+    not produce are removed; a hand-written file whose rule names clash is an error, raised
+    before anything is written."""
+    from klc.fsutil import atomic_write
+    from klc.rules import load_rules
+
+    out = Path(out_dir)
+    if not out.is_dir():
+        raise KlcError(f"{out_dir}: no such folder")
+    files = skill_files(learned)
+    names = {i.rule.name for i in learned}
+    stale = []
+    for p in sorted(out.glob("*.rule")):
+        if p.name in files:
+            continue
+        if p.read_text(encoding="utf-8").startswith(LEARNED_MARK):
+            stale.append(p)
+            continue
+        try:
+            clash = [r.name for r in load_rules(p) if r.name in names]
+        except KlcError:
+            continue
+        if clash:
+            raise KlcError(f"{p}: hand-written rule {clash[0]} has the name of a learned "
+                           "skill: rename or remove it first (nothing written)")
+    written = []
+    for name, text in files.items():
+        atomic_write(out / name, text.encode())
+        written.append(out / name)
+    for p in stale:
+        p.unlink()
+    return written
+
+
+# --------------------------------------------------------------------------------------
+# Applying a learned skill where its step happened (round trips, golden cases)
+
+
+def step_sites(inv: Inverse, unit: Any, step: dict[str, Any], holes: dict[str, str],
+               spec: Any) -> list[Any]:
+    """The skill's sites in version N that correspond to the step's sites: where the
+    replacement starts, or else the match binding the same code nearest to where it was."""
+    from klc.pipeline import find_sites
+
+    found = find_sites(unit, [inv.rule], holes, spec)
+    out = []
+    for s in step.get("sites", []):
+        at = s.get("new_offset")
+        pick = next((f for f in found if at is not None and f.match.start == at), None)
+        if pick is None:
+            same = [f for f in found if all(
+                " ".join(f.match.bindings[m].text.split())
+                == " ".join(s["bindings"][m]["text"].split())
+                for m in inv.anchor_metavars if m in s["bindings"] and m in f.match.bindings)]
+            same.sort(key=lambda f: abs(f.match.start - s["start"]))
+            pick = same[0] if same else None
+        if pick is None:
+            raise KlcError(f"the skill {inv.rule.name} does not match where step "
+                           f"{step.get('index')} rewrote {s.get('line')}:{s.get('col')}")
+        if pick not in out:
+            out.append(pick)
+    return out
+
+
+def apply_at_step(inv: Inverse, source: bytes, path: str, step: dict[str, Any],
+                  holes: dict[str, str] | None = None) -> bytes:
+    """Apply the skill to version N at the step's sites, with the observed hole values
+    (or ``holes``): the round trip gives back version N - 1."""
+    from klc.frontend import parse_bytes
+    from klc.pipeline import apply_rules, apply_site, spec_of
+
+    unit = parse_bytes(source, path)
+    spec = spec_of(unit)
+    values = holes if holes is not None else observed_holes(inv, step)
+    sites = step_sites(inv, unit, step, values, spec)
+    refused = [s for s in sites if not s.ok]
+    if refused:
+        raise KlcError(f"the skill {inv.rule.name} is refused at {unit.where(refused[0].match.start)}: "  # noqa: E501
+                       f"{refused[0].reason}")
+    if len(sites) == 1 and not any(e.kind == "launch" for e in inv.rule.edits):
+        outcome = apply_site(unit, sites[0], values, spec)
+    else:
+        outcome = apply_rules(unit, [inv.rule], values, spec)
+    return outcome.source
+
+
+
+@dataclass(frozen=True)
+class GoldenCase:
+    """A golden test of a learned skill: its first step's version N in, what the skill makes
+    of it (every site, as ``klc test`` applies it) expected; ``back`` says whether that is
+    version N - 1 byte for byte."""
+
+    skill: str
+    name: str
+    source: bytes
+    holes: dict[str, str]
+    expected: bytes
+    back: bool
+
+
+def golden_cases(learned: list[Learned]) -> tuple[list[GoldenCase], list[str]]:
+    """One case per skill, from its first observation, and notes on the skills that get
+    none: a skill that changes its own output again (``klc test`` requires a fixed point).
+    A skill that does not apply to its own step is an error (nothing is written)."""
+    from klc.frontend import parse_bytes
+    from klc.pipeline import apply_rules, spec_of
+
+    cases: list[GoldenCase] = []
+    notes: list[str] = []
+    for item in learned:
+        o = item.observations[0]
+        path = o.directory / o.version["file"]
+        try:
+            source = path.read_bytes()
+            before = (o.directory / o.before["file"]).read_bytes()
+        except OSError as e:
+            raise KlcError(f"{path}: cannot read the version: {e.strerror or e}") from None
+        holes = observed_holes(item.inverse, o.step)
+        unit = parse_bytes(source, str(path))
+        out = apply_rules(unit, [item.rule], holes, spec_of(unit))
+        if not out.changed:
+            why = "; ".join(s.reason for s in out.refused) or "no match"
+            raise KlcError(f"{item.rule.name} does not apply to the version its step made "
+                           f"({path}): {why}")
+        again = apply_rules(parse_bytes(out.source, str(path)), [item.rule], holes,
+                            spec_of(parse_bytes(out.source, str(path))))
+        if again.changed:
+            notes.append(f"{item.rule.name}: no golden case: applied to its own output on "
+                         f"{path} it changes the code again (its guard does not exclude the "
+                         "code it produces)")
+            continue
+        name = f"{o.lineage['family']}_{Path(o.version['file']).stem.split('_', 1)[0]}"
+        cases.append(GoldenCase(item.rule.name, name, source, holes, out.source,
+                                out.source == before))
+    return cases, notes
+
+
+def write_golden(cases: list[GoldenCase], directory: str | Path) -> list[Path]:
+    """Write the cases as ``DIR/<skill>/<case>.cu`` (+ ``.holes``, ``.expected.cu``)."""
+    from klc.fsutil import atomic_write
+
+    root = Path(directory)
+    if not root.is_dir():
+        raise KlcError(f"{directory}: no such folder")
+    written = []
+    for c in cases:
+        d = root / c.skill
+        d.mkdir(exist_ok=True)
+        atomic_write(d / f"{c.name}.cu", c.source)
+        atomic_write(d / f"{c.name}.expected.cu", c.expected)
+        written += [d / f"{c.name}.cu", d / f"{c.name}.expected.cu"]
+        holes = d / f"{c.name}.holes"
+        if c.holes:
+            atomic_write(holes, "".join(f"{k}={v}\n" for k, v in c.holes.items()).encode())
+            written.append(holes)
+        elif holes.exists():
+            holes.unlink()
+    return written
