@@ -8,8 +8,11 @@ The loop (DESIGN.md, "forward"), with the gate as the only judge:
    % of the speed-of-light floor). It counts as one trial of the budget.
 2. a round: every applicable site of every skill on the current version (``find_sites``;
    sites whose guards wait on a hole count as applicable until the hole is filled), ranked by
-   the skill card's measured speedup (unmeasured skills rank as 1.0x), then source order. Each
-   site gets its filler's best proposal (phase A); then the most promising site with holes
+   the skill card's measured speedup (unmeasured skills rank as 1.0x), then source order. A
+   skill with several sites and only local edits is first tried at all of them at once
+   (``klc.pipeline.apply_rules``, as a lineage step applied its pass), one trial instead of
+   one per site; when that candidate fails, its sites are tried one by one. Each target gets
+   its filler's best proposal (phase A); then the most promising site with holes
    (verified, not slower) gets up to ``EXPLORE`` more of its hole values (phase B), because
    once a site is applied its holes cannot be tuned again. Every proposal goes through the
    static checks first (``klc.fill.search.static_check``: guards with the values, rewrite,
@@ -57,11 +60,12 @@ from klc.errors import KlcError
 from klc.fill import FillRequest, Trial
 from klc.fill.search import (
     SearchFiller,
-    StaticCheck,
     candidate_sites,
     card_speedup,
+    groupable,
     resolve_arch,
     static_check,
+    static_check_rule,
 )
 
 if TYPE_CHECKING:
@@ -269,12 +273,74 @@ class _Entry:
 
 
 @dataclass
-class _Candidate:
+class _Target:
+    """What one proposal rewrites: one site, or (``group`` > 1) the rule at each of its
+    ``group`` sites at once. ``site`` is the first one (the filler's context)."""
+
     site: Site
+    key: tuple[str, str, int]  # history key: (rule, function, ordinal); ("*", rule, -1)
+    single: bool  # the rule matched once in that function
+    group: int = 1
+
+    @property
+    def rule(self) -> Rule:
+        return self.site.rule
+
+    @property
+    def where(self) -> str:
+        w = _site_where(self.site)
+        return w if self.group == 1 else f"{w} (+{self.group - 1} more sites)"
+
+    @property
+    def text(self) -> str:
+        return "*" if self.group > 1 else _text_sha(self.site)
+
+
+@dataclass
+class _Candidate:
+    target: _Target
     values: dict[str, str]
     source: bytes
     record: GateRecord
     log: TrialLog
+
+    @property
+    def site(self) -> Site:
+        return self.target.site
+
+
+def build_targets(sites: list[Site], split: set[str]) -> list[_Target]:
+    """Targets from ranked sites, in their order: a groupable rule with several sites is
+    first tried at all of them at once (one trial, as an expert applies it and as a lineage
+    step did); once that failed (its name in ``split``), its sites are tried one by one."""
+    count: dict[tuple[str, str], int] = {}
+    per_rule: dict[str, list[Site]] = {}
+    keys = []
+    for s in sites:
+        k = (s.rule.name, s.function_name)
+        keys.append((*k, count.get(k, 0)))
+        count[k] = count.get(k, 0) + 1
+        per_rule.setdefault(s.rule.name, []).append(s)
+    out: list[_Target] = []
+    grouped: set[str] = set()
+    for s, key in zip(sites, keys, strict=True):
+        name = s.rule.name
+        group = per_rule[name]
+        if len(group) > 1 and groupable(s.rule) and name not in split:
+            if name not in grouped:
+                grouped.add(name)
+                out.append(_Target(group[0], ("*", name, -1), False, len(group)))
+            continue
+        out.append(_Target(s, key, count[key[:2]] == 1))  # type: ignore[arg-type]
+    return out
+
+
+def check_target(unit: Unit, target: _Target, values: dict[str, str], spec: Any,
+                 arch: str) -> Any:
+    """The static checks of one proposal for a target (one site, or the rule everywhere)."""
+    if target.group > 1:
+        return static_check_rule(unit, target.rule, values, spec, arch)
+    return static_check(unit, target.site, values, spec, arch)
 
 
 def _site_where(site: Site) -> str:
@@ -310,6 +376,7 @@ class _Loop:
         self.history: dict[tuple[str, str, int], list[_Entry]] = {}
         self.visited: set[str] = set()
         self.seeds_seen: set[int] = set()  # verify seeds of every trial (re-verify avoids them)
+        self.split: set[str] = set()  # rules whose all-sites candidate failed: site by site
 
     # -- bookkeeping ----------------------------------------------------------------
 
@@ -331,24 +398,13 @@ class _Loop:
             self.used += 1
         return record, hit
 
-    def positions(self, sites: list[Site]) -> dict[int, tuple[tuple[str, str, int], bool]]:
-        """Site id -> (rule, function, ordinal of this rule's matches in the function),
-        and whether the rule matched only once there."""
-        count: dict[tuple[str, str], int] = {}
-        keys = {}
-        for s in sites:
-            k = (s.rule.name, s.function_name)
-            keys[id(s)] = (*k, count.get(k, 0))
-            count[k] = count.get(k, 0) + 1
-        return {i: (key, count[key[:2]] == 1) for i, key in keys.items()}
+    def targets(self, cur: _Version) -> list[_Target]:
+        return build_targets(self.ranked_sites(cur), self.split)
 
-    def site_history(self, site: Site, pos: tuple[tuple[str, str, int], bool],
-                     base: str) -> list[Trial]:
-        key, single = pos
-        text = _text_sha(site)
+    def target_history(self, target: _Target, base: str) -> list[Trial]:
         out = []
-        for e in self.history.get(key, []):
-            same_site = e.text == text or (single and e.single)
+        for e in self.history.get(target.key, []):
+            same_site = e.text == target.text or (target.single and e.single)
             if not same_site:
                 continue
             if e.base == base or e.outcome != "improved":
@@ -357,26 +413,26 @@ class _Loop:
 
     # -- one candidate --------------------------------------------------------------
 
-    def try_values(self, cur: _Version, site: Site, pos: Any, values: dict[str, str],
+    def try_values(self, cur: _Version, target: _Target, values: dict[str, str],
                    ) -> _Candidate | None:
-        check: StaticCheck = static_check(cur.unit, site, values, cur.spec, self.arch)
-        key, single = pos
+        site = target.site
+        check = check_target(cur.unit, target, values, cur.spec, self.arch)
+        where = target.where
         if not check.ok:
             self.refusals.append({"round": self.round, "skill": site.rule.name,
-                                  "site": _site_where(site), "values": values,
+                                  "site": where, "values": values,
                                   "stage": check.stage, "reason": check.reason})
-            self.history.setdefault(key, []).append(_Entry(
-                cur.sha, _text_sha(site), single,
-                Trial(dict(check.values), False, None, f"static: {check.reason}"), "failed"))
-            self.emit("refused", skill=site.rule.name, site=_site_where(site),
-                      values=values, reason=check.reason)
+            self.remember(cur, target, Trial(dict(check.values), False, None,
+                                             f"static: {check.reason}"), "failed")
+            self.emit("refused", skill=site.rule.name, site=where, values=values,
+                      reason=check.reason)
             return None
         assert check.source is not None
-        self.emit("trial-start", skill=site.rule.name, site=_site_where(site), values=values)
+        self.emit("trial-start", skill=site.rule.name, site=where, values=values)
         record, hit = self.gate(check.source, self.original)
         s = summarize(record)
         self.seeds_seen.update(s.get("seeds") or ())
-        log = TrialLog(self.used, self.round, site.rule.name, _site_where(site),
+        log = TrialLog(self.used, self.round, site.rule.name, where,
                        site.function_name, dict(check.values), record.verdict,
                        record.reason, hit, s.get("median_ms"), s.get("speedup"),
                        s.get("noise"), s.get("pct_of_sol"), record.elapsed_s)
@@ -384,14 +440,18 @@ class _Loop:
         log.seeds = s.get("seeds")
         self.trials.append(log)
         ms = log.median_ms if record.passed else None
-        self.history.setdefault(key, []).append(_Entry(
-            cur.sha, _text_sha(site), single,
-            Trial(dict(check.values), record.passed, ms,
-                  "" if record.passed else record.reason), log.outcome))
-        self.emit("trial", skill=site.rule.name, site=_site_where(site), values=values,
+        self.remember(cur, target, Trial(dict(check.values), record.passed, ms,
+                                         "" if record.passed else record.reason), log.outcome)
+        self.emit("trial", skill=site.rule.name, site=where, values=values,
                   verdict=record.verdict, cached=hit, speedup=log.speedup,
                   outcome=log.outcome)
-        return _Candidate(site, dict(check.values), check.source, record, log)
+        return _Candidate(target, dict(check.values), check.source, record, log)
+
+    def remember(self, cur: _Version, target: _Target, trial: Trial, outcome: str) -> None:
+        self.history.setdefault(target.key, []).append(
+            _Entry(cur.sha, target.text, target.single, trial, outcome))
+        if target.group > 1 and outcome == "failed":
+            self.split.add(target.rule.name)  # one site may be wrong where others are fine
 
     def threshold(self, cur: _Version, log: TrialLog) -> float:
         return max(self.min_gain, log.noise or 0.0, cur.noise)
@@ -414,15 +474,15 @@ class _Loop:
         return sorted(sites, key=lambda s: (-(card_speedup(s.rule) or 1.0), s.match.start,
                                             s.rule.name))
 
-    def propose(self, cur: _Version, site: Site, pos: Any, k: int) -> list[dict[str, str]]:
-        spec = cur.spec
-        req = FillRequest(site.rule, site, cur.unit, spec,
-                          history=self.site_history(site, pos, cur.sha),
+    def propose(self, cur: _Version, target: _Target, k: int) -> list[dict[str, str]]:
+        site = target.site
+        req = FillRequest(site.rule, site, cur.unit, cur.spec,
+                          history=self.target_history(target, cur.sha),
                           budget=self.left(), baseline_ms=cur.median_ms)
         try:
             got = self.filler.propose(req, k)
         except KlcError as e:
-            self.notes.append(f"{_site_where(site)}: {site.rule.name}: the "
+            self.notes.append(f"{target.where}: {site.rule.name}: the "
                               f"{self.filler.name} filler failed: {e}")
             return []
         reason = getattr(self.filler, "last_reason", "")
@@ -432,29 +492,26 @@ class _Loop:
 
     def run_round(self, cur: _Version) -> tuple[list[_Candidate], bool]:
         """Phase A and B of one round (module doc). Returns the candidates that ran and
-        whether any site had something to propose."""
-        sites = self.ranked_sites(cur)
-        pos = self.positions(sites)
+        whether any target had something to propose."""
         ran: list[_Candidate] = []
         proposed_any = False
-        for site in sites:
+        for target in self.targets(cur):
             if self.left() <= 0:
                 break
-            for values in self.propose(cur, site, pos[id(site)], 1):
+            for values in self.propose(cur, target, 1):
                 proposed_any = True
-                c = self.try_values(cur, site, pos[id(site)], values)
+                c = self.try_values(cur, target, values)
                 if c is not None:
                     ran.append(c)
-        promising = [c for c in ran if c.site.rule.holes and c.log.outcome in
+        promising = [c for c in ran if c.target.rule.holes and c.log.outcome in
                      ("improved", "neutral")]
         if promising and self.left() > 0:
             best = max(promising, key=lambda c: c.log.speedup or 0.0)
-            for values in self.propose(cur, best.site, pos[id(best.site)],
-                                       min(EXPLORE, self.left())):
+            for values in self.propose(cur, best.target, min(EXPLORE, self.left())):
                 if self.left() <= 0:
                     break
                 proposed_any = True
-                c = self.try_values(cur, best.site, pos[id(best.site)], values)
+                c = self.try_values(cur, best.target, values)
                 if c is not None:
                     ran.append(c)
         return ran, proposed_any
@@ -656,19 +713,19 @@ def _static(result: OptimizeResult, unit: Unit, spec: Any, skills: list[Rule], f
     sites.sort(key=lambda s: (-(card_speedup(s.rule) or 1.0), s.match.start, s.rule.name))
     if not sites:
         result.stop_reason = "no skill applies"
-    history: list[Trial] = []
-    for site in sites:
-        req = FillRequest(site.rule, site, unit, spec, history=list(history), budget=1)
+    for target in build_targets(sites, set()):
+        site = target.site
+        req = FillRequest(site.rule, site, unit, spec, history=[], budget=1)
         try:
             proposals = fill.propose(req, 1)
         except KlcError as e:
-            result.notes.append(f"{_site_where(site)}: {site.rule.name}: {e}")
+            result.notes.append(f"{target.where}: {site.rule.name}: {e}")
             continue
         if not proposals and getattr(fill, "last_reason", ""):
             result.notes.append(fill.last_reason)  # type: ignore[attr-defined]
         for values in proposals[:1]:
-            check = static_check(unit, site, values, spec, arch)
-            entry: dict[str, Any] = {"skill": site.rule.name, "site": _site_where(site),
+            check = check_target(unit, target, values, spec, arch)
+            entry: dict[str, Any] = {"skill": site.rule.name, "site": target.where,
                                      "function": site.function_name, **check.to_json()}
             if not check.ok:
                 result.static_refusals.append(entry)

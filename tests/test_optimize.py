@@ -211,6 +211,45 @@ def test_neutral_step_that_enables_a_skill_is_kept(tmp_path: Path) -> None:
     assert result.changed and result.speedup == pytest.approx(1.4)
 
 
+THREE_EXPS = b"""/* klc-spec
+kernel: three
+sizes: {n: 1024}
+args:
+  - {name: a, shape: [n], role: in, init: normal}
+  - {name: b, shape: [n], role: in, init: normal}
+  - {name: c, shape: [n], role: in, init: normal}
+  - {name: y, shape: [n], role: out}
+  - {name: n, value: n}
+grid: ["ceil_div(n, 256)"]
+block: [256]
+*/
+__global__ void three(const float* a, const float* b, const float* c, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        y[i] = expf(a[i]) + expf(b[i]) + expf(c[i]);
+    }
+}
+"""
+
+
+def test_rule_is_tried_at_all_its_sites_first_then_one_by_one() -> None:
+    fast = [r for r in _skills() if r.name == "precise_exp_to_fast"]
+    gate = FakeGate({"__expf(a": 1.1, "__expf(c": 1.1})
+    result = run(gate, source=THREE_EXPS, skills=fast)
+    first = gate.calls[1]["candidate"]  # calls[0] is the original
+    assert first.count(b"__expf(") == 3  # one trial for the three sites
+    assert result.trials[1].site.endswith("(+2 more sites)")
+    assert result.changed and result.source == first
+    assert result.steps[0].speedup_vs_original == pytest.approx(1.21)
+
+    gate = FakeGate({"__expf(a": 1.1, "__expf(c": 1.1}, fail=["__expf(b"])
+    result = run(gate, source=THREE_EXPS, skills=fast)
+    # the three-site candidate failed (b's site), so the sites were tried one by one
+    assert result.trials[1].verdict == "failed" and "more sites" in result.trials[1].site
+    assert result.changed and result.source.count(b"__expf(") == 2
+    assert b"__expf(b" not in result.source
+
+
 def test_card_effect_ranks_sites() -> None:
     rules = _skills()
     rules = [_with_effect(r, "measured: 1.5x on H200") if r.name == "add_launch_bounds" else r

@@ -169,6 +169,56 @@ def _static_check(unit: Unit, site: Site, values: dict[str, str], spec: Any | No
     return _check_candidate(unit, candidate, clean, launch, arch)
 
 
+GROUPABLE_EDITS = frozenset({"replace", "remove_statement", "add_qualifier",
+                             "remove_qualifier"})
+
+
+def groupable(rule: Rule) -> bool:
+    """Whether applying the rule at every site at once is one local change per site (no
+    launch-geometry change, no declaration inserted at the kernel's start)."""
+    return all(e.kind in GROUPABLE_EDITS for e in rule.edits)
+
+
+def static_check_rule(unit: Unit, rule: Rule, values: dict[str, str], spec: Any | None,
+                      arch: str) -> StaticCheck:
+    """Like :func:`static_check`, for the rule applied at every site where it applies with
+    these values (``klc.pipeline.apply_rules``: what ``klc apply`` does, and what a lineage
+    step did), the way an expert applies one optimization throughout a kernel."""
+    key = (_sha(unit.source), rule.name, "*", tuple(sorted(values.items())), arch)
+    hit = _STATIC_MEMO.get(key)
+    if hit is not None:
+        return hit
+    result = _static_check_rule(unit, rule, values, spec, arch)
+    if len(_STATIC_MEMO) >= _MEMO_CAP:
+        _STATIC_MEMO.clear()
+    _STATIC_MEMO[key] = result
+    return result
+
+
+def _static_check_rule(unit: Unit, rule: Rule, values: dict[str, str], spec: Any | None,
+                       arch: str) -> StaticCheck:
+    from klc.pipeline import apply_rules
+
+    try:
+        clean = {n: rule.holes[n].validate(v) for n, v in values.items()}
+    except KeyError as e:
+        return StaticCheck(values, False, f"rule {rule.name} has no hole ?{e.args[0]}",
+                           "values")
+    except KlcError as e:
+        return StaticCheck(values, False, str(e), "values")
+    try:
+        outcome = apply_rules(unit, [rule], clean, spec)
+    except KlcError as e:
+        return StaticCheck(clean, False, str(e), "rewrite")
+    if not outcome.changed:
+        why = outcome.refused[0].reason if outcome.refused else "the rewrite changes nothing"
+        return StaticCheck(clean, False, why, "guard" if outcome.refused else "rewrite")
+    launch = [c for rw in outcome.applied for c in rw.launch]
+    check = _check_candidate(unit, outcome.source, clean, launch, arch)
+    check.resources["sites_rewritten"] = len(outcome.applied)
+    return check
+
+
 def _check_candidate(unit: Unit, candidate: bytes, values: dict[str, str],
                      launch: list[tuple[str, str, str, int]], arch: str) -> StaticCheck:
     from klc.frontend import parse_bytes
