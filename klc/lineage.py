@@ -217,7 +217,7 @@ def constant_env(source: bytes, spec: Any | None) -> dict[str, int | float]:
 def _c_to_py(expr: str) -> str:
     expr = re.sub(r"(?<=\d)[uUlL]+\b", "", expr.strip())
     expr = re.sub(r"\(\s*(?:int|unsigned|size_t|long)\s*\)", "", expr)
-    return expr
+    return re.sub(r"(?<!/)/(?!/)", "//", expr)  # C's integer division
 
 
 def constant_value(text: str, env: dict[str, int | float]) -> int | None:
@@ -267,7 +267,8 @@ def _describe_site(site: Any, env: dict[str, int | float], spec: Any) -> dict[st
     line, col = m.unit.position(m.start)
     bindings = {}
     for name, b in sorted(m.bindings.items()):
-        entry: dict[str, Any] = {"text": b.text, "sequence": name in site.rule.sequence_metavars}
+        entry: dict[str, Any] = {"text": b.text, "sequence": name in site.rule.sequence_metavars,
+                                 "start": b.start, "end": b.end}
         value = constant_value(b.text, env) if b.text.strip() else None
         if value is not None:
             entry["value"] = value

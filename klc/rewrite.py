@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 _SUBST_RE = re.compile(r"\$\$\$([A-Za-z_]\w*)|\$([A-Za-z_]\w*)|\?([A-Za-z_]\w*)")
 _QUALIFIERS_AFTER_STAR = frozenset({"__restrict__", "__restrict", "restrict"})
+_LONE_RUN = re.compile(r"[ \t]*\$\$\$([A-Za-z_]\w*);?[ \t]*")
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,11 @@ def render(template: str, match: Match, holes: dict[str, str], indent: str = "")
     line it came from and the line it lands on, so that a loop body put under an ``if``
     reads one level deeper, and one taken back out reads as before (byte for byte).
     """
+    # a line holding only an empty run (`$$$KEEP;` that bound nothing) is dropped whole
+    template = "\n".join(
+        ln for ln in template.split("\n")
+        if not ((lone := _LONE_RUN.fullmatch(ln)) and (b := match.bindings.get(lone.group(1)))
+                is not None and not b.text.strip()))
     if indent and "\n" in template:
         first, *rest = template.split("\n")
         template = "\n".join([first] + [indent + ln if ln.strip() else ln for ln in rest])
@@ -78,9 +84,11 @@ def render(template: str, match: Match, holes: dict[str, str], indent: str = "")
             out.append(_moved(b.text, _source_line_indent(match.unit.source, b.start),
                               _landing_indent(out, indent)))
             # a declaration bound in `for ($INIT; …)` owns its ";": do not write two; nor
-            # does a run that ends in a preprocessor line (`#pragma unroll;` is not C)
+            # does a run that ends in a preprocessor line (`#pragma unroll;` is not C) or in
+            # a compound statement (`for (…) { … };` would add an empty statement)
             last = b.text.rstrip().rsplit("\n", 1)[-1].lstrip()
-            skip_semicolon = b.text.rstrip().endswith(";") or last.startswith("#")
+            skip_semicolon = b.text.rstrip().endswith(";") or last.startswith("#") or (
+                m.group(1) is not None and b.text.rstrip().endswith("}"))
         pos = m.end()
     tail = template[pos:]
     if skip_semicolon and tail.startswith(";"):
@@ -289,7 +297,10 @@ def _attribute_edit(match: Match, edit: Edit, holes: dict[str, str]) -> ByteEdit
         declarator = declarator.child_by_field_name("declarator")
     if declarator is None:
         raise KlcError(f"{unit.where(fn.start)}: cannot find the declarator of {fn.name}")
-    return ByteEdit(declarator.start_byte, declarator.start_byte, value + " ", edit.kind)
+    at = declarator.start_byte
+    if unit.source[at - 2:at] == b" \n":  # `void \nname(`: where remove_attribute left
+        return ByteEdit(at - 1, at - 1, value, edit.kind)  # `void __launch_bounds__(N)\n`
+    return ByteEdit(at, at, value + " ", edit.kind)
 
 
 def _fill(text: str, holes: dict[str, str]) -> str:

@@ -67,8 +67,9 @@ def run(args: argparse.Namespace) -> int:
                   f"({len(s['steps'])} steps) -> {s['file']}")
         for c in cases:
             if not c.back:
-                err.print(f"klc: note: golden case {c.skill}/{c.name}: the skill at every "
-                          "site is not the version before the step (more sites than the step)")
+                err.print(f"klc: note: golden case {c.skill}/{c.name}: the skill's output is "
+                          "not byte for byte the version before the step (an erased value "
+                          "comes back as its number, or the skill applies at more sites)")
         err.print(f"wrote {len(written)} files ({len(learned)} skills)")
     for n in notes:
         err.print(f"klc: note: {n}")
