@@ -429,7 +429,15 @@ class _Loop:
             return None
         assert check.source is not None
         self.emit("trial-start", skill=site.rule.name, site=where, values=values)
-        record, hit = self.gate(check.source, self.original)
+        try:
+            record, hit = self.gate(check.source, self.original)
+        except KlcError as e:  # the gate refused the candidate as input: costs no trial
+            self.refusals.append({"round": self.round, "skill": site.rule.name,
+                                  "site": where, "values": values, "stage": "gate",
+                                  "reason": str(e)})
+            self.remember(cur, target, Trial(dict(check.values), False, None, str(e)),
+                          "failed")
+            return None
         s = summarize(record)
         self.seeds_seen.update(s.get("seeds") or ())
         log = TrialLog(self.used, self.round, site.rule.name, where,
@@ -655,7 +663,8 @@ def optimize(source: bytes, path: str, *, skills: list[Rule] | None = None,
         result.trials, result.steps = loop.trials, loop.steps
         result.trials_used, result.cache_hits = loop.used, loop.hits
         result.static_refusals = loop.refusals + [
-            {"site_key": sk, **c.to_json()} for sk, c in getattr(fill, "refusals", [])]
+            {"skill": sk.split("@")[0], "site_key": sk, **c.to_json()}
+            for sk, c in getattr(fill, "refusals", [])]
         result.usage = {"filler": fill.name, **fill.usage(), "gate_trials": loop.used,
                         "cache_hits": loop.hits}
     result.stop_reason = why
@@ -745,7 +754,8 @@ def _static(result: OptimizeResult, unit: Unit, spec: Any, skills: list[Rule], f
                 result.source = check.source
                 result.changed = True
     for sk, c in getattr(fill, "refusals", []):
-        result.static_refusals.append({"site_key": sk, **c.to_json()})
+        result.static_refusals.append({"skill": sk.split("@")[0], "site_key": sk,
+                                       **c.to_json()})
     result.usage = {"filler": fill.name, **fill.usage(), "gate_trials": 0, "cache_hits": 0}
     if result.changed:
         first = result.static_candidates[0]

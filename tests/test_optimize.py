@@ -161,6 +161,21 @@ def test_failed_reverification_keeps_the_original() -> None:
     assert "FAILED the independent re-verification" in " ".join(result.notes)
 
 
+def test_candidate_the_gate_refuses_as_input_costs_no_trial() -> None:
+    class Refusing(FakeGate):
+        def __call__(self, candidate: bytes, path: str, **kw: Any) -> GateRecord:
+            if b"__launch_bounds__" in candidate:
+                raise KlcError(f"{path}:1:1: the candidate's spec does not fit")
+            return super().__call__(candidate, path, **kw)
+
+    gate = Refusing({"__expf": 1.3})
+    result = run(gate)
+    assert result.changed and [s.skill for s in result.steps] == ["precise_exp_to_fast"]
+    assert any(r["stage"] == "gate" and "spec does not fit" in r["reason"]
+               for r in result.static_refusals)
+    assert result.trials_used == len(result.trials)  # the refused candidate is not one
+
+
 def test_original_that_fails_its_own_gate_is_an_error() -> None:
     gate = FakeGate({}, fail=["sigmoid"])
     with pytest.raises(KlcError, match="does not pass its own gate"):
