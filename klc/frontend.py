@@ -313,6 +313,7 @@ class Unit:
         self._meanings: dict[str, MacroMeaning] = {}
         self._unroll_at: dict[int, str] = {}  # loop start -> unroll argument, from a mask
         self._index: dict[str, list[Node]] = {}  # node type -> nodes in source order
+        self._unsorted: set[str] = set()  # types of _index whose list is not sorted yet
         self.functions: list[Function] = []
         self.launches: list[Launch] = []
         self.problems: list[Problem] = []
@@ -383,6 +384,11 @@ class Unit:
         from the model's one query run; others are found by one more query for all of them,
         and remembered."""
         index = self._index
+        unsorted = self._unsorted
+        for t in types:
+            if t in unsorted:  # sorted on first use: most types are never asked for
+                unsorted.discard(t)
+                index[t].sort(key=_doc_order)
         missing = sorted({t for t in types if t not in index})
         if missing:
             key = "|".join(missing)
@@ -934,8 +940,8 @@ def _build_model(unit: Unit) -> None:
     index = unit._index
     for name, nodes in caps.items():
         if name.startswith("t."):
-            nodes.sort(key=_doc_order)  # nested captures can come innermost first
-            index[name[2:]] = nodes
+            index[name[2:]] = nodes  # nested captures can come innermost first: sorted
+            unit._unsorted.add(name[2:])  # on first use
     index["function_definition"] = caps.get("function", [])
     index["call_expression"] = caps.get("call", [])
     for t in _LOOP_TYPES:

@@ -22,7 +22,10 @@ are, so ``not p`` never turns "cannot tell" into "yes".
 
 from __future__ import annotations
 
+import bisect
+import functools
 import math
+import operator
 import re
 import weakref
 from collections.abc import Callable, Iterator, Mapping
@@ -355,7 +358,19 @@ def _nodes(unit: Unit, *types: str) -> list[Node]:
 
 
 def _in(nodes: list[Node], start: int, end: int) -> Iterator[Node]:
-    return (n for n in nodes if start <= n.start_byte and n.end_byte <= end)
+    """The nodes (in source order) that lie inside [start, end): found by bisection."""
+    i = bisect.bisect_left(nodes, start, key=_start_byte)
+    n = len(nodes)
+    while i < n:
+        node = nodes[i]
+        if node.start_byte >= end:
+            return
+        if node.end_byte <= end:
+            yield node
+        i += 1
+
+
+_start_byte = operator.attrgetter("start_byte")
 
 
 # --------------------------------------------------------------------------------------
@@ -511,33 +526,59 @@ class _Decl:
 _ALIGN_RE = re.compile(r"__align__\s*\(\s*(\d+)\s*\)")
 
 
+def _declarations_named(unit: Unit, name: str) -> list[_Decl]:
+    """The declarations of one name (locals and globals), in source order: only the
+    declarations whose text holds the name are looked at (most lookups need one name)."""
+    whole = _CACHE.get(unit, {}).get("declarations")
+    if whole is not None:
+        return whole.get(name, [])
+
+    def build() -> list[_Decl]:
+        src = unit.source
+        word = re.compile(rb"(?<![\w$])" + re.escape(name.encode()) + rb"(?![\w$])").search
+        nodes = [n for n in _nodes(unit, "declaration")
+                 if word(src, n.start_byte, n.end_byte) is not None]
+        return [d for d in _declarations_of(unit, nodes) if d.name == name]
+
+    return _memo(unit, "declarations:" + name, build)
+
+
 def _declarations(unit: Unit) -> dict[str, list[_Decl]]:
     """Every declared variable of the unit by name (locals and globals), in source order."""
+    return _memo(unit, "declarations",
+                 lambda: _group(_declarations_of(unit, _nodes(unit, "declaration"))))
 
-    def build() -> dict[str, list[_Decl]]:
-        src = unit.source
-        out: dict[str, list[_Decl]] = {}
-        for node in _nodes(unit, "declaration"):
-            quals: set[str] = set()
-            for c in node.children:
-                if c.type in ("type_qualifier", "storage_class_specifier",
-                              "attribute_specifier"):
-                    quals.add(_text(src, c))
-            type_node = node.child_by_field_name("type")
-            base = _base_type(_text(src, type_node)) if type_node is not None else ""
-            align = None
-            for m in unit.masks:
-                if node.start_byte <= m.start < node.end_byte:
-                    am = _ALIGN_RE.match(unit.text(m.start, m.end))
-                    if am:
-                        align = int(am.group(1))
-            for d in node.children_by_field_name("declarator"):
-                decl = _declarator(src, d, base, quals, node, align)
-                if decl is not None:
-                    out.setdefault(decl.name, []).append(decl)
-        return out
 
-    return _memo(unit, "declarations", build)
+def _group(decls: list[_Decl]) -> dict[str, list[_Decl]]:
+    out: dict[str, list[_Decl]] = {}
+    for d in decls:
+        out.setdefault(d.name, []).append(d)
+    return out
+
+
+def _declarations_of(unit: Unit, nodes: list[Node]) -> list[_Decl]:
+    """The variables the given declaration nodes declare, in order."""
+    src = unit.source
+    out: list[_Decl] = []
+    for node in nodes:
+        quals: set[str] = set()
+        for c in node.children:
+            if c.type in ("type_qualifier", "storage_class_specifier",
+                          "attribute_specifier"):
+                quals.add(_text(src, c))
+        type_node = node.child_by_field_name("type")
+        base = _base_type(_text(src, type_node)) if type_node is not None else ""
+        align = None
+        for m in unit.masks:
+            if node.start_byte <= m.start < node.end_byte:
+                am = _ALIGN_RE.match(unit.text(m.start, m.end))
+                if am:
+                    align = int(am.group(1))
+        for d in node.children_by_field_name("declarator"):
+            decl = _declarator(src, d, base, quals, node, align)
+            if decl is not None:
+                out.append(decl)
+    return out
 
 
 def _declarator(src: bytes, d: Node, base: str, quals: set[str], node: Node,
@@ -584,7 +625,7 @@ def _lookup(ctx: GuardContext, name: str, at: int) -> _Decl | None:
     """The declaration a use of ``name`` at offset ``at`` refers to: the closest preceding
     local of the enclosing function, else a parameter, else a global."""
     fn = ctx.function
-    decls = _declarations(ctx.unit).get(name, [])
+    decls = _declarations_named(ctx.unit, name)
     if fn is not None:
         local = [d for d in decls if fn.body_start <= d.start and d.start < at]
         if local:
@@ -1030,6 +1071,7 @@ def _binary(op: str, a: int | float, b: int | float) -> int | float | None:
 _EXPR_PREFIX = b"void __klc_guard__() {\nauto __klc_e__ = ("
 
 
+@functools.lru_cache(maxsize=4096)
 def _parse_expression(text: str) -> tuple[Node, bytes] | None:
     """Parse a text (a #define body, a launch configuration) as one expression."""
     from klc.frontend import parser

@@ -76,6 +76,15 @@ class PNode:
     seq: str | None = None  # "$$$X": binds a run of sibling nodes
     text_pattern: re.Pattern[str] | None = None  # a leaf whose text holds metavariables
     text_vars: tuple[str, ...] = ()
+    # derived, for speed: no "$$$" among the children (they then match one to one), and the
+    # leaf text as bytes (compared with the source before any normalising)
+    plain: bool = field(init=False, compare=False, repr=False)
+    raw: bytes | None = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "plain", all(c.seq is None for c in self.children))
+        object.__setattr__(self, "raw", self.text.encode() if self.text is not None
+                           and self.text_pattern is None else None)
 
 
 @dataclass(frozen=True)
@@ -258,7 +267,16 @@ class _Matcher:
                 return False
             if p.text_pattern is not None:
                 return self.text_leaf(p, t, b)
-            return p.text == self.norm(t.start_byte, t.end_byte)
+            raw = self.source[t.start_byte:t.end_byte]
+            if raw == p.raw:
+                return True
+            return p.text == " ".join(raw.decode("utf-8", "replace").split())
+        if p.plain:
+            # one to one: b is the caller's scratch copy, so a failure may leave it dirty
+            if len(kids) != len(p.children):
+                return False
+            node = self.node
+            return all(node(pc, tc, b) for pc, tc in zip(p.children, kids, strict=True))
         return self.seq(p.children, 0, kids, 0, b, anchored=True) is not None
 
     def text_leaf(self, p: PNode, t: Node, b: dict[str, Binding]) -> bool:
