@@ -740,8 +740,14 @@ def _static(result: OptimizeResult, unit: Unit, spec: Any, skills: list[Rule], f
                 result.static_refusals.append(entry)
                 continue
             assert check.source is not None
-            record = gate_fn(check.source, result.path, reference=result.original,
-                             reference_path=result.path, arch=arch)
+            try:  # without a spec there is nothing to verify against: compile only
+                record = gate_fn(check.source, result.path, arch=arch,
+                                 reference=result.original if spec is not None else None,
+                                 reference_path=result.path if spec is not None else None)
+            except KlcError as e:
+                result.static_refusals.append({**entry, "ok": False, "stage": "gate",
+                                               "reason": str(e)})
+                continue
             entry["gate"] = summarize(record)
             if record.verdict == "failed":
                 entry["ok"] = False

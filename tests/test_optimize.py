@@ -344,6 +344,16 @@ def test_sigmoid_without_gpu_lists_compile_clean_candidates() -> None:
     assert "static only" in to_markdown(result)
 
 
+def test_kernel_without_spec_runs_the_static_part() -> None:
+    source = read_source(SIGMOID)
+    source = source[source.index(b"*/") + 3:]  # the spec block removed
+    result = optimize(source, "nospec.cu", gpu=True, arch="sm_90")
+    assert result.mode == "static" and "no klc-spec block" in result.notes[0]
+    # without a spec the block size is unknown, so add_launch_bounds does not apply
+    assert [c["skill"] for c in result.static_candidates] == ["precise_exp_to_fast"]
+    assert result.static_candidates[0]["gate"]["verdict"] == "compiled"
+
+
 def test_unverified_writes_the_first_candidate() -> None:
     result = optimize(read_source(SIGMOID), str(SIGMOID), gpu=False, arch="sm_90",
                       unverified=True)
