@@ -243,7 +243,9 @@ class Function:
     name: str
     specifiers: tuple[str, ...]
     return_type: str
-    params: tuple[Param, ...]
+    # the parameters are read on first use (most functions of a file are never asked):
+    # ``params`` is a property over the parameter list node and the source
+    param_list: tuple[bytes, Node | None] = field(repr=False, compare=False)
     template_params: tuple[TemplateParam, ...]
     launch_bounds: LaunchBounds | None
     attributes: tuple[str, ...]  # masked attributes such as "__cluster_dims__(2, 1, 1)"
@@ -263,6 +265,16 @@ class Function:
     asm: list[tuple[int, int]] = field(default_factory=list)
     launches: list[Launch] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
+
+    _params: tuple[Param, ...] | None = field(default=None, init=False, repr=False,
+                                              compare=False)
+
+    @property
+    def params(self) -> tuple[Param, ...]:
+        if self._params is None:
+            src, plist = self.param_list
+            self._params = tuple(_params(src, plist)) if plist is not None else ()
+        return self._params
 
     @property
     def is_kernel(self) -> bool:
@@ -1145,7 +1157,7 @@ def _function(unit: Unit, node: Node) -> Function | None:
         name=name,
         specifiers=tuple(specifiers),
         return_type=unit.text(type_node) if type_node is not None else "",
-        params=tuple(_params(unit, params_node)) if params_node is not None else (),
+        param_list=(unit.source, params_node),
         template_params=template_params,
         launch_bounds=launch_bounds,
         attributes=tuple(attributes),
@@ -1334,8 +1346,7 @@ _CONST_RE = re.compile(rb"\bconst\b")
 _RESTRICT_RE = re.compile(rb"\b(?:__restrict__|__restrict|restrict)\b")
 
 
-def _params(unit: Unit, plist: Node) -> Iterator[Param]:
-    src = unit.source
+def _params(src: bytes, plist: Node) -> Iterator[Param]:
     for p in plist.named_children:
         ptype = p.type
         if ptype != "parameter_declaration" and ptype != "optional_parameter_declaration":
