@@ -13,7 +13,12 @@ if TYPE_CHECKING:
 
 
 def _packaged(name: str) -> Path:
-    return Path(str(files(f"klc.{name}")))
+    """An installed data folder (``klc.grammar``, ``klc.passes``, ``klc.skills``); from a
+    checkout that is on ``sys.path`` but not installed, the repository's own folder."""
+    try:
+        return Path(str(files(f"klc.{name}")))
+    except ModuleNotFoundError:
+        return Path(__file__).resolve().parents[1] / name
 
 
 def default_skill_dirs() -> list[str]:

@@ -21,7 +21,6 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cache
-from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
@@ -275,7 +274,9 @@ class RuleSpec:
 @cache
 def grammar() -> Lark:
     """The lark parser of the rule language (built once per process)."""
-    text = (files("klc.grammar") / "rule.lark").read_text(encoding="utf-8")
+    from klc.library import _packaged
+
+    text = (_packaged("grammar") / "rule.lark").read_text(encoding="utf-8")
     return Lark(text, parser="lalr", propagate_positions=True, maybe_placeholders=True)
 
 
