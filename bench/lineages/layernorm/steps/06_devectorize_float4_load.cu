@@ -60,7 +60,7 @@ layernorm(const float* __restrict__ x, const float* __restrict__ gamma,
     for (int k = 0; k < VPT; ++k) {
         const int c = lane + 32 * k;
         if (c < cols / 4) {
-            float4 v = make_float4(xr[4 * (c) + 0], xr[4 * (c) + 1], xr[4 * (c) + 2], xr[4 * (c) + 3]);
+            float4 v = reinterpret_cast<const float4*>(xr)[c];
             sumsq += ((v.x - mean) * (v.x - mean) + (v.y - mean) * (v.y - mean)) + ((v.z - mean) * (v.z - mean) + (v.w - mean) * (v.w - mean));
         }
     }
@@ -72,9 +72,9 @@ layernorm(const float* __restrict__ x, const float* __restrict__ gamma,
     for (int k = 0; k < VPT; ++k) {
         const int c = lane + 32 * k;
         if (c < cols / 4) {
-            float4 v = make_float4(xr[4 * (c) + 0], xr[4 * (c) + 1], xr[4 * (c) + 2], xr[4 * (c) + 3]);
-            float4 g = make_float4(gamma[4 * (c) + 0], gamma[4 * (c) + 1], gamma[4 * (c) + 2], gamma[4 * (c) + 3]);
-            float4 b = make_float4(beta[4 * (c) + 0], beta[4 * (c) + 1], beta[4 * (c) + 2], beta[4 * (c) + 3]);
+            float4 v = reinterpret_cast<const float4*>(xr)[c];
+            float4 g = reinterpret_cast<const float4*>(gamma)[c];
+            float4 b = reinterpret_cast<const float4*>(beta)[c];
             float4 o;
             o.x = (v.x - mean) * rstd * g.x + b.x;
             o.y = (v.y - mean) * rstd * g.y + b.y;

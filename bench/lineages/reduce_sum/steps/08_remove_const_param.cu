@@ -30,15 +30,15 @@ tolerance: {rtol: 0.001, atol: 0.001}
 //   - one atomicAdd per block.
 template <int BLOCK>
 __global__ void 
-reduce_sum(float*x, float*out, int n) {
+reduce_sum(float* x, float* out, int n) {
     __shared__ float red[BLOCK];
     __shared__ float warp_sums[BLOCK / 32];
     float acc = 0.0f;
     {
         int i = blockIdx.x * BLOCK + threadIdx.x;
         if (i < n) {
-        acc += x[i];
-    }
+            acc += x[i];
+        }
     }
     red[threadIdx.x] = acc;
     __syncthreads();

@@ -64,7 +64,7 @@ sgemm(const float* __restrict__ A, const float* __restrict__ B, float* __restric
         {
             const int kn = k0;
             a_ld = reinterpret_cast<const float4*>(A)[((size_t)(row0 + a_row) * K + kn + a_col) / 4];
-        b_ld = reinterpret_cast<const float4*>(B)[((size_t)(kn + b_row) * N + col0 + b_col) / 4];
+            b_ld = reinterpret_cast<const float4*>(B)[((size_t)(kn + b_row) * N + col0 + b_col) / 4];
         }
         As[buf][a_col + 0][a_row] = a_ld.x;
         As[buf][a_col + 1][a_row] = a_ld.y;

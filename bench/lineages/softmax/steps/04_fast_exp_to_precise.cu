@@ -52,7 +52,7 @@ softmax(const float* __restrict__ x, float* __restrict__ y, int rows, int cols) 
     for (int c = lane; c < cols / 4; c += 32) {
         float4 v = reinterpret_cast<const float4*>(xr)[c];
         const float nm = m;
-        s += ((expf(v.x - nm) + expf(v.y - nm)) + (expf(v.z - nm) + expf(v.w - nm)));
+        s += ((expf(v.x - nm) + __expf(v.y - nm)) + (__expf(v.z - nm) + __expf(v.w - nm)));
     }
     for (int offset = 16; offset > 0; offset >>= 1) {
         s += __shfl_xor_sync(0xffffffffu, s, offset);
@@ -61,10 +61,10 @@ softmax(const float* __restrict__ x, float* __restrict__ y, int rows, int cols) 
     for (int c = lane; c < cols / 4; c += 32) {
         float4 v = reinterpret_cast<const float4*>(xr)[c];
         float4 o;
-        o.x = expf(v.x - m) * inv;
-        o.y = expf(v.y - m) * inv;
-        o.z = expf(v.z - m) * inv;
-        o.w = expf(v.w - m) * inv;
+        o.x = __expf(v.x - m) * inv;
+        o.y = __expf(v.y - m) * inv;
+        o.z = __expf(v.z - m) * inv;
+        o.w = __expf(v.w - m) * inv;
         reinterpret_cast<float4*>(yr)[c] = o;
     }
 }

@@ -39,6 +39,7 @@ transpose(const float* __restrict__ src, float* __restrict__ dst, int rows, int 
     __syncthreads();
     x = blockIdx.y * TILE + threadIdx.x;
     y = blockIdx.x * TILE + threadIdx.y;
+    #pragma unroll
     for (int j = 0; j < TILE; j += ROWS) {
         if (x < rows && y + j < cols) {
             dst[(size_t)(y + j) * rows + x] = tile[threadIdx.x][threadIdx.y + j];
