@@ -747,6 +747,12 @@ class LocalExecutor:
         self.jobs = max(1, jobs)
         self.gpus = list(gpus)
 
+    def start(self) -> None:
+        """Nothing to join: worker processes start with the work."""
+
+    def stop(self) -> None:
+        """The pools are shut down at the end of ``run``."""
+
     def run(self, config: BatchConfig, sources: list[Source], on_result: OnResult,
             want_diff: bool, send_unchanged: bool) -> None:
         use_gpus = bool(self.gpus) and (config.gate or config.optimize)
@@ -858,34 +864,52 @@ class RayExecutor:
 
     name = "ray"
 
-    def __init__(self, address: str | None = None, inflight: int | None = None) -> None:
+    def __init__(self, address: str | None = None, inflight: int | None = None,
+                 jobs: int | None = None) -> None:
         self.address = address
         self.inflight = inflight
+        self.jobs = jobs  # CPUs of a new local instance (none: all of this machine's)
         self.gpus = 0
+        self._started = False
 
-    def run(self, config: BatchConfig, sources: list[Source], on_result: OnResult,
-            want_diff: bool, send_unchanged: bool) -> None:
+    def start(self) -> None:
+        """Join the cluster (or start a local instance): before anything is written."""
         try:
             import ray
         except ModuleNotFoundError:
             raise KlcError("--executor ray needs the ray package (pip install 'ray>=2.9,<3')"
                            ) from None
-        started = False
-        if not ray.is_initialized():
-            try:
-                ray.init(address=self.address, include_dashboard=False, log_to_driver=False,
-                         configure_logging=False)
-            except (ConnectionError, RuntimeError, ValueError) as e:
-                where = self.address or "a new local instance"
-                raise KlcError(f"--executor ray: cannot start or reach Ray at {where}: "
-                               f"{str(e).splitlines()[0] if str(e) else type(e).__name__}"
-                               ) from None
-            started = True
+        if ray.is_initialized():
+            return
+        if self.address:
+            _probe(self.address)
+        kw: dict[str, Any] = {}
+        if self.address is None and not os.environ.get("RAY_ADDRESS"):
+            kw = {"_node_ip_address": "127.0.0.1", "num_cpus": self.jobs}  # local only
         try:
-            self._run(ray, config, sources, on_result, want_diff, send_unchanged)
-        finally:
-            if started:
-                ray.shutdown()
+            ray.init(address=self.address, include_dashboard=False, log_to_driver=False,
+                     configure_logging=False, **kw)
+        except (ConnectionError, RuntimeError, ValueError) as e:
+            where = self.address or "a new local instance"
+            raise KlcError(f"--executor ray: cannot start or reach Ray at {where}: "
+                           f"{str(e).splitlines()[0] if str(e) else type(e).__name__}"
+                           ) from None
+        self._started = True
+
+    def stop(self) -> None:
+        if self._started:
+            import ray
+
+            ray.shutdown()
+            self._started = False
+
+    def run(self, config: BatchConfig, sources: list[Source], on_result: OnResult,
+            want_diff: bool, send_unchanged: bool) -> None:
+        import ray
+
+        if not ray.is_initialized():
+            self.start()
+        self._run(ray, config, sources, on_result, want_diff, send_unchanged)
 
     def _run(self, ray: Any, config: BatchConfig, sources: list[Source], on_result: OnResult,
              want_diff: bool, send_unchanged: bool) -> None:
@@ -931,6 +955,21 @@ class RayExecutor:
                 with contextlib.suppress(Exception):
                     ray.cancel(ref, force=True)
             raise
+
+
+def _probe(address: str, timeout: float = 10.0) -> None:
+    """Fail fast on a cluster address nobody answers at (Ray itself retries for minutes)."""
+    import socket
+
+    hostport = address.split("://", 1)[-1]
+    host, sep, port = hostport.rpartition(":")
+    if not sep or not port.isdigit():
+        return  # "auto", "local": Ray's own words
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+    except OSError as e:
+        raise KlcError(f"--address {address}: no Ray cluster answers there "
+                       f"({e.strerror or e})") from None
 
 
 def _ray_result(ray: Any, ref: Any, src: Source) -> FileResult:
@@ -1061,7 +1100,7 @@ def _sweep_temporaries(folders: Iterable[str]) -> None:
 
 def make_executor(options: BatchOptions, config: BatchConfig) -> LocalExecutor | RayExecutor:
     if options.executor == "ray":
-        return RayExecutor(options.address)
+        return RayExecutor(options.address, jobs=options.jobs)
     if options.executor != "local":
         raise KlcError(f"--executor {options.executor}: expected local or ray")
     gpus = options.gpus
@@ -1089,8 +1128,19 @@ def run_batch(config: BatchConfig, options: BatchOptions,
     if config.optimize:
         optimizer()
     sources, results = plan_sources(options)
-    walk_failures = len(results)
     executor = make_executor(options, config)
+    executor.start()
+    try:
+        return _drive(config, options, executor, sources, results, t0, on_start, on_result)
+    finally:
+        executor.stop()
+
+
+def _drive(config: BatchConfig, options: BatchOptions, executor: LocalExecutor | RayExecutor,
+           sources: list[Source], results: list[FileResult], t0: float,
+           on_start: Callable[[int], None] | None,
+           on_result: Callable[[FileResult], None] | None) -> BatchSummary:
+    walk_failures = len(results)
     digest = config.digest()
     mode_digest = hashlib.sha256(json.dumps(
         [digest, options.mode, os.path.realpath(options.out_dir) if options.out_dir else None]

