@@ -10,7 +10,7 @@ import argparse
 import json
 import sys
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
@@ -86,9 +86,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true",
                    help="print the sites with offsets, line:col, bindings and replacements")
 
-    p = sub.add_parser("list", help="list the rules that apply to a kernel file, where, and "
-                       "(--all) why the others do not")
-    p.add_argument("kernel", metavar="KERNEL")
+    p = sub.add_parser("list", help="list the rules that apply to kernel files (or folders "
+                       "of them), where, and (--all) why the others do not")
+    p.add_argument("kernel", metavar="KERNEL", nargs="+",
+                   help=".cu/.cuh files or folders (walked for .cu/.cuh files)")
+    p.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
+                   help="worker processes for many files (default 1)")
+    p.add_argument("--tree-only", action="store_true",
+                   help="guards use tree-sitter facts only, never libclang: faster; a guard "
+                   "that needs clang then says so and fails closed")
     p.add_argument("--skills", action="append", metavar="DIR_OR_RULE",
                    help="rule files or folders (default: the skills library)")
     p.add_argument("--all", action="store_true",
@@ -307,37 +313,57 @@ def cmd_apply(args: argparse.Namespace) -> int:
 
 @command("list")
 def cmd_list(args: argparse.Namespace) -> int:
-    from klc.frontend import parse_file
-    from klc.library import default_skill_dirs, load_rule_paths
-    from klc.pipeline import find_sites, spec_of
-    from klc.report import site_json
+    from klc.library import default_skill_dirs
+    from klc.listing import kernel_files, list_paths
 
-    rules = load_rule_paths(args.skills or default_skill_dirs())
-    unit = parse_file(args.kernel)
-    sites = find_sites(unit, rules, None, spec_of(unit))
-    shown = [s for s in sites if s.ok or args.all]
+    if args.jobs < 1:
+        raise KlcError(f"-j {args.jobs}: the number of workers must be at least 1")
+    rule_paths = args.skills or default_skill_dirs()
+    paths, problems = kernel_files(args.kernel)
+    failed = len(problems)
+    for path, why in problems:
+        err.print(f"klc: error: {path}: {why}", markup=False)
+    listings = []
+    n_rules = None
+    for listing in list_paths(paths, rule_paths, show_all=args.all, tree_only=args.tree_only,
+                              jobs=args.jobs):
+        if listing.error:
+            failed += 1
+            err.print(f"klc: error: {listing.error}", markup=False)
+            continue
+        if args.json:
+            listings.append(listing)
+            continue
+        if n_rules is None:
+            from klc.library import load_rule_paths
+
+            n_rules = len(load_rule_paths(rule_paths))
+        _print_listing(listing, n_rules, quiet_empty=len(paths) > 1)
     if args.json:
-        print(json.dumps([site_json(s) for s in shown], indent=2))
-        return 0
-    if not shown:
-        out.print(f"{unit.path}: no rule applies ({len(rules)} rules, {len(sites)} refused "
-                  "matches; --all shows why)", markup=False)
-    for s in shown:
-        line, col = unit.position(s.match.start)
-        loc = f"{unit.path}:{line}:{col}"
-        fn = f" in {s.function_name}" if s.function_name else ""
-        holes = " ".join(f"?{h}" for h in s.rule.holes)
-        if s.ok:
-            out.print(f"[green]{loc}[/green]{fn}: [bold]{s.rule.name}[/bold] "
-                      f"({s.rule.location}) {holes}".rstrip())
-            intent = s.rule.card.intent or s.rule.description
-            if intent:
-                out.print(f"    {intent}", markup=False)
+        sites = [s for lst in listings for s in lst.sites]
+        print(json.dumps(sites, indent=2))
+    return 2 if failed else 0
+
+
+def _print_listing(listing: Any, n_rules: int, quiet_empty: bool) -> None:
+    if not listing.sites:
+        if not quiet_empty:
+            out.print(f"{listing.path}: no rule applies ({n_rules} rules, {listing.refused} "
+                      "refused matches; --all shows why)", markup=False)
+        return
+    for s in listing.sites:
+        loc = f"{s['file']}:{s['line']}:{s['col']}"
+        fn = f" in {s['function']}" if s["function"] else ""
+        holes = " ".join(f"?{h}" for h in s["holes"])
+        if s["applicable"]:
+            out.print(f"[green]{loc}[/green]{fn}: [bold]{s['rule']}[/bold] "
+                      f"({s['rule_location']}) {holes}".rstrip())
+            if s["intent"]:
+                out.print(f"    {s['intent']}", markup=False)
         else:
-            out.print(f"[yellow]{loc}[/yellow]{fn}: {s.rule.name} ({s.rule.location}) "
+            out.print(f"[yellow]{loc}[/yellow]{fn}: {s['rule']} ({s['rule_location']}) "
                       f"[red]not applicable[/red]")
-            out.print(f"    why not: {s.reason}", markup=False)
-    return 0
+            out.print(f"    why not: {s['why_not']}", markup=False)
 
 
 @command("ast")

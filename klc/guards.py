@@ -148,6 +148,7 @@ class GuardContext:
     match: Match
     holes: dict[str, str] = field(default_factory=dict)
     spec: object | None = None  # a klc.spec.Spec or Bound; optional
+    clang: bool = True  # False: tree-sitter facts only (``klc list --tree-only``)
 
     @property
     def unit(self) -> Unit:
@@ -404,10 +405,12 @@ def _yes(reason: str, start: int | None = None) -> Verdict:
     return Verdict(True, reason, start)
 
 
-def _facts(unit: Unit) -> tuple[Any, str]:
+def _facts(ctx: GuardContext) -> tuple[Any, str]:
     """libclang facts, or None and why not: facts are optional, so guards fail closed."""
+    if not ctx.clang:
+        return None, "libclang facts not consulted (tree-sitter facts only)"
     try:
-        return unit.facts, ""
+        return ctx.unit.facts, ""
     except ImportError:
         return None, "libclang facts unavailable"
     except Exception as e:  # a missing shared library, a clang crash: same answer
@@ -733,7 +736,7 @@ def _type_of(ctx: GuardContext, node: Node) -> _Type | None:
 
 
 def _type_fact(ctx: GuardContext, b: Binding) -> tuple[Any, str]:
-    facts, why = _facts(ctx.unit)
+    facts, why = _facts(ctx)
     if facts is None:
         return None, why
     fact = facts.type_of(b.start, b.end)
@@ -1154,7 +1157,7 @@ def _constant(ctx: GuardContext, b: Binding, runtime: bool = False
     v = ev.node(node, ctx.unit.source)
     if v is not None or ev.definite:
         return v, ev.why, ev.definite, ev.sources
-    facts, why = _facts(ctx.unit)
+    facts, why = _facts(ctx)
     if facts is None:
         return None, f"{ev.why}; {why}", False, []
     fn = ctx.function
@@ -1370,7 +1373,7 @@ def aligned(ctx: GuardContext, x: Binding, n: Any) -> Verdict:
             return _yes(f"{_code(x)} points to {typ.base}, aligned to {natural} bytes", x.start)
     a, how = _alignment(ctx, node)
     if a is None:
-        facts, _ = _facts(ctx.unit) if typ is None else (None, "")
+        facts, _ = _facts(ctx) if typ is None else (None, "")
         fact = facts.type_of(x.start, x.end) if facts is not None else None
         pointee = getattr(fact, "pointee", None)
         align = getattr(pointee, "align_bytes", None)

@@ -126,8 +126,10 @@ def check_context(match: Match, context: tuple[str, ...]) -> str:
 
 
 def find_sites(unit: Unit, rules: list[Rule], holes: dict[str, str] | None = None,
-               spec: object | None = None) -> list[Site]:
-    """Every match of every rule in the unit, with its verdict, in source order."""
+               spec: object | None = None, clang: bool = True) -> list[Site]:
+    """Every match of every rule in the unit, with its verdict, in source order. With
+    ``clang=False`` the guards use tree-sitter facts only (no libclang parse): faster, and
+    a guard that needs clang fails closed, saying so."""
     from klc.guards import GuardContext, evaluate
 
     patterns = [pattern_of(r) for r in rules]
@@ -146,7 +148,7 @@ def find_sites(unit: Unit, rules: list[Rule], holes: dict[str, str] | None = Non
                                   + problem.describe(unit.path), "region"))
                 continue
             if rule.guard is not None:
-                verdict = evaluate(rule.guard, GuardContext(m, rule_holes, spec))
+                verdict = evaluate(rule.guard, GuardContext(m, rule_holes, spec, clang))
                 if not verdict.ok:
                     sites.append(Site(rule, m, False, verdict.reason, "guard"))
                     continue

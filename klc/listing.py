@@ -1,0 +1,94 @@
+"""``klc list`` over many files: which rules apply where, file by file, in worker processes.
+
+Each worker loads the rules once and parses each file once; a result is plain JSON (the
+``site_json`` of every site), so that nothing but text crosses a process boundary. Results
+come back in the order of the files, whatever the number of workers.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from klc.errors import KlcError
+
+
+@dataclass
+class FileListing:
+    """The sites of one file (every one with ``all``; else the applicable ones), or why the
+    file could not be listed."""
+
+    path: str
+    sites: list[dict[str, Any]] = field(default_factory=list)
+    refused: int = 0  # matches whose context or guards failed
+    error: str = ""
+
+
+_STATE: dict[str, Any] = {}
+
+
+def _init(rule_paths: list[str], tree_only: bool, show_all: bool) -> None:
+    import gc
+
+    from klc.library import load_rule_paths
+
+    _STATE["rules"] = load_rule_paths(rule_paths)
+    _STATE["clang"] = not tree_only
+    _STATE["all"] = show_all
+    gc.freeze()  # see klc.cli._tune_gc
+    gc.set_threshold(50_000, 20, 100)
+
+
+def list_file(path: str) -> FileListing:
+    from klc.frontend import parse_file
+    from klc.pipeline import find_sites, spec_of
+    from klc.report import site_json
+
+    try:
+        unit = parse_file(path)
+        try:
+            spec = spec_of(unit)
+        except KlcError:
+            spec = None  # a broken spec block: the guards that read it fail closed
+        sites = find_sites(unit, _STATE["rules"], None, spec, clang=_STATE["clang"])
+    except KlcError as e:
+        return FileListing(path, error=str(e))
+    shown = [site_json(s) for s in sites if s.ok or _STATE["all"]]
+    return FileListing(path, shown, sum(1 for s in sites if not s.ok))
+
+
+def _chunk(paths: list[str]) -> list[FileListing]:
+    return [list_file(p) for p in paths]
+
+
+def kernel_files(roots: Sequence[str]) -> tuple[list[str], list[tuple[str, str]]]:
+    """The .cu/.cuh files under the roots (a file named as a root is taken as is), and
+    ``(path, why)`` for what could not be walked."""
+    from klc.batch import walk
+
+    found, problems = walk(roots)
+    return [path for _root, path, _rel in found], problems
+
+
+def list_paths(paths: list[str], rule_paths: list[str], *, show_all: bool = False,
+               tree_only: bool = False, jobs: int = 1) -> Iterator[FileListing]:
+    """Every file's listing, in the order of ``paths``; ``jobs`` worker processes (1: in this
+    process). Rules are loaded (and checked) before any file is read."""
+    from klc.library import load_rule_paths
+
+    load_rule_paths(rule_paths)  # a broken rule stops everything before any file is read
+    jobs = max(1, min(jobs, len(paths) or 1, os.cpu_count() or 1))
+    if jobs == 1:
+        _init(rule_paths, tree_only, show_all)
+        for p in paths:
+            yield list_file(p)
+        return
+    size = max(1, min(64, len(paths) // (jobs * 8) or 1))
+    chunks = [paths[i:i + size] for i in range(0, len(paths), size)]
+    with ProcessPoolExecutor(jobs, initializer=_init,
+                             initargs=(rule_paths, tree_only, show_all)) as pool:
+        for results in pool.map(_chunk, chunks):
+            yield from results
