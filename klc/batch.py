@@ -769,65 +769,72 @@ class LocalExecutor:
 
     def _run_pool(self, config: BatchConfig, sources: list[Source], on_result: OnResult,
                   want_diff: bool, send_unchanged: bool, use_gpus: bool) -> None:
+        """Chunks of paths to ``jobs`` processes. A worker that dies (a crash in native code,
+        the OOM killer) breaks the pool: the files it had not finished are run again in a
+        fresh pool, one per task in one process, until the file that kills its worker is
+        found; that file is an error, and the rest goes on in parallel again."""
         import concurrent.futures as cf
         import multiprocessing as mp
 
         ctx = mp.get_context("spawn")
         by_path = {s.path: s for s in sources}
-        gate_pools = [cf.ProcessPoolExecutor(1, ctx, _init_worker, (config, False, False, False,
-                                                                    False, g))
-                      for g in self.gpus] if use_gpus else []
-        pool = cf.ProcessPoolExecutor(self.jobs, ctx, _init_worker,
-                                      (config, want_diff, not use_gpus, use_gpus,
-                                       send_unchanged, None))
+        gates = _GatePools(ctx, config, self.gpus, send_unchanged) if use_gpus else None
+        init = (config, want_diff, not use_gpus, use_gpus, send_unchanged, None)
+
+        def deliver(res: FileResult) -> None:
+            if gates is not None and config.gate and res.status == REWRITTEN:
+                gates.submit(res)
+            else:
+                on_result(by_path[res.path], res)
+
+        todo = [s.path for s in sources]
+        isolate = False
         try:
-            size = chunk_size(len(sources), self.jobs)
-            pending: set[cf.Future[Any]] = {
-                pool.submit(_work_chunk, [s.path for s in sources[i:i + size]])
-                for i in range(0, len(sources), size)}
-            gates: dict[cf.Future[Any], int] = {}
-            load = [0] * len(gate_pools)
-            while pending:
-                done, pending = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
-                for fut in done:
-                    if fut in gates:
-                        load[gates.pop(fut)] -= 1
-                        res = fut.result()
-                        on_result(by_path[res.path], res)
-                        continue
-                    for res in fut.result():
-                        if gate_pools and res.status == REWRITTEN and config.gate:
-                            i = min(range(len(load)), key=load.__getitem__)
-                            load[i] += 1
-                            g = gate_pools[i].submit(_gate_job, config, res, send_unchanged)
-                            gates[g] = i
-                            pending.add(g)
-                        else:
-                            on_result(by_path[res.path], res)
+            while todo:
+                size = 1 if isolate else chunk_size(len(todo), self.jobs)
+                pool = cf.ProcessPoolExecutor(1 if isolate else self.jobs, ctx, _init_worker,
+                                              init)
+                try:
+                    chunks = {pool.submit(_work_chunk, todo[i:i + size]): todo[i:i + size]
+                              for i in range(0, len(todo), size)}
+                    left = _drain(chunks, gates, deliver, on_result, by_path)
+                finally:
+                    pool.shutdown(wait=False, cancel_futures=True)
+                if left and isolate:  # the first file not finished killed its worker
+                    culprit, left = left[0], left[1:]
+                    on_result(by_path[culprit], FileResult(
+                        culprit, ERROR, f"{culprit}: the worker process died while processing "
+                        "this file (a crash in native code, or killed for memory)"))
+                isolate = bool(left) and not isolate
+                todo = left
+            while gates is not None and gates.busy:
+                _drain({}, gates, deliver, on_result, by_path)
         except BaseException:
-            pool.shutdown(wait=False, cancel_futures=True)
-            for gp in gate_pools:
-                gp.shutdown(wait=False, cancel_futures=True)
+            if gates is not None:
+                gates.close(cancel=True)
             raise
-        pool.shutdown()
-        for gp in gate_pools:
-            gp.shutdown()
+        if gates is not None:
+            gates.close(cancel=False)
 
     def _run_on_gpus(self, config: BatchConfig, sources: list[Source], on_result: OnResult,
                      want_diff: bool, send_unchanged: bool) -> None:
         """--optimize with GPUs: each file is optimized on one GPU worker (its trials are
-        gated there), the least loaded one first."""
+        gated there), one file per GPU at a time; a worker that dies costs its file only."""
         import concurrent.futures as cf
         import multiprocessing as mp
+        from concurrent.futures.process import BrokenProcessPool
 
         ctx = mp.get_context("spawn")
-        pools = [cf.ProcessPoolExecutor(1, ctx, _init_worker,
-                                        (config, want_diff, True, False, send_unchanged, g))
-                 for g in self.gpus]
+
+        def pool(gpu: str) -> cf.ProcessPoolExecutor:
+            return cf.ProcessPoolExecutor(1, ctx, _init_worker, (config, want_diff, True, False,
+                                                                 send_unchanged, gpu))
+
+        pools = [pool(g) for g in self.gpus]
         try:
             queue = iter(sources)
             running: dict[cf.Future[Any], tuple[int, Source]] = {}
-            for i in range(len(pools)):  # one file per GPU at a time
+            for i in range(len(pools)):
                 src = next(queue, None)
                 if src is not None:
                     running[pools[i].submit(_work_chunk, [src.path])] = (i, src)
@@ -835,13 +842,124 @@ class LocalExecutor:
                 done, _ = cf.wait(running, return_when=cf.FIRST_COMPLETED)
                 for fut in done:
                     i, src = running.pop(fut)
-                    on_result(src, fut.result()[0])
+                    try:
+                        res = fut.result()[0]
+                    except BrokenProcessPool:
+                        pools[i].shutdown(wait=False)
+                        pools[i] = pool(self.gpus[i])
+                        res = FileResult(src.path, ERROR, f"{src.path}: the worker on GPU "
+                                         f"{self.gpus[i]} died while optimizing this file")
+                    on_result(src, res)
                     nxt = next(queue, None)
                     if nxt is not None:
                         running[pools[i].submit(_work_chunk, [nxt.path])] = (i, nxt)
         finally:
             for p in pools:
                 p.shutdown(wait=False, cancel_futures=True)
+
+
+def _drain(chunks: dict[Any, list[str]], gates: _GatePools | None,
+           deliver: Callable[[FileResult], None], on_result: OnResult,
+           by_path: dict[str, Source]) -> list[str]:
+    """Hand on results as chunks (and gate jobs) finish; returns the paths not finished
+    when the pool broke (in submission order), or [] when every chunk finished."""
+    import concurrent.futures as cf
+    from concurrent.futures.process import BrokenProcessPool
+
+    order = list(chunks)
+    pending = set(chunks)
+    while pending or (gates is not None and gates.busy):
+        waiting = pending | (set(gates.busy) if gates is not None else set())
+        done, _ = cf.wait(waiting, return_when=cf.FIRST_COMPLETED)
+        for fut in done:
+            if gates is not None and fut in gates.busy:
+                res = gates.finish(fut)
+                on_result(by_path[res.path], res)
+                continue
+            pending.discard(fut)
+            try:
+                results = fut.result()
+            except BrokenProcessPool:
+                return _after_break(order, chunks, deliver)
+            del chunks[fut]
+            for res in results:
+                deliver(res)
+        if not pending:
+            break
+    return []
+
+
+def _after_break(order: list[Any], chunks: dict[Any, list[str]],
+                 deliver: Callable[[FileResult], None]) -> list[str]:
+    """Deliver the chunks that finished before the pool broke; return the others' paths."""
+    left: list[str] = []
+    for fut in order:
+        if fut not in chunks:
+            continue
+        if fut.done() and not fut.cancelled() and fut.exception() is None:
+            for res in fut.result():
+                deliver(res)
+        else:
+            left += chunks[fut]
+    return left
+
+
+class _GatePools:
+    """One single-process pool per GPU (``CUDA_VISIBLE_DEVICES`` set to it), one gate job at
+    a time on each, the rest waiting on the driver: a gate worker that dies costs the one
+    file it was gating, and is replaced."""
+
+    def __init__(self, ctx: Any, config: BatchConfig, gpus: list[str],
+                 send_unchanged: bool) -> None:
+        from collections import deque
+
+        self.ctx, self.config, self.gpus = ctx, config, gpus
+        self.send_unchanged = send_unchanged
+        self.pools = [self._pool(g) for g in gpus]
+        self.busy: dict[Any, tuple[int, FileResult]] = {}
+        self.waiting: deque[FileResult] = deque()
+
+    def _pool(self, gpu: str) -> Any:
+        import concurrent.futures as cf
+
+        return cf.ProcessPoolExecutor(1, self.ctx, _init_worker,
+                                      (self.config, False, False, False, False, gpu))
+
+    def submit(self, res: FileResult) -> None:
+        self.waiting.append(res)
+        self._fill()
+
+    def _fill(self) -> None:
+        taken = {i for i, _ in self.busy.values()}
+        for i in range(len(self.pools)):
+            if i in taken or not self.waiting:
+                continue
+            res = self.waiting.popleft()
+            fut = self.pools[i].submit(_gate_job, self.config, res, self.send_unchanged)
+            self.busy[fut] = (i, res)
+
+    def finish(self, fut: Any) -> FileResult:
+        from concurrent.futures.process import BrokenProcessPool
+
+        i, res = self.busy.pop(fut)
+        try:
+            out: FileResult = fut.result()
+        except BrokenProcessPool:
+            self.pools[i].shutdown(wait=False)
+            self.pools[i] = self._pool(self.gpus[i])
+            original = res.original or b""
+            res.original = None
+            res.status = GATE_FAILED
+            res.reason = (f"{res.path}: the gate worker on GPU {self.gpus[i]} died while "
+                          "gating this file")
+            _settle(res, original, self.send_unchanged)
+            out = res
+        self._fill()
+        return out
+
+    def close(self, cancel: bool) -> None:
+        for p in self.pools:
+            p.shutdown(wait=not cancel, cancel_futures=cancel)
 
 
 def chunk_size(n: int, jobs: int) -> int:

@@ -329,6 +329,32 @@ def test_two_workers_give_the_one_worker_result(tmp_path: Path) -> None:
     assert tree_bytes(tmp_path / "o1") == tree_bytes(tmp_path / "o2")
 
 
+_WORK_CHUNK = kb._work_chunk
+
+
+def crashing_chunk(paths: list[str]) -> list[FileResult]:
+    """A worker's chunk function that dies like a segfault on one file (spawned workers
+    import it from this module by name)."""
+    if any(p.endswith("crash.cu") for p in paths):
+        os.kill(os.getpid(), signal.SIGKILL)
+    return _WORK_CHUNK(paths)
+
+
+def test_a_worker_that_dies_costs_its_file_only(tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    files = {f"k{i:02}.cu": PLAIN for i in range(12)} | {"m_crash.cu": PLAIN}
+    src = make_tree(tmp_path / "src", files)
+    monkeypatch.setattr(kb, "_work_chunk", crashing_chunk)
+    s = run_batch(config(), BatchOptions([str(src)], mode="out", out_dir=str(tmp_path / "out"),
+                                         jobs=2))
+    by = {Path(r.path).name: r for r in s.results}
+    assert by["m_crash.cu"].status == "error" and "worker process died" in \
+        by["m_crash.cu"].reason
+    assert all(r.status == "rewritten" for n, r in by.items() if n != "m_crash.cu")
+    assert len(by) == 13
+    assert tree_bytes(tmp_path / "out") == {n: fast(PLAIN) for n in files if n != "m_crash.cu"}
+
+
 def test_chunks_balance_and_stream() -> None:
     assert kb.chunk_size(1000, 2) == 32
     assert kb.chunk_size(100, 2) == 6
