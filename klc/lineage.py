@@ -652,7 +652,7 @@ def write_plot(data: dict[str, Any], path: Path) -> str:
     except ImportError:
         return ("No plot: matplotlib is not installed here. Make it where it is: "
                 f"`klc lineage --report {path.parent}` (or `klc learn`, which draws it too).")
-    labels = [v.get("pass") or "expert" for v in versions]
+    labels = [f"v{v['index']:02d} {v.get('pass') or 'expert'}" for v in versions]
     xs = list(range(len(versions)))
     fig, ax = plt.subplots(figsize=(max(6.0, 0.45 * len(xs) + 2), 4.2))
     ax.bar(xs, [(t or 0) * 1e3 for t in times], color="#4c72b0")
