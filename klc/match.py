@@ -80,9 +80,16 @@ class PNode:
     # leaf text as bytes (compared with the source before any normalising)
     plain: bool = field(init=False, compare=False, repr=False)
     raw: bytes | None = field(init=False, compare=False, repr=False)
+    order: tuple[int, ...] = field(init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "plain", all(c.seq is None for c in self.children))
+        # one-to-one children are tried cheapest first: tokens (an operator, a keyword), then
+        # structure, then metavariables (a binding costs most, and is wasted on a miss)
+        object.__setattr__(self, "order", tuple(sorted(
+            range(len(self.children)),
+            key=lambda i: (0 if self.children[i].raw is not None else
+                           2 if self.children[i].metavar is not None else 1, i))))
         object.__setattr__(self, "raw", self.text.encode() if self.text is not None
                            and self.text_pattern is None else None)
 
@@ -276,7 +283,8 @@ class _Matcher:
             if len(kids) != len(p.children):
                 return False
             node = self.node
-            return all(node(pc, tc, b) for pc, tc in zip(p.children, kids, strict=True))
+            pcs = p.children
+            return all(node(pcs[i], kids[i], b) for i in p.order)
         return self.seq(p.children, 0, kids, 0, b, anchored=True) is not None
 
     def text_leaf(self, p: PNode, t: Node, b: dict[str, Binding]) -> bool:
