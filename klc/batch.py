@@ -522,6 +522,9 @@ def _settle(res: FileResult, data: bytes, send_unchanged: bool) -> None:
 def _process(state: WorkerState, data: bytes, path: str, res: FileResult) -> None:
     from klc.frontend import check_text, parse_bytes
 
+    if not data.strip():
+        res.notes.append(f"{path}: empty file")
+        return
     check_text(path, data)
     unit = parse_bytes(data, path)
     if unit.problems:
@@ -543,8 +546,9 @@ def _process(state: WorkerState, data: bytes, path: str, res: FileResult) -> Non
 def _apply(state: WorkerState, unit: Any, res: FileResult) -> bytes | None:
     from klc.pipeline import apply_rules, spec_of
 
+    spec = spec_of(unit)  # a malformed spec is an error of the file, not a refusal
     try:
-        outcome = apply_rules(unit, state.rules, dict(state.config.holes), spec_of(unit))
+        outcome = apply_rules(unit, state.rules, dict(state.config.holes), spec)
     except KlcError as e:
         # the rewrite would produce a syntax error: refused whole, nothing written
         res.status, res.reason = REFUSED, str(e)
@@ -591,6 +595,9 @@ def _optimize(state: WorkerState, unit: Any, res: FileResult) -> bytes | None:
     result = optimizer()(unit.source, unit.path, skills=state.rules, arch=state.config.arch,
                          **opts)
     res.optimize = result.to_json()
+    why = getattr(result, "stop_reason", "")
+    if why:
+        res.notes.append(f"{unit.path}: optimize: {why}")
     if result.changed and result.source != unit.source:
         return bytes(result.source)
     return None
@@ -614,17 +621,17 @@ def gate_result(config: BatchConfig, res: FileResult, original: bytes, candidate
             res.notes.append(f"{path}: no klc-spec block: the gate compiled the rewrite but "
                              "cannot verify or profile it (see docs/spec.md)")
     except KlcError as e:
-        res.status, res.reason, res.output = GATE_FAILED, f"gate: {e}", None
+        res.status, res.reason, res.output, res.diff = GATE_FAILED, f"gate: {e}", None, ""
         res.gate = {"verdict": "failed", "reason": str(e)}
         return
     except Exception as e:  # the gate isolates kernels; this is the gate itself failing
-        res.status, res.output = GATE_FAILED, None
+        res.status, res.output, res.diff = GATE_FAILED, None, ""
         res.reason = f"{path}: gate: internal error: {type(e).__name__}: {e}"
         res.gate = {"verdict": "failed", "reason": res.reason}
         return
     res.gate = record.to_json()
     if record.verdict not in ACCEPTED_GATE_VERDICTS:
-        res.status, res.output = GATE_FAILED, None
+        res.status, res.output, res.diff = GATE_FAILED, None, ""
         res.reason = f"{path}: gate {record.verdict}: {record.reason}"
 
 
@@ -949,7 +956,7 @@ class _GatePools:
             self.pools[i] = self._pool(self.gpus[i])
             original = res.original or b""
             res.original = None
-            res.status = GATE_FAILED
+            res.status, res.diff = GATE_FAILED, ""
             res.reason = (f"{res.path}: the gate worker on GPU {self.gpus[i]} died while "
                           "gating this file")
             _settle(res, original, self.send_unchanged)

@@ -190,7 +190,9 @@ def test_bad_files_are_reported_and_the_rest_goes_on(tmp_path: Path,
                                                      capsys: pytest.CaptureFixture[str]) -> None:
     src = make_tree(tmp_path / "src", {"good.cu": PLAIN, "binary.cu": b"\x7fELF\x00\x01\x02",
                                        "latin1.cu": b"// caf\xe9\nint x;\n",
-                                       "broken.cu": BROKEN, "empty.cuh": b""})
+                                       "broken.cu": BROKEN, "empty.cuh": b"",
+                                       "badspec.cu": b"/* klc-spec\nkernel: act\nsizes: [1, 2\n"
+                                                     b"*/\n" + PLAIN})
     (src / "gone.cu").symlink_to(tmp_path / "missing.cu")
     out = tmp_path / "out"
     rc = main(["batch", str(src), "--rule", FAST_MATH, "--out", str(out), "-j", "1",
@@ -202,13 +204,15 @@ def test_bad_files_are_reported_and_the_rest_goes_on(tmp_path: Path,
     assert f"{src / 'latin1.cu'}:1:7: not UTF-8" in err
     assert f"{src / 'broken.cu'}:3:5: syntax error" in err and "was not rewritten" in err
     assert f"{src / 'gone.cu'}: broken symbolic link" in err
-    assert f"{src / 'empty.cuh'}: file is empty" in err
+    assert "empty.cuh" not in err  # an empty file is nothing to do, not a failure
+    assert f"{src / 'badspec.cu'}:4:1: bad YAML in klc-spec" in err
     assert (out / "good.cu").read_bytes() == fast(PLAIN)
     assert (out / "broken.cu").read_bytes() == BROKEN  # the mirror keeps it as it was
     report = json.loads((tmp_path / "r.json").read_text())
     status = {Path(f["path"]).name: f["status"] for f in report["files"]}
     assert status == {"good.cu": "rewritten", "binary.cu": "error", "latin1.cu": "error",
-                      "broken.cu": "parse_failed", "empty.cuh": "error", "gone.cu": "error"}
+                      "broken.cu": "parse_failed", "empty.cuh": "unchanged", "gone.cu": "error",
+                      "badspec.cu": "error"}
     assert report["counts"]["parse_failed"] == 1 and report["counts"]["errors"] == 4
 
 
@@ -686,6 +690,23 @@ def test_optimize_without_the_optimizer_is_a_clear_error(tmp_path: Path,
                  str(tmp_path / "j")]) == 2
     assert "forward optimizer" in capsys.readouterr().err
     assert (src / "k.cu").read_bytes() == PLAIN and not (tmp_path / "j").exists()
+
+
+def test_optimize_with_the_real_optimizer_on_gpu_workers(tmp_path: Path) -> None:
+    """The --optimize route through per-GPU workers (made-up ids: on a machine without a
+    GPU the optimizer runs its static part there and claims nothing)."""
+    src = tmp_path / "src"
+    shutil.copytree(ROOT / "bench" / "examples", src)
+    s = run_batch(BatchConfig.from_paths([str(ROOT / "skills")], optimize=True),
+                  BatchOptions([str(src)], mode="out", out_dir=str(tmp_path / "out"),
+                               gpus=["4"]))
+    assert len(s.results) == 3 and s.gpus == 1 and not s.failed
+    for r in s.results:
+        assert r.optimize is not None and r.optimize["path"] == r.path
+        if not kb.discover_gpus():
+            assert r.status == "unchanged" and r.optimize["mode"] == "static"
+            assert any("optimize:" in n for n in r.notes)
+    assert tree_bytes(tmp_path / "out") == tree_bytes(src)
 
 
 # -- reports ----------------------------------------------------------------------------
