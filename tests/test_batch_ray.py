@@ -22,14 +22,14 @@ from test_batch import (
     tree_bytes,
 )
 
-from klc.batch import BatchConfig, BatchOptions, run_batch
+from klc.batch import BatchConfig, BatchOptions, discover_gpus, run_batch
 from klc.cli import main
 
 
 @pytest.fixture(scope="module")
 def local_ray() -> Iterator[None]:
-    ray.init(num_cpus=2, num_gpus=0, include_dashboard=False, _node_ip_address="127.0.0.1",
-             log_to_driver=False, configure_logging=False)
+    ray.init(num_cpus=2, num_gpus=len(discover_gpus()), include_dashboard=False,
+             _node_ip_address="127.0.0.1", log_to_driver=False, configure_logging=False)
     yield
     ray.shutdown()
 
@@ -78,3 +78,16 @@ def test_ray_gate_and_in_place_from_the_cli(local_ray: None, tmp_path: Path) -> 
 
     assert verdicts("ray.json") == verdicts("local.json")
     assert verdicts("ray.json")["sig.cu"] in (("rewritten", "compiled"), ("rewritten", "passed"))
+
+
+@pytest.mark.gpu
+def test_ray_gate_trials_are_gpu_tasks(local_ray: None, tmp_path: Path) -> None:
+    src = make_tree(tmp_path / "src", {"sig.cu": SIGMOID, "none.cu": NO_MATCH})
+    s = run_batch(BatchConfig.from_paths([FAST_MATH], gate=True),
+                  BatchOptions([str(src)], mode="out", out_dir=str(tmp_path / "out"),
+                               executor="ray"))
+    r = next(r for r in s.results if r.path.endswith("sig.cu"))
+    assert s.gpus >= 1 and r.status == "rewritten" and r.gate is not None
+    assert r.gate["verdict"] == "passed" and r.gate["stages"]["verify"]["status"] == "passed"
+    assert r.gate["worker_gpu"]  # gated in a task to which Ray gave a GPU
+    assert tree_bytes(tmp_path / "out") == {"sig.cu": fast(SIGMOID), "none.cu": NO_MATCH}
