@@ -798,13 +798,12 @@ class LocalExecutor:
         isolate = False
         try:
             while todo:
-                size = 1 if isolate else chunk_size(len(todo), self.jobs)
                 pool = cf.ProcessPoolExecutor(1 if isolate else self.jobs, ctx, _init_worker,
                                               init)
                 try:
-                    chunks = {pool.submit(_work_chunk, todo[i:i + size]): todo[i:i + size]
-                              for i in range(0, len(todo), size)}
-                    left = _drain(chunks, gates, deliver, on_result, by_path)
+                    tasks = {pool.submit(_work_chunk, c): c
+                             for c in chunks(todo, self.jobs, isolate)}
+                    left = _drain(tasks, gates, deliver, on_result, by_path)
                 finally:
                     pool.shutdown(wait=False, cancel_futures=True)
                 if left and isolate:  # the first file not finished killed its worker
@@ -865,7 +864,7 @@ class LocalExecutor:
                 p.shutdown(wait=False, cancel_futures=True)
 
 
-def _drain(chunks: dict[Any, list[str]], gates: _GatePools | None,
+def _drain(tasks: dict[Any, list[str]], gates: _GatePools | None,
            deliver: Callable[[FileResult], None], on_result: OnResult,
            by_path: dict[str, Source]) -> list[str]:
     """Hand on results as chunks (and gate jobs) finish; returns the paths not finished
@@ -873,8 +872,8 @@ def _drain(chunks: dict[Any, list[str]], gates: _GatePools | None,
     import concurrent.futures as cf
     from concurrent.futures.process import BrokenProcessPool
 
-    order = list(chunks)
-    pending = set(chunks)
+    order = list(tasks)
+    pending = set(tasks)
     while pending or (gates is not None and gates.busy):
         waiting = pending | (set(gates.busy) if gates is not None else set())
         done, _ = cf.wait(waiting, return_when=cf.FIRST_COMPLETED)
@@ -887,8 +886,8 @@ def _drain(chunks: dict[Any, list[str]], gates: _GatePools | None,
             try:
                 results = fut.result()
             except BrokenProcessPool:
-                return _after_break(order, chunks, deliver)
-            del chunks[fut]
+                return _after_break(order, tasks, deliver)
+            del tasks[fut]
             for res in results:
                 deliver(res)
         if not pending:
@@ -896,18 +895,18 @@ def _drain(chunks: dict[Any, list[str]], gates: _GatePools | None,
     return []
 
 
-def _after_break(order: list[Any], chunks: dict[Any, list[str]],
+def _after_break(order: list[Any], tasks: dict[Any, list[str]],
                  deliver: Callable[[FileResult], None]) -> list[str]:
     """Deliver the chunks that finished before the pool broke; return the others' paths."""
     left: list[str] = []
     for fut in order:
-        if fut not in chunks:
+        if fut not in tasks:
             continue
         if fut.done() and not fut.cancelled() and fut.exception() is None:
             for res in fut.result():
                 deliver(res)
         else:
-            left += chunks[fut]
+            left += tasks[fut]
     return left
 
 
@@ -969,10 +968,22 @@ class _GatePools:
             p.shutdown(wait=not cancel, cancel_futures=cancel)
 
 
-def chunk_size(n: int, jobs: int) -> int:
-    """Files per task: small enough to balance the load and stream results back (about
-    eight chunks per worker), large enough that the per-task cost disappears."""
-    return max(1, min(32, n // (jobs * 8) or 1))
+MAX_CHUNK = 32
+
+
+def chunks(paths: list[str], jobs: int, isolate: bool = False) -> list[list[str]]:
+    """Paths cut into tasks, guided self-scheduling: each chunk a quarter of a worker's
+    share of what is left (at most ``MAX_CHUNK`` files), so that early chunks make the
+    per-task cost vanish, results stream back, and the last ones are single files that
+    leave no worker idle at the end. ``isolate``: one file per task."""
+    out: list[list[str]] = []
+    i = 0
+    while i < len(paths):
+        left = len(paths) - i
+        size = 1 if isolate else max(1, min(MAX_CHUNK, left // (jobs * 4)))
+        out.append(paths[i:i + size])
+        i += size
+    return out
 
 
 class RayExecutor:

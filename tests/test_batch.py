@@ -360,9 +360,14 @@ def test_a_worker_that_dies_costs_its_file_only(tmp_path: Path,
 
 
 def test_chunks_balance_and_stream() -> None:
-    assert kb.chunk_size(1000, 2) == 32
-    assert kb.chunk_size(100, 2) == 6
-    assert kb.chunk_size(3, 8) == 1
+    paths = [f"f{i}" for i in range(1000)]
+    cut = kb.chunks(paths, 2)
+    assert [p for c in cut for p in c] == paths  # every file once, in order
+    sizes = [len(c) for c in cut]
+    assert sizes[0] == kb.MAX_CHUNK and sizes == sorted(sizes, reverse=True)
+    assert sizes[-4:] == [1, 1, 1, 1]  # the tail leaves no worker idle
+    assert [len(c) for c in kb.chunks(paths[:5], 8)] == [1] * 5
+    assert all(len(c) == 1 for c in kb.chunks(paths[:50], 2, isolate=True))
 
 
 # -- journal and resume -----------------------------------------------------------------
