@@ -46,7 +46,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     mode.add_argument("--diff", action="store_true",
                       help="print a unified diff of every rewritten file, write nothing")
     p.add_argument("-j", "--jobs", type=int, default=None, metavar="N",
-                   help="worker processes (default: the number of CPUs)")
+                   help="worker processes (default: the CPUs this process may use)")
     p.add_argument("--gate", action="store_true",
                    help="gate each rewritten file against its original (compile, verify, "
                    "profile; one gate worker per GPU); a failed gate keeps the original")
@@ -138,15 +138,19 @@ def run(args: argparse.Namespace) -> int:
     config = _config(args)
     mode = "out" if args.out else "in_place" if args.in_place else "diff" if args.diff \
         else "check"
-    jobs = args.jobs if args.jobs is not None else os.cpu_count() or 1
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
+        os.cpu_count() or 1
+    jobs = args.jobs if args.jobs is not None else cpus
     options = BatchOptions(roots=args.roots, mode=mode, out_dir=args.out,
                            exclude=args.exclude, jobs=jobs,
                            resume=args.resume, journal=args.journal, executor=args.executor,
                            address=args.address)
     show = not args.quiet
+    stdout = sys.stdout  # diffs go here, never through the progress bar's console (stderr)
     progress = Progress(TextColumn("[bold]klc batch"), BarColumn(), MofNCompleteColumn(),
                         TextColumn("{task.fields[rate]}"), TimeElapsedColumn(),
-                        TimeRemainingColumn(), console=err, disable=not show, transient=True)
+                        TimeRemainingColumn(), console=err, disable=not show, transient=True,
+                        redirect_stdout=False, redirect_stderr=False)
     task = progress.add_task("files", total=None, rate="")
     state = {"done": 0}
 
@@ -159,9 +163,8 @@ def run(args: argparse.Namespace) -> int:
         rate = f"{state['done'] / elapsed:.0f} files/s" if elapsed > 0.5 else ""
         progress.update(task, advance=1, rate=rate)
         if res.diff:
-            progress.console.file.flush()
-            sys.stdout.write(res.diff)
-            sys.stdout.flush()
+            stdout.write(res.diff)
+            stdout.flush()
         if res.status in FAILED:
             what = {"parse_failed": "syntax error", "gate_failed": "gate failed"}.get(
                 res.status, "error")
