@@ -254,6 +254,7 @@ class BatchSummary:
     executor: str = "local"
     jobs: int = 1
     gpus: int = 0
+    notes: list[str] = field(default_factory=list)  # about the batch itself
 
     def counts(self) -> dict[str, int]:
         rs = self.results
@@ -278,6 +279,7 @@ class BatchSummary:
     def to_json(self) -> dict[str, Any]:
         return {"klc": __version__, "config": self.config_digest, "executor": self.executor,
                 "jobs": self.jobs, "gpus": self.gpus, "interrupted": self.interrupted,
+                "notes": self.notes,
                 "elapsed_s": round(self.elapsed_s, 3), "counts": self.counts(),
                 "files": [r.to_json() for r in self.results]}
 
@@ -1142,6 +1144,7 @@ class Journal:
     def __init__(self, path: Path, digest: str) -> None:
         self.path = path
         self.digest = digest
+        self.other = 0  # entries of other configurations seen by read()
         self._f: Any = None
 
     def read(self) -> dict[str, dict[str, Any]]:
@@ -1158,8 +1161,12 @@ class Journal:
                 doc = json.loads(line)
             except json.JSONDecodeError:
                 continue  # torn by a kill mid-append
-            if isinstance(doc, dict) and doc.get("config") == self.digest and "key" in doc:
+            if not isinstance(doc, dict) or "key" not in doc:
+                continue
+            if doc.get("config") == self.digest:
                 entries[doc["key"]] = doc
+            else:
+                self.other += 1
         return entries
 
     def open(self, fresh: bool) -> None:
@@ -1292,6 +1299,12 @@ def _drive(config: BatchConfig, options: BatchOptions, executor: LocalExecutor |
         if options.out_dir:
             Path(options.out_dir).mkdir(parents=True, exist_ok=True)
         entries = journal.read() if options.resume else {}
+        if options.resume and not entries:
+            summary.notes.append(
+                f"{jpath}: no journal of this configuration (rules, options, output) to resume "
+                "from; every file is done" if journal.other == 0 else
+                f"{jpath}: the journal was written by another configuration (rules, options or "
+                "output changed); every file is done again")
         journal.open(fresh=not options.resume)
         if options.resume:
             _sweep_temporaries(os.path.dirname(s.dest) for s in sources if s.dest)

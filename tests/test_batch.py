@@ -408,7 +408,10 @@ def test_resume_skips_done_files_and_redoes_changed_ones(tmp_path: Path) -> None
     # another configuration (other rules) does not trust this journal
     other = run_batch(BatchConfig.from_paths([str(ROOT / "skills")]),
                       BatchOptions([str(src)], mode="out", out_dir=str(out), resume=True))
-    assert other.resumed == 0
+    assert other.resumed == 0 and "written by another configuration" in other.notes[0]
+    fresh = run_batch(config(), BatchOptions([str(src)], mode="out",
+                                             out_dir=str(tmp_path / "new"), resume=True))
+    assert fresh.resumed == 0 and "no journal" in fresh.notes[0]
 
 
 def test_in_place_resume_tells_a_finished_write_from_one_that_never_happened(

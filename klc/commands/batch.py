@@ -173,6 +173,8 @@ def run(args: argparse.Namespace) -> int:
 
     with progress:
         summary = run_batch(config, options, on_start, on_result)
+    for note in summary.notes:
+        err.print(f"klc: note: {note}", markup=False, emoji=False)
     if show:
         _print_summary(err, summary, options)
     if args.report:
