@@ -8,10 +8,11 @@ Stages, in order (DESIGN.md, "The gate"):
 1. compile (``klc.gate.compile``): NVRTC through CuPy, on any machine; registers, spills,
    static shared memory from ptxas's report; cubins cached by hash.
 2. verify (``klc.gate.verify``, in the child): same fresh random inputs for reference and
-   candidate, 3 seeds x 2 sizes (one not a multiple of the block), poisoned outputs, guard
-   zones, inputs checked unchanged, tolerance by dtype.
-3. profile (``klc.gate.profile``, in the child): CUDA events, warm-up, >= 20 runs, median,
-   L2 flushed; the candidate timed twice (noise) around the reference.
+   candidate (made on the device), 3 seeds x 2 sizes (one not a multiple of the block),
+   poisoned outputs, guard zones, inputs checked unchanged, tolerance by dtype.
+3. profile (``klc.gate.profile``, in the child): CUDA events, warm-up, then runs to a time
+   budget (``Budget``), median, L2 flushed; the candidate timed twice (noise), interleaved
+   in rounds with the reference.
 4. SOL (``klc.gate.sol``): % of the floor max(bytes / bandwidth, flops / peak); a time under
    0.9 x the floor fails as impossible.
 
@@ -26,6 +27,11 @@ agree within tolerance (this catches races and other nondeterminism), write ever
 element, stay inside their buffers, leave inputs alone, not fault, not hang, and not beat
 the SOL floor.
 
+The child is a persistent worker per GPU by default (``klc.gate.worker``: the CUDA context,
+modules, SOL figures and the reference's results outlive a trial; any fault, hang or CUDA
+error retires it), or one process per trial with ``isolation="process"`` or
+``KLC_GATE_ISOLATION=process``.
+
 Inputs the gate cannot use (a spec that does not match the kernel, an unknown arch, a
 reference that does not compile) raise ``KlcError``: that is the caller's error. Anything
 wrong with the candidate itself is a failed ``GateRecord``, never an exception.
@@ -33,11 +39,15 @@ wrong with the candidate itself is a failed ``GateRecord``, never an exception.
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import json
+import os
 import secrets
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from klc.errors import KlcError
@@ -46,7 +56,9 @@ from klc.spec import Bound, Spec, check_spec, element_count, evaluate, launch_di
 
 if TYPE_CHECKING:
     from klc.frontend import Unit
+    from klc.gate.child import ChildOutcome
     from klc.gate.compile import CompileResult
+    from klc.gate.profile import Budget
 
 STAGES = ("compile", "verify", "profile")
 GPU_STAGES = ("verify", "profile")
@@ -110,7 +122,13 @@ class GateRecord:
 
 
 def gpu_status() -> tuple[str | None, str]:
-    """(``sm_XX`` of device 0, "") when a GPU is usable, else (None, why not)."""
+    """(``sm_XX`` of device 0, "") when a GPU is usable, else (None, why not); asked once
+    per process and ``CUDA_VISIBLE_DEVICES``."""
+    return _gpu_status(os.environ.get("CUDA_VISIBLE_DEVICES"))
+
+
+@functools.cache
+def _gpu_status(visible: str | None) -> tuple[str | None, str]:
     try:
         import cupy
 
@@ -149,11 +167,18 @@ def _read_side(source: bytes, path: str) -> tuple[_Side, Unit]:
 def gate(candidate: bytes, path: str, *, reference: bytes | None = None,
          reference_path: str | None = None, arch: str | None = None,
          stages: Iterable[str] = STAGES, timeout_s: float | None = None,
-         seeds: Iterable[int] | None = None) -> GateRecord:
-    """Run the gate's stages on ``candidate`` (see the module doc for what each one checks)."""
+         seeds: Iterable[int] | None = None, isolation: str | None = None,
+         budget: Budget | None = None) -> GateRecord:
+    """Run the gate's stages on ``candidate`` (see the module doc for what each one checks).
+
+    ``isolation``: "worker" (a persistent worker per GPU) or "process" (a process per trial);
+    default ``$KLC_GATE_ISOLATION``, else "worker". ``budget``: how long profile times each
+    series (``klc.gate.profile.Budget``; default warm-up 3, then 0.15 s or 200 runs, >= 10)."""
     from klc.gate.compile import DEFAULT_ARCH, check_arch, compile_unit
+    from klc.gate.worker import isolation_mode
 
     t0 = time.monotonic()
+    mode = isolation_mode(isolation)
     wanted = tuple(stages)
     for s in wanted:
         if s not in STAGES:
@@ -215,7 +240,8 @@ def gate(candidate: bytes, path: str, *, reference: bytes | None = None,
                 record.stages[s] = StageResult("skipped", skip)
         else:
             _run_gpu_stages(record, cand, ref, ref_compiled, gpu_wanted, target,
-                            timeout_s, seeds, _device_skip_reason(no_gpu, device_arch, target))
+                            timeout_s, seeds, _device_skip_reason(no_gpu, device_arch, target),
+                            mode, budget)
     _decide(record, wanted)
     record.elapsed_s = time.monotonic() - t0
     return record
@@ -374,11 +400,12 @@ def _launch(b: Bound, env: dict[str, Any]) -> dict[str, Any]:
 def _run_gpu_stages(record: GateRecord, cand: _Side, ref: _Side | None,
                     ref_compiled: CompileResult | None,
                     stages: list[str], arch: str, timeout_s: float | None,
-                    seeds: Iterable[int] | None, device_skip: str) -> None:
+                    seeds: Iterable[int] | None, device_skip: str, isolation: str,
+                    budget: Budget | None) -> None:
     """Plan the cases (static: the specs must fit each other, expressions must evaluate,
     so this runs without a GPU too), then run them in the child unless ``device_skip``."""
-    from klc.gate.child import run_isolated
     from klc.gate.compile import compile_source
+    from klc.gate.profile import Budget
     from klc.gate.sol import peak_source
 
     assert cand.bound is not None and cand.spec is not None
@@ -418,8 +445,9 @@ def _run_gpu_stages(record: GateRecord, cand: _Side, ref: _Side | None,
     if "profile" in stages:
         peaks = compile_source(peak_source(), "klc_peaks.cu", arch=arch)
         job["peaks_cubin"] = peaks.cubin_path if peaks.ok else None
+        job["budget"] = (budget or Budget()).to_json()
     timeout = timeout_s if timeout_s is not None else data.spec.timeout_s
-    outcome = run_isolated(job, timeout)
+    outcome = _run_job(job, timeout, isolation)
     result, proc = outcome.result, outcome.process
     dev = result.get("device")
     record.device = dev["name"] if dev else None
@@ -436,6 +464,7 @@ def _run_gpu_stages(record: GateRecord, cand: _Side, ref: _Side | None,
             earlier_failed = s
             continue
         body = {k: v for k, v in r.items() if k not in ("status", "reason")}
+        body["isolation"] = isolation
         if s == "verify":
             body["seeds"] = seed_list
             body["sizes"] = sizes_list
@@ -444,6 +473,48 @@ def _run_gpu_stages(record: GateRecord, cand: _Side, ref: _Side | None,
         record.stages[s] = StageResult(r["status"], r.get("reason", _summary(s, body)), body)
         if r["status"] == "failed":
             earlier_failed = s
+
+
+def _run_job(job: dict[str, Any], timeout_s: float, isolation: str) -> ChildOutcome:
+    """Run a planned job in a process of its own, or on this GPU's persistent worker; the
+    worker gets the reference's timing from earlier trials of the series, and keeps the one
+    it measures."""
+    if isolation == "process":
+        from klc.gate.child import run_isolated
+
+        return run_isolated(job, timeout_s)
+    from klc.gate.worker import pool
+
+    workers = pool()
+    key = _timing_key(job)
+    if key is not None:
+        key = f"{workers.key()}:{key}"
+        cached = workers.timing(key)
+        if cached is not None:
+            job["reference_timing"] = cached
+    outcome = workers.run(job, timeout_s)
+    ref = outcome.result.get("stages", {}).get("profile", {}).get("series", {}).get(
+        "reference")
+    if key is not None and ref and not ref.get("cached"):
+        workers.keep_timing(key, ref)
+    return outcome
+
+
+def _timing_key(job: dict[str, Any]) -> str | None:
+    """What the reference's time depends on: its cubin, function, launch and data plan at
+    the profiling size (not the seed: the values change, the work does not)."""
+    kernel = job["kernels"].get("reference")
+    case = job.get("profile_case")
+    if kernel is None or case is None:
+        return None
+    try:
+        cubin = _sha(Path(kernel["cubin"]).read_bytes())
+    except OSError:
+        return None
+    parts = {"cubin": cubin, "function": kernel["lowered"],
+             "launch": case["launch"]["reference"], "args": job["args"], "case": case["args"],
+             "sizes": case["sizes"]}
+    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
 
 
 def _summary(stage: str, data: dict[str, Any]) -> str:

@@ -1,19 +1,30 @@
-"""The isolated worker: verify and profile run in a child process with a timeout.
+"""The isolated side of the gate: verify and profile run in a child process with a timeout.
 
 A candidate kernel can fault (an illegal address, a trap), which leaves the CUDA context
 unusable, or loop forever, which blocks the process in a synchronise. Neither may take the
-gate, or a batch of gates, down with it. So the parent writes a job (plain JSON: cubin paths,
-lowered names, launch geometry and data plan per case, all expressions already evaluated),
-starts ``python -m klc.gate.child JOB RESULT PROGRESS`` in its own process group, and waits
-with a timeout. The child writes a progress line before each step and its result file after
-each stage; when it dies or is killed, the parent names the step it was in.
+gate, or a batch of gates, down with it. So the parent hands a job (plain JSON: cubin paths,
+lowered names, launch geometry and data plan per case, all expressions already evaluated) to
+a child process and waits with a timeout. Two ways to run that child:
 
-Run as a module, this file is the child; ``run_isolated`` is the parent's side.
+- a persistent gate worker (``klc.gate.worker``, the default): one long-lived process per GPU
+  serves many jobs over a pipe, keeping its CUDA context, loaded modules, the SOL figures and
+  the reference's outputs (``Session``); it is retired after any job that leaves the device
+  in doubt;
+- one process per job (``run_isolated``: ``python -m klc.gate.child JOB RESULT PROGRESS``,
+  ``KLC_GATE_ISOLATION=process``): nothing outlives the trial.
+
+Both run the same ``JobRunner``: it reports a progress line before each step and its result
+after each stage, so that when the child dies or is killed, the parent names the step it was
+in and keeps what finished.
+
+Run as a module, this file is the one-shot child; ``run_isolated`` is the parent's side.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import itertools
 import json
 import os
 import signal
@@ -21,9 +32,14 @@ import subprocess
 import sys
 import tempfile
 import time
+import zlib
+from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 # --------------------------------------------------------------------------------------
 # Parent side
@@ -31,19 +47,22 @@ from typing import Any
 
 @dataclass
 class ProcessOutcome:
-    """How a child process ended."""
+    """How a child process ended (or, for a worker that lives on, how its job ended)."""
 
     returncode: int | None
     timed_out: bool
     elapsed_s: float
     progress: str  # the last progress line the child wrote ("" if none)
     stderr_tail: str
+    error: str = ""  # the child's own report of an unexpected error in the job
 
     def describe(self, timeout_s: float) -> str:
         step = f" during: {self.progress}" if self.progress else ""
         if self.timed_out:
             return (f"timed out after {timeout_s:g} s{step} (a kernel that never finishes, or "
                     "one far slower than the timeout allows); the child process was killed")
+        if self.error:
+            return f"the child process failed{step}: {self.error}"
         rc = self.returncode
         if rc is not None and rc < 0:
             try:
@@ -84,24 +103,29 @@ def run_process(argv: list[str], timeout_s: float, progress_path: Path,
 
 @dataclass
 class ChildOutcome:
-    result: dict[str, Any]  # what the child wrote (possibly partial), {} if nothing
+    result: dict[str, Any]  # what the child reported (possibly partial), {} if nothing
     process: ProcessOutcome
 
 
+def child_env() -> dict[str, str]:
+    """The child's environment: this one, with klc importable from this checkout."""
+    env = dict(os.environ)
+    root = str(Path(__file__).resolve().parents[2])
+    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH")
+                                else "")
+    env.setdefault("PYTHONUNBUFFERED", "1")
+    return env
+
+
 def run_isolated(job: dict[str, Any], timeout_s: float) -> ChildOutcome:
-    """Run a gate job in a child process (see the module doc)."""
+    """Run a gate job in a child process of its own (see the module doc)."""
     with tempfile.TemporaryDirectory(prefix="klc-gate-") as tmp:
         d = Path(tmp)
         job_path, result_path, progress_path = d / "job.json", d / "result.json", d / "progress"
         job_path.write_text(json.dumps(job))
-        env = dict(os.environ)
-        root = str(Path(__file__).resolve().parents[2])
-        env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"]
-                                    if env.get("PYTHONPATH") else "")
-        env.setdefault("PYTHONUNBUFFERED", "1")
         outcome = run_process([sys.executable, "-m", "klc.gate.child", str(job_path),
                                str(result_path), str(progress_path)], timeout_s,
-                              progress_path, env)
+                              progress_path, child_env())
         result: dict[str, Any] = {}
         with contextlib.suppress(OSError, ValueError):
             result = json.loads(result_path.read_text())
@@ -109,85 +133,316 @@ def run_isolated(job: dict[str, Any], timeout_s: float) -> ChildOutcome:
 
 
 # --------------------------------------------------------------------------------------
-# Child side
+# Child side: the device
+
+
+class CudaDevice:
+    """The GPU through CuPy: everything the job runner does on the device goes through here
+    (the tests stand in a NumPy device with Python kernels)."""
+
+    name = "cuda"
+
+    def __init__(self) -> None:
+        import cupy as cp
+
+        self.cp = cp
+        self.xp = cp
+        self.errors: tuple[type[BaseException], ...] = (cp.cuda.runtime.CUDARuntimeError,
+                                                        cp.cuda.driver.CUDADriverError)
+        self._philox: bool | None = None
+
+    def info(self) -> dict[str, Any]:
+        from klc.gate import sol
+
+        return sol.device_info()
+
+    def figures(self, info: dict[str, Any], peaks_cubin: str | None) -> dict[str, Any]:
+        from klc.gate import sol
+
+        return sol.load_or_measure(info, peaks_cubin)
+
+    def load(self, cubin: str) -> tuple[Any, str]:
+        """The module and the sha256 of its cubin."""
+        data = Path(cubin).read_bytes()
+        return self.cp.RawModule(path=cubin), hashlib.sha256(data).hexdigest()
+
+    def function(self, module: Any, lowered: str, dynamic_smem: int) -> Any:
+        fn = module.get_function(lowered)
+        if dynamic_smem > 48 * 1024:
+            fn.max_dynamic_shared_size_bytes = dynamic_smem
+        return fn
+
+    def launch(self, fn: Any, cfg: dict[str, Any], args: list[Any]) -> None:
+        from klc.gate.verify import launch
+
+        launch(fn, cfg, args)
+
+    def sync(self) -> None:
+        self.cp.cuda.Device().synchronize()
+
+    def to_host(self, a: Any) -> np.ndarray:
+        return self.cp.asnumpy(a)
+
+    def to_device(self, a: np.ndarray) -> Any:
+        return self.cp.asarray(a)
+
+    def draw(self, seed: int) -> Any:
+        """cuRAND's Philox generator seeded with ``seed``, or None when cuRAND cannot be
+        loaded here (the inputs are then made on the host)."""
+        if self._philox is None:
+            try:
+                self._rng(1).normal(2, np.dtype(np.float32))
+                self.sync()
+                self._philox = True
+            except self.errors:
+                raise
+            except Exception:  # no cuRAND library: host data
+                self._philox = False
+        return self._rng(seed) if self._philox else None
+
+    def _rng(self, seed: int) -> Any:
+        cp = self.cp
+
+        class _Philox:
+            xp = cp
+
+            def __init__(self) -> None:
+                from cupy_backends.cuda.libs import curand
+
+                self.rs = cp.random.RandomState(seed, method=curand.CURAND_RNG_PSEUDO_PHILOX4_32_10)
+
+            def normal(self, count: int, work: np.dtype) -> Any:
+                return self.rs.standard_normal(count, dtype=work)
+
+            def uniform(self, lo: float, hi: float, count: int, work: np.dtype) -> Any:
+                return self.rs.uniform(lo, hi, count, dtype=work)
+
+            def integers(self, lo: int, hi: int, count: int) -> Any:
+                return self.rs.randint(lo, hi, count, dtype=np.int64)
+
+        return _Philox()
+
+    def flusher(self, l2_bytes: int, footprint: int) -> Callable[[], None] | None:
+        from klc.gate.profile import l2_flusher
+
+        return l2_flusher(l2_bytes, footprint)
+
+    def time_calls(self, calls: list[Callable[[], None]],
+                   flush: Callable[[], None] | None) -> list[float]:
+        """Each call between its own pair of events (after a flush); one sync at the end."""
+        cp = self.cp
+        stream = cp.cuda.get_current_stream()
+        events = []
+        for call in calls:
+            if flush is not None:
+                flush()
+            start, end = cp.cuda.Event(), cp.cuda.Event()
+            start.record(stream)
+            call()
+            end.record(stream)
+            events.append((start, end))
+        if not events:
+            return []
+        events[-1][1].synchronize()
+        return [float(cp.cuda.get_elapsed_time(s, e)) for s, e in events]
+
+    def release(self) -> None:
+        """Give the job's device memory back (the next job allocates its own)."""
+        self.cp.get_default_memory_pool().free_all_blocks()
+        self.cp.get_default_pinned_memory_pool().free_all_blocks()
+
+
+# --------------------------------------------------------------------------------------
+# Child side: what outlives a job in a worker
+
+
+class OutputCache:
+    """The reference's verify outputs (host copies, read-only, with a checksum) by key,
+    least recently used first out when over ``max_bytes``."""
+
+    def __init__(self, max_bytes: int):
+        self.max_bytes = max_bytes
+        self.entries: OrderedDict[str, tuple[dict[str, np.ndarray], dict[str, int]]] = \
+            OrderedDict()
+        self.bytes = 0
+
+    @staticmethod
+    def _sum(a: np.ndarray) -> int:
+        return zlib.adler32(np.ascontiguousarray(a).view(np.uint8).data)
+
+    def get(self, key: str) -> dict[str, np.ndarray] | None:
+        entry = self.entries.get(key)
+        if entry is None:
+            return None
+        arrays, sums = entry
+        if any(self._sum(a) != sums[n] for n, a in arrays.items()):
+            self._drop(key)  # changed behind our back: never trust it again
+            return None
+        self.entries.move_to_end(key)
+        return arrays
+
+    def put(self, key: str, arrays: dict[str, np.ndarray]) -> None:
+        size = sum(a.nbytes for a in arrays.values())
+        if size > self.max_bytes:
+            return
+        kept = {}
+        for n, a in arrays.items():
+            c = np.array(a, copy=True)
+            c.flags.writeable = False
+            kept[n] = c
+        if key in self.entries:
+            self._drop(key)
+        self.entries[key] = (kept, {n: self._sum(a) for n, a in kept.items()})
+        self.bytes += size
+        while self.bytes > self.max_bytes:
+            self._drop(next(iter(self.entries)))
+
+    def _drop(self, key: str) -> None:
+        arrays, _ = self.entries.pop(key)
+        self.bytes -= sum(a.nbytes for a in arrays.values())
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+
+MAX_MODULES = 64
+REFERENCE_CACHE_BYTES = int(os.environ.get("KLC_GATE_REFERENCE_CACHE_MB", "512")) << 20
+
+
+class Session:
+    """The device state a worker keeps between jobs: the device, its description and SOL
+    figures, loaded modules by cubin hash, the reference's verify outputs. A one-shot child
+    has a session too, used once."""
+
+    def __init__(self, make_device: Callable[[], Any] = CudaDevice,
+                 reference_cache_bytes: int = REFERENCE_CACHE_BYTES):
+        self.make_device = make_device
+        self.device: Any = None
+        self.info: dict[str, Any] | None = None
+        self.figures: dict[str, Any] | None = None
+        self.modules: OrderedDict[str, tuple[Any, str]] = OrderedDict()
+        self.outputs = OutputCache(reference_cache_bytes)
+        self.jobs = 0
+
+    def start(self) -> dict[str, Any]:
+        if self.device is None:
+            self.device = self.make_device()
+        if self.info is None:
+            self.info = self.device.info()
+        return self.info
+
+    def module(self, cubin: str) -> tuple[Any, str]:
+        """(module, cubin sha256), loaded once per cubin path and content."""
+        cached = self.modules.get(cubin)
+        if cached is not None:
+            with contextlib.suppress(OSError):
+                if hashlib.sha256(Path(cubin).read_bytes()).hexdigest() == cached[1]:
+                    self.modules.move_to_end(cubin)
+                    return cached
+        loaded = self.device.load(cubin)
+        self.modules[cubin] = loaded
+        while len(self.modules) > MAX_MODULES:
+            self.modules.popitem(last=False)
+        return loaded
+
+    def sol_figures(self, peaks_cubin: str | None) -> dict[str, Any]:
+        if self.figures is None:
+            assert self.info is not None
+            self.figures = self.device.figures(self.info, peaks_cubin)
+            return self.figures
+        return {**self.figures, "cached": True}
+
+
+# --------------------------------------------------------------------------------------
+# Child side: one job
 
 
 class _Failed(Exception):
-    """A stage failed; the message is the reason. Ends the child's work."""
+    """A stage failed; the message is the reason. ``retire`` says why the worker must not
+    serve another job after this one ("" when the device is known to be fine)."""
+
+    def __init__(self, message: str, retire: str = ""):
+        super().__init__(message)
+        self.retire = retire
 
 
-class _Worker:
-    def __init__(self, job: dict[str, Any], result_path: Path, progress_path: Path):
+class JobRunner:
+    """Verify and profile one job (the parent planned it: see ``klc.gate._build_job``)."""
+
+    def __init__(self, session: Session, job: dict[str, Any], step: Callable[[str], None],
+                 save: Callable[[dict[str, Any]], None]):
+        self.session = session
         self.job = job
-        self.result_path = result_path
-        self.progress = progress_path.open("a", buffering=1)
+        self.step = step
+        self._save = save
         self.result: dict[str, Any] = {"stages": {}}
-
-    def step(self, text: str) -> None:
-        self.progress.write(text + "\n")
-        self.progress.flush()
+        self._where = ""
 
     def save(self) -> None:
-        tmp = self.result_path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(self.result))
-        os.replace(tmp, self.result_path)
+        self._save(self.result)
 
-    def run(self) -> None:
-        import cupy as cp
-
-        from klc.gate import sol
-
+    def run(self) -> str:
+        """Run the job's stages; returns why the device can no longer be trusted ("" when
+        it can: the worker may serve the next job)."""
         self.step("starting CUDA")
-        device = sol.device_info()
+        device = self.session.start()
+        self.dev = self.session.device
         self.result["device"] = device
         self.save()
-        self.functions = self.load_functions(cp)
+        try:
+            self.functions = self.load_functions()
+        except _Failed as e:
+            for stage in self.job["stages"]:
+                self.result["stages"][stage] = {"status": "failed", "reason": str(e)}
+            self.save()
+            return e.retire
         for stage in self.job["stages"]:
             self.result["stages"][stage] = {"status": "running"}
             try:
-                data = self.verify() if stage == "verify" else self.profile(device)
+                try:
+                    data = self.verify() if stage == "verify" else self.profile(device)
+                finally:
+                    self.dev.sync()  # a fault not seen yet shows here, in this stage
+                    self.dev.release()
+            except self.dev.errors as e:
+                self.result["stages"][stage] = {
+                    **self.result["stages"][stage], "status": "failed",
+                    "reason": f"CUDA error{self._where}: {e} (the kernel faulted: an illegal "
+                              "address, a trap or a misaligned access)"}
+                self.save()
+                return f"CUDA error: {e}"
             except _Failed as e:
                 self.result["stages"][stage] = {**self.result["stages"][stage],
                                                 "status": "failed", "reason": str(e)}
                 self.save()
-                return
-            except (cp.cuda.runtime.CUDARuntimeError, cp.cuda.driver.CUDADriverError) as e:
-                where = getattr(self, "_where", "")
-                self.result["stages"][stage] = {
-                    **self.result["stages"][stage], "status": "failed",
-                    "reason": f"CUDA error{where}: {e} (the kernel faulted: an illegal address, "
-                              "a trap or a misaligned access)"}
-                self.save()
-                return
+                return e.retire
             self.result["stages"][stage] = {"status": "passed", **data}
             self.save()
+        return ""
 
-    def load_functions(self, cp: Any) -> dict[str, Any]:
+    def load_functions(self) -> dict[str, Any]:
         fns = {}
         for role, k in self.job["kernels"].items():
             self.step(f"loading {role} module")
             try:
-                mod = cp.RawModule(path=k["cubin"])
-                fn = mod.get_function(k["lowered"])
-            except (cp.cuda.driver.CUDADriverError, cp.cuda.runtime.CUDARuntimeError) as e:
-                raise SystemExit(self.fail_all(f"cannot load the {role} module: {e}")) from None
-            smem = max(c["launch"][role]["shared"] for c in self.all_cases())
-            if smem > 48 * 1024:
-                fn.max_dynamic_shared_size_bytes = smem
-            fns[role] = (mod, fn)
+                module, sha = self.session.module(k["cubin"])
+                smem = max(c["launch"][role]["shared"] for c in self.all_cases())
+                fn = self.dev.function(module, k["lowered"], smem)
+            except self.dev.errors as e:
+                raise _Failed(f"cannot load the {role} module: {e}",
+                              retire=f"CUDA error: {e}") from None
+            fns[role] = (fn, sha)
         return fns
-
-    def fail_all(self, reason: str) -> int:
-        for stage in self.job["stages"]:
-            self.result["stages"][stage] = {"status": "failed", "reason": reason}
-        self.save()
-        return 0
 
     def all_cases(self) -> list[dict[str, Any]]:
         cases = list(self.job.get("verify_cases", []))
         if self.job.get("profile_case"):
             cases.append(self.job["profile_case"])
         return cases
+
+    def role_of(self, role: str) -> str:
+        """Which kernel plays ``role`` (without a reference, the candidate plays both)."""
+        return "candidate" if self.job["same_kernel"] else role
 
     def check_launch(self, role: str, case: dict[str, Any], device: dict[str, Any]) -> None:
         cfg = case["launch"][role]
@@ -207,125 +462,210 @@ class _Worker:
             raise _Failed(f"{role} launch {case['label']}: {shared} bytes of dynamic shared "
                           f"memory, the device allows {device['max_smem_per_block_optin']}")
 
-    # -- verify -------------------------------------------------------------------------
-
-    def host_data(self, case: dict[str, Any], seed: int) -> dict[str, Any]:
-        import numpy as np
-
-        from klc.gate.verify import make_data, make_scalar, storage_dtype
-
-        rng = np.random.default_rng(seed)
-        host: dict[str, Any] = {}
-        for a in self.job["args"]:
-            c = case["args"][a["name"]]
-            if a["kind"] == "scalar":
-                if c.get("value") is not None:
-                    host[a["name"]] = storage_dtype(a["dtype"]).type(c["value"])
-                else:
-                    host[a["name"]] = make_scalar(c["init"], a["dtype"], rng)
-            elif a["role"] != "out":
-                host[a["name"]] = make_data(c["init"], c["elements"], a["dtype"], rng)
-        return host
+    # -- inputs -------------------------------------------------------------------------
 
     def plan(self, case: dict[str, Any]) -> list[dict[str, Any]]:
         return [{**a, "elements": case["args"][a["name"]].get("elements", 0)}
                 for a in self.job["args"]]
 
+    def inputs(self, case: dict[str, Any], keep_host: bool) -> tuple[Any, str]:
+        """The case's inputs, made on the device where cuRAND is there (else on the host
+        and uploaded); scalars on the host. Same seed, same data, for both kernels."""
+        from klc.gate.verify import (
+            CaseInputs,
+            HostDraw,
+            make_scalar,
+            make_values,
+            storage_dtype,
+        )
+
+        seed = case["seed"]
+        rng = np.random.default_rng(seed)
+        draw = self.dev.draw(seed)
+        where = "device" if draw is not None else "host"
+        inputs = CaseInputs({}, {}, {})
+        for a in self.job["args"]:
+            c = case["args"][a["name"]]
+            if a["kind"] == "scalar":
+                if c.get("value") is not None:
+                    inputs.scalars[a["name"]] = storage_dtype(a["dtype"]).type(c["value"])
+                else:
+                    inputs.scalars[a["name"]] = make_scalar(c["init"], a["dtype"], rng)
+            elif a["role"] != "out":
+                if draw is not None:
+                    values = make_values(c["init"], c["elements"], a["dtype"], draw)
+                    if keep_host and a["role"] == "in":
+                        inputs.host[a["name"]] = self.dev.to_host(values)
+                else:
+                    host = make_values(c["init"], c["elements"], a["dtype"], HostDraw(rng))
+                    values = self.dev.to_device(host)
+                    if keep_host and a["role"] == "in":
+                        inputs.host[a["name"]] = host
+                inputs.device[a["name"]] = values
+        return inputs, where
+
+    # -- verify -------------------------------------------------------------------------
+
+    def reference_key(self, case: dict[str, Any], where: str) -> str:
+        """Everything the reference's outputs on a case depend on."""
+        parts = {"module": self.functions["reference"][1],
+                 "function": self.job["kernels"]["reference"]["lowered"],
+                 "launch": case["launch"]["reference"], "args": self.job["args"],
+                 "case": case["args"], "seed": case["seed"], "inputs": where}
+        return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
+
     def verify(self) -> dict[str, Any]:
-        from klc.gate.verify import compare, run_kernel
+        from klc.gate.verify import GuardedBuffers, compare
 
         device = self.result["device"]
         same = self.job["same_kernel"]
-        checked = []
-        for case in self.job["verify_cases"]:
-            for role in self.job["kernels"]:
-                self.check_launch(role, case, device)
-            host = self.host_data(case, case["seed"])
-            plan = self.plan(case)
-            outputs = {}
-            for role in ("reference", "candidate"):
-                self._where = f" in the {role} run, verify {case['label']}"
-                self.step(f"verify {case['label']}: {role} run")
-                fn = self.functions["candidate" if same else role][1]
-                run = run_kernel(fn, case["launch"]["candidate" if same else role], plan, host,
-                                 role if not same else
-                                 ("the kernel" if role == "reference" else "the kernel (again)"))
-                if run.problems:
-                    raise _Failed(f"verify {case['label']}: {run.problems[0]}")
-                outputs[role] = run.buffers
-            for a in self.job["args"]:
-                if a["kind"] == "scalar" or a["role"] == "in":
-                    continue
-                ref = outputs["reference"][a["name"]]
-                cand = outputs["candidate"][a["name"]]
-                tol = tuple(self.job["tolerance"][a["name"]])
-                # the reference must have written everything the spec says it writes
-                bad_ref = _unwritten_in(ref, a["dtype"])
-                if bad_ref is not None:
-                    raise _Failed(f"verify {case['label']}: the reference left "
-                                  f"{a['name']}[{bad_ref}] unwritten: the spec's shape for "
-                                  f"{a['name']} is larger than what the kernel writes")
-                m = compare(a["name"], cand, ref, a["dtype"], a["lanes"], tol,
-                            who="candidate" if not same else "the second run")
-                if m is not None:
-                    why = "" if not same else (" (the kernel is not deterministic within "
-                                               "tolerance: a race?)")
-                    raise _Failed(f"verify {case['label']}: {m.describe()}{why}")
-            checked.append(case["label"])
-        return {"cases": checked, "seeds": sorted({c["seed"] for c in self.job["verify_cases"]})}
+        written = [a for a in self.job["args"] if a["kind"] == "buffer" and a["role"] != "in"]
+        checked: list[str] = []
+        reused = 0
+        where = "host"
+        cases = self.job["verify_cases"]
+        for _, group in itertools.groupby(cases, key=lambda c: json.dumps(c["sizes"])):
+            group = list(group)
+            bufs = GuardedBuffers(self.dev.xp, self.plan(group[0]))
+            for case in group:
+                for role in self.job["kernels"]:
+                    self.check_launch(role, case, device)
+                self.step(f"verify {case['label']}: making the inputs")
+                inputs, where = self.inputs(case, keep_host=True)
+                outputs: dict[str, dict[str, np.ndarray]] = {}
+                key = None if same else self.reference_key(case, where)
+                cached = self.session.outputs.get(key) if key else None
+                if cached is not None:
+                    outputs["reference"] = cached
+                    reused += 1
+                for role in ("reference", "candidate"):
+                    if role in outputs:
+                        continue
+                    who = role if not same else \
+                        ("the kernel" if role == "reference" else "the kernel (again)")
+                    self._where = f" in the {role} run, verify {case['label']}"
+                    self.step(f"verify {case['label']}: {role} run")
+                    fn = self.functions[self.role_of(role)][0]
+                    args = bufs.load(inputs)
+                    self.dev.launch(fn, case["launch"][self.role_of(role)], args)
+                    self.dev.sync()
+                    run = bufs.read(self.dev.to_host, inputs, who)
+                    if run.problems:
+                        raise _Failed(f"verify {case['label']}: {run.problems[0]}",
+                                      retire=f"{who} wrote outside its outputs")
+                    outputs[role] = run.buffers
+                    if role == "reference":
+                        self._check_reference_wrote(case, run.buffers)
+                        if key is not None:
+                            self.session.outputs.put(
+                                key, {a["name"]: run.buffers[a["name"]] for a in written})
+                for a in written:
+                    m = compare(a["name"], outputs["candidate"][a["name"]],
+                                outputs["reference"][a["name"]], a["dtype"], a["lanes"],
+                                tuple(self.job["tolerance"][a["name"]]),
+                                who="candidate" if not same else "the second run")
+                    if m is not None:
+                        why = "" if not same else (" (the kernel is not deterministic within "
+                                                   "tolerance: a race?)")
+                        raise _Failed(f"verify {case['label']}: {m.describe()}{why}")
+                checked.append(case["label"])
+                del inputs, outputs
+            del bufs
+            self.dev.release()
+        self._where = ""
+        return {"cases": checked, "seeds": sorted({c["seed"] for c in cases}),
+                "inputs_made_on": where, "reference_outputs_reused": reused}
+
+    def _check_reference_wrote(self, case: dict[str, Any], buffers: dict[str, np.ndarray]
+                               ) -> None:
+        """The reference must have written everything the spec says it writes."""
+        for a in self.job["args"]:
+            if a["kind"] == "scalar" or a["role"] == "in":
+                continue
+            bad = _unwritten_in(buffers[a["name"]], a["dtype"])
+            if bad is not None:
+                raise _Failed(f"verify {case['label']}: the reference left {a['name']}[{bad}] "
+                              f"unwritten: the spec's shape for {a['name']} is larger than "
+                              "what the kernel writes")
 
     # -- profile ------------------------------------------------------------------------
 
     def profile(self, device: dict[str, Any]) -> dict[str, Any]:
-        import cupy as cp
-
         from klc.gate import sol
-        from klc.gate.profile import l2_flusher, time_kernel
-        from klc.gate.verify import launch, poison, storage_dtype
+        from klc.gate.profile import Budget, Series, drift, noise, run_rounds, summarize
+        from klc.gate.verify import fill_poison, storage_dtype
 
         case = self.job["profile_case"]
         self.step("measuring the device's ceilings (cached per device)")
-        figures = sol.load_or_measure(device, self.job.get("peaks_cubin"))
+        figures = self.session.sol_figures(self.job.get("peaks_cubin"))
         for role in self.job["kernels"]:
             self.check_launch(role, case, device)
-        host = self.host_data(case, case["seed"])
-        plan = self.plan(case)
+        self.step(f"profile {case['label']}: making the inputs")
+        inputs, where = self.inputs(case, keep_host=False)
         dev_args: list[Any] = []
         footprint = 0
-        for a in plan:
+        for a in self.plan(case):
             if a["kind"] == "scalar":
-                dev_args.append(host[a["name"]])
+                dev_args.append(inputs.scalars[a["name"]])
                 continue
-            data = poison(a["elements"], a["dtype"]) if a["role"] == "out" else host[a["name"]]
-            buf = cp.asarray(data.view(storage_dtype(a["dtype"])))
+            if a["role"] == "out":
+                buf = self.dev.xp.empty(a["elements"], dtype=storage_dtype(a["dtype"]))
+                fill_poison(buf, a["dtype"])
+            else:
+                buf = inputs.device[a["name"]]
             footprint += buf.nbytes
             dev_args.append(buf)
-        del host
-        flush = l2_flusher(device["l2_bytes"], footprint)
-        series: dict[str, Any] = {}
-        order = ["candidate", "reference", "candidate"] if not self.job["same_kernel"] else \
-            ["candidate", "candidate"]
-        for role in order:
-            label = role if role not in series else f"{role} (again)"
-            self._where = f" in the {role} run, profile {case['label']}"
-            self.step(f"profile {case['label']}: timing {label}")
-            fn = self.functions[role][1]
-            cfg = case["launch"][role]
-            timing = time_kernel(lambda fn=fn, cfg=cfg: launch(fn, cfg, dev_args), flush=flush)
-            series[label] = timing.to_json()
-        cand = [series["candidate"], series["candidate (again)"]]
-        median_ms = (cand[0]["median_ms"] + cand[1]["median_ms"]) / 2
-        noise = abs(cand[0]["median_ms"] - cand[1]["median_ms"]) / min(
-            cand[0]["median_ms"], cand[1]["median_ms"])
+        del inputs
+        flush = self.dev.flusher(device["l2_bytes"], footprint)
+        budget = Budget.from_json(self.job.get("budget"))
+        same = self.job["same_kernel"]
+        cached = None if same else self.job.get("reference_timing")
+        labels = {"candidate": "candidate", "reference": "reference",
+                  "candidate (again)": "candidate"}
+        series = [Series("candidate")]
+        if not same:
+            series.append(Series("reference", mode="check" if cached else "full"))
+        series.append(Series("candidate (again)"))
+        calls = {}
+        for label, role in labels.items():
+            if not same or role == "candidate":
+                fn, cfg = self.functions[role][0], case["launch"][role]
+                calls[label] = (lambda fn=fn, cfg=cfg: self.dev.launch(fn, cfg, dev_args))
+        checks: dict[str, Any] = {}
+
+        def judge_check(s: Series) -> bool:
+            rel, tol = drift(cached, s.times)  # type: ignore[arg-type]
+            checks.update(check_median_ms=summarize(s.times, flush is not None).median_ms,
+                          check_runs=len(s.times), drift=rel, drift_tolerance=tol)
+            return abs(rel) > tol
+
+        self._where = f" in the profile runs, {case['label']}"
+        self.step(f"profile {case['label']}: timing {', '.join(s.label for s in series)} "
+                  "in rounds")
+        run_rounds(series, lambda ls: self.dev.time_calls([calls[x] for x in ls], flush),
+                   budget, judge_check)
+        self._where = ""
+        timed = {s.label: summarize(s.times, flush is not None).to_json() for s in series}
+        data: dict[str, Any] = {"label": case["label"], "series": {}}
+        for s in series:
+            if s.label == "reference" and s.mode == "checked":
+                data["series"]["reference"] = {**cached, "cached": True, **checks}
+            elif s.label == "reference":
+                data["series"]["reference"] = {**timed["reference"], "cached": False, **checks}
+            else:
+                data["series"][s.label] = timed[s.label]
+        a, b = timed["candidate"]["median_ms"], timed["candidate (again)"]["median_ms"]
+        median_ms = (a + b) / 2
         floor = sol.floor_seconds(case["bytes"], case["flops"], figures, case["peak"])
         verdict = sol.judge(median_ms * 1e-3, floor)
-        data: dict[str, Any] = {
-            "label": case["label"], "series": series, "median_ms": median_ms, "noise": noise,
-            "footprint_bytes": footprint, "l2_flushed": flush is not None,
-            "sol": verdict, "figures": figures,
-        }
-        if "reference" in series:
-            data["speedup"] = series["reference"]["median_ms"] / median_ms
+        data.update({
+            "median_ms": median_ms, "noise": noise(a, b), "footprint_bytes": footprint,
+            "l2_flushed": flush is not None, "inputs_made_on": where,
+            "budget": budget.to_json(), "interleaved": True, "sol": verdict,
+            "figures": figures,
+        })
+        if "reference" in data["series"]:
+            data["speedup"] = data["series"]["reference"]["median_ms"] / median_ms
         self.result["stages"]["profile"] = {"status": "running", **data}
         if verdict["impossible"]:
             raise _Failed(
@@ -338,20 +678,32 @@ class _Worker:
 
 
 def _unwritten_in(a: Any, dtype: str) -> int | None:
-    import numpy as np
-
     from klc.gate.verify import unwritten_mask
 
     idx = np.flatnonzero(unwritten_mask(a, dtype))
     return int(idx[0]) if idx.size else None
 
 
+# --------------------------------------------------------------------------------------
+# The one-shot child
+
+
 def main(argv: list[str]) -> int:
     job_path, result_path, progress_path = (Path(p) for p in argv)
     job = json.loads(job_path.read_text())
-    worker = _Worker(job, result_path, progress_path)
-    worker.run()
-    worker.step("done")
+    progress = progress_path.open("a", buffering=1)
+
+    def step(text: str) -> None:
+        progress.write(text + "\n")
+        progress.flush()
+
+    def save(result: dict[str, Any]) -> None:
+        tmp = result_path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(result))
+        os.replace(tmp, result_path)
+
+    JobRunner(Session(), job, step, save).run()
+    step("done")
     # skip interpreter teardown: after a fault the CUDA context is broken, and freeing memory
     # in it at exit can hang; everything the parent needs is already in the result file
     os._exit(0)

@@ -22,7 +22,7 @@ How a kernel can look right without doing the work, and what catches it here:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -57,44 +57,89 @@ def to_float64(a: np.ndarray, dtype: str) -> np.ndarray:
     return a.astype(np.float64)
 
 
-def _from_float(values: np.ndarray, dtype: str) -> np.ndarray:
+def _from_float(values: Any, dtype: str) -> Any:
+    """Float values (NumPy or CuPy) to the storage of ``dtype``."""
     if dtype == "bfloat16":
         bits = values.astype(np.float32).view(np.uint32)
-        rounded = bits + 0x7FFF + ((bits >> 16) & 1)  # round to nearest even
-        return (rounded >> 16).astype(np.uint16)
+        one, half = np.uint32(1), np.uint32(0x7FFF)
+        rounded = bits + half + ((bits >> np.uint32(16)) & one)  # round to nearest even
+        return (rounded >> np.uint32(16)).astype(np.uint16)
     return values.astype(storage_dtype(dtype))
 
 
-def make_data(init: dict[str, Any], count: int, dtype: str, rng: np.random.Generator
-              ) -> np.ndarray:
-    """Fill ``count`` scalar elements as the spec's init says (args already evaluated)."""
+class Draw(Protocol):
+    """Where random values come from: NumPy on the host, or cuRAND on the device."""
+
+    xp: Any  # the array module the draws are made in (numpy or cupy)
+
+    def normal(self, count: int, work: np.dtype) -> Any: ...
+
+    def uniform(self, lo: float, hi: float, count: int, work: np.dtype) -> Any: ...
+
+    def integers(self, lo: int, hi: int, count: int) -> Any: ...
+
+
+class HostDraw:
+    """NumPy's generator: float64 draws, whatever the buffer's type."""
+
+    xp = np
+
+    def __init__(self, rng: np.random.Generator):
+        self.rng = rng
+
+    def normal(self, count: int, work: np.dtype) -> np.ndarray:
+        return self.rng.standard_normal(count)
+
+    def uniform(self, lo: float, hi: float, count: int, work: np.dtype) -> np.ndarray:
+        return self.rng.uniform(lo, hi, count)
+
+    def integers(self, lo: int, hi: int, count: int) -> np.ndarray:
+        return self.rng.integers(lo, hi, count)
+
+
+def work_dtype(dtype: str) -> np.dtype:
+    """The float type values are drawn in on the device (float64 only for float64 data)."""
+    return np.dtype(np.float64 if dtype == "float64" else np.float32)
+
+
+def make_values(init: dict[str, Any], count: int, dtype: str, draw: Draw) -> Any:
+    """Fill ``count`` scalar elements as the spec's init says (args already evaluated), in
+    the draw's array module: the same code makes host data and device data."""
+    xp, work = draw.xp, work_dtype(dtype)
     kind, args = init["kind"], [float(a) for a in init.get("args", ())]
     if kind == "normal":
         mean, std = (args + [0.0, 1.0][len(args):])[:2]
-        vals = rng.standard_normal(count) * std + mean
+        vals = draw.normal(count, work) * std + mean
     elif kind == "uniform":
         lo, hi = (args + [-1.0, 1.0][len(args):])[:2]
-        vals = rng.uniform(lo, hi, count)
+        vals = draw.uniform(lo, hi, count, work)
     elif kind == "randint":
-        vals = rng.integers(int(args[0]), int(args[1]), count)
+        vals = draw.integers(int(args[0]), int(args[1]), count)
     elif kind == "range":
-        vals = np.arange(count)
+        vals = xp.arange(count, dtype=np.int64)
         if not is_float(dtype):
-            info = np.iinfo(storage_dtype(dtype)) if dtype != "bool" else None
-            vals = vals % (int(info.max) + 1) if info is not None else vals % 2
+            top = int(np.iinfo(storage_dtype(dtype)).max) if dtype != "bool" else 1
+            if count - 1 > top:  # wrap around rather than overflow
+                vals = vals % (top + 1)
     elif kind == "ones":
-        vals = np.ones(count)
+        vals = xp.ones(count, dtype=work)
     elif kind == "zeros":
-        vals = np.zeros(count)
+        vals = xp.zeros(count, dtype=work)
     elif kind == "constant":
-        vals = np.full(count, args[0])
+        vals = xp.full(count, args[0], dtype=np.float64)
     else:  # the spec loader refuses other kinds
         raise ValueError(f"unknown init {kind}")
     if not is_float(dtype):
         if kind in ("normal", "uniform"):
-            vals = np.round(vals * 16)  # integer data with some spread, never all zeros
+            vals = xp.round(vals * 16)  # integer data with some spread, never all zeros
         return vals.astype(storage_dtype(dtype))
     return _from_float(vals, dtype)
+
+
+def make_data(init: dict[str, Any], count: int, dtype: str, rng: np.random.Generator
+              ) -> np.ndarray:
+    """Host data for one buffer, from NumPy's generator."""
+    return make_values(init, count, dtype, HostDraw(rng))
 
 
 def make_scalar(init: dict[str, Any], dtype: str, rng: np.random.Generator) -> Any:
@@ -107,6 +152,15 @@ def poison(count: int, dtype: str) -> np.ndarray:
     if dtype in _POISON_BITS:
         return np.full(count, _POISON_BITS[dtype], dtype=_UINT_OF_SIZE[st.itemsize]).view(st)
     return np.full(count * st.itemsize, GUARD_BYTE, dtype=np.uint8).view(st)
+
+
+def fill_poison(body: Any, dtype: str) -> None:
+    """Poison a buffer in place (NumPy or CuPy): the same bits as ``poison``."""
+    st = storage_dtype(dtype)
+    if dtype in _POISON_BITS:
+        body.view(_UINT_OF_SIZE[st.itemsize]).fill(_POISON_BITS[dtype])
+    else:
+        body.view(np.uint8).fill(GUARD_BYTE)
 
 
 def unwritten_mask(a: np.ndarray, dtype: str) -> np.ndarray:
@@ -200,7 +254,8 @@ def _show(a: np.ndarray, dtype: str) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------------------
-# On the GPU (inside the child process)
+# On the device (inside the child process). Written against the array module ``xp`` (CuPy in
+# the child; NumPy in the tests, which stand in a Python function for the kernel).
 
 
 @dataclass
@@ -216,51 +271,79 @@ def launch(fn: Any, launch_cfg: dict[str, Any], args: list[Any]) -> None:
        shared_mem=int(launch_cfg["shared"]))
 
 
-def run_kernel(fn: Any, launch_cfg: dict[str, Any], arg_plan: list[dict[str, Any]],
-               host: dict[str, Any], who: str) -> RunOutput:
-    """Upload ``host`` data between guard zones, poison outputs, launch, synchronise, read
-    every buffer back and check guards and inputs."""
-    import cupy as cp
+@dataclass
+class CaseInputs:
+    """One case's inputs: device arrays (the pristine copies every run starts from), host
+    copies of the ``in`` buffers (to check they were left alone), scalar values."""
 
-    dev_bufs: dict[str, tuple[Any, int]] = {}
-    args: list[Any] = []
-    for a in arg_plan:
-        if a["kind"] == "scalar":
-            args.append(host[a["name"]])
-            continue
-        st = storage_dtype(a["dtype"])
-        count = a["elements"]
-        g = GUARD_BYTES // st.itemsize
-        whole = cp.empty(count + 2 * g, dtype=st)
-        whole.view(cp.uint8)[:] = GUARD_BYTE
-        data = poison(count, a["dtype"]) if a["role"] == "out" else host[a["name"]]
-        whole[g:g + count].set(data)
-        dev_bufs[a["name"]] = (whole, g)
-        args.append(whole[g:g + count])
-    launch(fn, launch_cfg, args)
-    cp.cuda.Device().synchronize()
-    out: dict[str, np.ndarray] = {}
-    problems: list[str] = []
-    for a in arg_plan:
-        if a["kind"] == "scalar":
-            continue
-        whole, g = dev_bufs[a["name"]]
-        h = whole.get()
-        count = a["elements"]
-        st = storage_dtype(a["dtype"])
-        before = guard_damage(h[:g].view(np.uint8))
-        after = guard_damage(h[g + count:].view(np.uint8))
-        if before is not None:
-            problems.append(f"{who} wrote out of bounds before {a['name']}[0] (byte "
-                            f"{before - GUARD_BYTES} relative to its start)")
-        if after is not None:
-            problems.append(f"{who} wrote out of bounds past the end of {a['name']} (element "
-                            f"{a['name']}[{count + after // st.itemsize}] of {count})")
-        body = h[g:g + count]
-        if a["role"] == "in" and not np.array_equal(body.view(np.uint8),
-                                                     host[a["name"]].view(np.uint8)):
-            i = int(np.flatnonzero(body.view(np.uint8) != host[a["name"]].view(np.uint8))[0])
-            problems.append(f"{who} wrote into input {a['name']} (byte {i}): an 'in' buffer "
-                            "must be left as it was")
-        out[a["name"]] = body
-    return RunOutput(out, problems)
+    device: dict[str, Any]
+    host: dict[str, np.ndarray]
+    scalars: dict[str, Any]
+
+
+class GuardedBuffers:
+    """One device buffer per pointer argument, between two guard zones, allocated once for
+    all the seeds of one size. The guards are written once: a run that touches them fails
+    the job, so every run that follows starts from intact guards."""
+
+    def __init__(self, xp: Any, arg_plan: list[dict[str, Any]]):
+        self.plan = arg_plan
+        self.whole: dict[str, tuple[Any, int]] = {}
+        for a in arg_plan:
+            if a["kind"] == "scalar":
+                continue
+            st = storage_dtype(a["dtype"])
+            g = GUARD_BYTES // st.itemsize
+            whole = xp.empty(a["elements"] + 2 * g, dtype=st)
+            whole.view(np.uint8).fill(GUARD_BYTE)
+            self.whole[a["name"]] = (whole, g)
+
+    def body(self, name: str) -> Any:
+        whole, g = self.whole[name]
+        return whole[g:whole.size - g]
+
+    def load(self, inputs: CaseInputs) -> list[Any]:
+        """Inputs copied in (device to device), outputs poisoned; the launch's arguments."""
+        args: list[Any] = []
+        for a in self.plan:
+            if a["kind"] == "scalar":
+                args.append(inputs.scalars[a["name"]])
+                continue
+            body = self.body(a["name"])
+            if a["role"] == "out":
+                fill_poison(body, a["dtype"])
+            else:
+                body[...] = inputs.device[a["name"]]
+            args.append(body)
+        return args
+
+    def read(self, to_host: Any, inputs: CaseInputs, who: str) -> RunOutput:
+        """Every buffer back to the host; guards and ``in`` buffers checked there."""
+        out: dict[str, np.ndarray] = {}
+        problems: list[str] = []
+        for a in self.plan:
+            if a["kind"] == "scalar":
+                continue
+            whole, g = self.whole[a["name"]]
+            h = to_host(whole)
+            count = a["elements"]
+            st = storage_dtype(a["dtype"])
+            before = guard_damage(h[:g].view(np.uint8))
+            after = guard_damage(h[g + count:].view(np.uint8))
+            if before is not None:
+                problems.append(f"{who} wrote out of bounds before {a['name']}[0] (byte "
+                                f"{before - GUARD_BYTES} relative to its start)")
+            if after is not None:
+                problems.append(f"{who} wrote out of bounds past the end of {a['name']} "
+                                f"(element {a['name']}[{count + after // st.itemsize}] of "
+                                f"{count})")
+            body = h[g:g + count]
+            if a["role"] == "in":
+                was = inputs.host[a["name"]].view(np.uint8)
+                now = body.view(np.uint8)
+                if not np.array_equal(now, was):
+                    i = int(np.flatnonzero(now != was)[0])
+                    problems.append(f"{who} wrote into input {a['name']} (byte {i}): an 'in' "
+                                    "buffer must be left as it was")
+            out[a["name"]] = body
+        return RunOutput(out, problems)
