@@ -351,18 +351,23 @@ def _print_listing(listing: Any, n_rules: int, quiet_empty: bool) -> None:
             out.print(f"{listing.path}: no rule applies ({n_rules} rules, {listing.refused} "
                       "refused matches; --all shows why)", markup=False)
         return
+    # a learned card's verdict (klc/reverse.py); a slower skill is "when not" knowledge
+    verdicts = {"faster": " (measured faster)", "neutral": " (measured neutral)",
+                "slower": " [red](when not: measured slower)[/red]",
+                "unmeasured": " (not measured yet)"}
     for s in listing.sites:
         loc = f"{s['file']}:{s['line']}:{s['col']}"
         fn = f" in {s['function']}" if s["function"] else ""
         holes = " ".join(f"?{h}" for h in s["holes"])
+        verdict = verdicts.get(s.get("verdict") or "", "")
         if s["applicable"]:
-            out.print(f"[green]{loc}[/green]{fn}: [bold]{s['rule']}[/bold] "
+            out.print(f"[green]{loc}[/green]{fn}: [bold]{s['rule']}[/bold]{verdict} "
                       f"({s['rule_location']}) {holes}".rstrip())
             if s["intent"]:
                 out.print(f"    {s['intent']}", markup=False)
         else:
-            out.print(f"[yellow]{loc}[/yellow]{fn}: {s['rule']} ({s['rule_location']}) "
-                      f"[red]not applicable[/red]")
+            out.print(f"[yellow]{loc}[/yellow]{fn}: {s['rule']}{verdict} "
+                      f"({s['rule_location']}) [red]not applicable[/red]")
             out.print(f"    why not: {s['why_not']}", markup=False)
 
 

@@ -8,7 +8,10 @@ The loop (DESIGN.md, "forward"), with the gate as the only judge:
    % of the speed-of-light floor). It counts as one trial of the budget.
 2. a round: every applicable site of every skill on the current version (``find_sites``;
    sites whose guards wait on a hole count as applicable until the hole is filled), ranked by
-   the skill card's measured speedup (unmeasured skills rank as 1.0x), then source order. A
+   the skill card's verdict (faster, then unmeasured or hand-written, then neutral), then its
+   measured speedup (unmeasured skills rank as 1.0x), then source order. A skill whose
+   verdict is "slower" is not tried (a note says where it applied) unless
+   ``include_slower``. A
    skill with several sites and only local edits is first tried at all of them at once
    (``klc.pipeline.apply_rules``, as a lineage step applied its pass), one trial instead of
    one per site; when that candidate fails, its sites are tried one by one. Each target gets
@@ -61,9 +64,11 @@ from klc.fill import FillRequest, Trial
 from klc.fill.search import (
     SearchFiller,
     candidate_sites,
-    card_speedup,
     groupable,
+    is_slower,
     resolve_arch,
+    site_rank,
+    slower_note,
     static_check,
     static_check_rule,
 )
@@ -154,6 +159,7 @@ class OptimizeResult:
     reverify: dict[str, Any] | None = None  # its full record
     static_candidates: list[dict[str, Any]] = field(default_factory=list)
     static_refusals: list[dict[str, Any]] = field(default_factory=list)
+    skipped: list[dict[str, Any]] = field(default_factory=list)  # slower skills not tried
     arch: str = ""
     filler: str = ""
 
@@ -194,6 +200,7 @@ class OptimizeResult:
             "trials": [t.to_json() for t in self.trials],
             "static_candidates": self.static_candidates,
             "static_refusals": self.static_refusals,
+            "skipped_slower": self.skipped,
             "usage": self.usage, "notes": self.notes, "reverify": self.reverify,
             "source_sha256": hashlib.sha256(self.source).hexdigest(),
         }
@@ -226,10 +233,10 @@ def summarize(record: GateRecord) -> dict[str, Any]:
 
 
 def make_filler(name: str, *, model: str | None = None, arch: str | None = None,
-                seed: int = 0) -> Filler:
+                seed: int = 0, include_slower: bool = False) -> Filler:
     """A filler by name: ``search`` (default, embedded) or ``llm`` (imported lazily)."""
     if name == "search":
-        return SearchFiller(arch=arch, seed=seed)
+        return SearchFiller(arch=arch, seed=seed, include_slower=include_slower)
     if name == "llm":
         try:
             from klc.fill.llm import LlmFiller  # type: ignore[import-not-found]
@@ -343,6 +350,36 @@ def check_target(unit: Unit, target: _Target, values: dict[str, str], spec: Any,
     return static_check(unit, target.site, values, spec, arch)
 
 
+def skip_slower(sites: list[Site], skipped: dict[str, dict[str, Any]]) -> list[Site]:
+    """The sites of skills not measured slower; the others are recorded in ``skipped`` (by
+    skill: its location and the sites where it applied), for the report's notes."""
+    kept = []
+    for s in sites:
+        if not is_slower(s.rule):
+            kept.append(s)
+            continue
+        entry = skipped.setdefault(s.rule.name, {"skill": s.rule.name,
+                                                 "location": s.rule.location,
+                                                 "verdict": s.rule.card.verdict, "sites": []})
+        where = _site_where(s)
+        if where not in entry["sites"]:
+            entry["sites"].append(where)
+    return kept
+
+
+def _skipped_notes(skipped: dict[str, dict[str, Any]], rules: list[Rule]) -> list[str]:
+    by_name = {r.name: r for r in rules}
+    return [f"{slower_note(by_name[name])}; it applied at {', '.join(e['sites'])}"
+            for name, e in skipped.items()]
+
+
+def _none_applies(skipped: dict[str, dict[str, Any]]) -> str:
+    if not skipped:
+        return "no skill applies"
+    return (f"no skill applies but {len(skipped)} measured slower ("
+            + ", ".join(skipped) + "; --include-slower tries them)")
+
+
 def _site_where(site: Site) -> str:
     return site.match.unit.where(site.match.start)
 
@@ -355,7 +392,8 @@ def _text_sha(site: Site) -> str:
 class _Loop:
     def __init__(self, original: bytes, path: str, rules: list[Rule], filler: Filler,
                  budget: int, target_sol: float, arch: str, runner: Any,
-                 progress: ProgressFn | None, min_gain: float) -> None:
+                 progress: ProgressFn | None, min_gain: float,
+                 include_slower: bool = False) -> None:
         self.original = original
         self.path = path
         self.rules = rules
@@ -377,6 +415,8 @@ class _Loop:
         self.visited: set[str] = set()
         self.seeds_seen: set[int] = set()  # verify seeds of every trial (re-verify avoids them)
         self.split: set[str] = set()  # rules whose all-sites candidate failed: site by site
+        self.include_slower = include_slower
+        self.skipped: dict[str, dict[str, Any]] = {}  # slower skills not tried, by name
 
     # -- bookkeeping ----------------------------------------------------------------
 
@@ -478,9 +518,10 @@ class _Loop:
     # -- rounds ---------------------------------------------------------------------
 
     def ranked_sites(self, cur: _Version) -> list[Site]:
-        sites = candidate_sites(cur.unit, self.rules, cur.spec)
-        return sorted(sites, key=lambda s: (-(card_speedup(s.rule) or 1.0), s.match.start,
-                                            s.rule.name))
+        sites = candidate_sites(cur.unit, self.rules, cur.spec, include_slower=True)
+        if not self.include_slower:
+            sites = skip_slower(sites, self.skipped)
+        return sorted(sites, key=site_rank)
 
     def propose(self, cur: _Version, target: _Target, k: int) -> list[dict[str, str]]:
         site = target.site
@@ -538,8 +579,11 @@ class _Loop:
             spec = spec_of(unit)
         except KlcError:
             return 0
-        before = Counter(s.rule.name for s in candidate_sites(cur.unit, self.rules, cur.spec))
-        after = Counter(s.rule.name for s in candidate_sites(unit, self.rules, spec))
+        slower = self.include_slower
+        before = Counter(s.rule.name for s in candidate_sites(cur.unit, self.rules, cur.spec,
+                                                              include_slower=slower))
+        after = Counter(s.rule.name for s in candidate_sites(unit, self.rules, spec,
+                                                             include_slower=slower))
         applied = cand.site.rule.name
         return sum(max(0, n - before[r]) for r, n in after.items() if r != applied)
 
@@ -572,7 +616,7 @@ class _Loop:
             ran, proposed = self.run_round(cur)
             if not proposed:
                 return cur, ("no skill has anything left to try" if self.round > 1 or
-                             self.ranked_sites(cur) else "no skill applies")
+                             self.ranked_sites(cur) else _none_applies(self.skipped))
             fresh = [c for c in ran if hashlib.sha256(c.source).hexdigest() not in
                      self.visited]
             better = [c for c in fresh if c.log.outcome == "improved"]
@@ -599,12 +643,13 @@ def optimize(source: bytes, path: str, *, skills: list[Rule] | None = None,
              progress: ProgressFn | None = None, gpu: bool | None = None,
              gate_fn: Callable[..., GateRecord] | None = None, use_cache: bool = True,
              unverified: bool = False, min_gain: float = MIN_GAIN, model: str | None = None,
-             seed: int = 0) -> OptimizeResult:
+             seed: int = 0, include_slower: bool = False) -> OptimizeResult:
     """Optimize one kernel with skills under the gate (see the module doc).
 
     ``gpu`` forces the mode (None: ask the driver); ``gate_fn`` replaces ``klc.gate.gate``
     (same signature; tests script it); ``cache_dir`` is where gate records are kept
-    (default ``$KLC_CACHE_DIR/gate``); ``use_cache=False`` runs every trial."""
+    (default ``$KLC_CACHE_DIR/gate``); ``use_cache=False`` runs every trial;
+    ``include_slower`` tries the skills whose card's verdict is "slower" too (ranked last)."""
     from klc.frontend import check_text, parse_bytes
     from klc.gate import gate, gpu_status
     from klc.gate.cache import CachedGate, GateCache, device_name
@@ -626,8 +671,8 @@ def optimize(source: bytes, path: str, *, skills: list[Rule] | None = None,
     skills = [r for r in skills if r.kind == "skill"] or list(skills)
     device_arch, no_gpu = gpu_status()
     target = resolve_arch(arch) if arch else (device_arch or resolve_arch(None))
-    fill = make_filler(filler, model=model, arch=target, seed=seed) \
-        if isinstance(filler, str) else filler
+    fill = make_filler(filler, model=model, arch=target, seed=seed,
+                       include_slower=include_slower) if isinstance(filler, str) else filler
     has_gpu = gpu if gpu is not None else device_arch is not None
     result = OptimizeResult(path=path, original=source, source=source, changed=False,
                             verified=False, mode="gpu", budget=budget, target_sol=target_sol,
@@ -637,12 +682,12 @@ def optimize(source: bytes, path: str, *, skills: list[Rule] | None = None,
         why = ("the file has no klc-spec block, so the gate does not know how to launch it "
                "(see docs/spec.md)" if spec is None else no_gpu or "no GPU")
         return _static(result, unit, spec, skills, fill, target, gate_fn, unverified, why,
-                       progress)
+                       progress, include_slower)
 
     cache = GateCache.open(cache_dir) if use_cache else None
     runner = CachedGate(cache, gate_fn, target, device_name())
     loop = _Loop(source, path, skills, fill, budget, target_sol, target, runner, progress,
-                 min_gain)
+                 min_gain, include_slower)
     loop.emit("start", kernel=path)
     base_rec, hit = loop.gate(source, None)
     base = summarize(base_rec)
@@ -667,8 +712,10 @@ def optimize(source: bytes, path: str, *, skills: list[Rule] | None = None,
             for sk, c in getattr(fill, "refusals", [])]
         result.usage = {"filler": fill.name, **fill.usage(), "gate_trials": loop.used,
                         "cache_hits": loop.hits}
+        result.skipped = list(loop.skipped.values())
     result.stop_reason = why
     result.notes.extend(loop.notes)
+    result.notes.extend(_skipped_notes(loop.skipped, skills))
     if final.source == source:
         result.notes.append(f"nothing improved the kernel: {why}")
         loop.emit("done", changed=False)
@@ -708,7 +755,7 @@ def _reverify(result: OptimizeResult, loop: _Loop, final: _Version, original: by
 
 def _static(result: OptimizeResult, unit: Unit, spec: Any, skills: list[Rule], fill: Filler,
             arch: str, gate_fn: Callable[..., GateRecord], unverified: bool, why: str,
-            progress: ProgressFn | None) -> OptimizeResult:
+            progress: ProgressFn | None, include_slower: bool = False) -> OptimizeResult:
     """No GPU or no spec: sites, hole values, static checks and the gate's compile; nothing
     verified, nothing timed, nothing claimed."""
     result.mode = "static"
@@ -718,10 +765,15 @@ def _static(result: OptimizeResult, unit: Unit, spec: Any, skills: list[Rule], f
                         "claimed")
     if progress:
         progress("start", {"used": 0, "budget": 0, "kernel": result.path})
-    sites = candidate_sites(unit, skills, spec)
-    sites.sort(key=lambda s: (-(card_speedup(s.rule) or 1.0), s.match.start, s.rule.name))
+    sites = candidate_sites(unit, skills, spec, include_slower=True)
+    skipped: dict[str, dict[str, Any]] = {}
+    if not include_slower:
+        sites = skip_slower(sites, skipped)
+    sites.sort(key=site_rank)
+    result.skipped = list(skipped.values())
+    result.notes.extend(_skipped_notes(skipped, skills))
     if not sites:
-        result.stop_reason = "no skill applies"
+        result.stop_reason = _none_applies(skipped)
     for target in build_targets(sites, set()):
         site = target.site
         req = FillRequest(site.rule, site, unit, spec, history=[], budget=1)

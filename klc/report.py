@@ -73,6 +73,7 @@ def site_json(site: Any) -> dict[str, Any]:
         "why_not": site.reason or None,
         "refused_by": site.stage or None,
         "intent": site.rule.card.intent or site.rule.description,
+        "verdict": site.rule.card.verdict or None,  # a learned card's; None: hand-written
         "holes": {n: _hole_json(h) for n, h in site.rule.holes.items()},
         "bindings": {n: binding_json(m.unit, b) for n, b in m.bindings.items()},
     }

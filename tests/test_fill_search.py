@@ -22,6 +22,8 @@ from klc.rules import Rule, load_rules
 
 ROOT = Path(__file__).resolve().parents[1]
 SIGMOID = ROOT / "bench" / "examples" / "sigmoid.cu"
+# fixed skills written for the tests, whose cards the tests control (not the learned library)
+SKILLS = ROOT / "tests" / "data" / "skills"
 
 SPEC = """/* klc-spec
 kernel: rows
@@ -126,6 +128,12 @@ def rules(tmp_path: Path) -> dict[str, Rule]:
     return {r.name: r for r in load_rules(path)}
 
 
+def fixed_skill(name: str) -> Rule:
+    from klc.library import load_rule_paths
+
+    return next(r for r in load_rule_paths([str(SKILLS)]) if r.name == name)
+
+
 def site_of(source: bytes, rule: Rule, path: str = "k.cu") -> tuple[Site, object]:
     unit = parse_bytes(source, path)
     sites = candidate_sites(unit, [rule], spec_of(unit))
@@ -185,10 +193,8 @@ def test_value_that_does_not_compile_is_refused(rules: dict[str, Rule]) -> None:
 
 
 def test_launch_bounds_below_the_block_are_refused() -> None:
-    from klc.library import default_skill_dirs, load_rule_paths
-
-    rule = next(r for r in load_rule_paths(default_skill_dirs())
-                if r.name == "add_launch_bounds")
+    rule = fixed_skill("add_launch_bounds")
+    assert card_values(rule, "threads", rule.holes["threads"]) == ["256"]  # the premise
     source = read_source(SIGMOID)
     filler = SearchFiller(arch="sm_90")
     site, unit = site_of(source, rule, str(SIGMOID))
@@ -212,10 +218,7 @@ def test_history_is_never_proposed_again(rules: dict[str, Rule]) -> None:
 
 
 def test_rule_without_holes_is_proposed_once() -> None:
-    from klc.library import default_skill_dirs, load_rule_paths
-
-    rule = next(r for r in load_rule_paths(default_skill_dirs())
-                if r.name == "precise_exp_to_fast")
+    rule = fixed_skill("precise_exp_to_fast")
     source = read_source(SIGMOID)
     site, unit = site_of(source, rule, str(SIGMOID))
     filler = SearchFiller(arch="sm_90")
@@ -271,3 +274,53 @@ def test_bad_value_from_elsewhere_is_refused_statically(rules: dict[str, Rule]) 
     assert not check.ok and check.stage == "values" and "not in {2, 4, 8, 16}" in check.reason
     check = static_check(req.unit, req.site, {"nope": "1"}, req.spec, "sm_90")
     assert not check.ok and "no hole ?nope" in check.reason
+
+
+# --------------------------------------------------------------------------------------
+# Verdicts
+
+
+def _verdict(rule: Rule, verdict: str, effect: tuple[str, ...] | None = None) -> Rule:
+    from dataclasses import replace
+
+    card = replace(rule.card, verdict=verdict)
+    return replace(rule, card=card if effect is None else replace(card, effect=effect))
+
+
+def test_slower_skill_is_never_proposed() -> None:
+    rule = _verdict(fixed_skill("add_launch_bounds"), "slower")
+    source = read_source(SIGMOID)
+    unit = parse_bytes(source, str(SIGMOID))
+    assert candidate_sites(unit, [rule], spec_of(unit)) == []
+    sites = candidate_sites(unit, [rule], spec_of(unit), include_slower=True)
+    assert [s.rule.name for s in sites] == ["add_launch_bounds"]
+    req = FillRequest(rule, sites[0], unit, spec_of(unit), budget=30)
+    filler = SearchFiller(arch="sm_90")
+    assert filler.propose(req, 3) == []
+    assert '"slower"' in filler.last_reason and "--include-slower" in filler.last_reason
+    assert filler.usage()["static_checks"] == 0  # nothing was even checked
+    filler = SearchFiller(arch="sm_90", include_slower=True)
+    assert [v["threads"] for v in filler.propose(req, 3)] == ["256", "512", "1024"]
+
+
+def test_site_rank_orders_by_verdict_then_speedup_then_source() -> None:
+    from klc.fill.search import site_rank
+
+    unit = parse_bytes(read_source(SIGMOID), str(SIGMOID))
+    bounds, exp = fixed_skill("add_launch_bounds"), fixed_skill("precise_exp_to_fast")
+
+    def order(*rules: Rule) -> list[str]:
+        sites = candidate_sites(unit, list(rules), spec_of(unit), include_slower=True)
+        return [s.rule.name for s in sorted(sites, key=site_rank)]
+
+    names = ["add_launch_bounds", "precise_exp_to_fast"]
+    assert order(bounds, exp) == names  # same verdict, no speedup: source order
+    assert order(bounds, _verdict(exp, "faster")) == names[::-1]
+    assert order(_verdict(bounds, "neutral"), exp) == names[::-1]
+    assert order(_verdict(bounds, "neutral"), _verdict(exp, "")) == names[::-1]
+    assert order(_verdict(bounds, "slower"), _verdict(exp, "neutral")) == names[::-1]
+    # the speedup decides between equal verdicts, never across them
+    assert order(bounds, _verdict(exp, "unmeasured", ("measured: 1.2x on H200",))) == \
+        names[::-1]
+    assert order(_verdict(bounds, "faster", ("faster: 1.1x on H200",)),
+                 _verdict(exp, "unmeasured", ("measured: 1.9x on H200",))) == names

@@ -23,6 +23,9 @@ from klc.rules import Rule, load_rules
 
 ROOT = Path(__file__).resolve().parents[1]
 SIGMOID = ROOT / "bench" / "examples" / "sigmoid.cu"
+# fixed skills written for these tests (their cards are the tests' premises); the shipped
+# library is learned and regenerated, so only test_real_library_static_path uses it
+SKILLS = ROOT / "tests" / "data" / "skills"
 
 
 @pytest.fixture(autouse=True)
@@ -84,6 +87,7 @@ class FakeGate:
 
 def run(gate: FakeGate, source: bytes | None = None, **kw: Any) -> Any:
     kw.setdefault("use_cache", False)
+    kw.setdefault("skills", _skills())
     return optimize(source or read_source(SIGMOID), str(SIGMOID), gpu=True, gate_fn=gate,
                     arch="sm_90", **kw)
 
@@ -266,25 +270,167 @@ def test_rule_is_tried_at_all_its_sites_first_then_one_by_one() -> None:
 
 
 def test_card_effect_ranks_sites() -> None:
-    rules = _skills()
-    rules = [_with_effect(r, "measured: 1.5x on H200") if r.name == "add_launch_bounds" else r
-             for r in rules]
+    # by source order the launch bounds (the function, line 14) come before the exp (line 17)
+    gate = FakeGate({"__expf": 1.3})
+    run(gate, budget=2)
+    assert b"__launch_bounds__" in gate.calls[1]["candidate"]  # calls[0] is the original
+    # a card's measured speedup goes before source order (same verdict)
+    rules = [_with_card(r, effect=("measured: 1.5x on H200",))
+             if r.name == "precise_exp_to_fast" else r for r in _skills()]
     gate = FakeGate({"__expf": 1.3})
     run(gate, skills=rules, budget=3)
-    first = gate.calls[1]["candidate"]  # calls[0] is the original
-    assert b"__launch_bounds__" in first and b"__expf" not in first
+    first = gate.calls[1]["candidate"]
+    assert b"__expf" in first and b"__launch_bounds__" not in first
 
 
 def _skills() -> list[Rule]:
-    from klc.library import default_skill_dirs, load_rule_paths
+    from klc.library import load_rule_paths
 
-    return load_rule_paths(default_skill_dirs())
+    return load_rule_paths([str(SKILLS)])
 
 
-def _with_effect(rule: Rule, effect: str) -> Rule:
+def _with_card(rule: Rule, **card: Any) -> Rule:
     from dataclasses import replace
 
-    return replace(rule, card=replace(rule.card, effect=(effect,)))
+    return replace(rule, card=replace(rule.card, **card))
+
+
+def _verdicts(**verdicts: str) -> list[Rule]:
+    """The test skills, with these skills' card verdicts."""
+    return [_with_card(r, verdict=verdicts[r.name]) if r.name in verdicts else r
+            for r in _skills()]
+
+
+def _first_skill(gate: FakeGate) -> str:
+    first = gate.calls[1]["candidate"]  # calls[0] is the original
+    return "add_launch_bounds" if b"__launch_bounds__" in first else "precise_exp_to_fast"
+
+
+# --------------------------------------------------------------------------------------
+# Verdicts: faster, then unmeasured, then neutral; slower skipped with a note
+
+
+@pytest.mark.parametrize(("verdicts", "first"), [
+    ({}, "add_launch_bounds"),  # both unmeasured: source order
+    ({"precise_exp_to_fast": "faster"}, "precise_exp_to_fast"),
+    ({"add_launch_bounds": "neutral"}, "precise_exp_to_fast"),
+    ({"add_launch_bounds": "neutral", "precise_exp_to_fast": "faster"}, "precise_exp_to_fast"),
+    ({"add_launch_bounds": "faster", "precise_exp_to_fast": "neutral"}, "add_launch_bounds"),
+    ({"add_launch_bounds": "neutral", "precise_exp_to_fast": ""}, "precise_exp_to_fast"),
+])
+def test_verdict_ranks_skills(verdicts: dict[str, str], first: str) -> None:
+    gate = FakeGate({})
+    run(gate, skills=_verdicts(**verdicts), budget=2)
+    assert _first_skill(gate) == first
+
+
+def test_verdict_goes_before_the_cards_speedup() -> None:
+    rules = [_with_card(r, effect=("neutral (within the noise): 1.5x on H200",),
+                        verdict="neutral") if r.name == "add_launch_bounds" else r
+             for r in _verdicts(precise_exp_to_fast="unmeasured")]
+    gate = FakeGate({})
+    run(gate, skills=rules, budget=2)
+    assert _first_skill(gate) == "precise_exp_to_fast"
+
+
+def test_slower_skill_is_skipped_with_a_note() -> None:
+    rules = _verdicts(precise_exp_to_fast="slower")
+    gate = FakeGate({"__expf": 1.3})  # it would win here: the card is what keeps it out
+    result = run(gate, skills=rules)
+    assert all(b"__expf" not in c["candidate"] for c in gate.calls)
+    assert all(t.skill != "precise_exp_to_fast" for t in result.trials)
+    assert not result.changed  # nothing else is faster
+    assert [(s["skill"], s["verdict"]) for s in result.skipped] == \
+        [("precise_exp_to_fast", "slower")]
+    assert result.skipped[0]["sites"] == [f"{SIGMOID}:17:31"]
+    note = next(n for n in result.notes if "precise_exp_to_fast" in n)
+    assert '"slower"' in note and "--include-slower" in note and f"{SIGMOID}:17:31" in note
+    assert result.to_json()["skipped_slower"] == result.skipped
+    assert "--include-slower" in to_markdown(result)
+    # asked for: tried (ranked last) and kept, since it is faster here
+    gate = FakeGate({"__expf": 1.3})
+    result = run(gate, skills=rules, include_slower=True)
+    assert _first_skill(gate) == "add_launch_bounds" and not result.skipped
+    assert result.changed and [s.skill for s in result.steps] == ["precise_exp_to_fast"]
+
+
+def test_only_slower_skills_apply() -> None:
+    rules = _verdicts(precise_exp_to_fast="slower", add_launch_bounds="slower")
+    gate = FakeGate({"__expf": 1.3})
+    result = run(gate, skills=rules)
+    assert len(gate.calls) == 1 and not result.changed  # the original alone
+    assert "measured slower" in result.stop_reason and "--include-slower" in result.stop_reason
+    assert {s["skill"] for s in result.skipped} == {"precise_exp_to_fast", "add_launch_bounds"}
+
+
+def test_static_path_skips_slower_skills() -> None:
+    rules = _verdicts(add_launch_bounds="slower", precise_exp_to_fast="faster")
+    result = optimize(read_source(SIGMOID), str(SIGMOID), gpu=False, arch="sm_90",
+                      skills=rules)
+    assert [c["skill"] for c in result.static_candidates] == ["precise_exp_to_fast"]
+    assert [s["skill"] for s in result.skipped] == ["add_launch_bounds"]
+    assert any("add_launch_bounds" in n and "--include-slower" in n for n in result.notes)
+    result = optimize(read_source(SIGMOID), str(SIGMOID), gpu=False, arch="sm_90",
+                      skills=rules, include_slower=True)
+    # ranked: the faster one first, the slower one last
+    assert [c["skill"] for c in result.static_candidates] == ["precise_exp_to_fast",
+                                                              "add_launch_bounds"]
+
+
+def _skills_folder(tmp_path: Path, **verdicts: str) -> Path:
+    """A copy of the test skills with these card verdicts, as files (for the commands)."""
+    folder = tmp_path / "skills"
+    folder.mkdir()
+    for path in SKILLS.glob("*.rule"):
+        text = path.read_text()
+        for name, verdict in verdicts.items():
+            if f"rule {name} " in text:
+                text = text.replace('verdict: "unmeasured"', f'verdict: "{verdict}"')
+        (folder / path.name).write_text(text)
+    return folder
+
+
+def test_command_include_slower(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                capsys: pytest.CaptureFixture[str]) -> None:
+    folder = _skills_folder(tmp_path, precise_exp_to_fast="slower")
+    _fake_gpu(monkeypatch, FakeGate({"__expf": 1.3}))
+    argv = ["optimize", str(SIGMOID), "--no-cache", "--skills", str(folder), "--json"]
+    assert main(argv) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert [s["skill"] for s in data["skipped_slower"]] == ["precise_exp_to_fast"]
+    assert main([*argv, "--include-slower"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["steps"][0]["skill"] == "precise_exp_to_fast" and not data["skipped_slower"]
+
+
+def test_list_shows_verdicts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = _skills_folder(tmp_path, precise_exp_to_fast="slower",
+                            add_launch_bounds="faster")
+    assert main(["list", str(SIGMOID), "--skills", str(folder)]) == 0
+    out = capsys.readouterr().out
+    lines = {ln.split(": ", 1)[1].split(" (")[0]: ln for ln in out.splitlines()
+             if ln.startswith(str(SIGMOID))}
+    assert "precise_exp_to_fast (when not: measured slower) (" in lines["precise_exp_to_fast"]
+    assert "add_launch_bounds (measured faster) (" in lines["add_launch_bounds"]
+    assert main(["list", str(SIGMOID), "--skills", str(folder), "--json"]) == 0
+    sites = json.loads(capsys.readouterr().out)
+    assert {s["rule"]: s["verdict"] for s in sites} == {
+        "precise_exp_to_fast": "slower", "add_launch_bounds": "faster"}
+    # a hand-written rule has no verdict: nothing shown, null in the JSON
+    hand = tmp_path / "hand.rule"
+    hand.write_text((SKILLS / "fast_math.rule").read_text().replace(
+        '    verdict: "unmeasured"\n', ""))
+    assert main(["list", str(SIGMOID), "--skills", str(hand), "--json"]) == 0
+    assert [s["verdict"] for s in json.loads(capsys.readouterr().out)] == [None]
+    assert main(["list", str(SIGMOID), "--skills", str(hand)]) == 0
+    assert f"precise_exp_to_fast ({hand}:3)" in capsys.readouterr().out
+    # --all: the verdict beside a refused match too (no spec: the block size is unknown)
+    nospec = tmp_path / "nospec.cu"
+    source = read_source(SIGMOID)
+    nospec.write_bytes(source[source.index(b"*/") + 3:])
+    assert main(["list", str(nospec), "--skills", str(folder), "--all"]) == 0
+    out = capsys.readouterr().out
+    assert "add_launch_bounds (measured faster) (" in out and "not applicable" in out
 
 
 # --------------------------------------------------------------------------------------
@@ -330,7 +476,8 @@ def test_cache_keeps_only_decided_records(tmp_path: Path) -> None:
 
 
 def test_sigmoid_without_gpu_lists_compile_clean_candidates() -> None:
-    result = optimize(read_source(SIGMOID), str(SIGMOID), gpu=False, arch="sm_90")
+    result = optimize(read_source(SIGMOID), str(SIGMOID), gpu=False, arch="sm_90",
+                      skills=_skills())
     assert result.mode == "static" and not result.changed and not result.verified
     assert result.trials_used == 0 and not result.steps
     got = {(c["skill"], tuple(c["values"].items())) for c in result.static_candidates}
@@ -344,10 +491,37 @@ def test_sigmoid_without_gpu_lists_compile_clean_candidates() -> None:
     assert "static only" in to_markdown(result)
 
 
+def test_real_library_static_path() -> None:
+    """The shipped (learned, regenerated) library on sigmoid without a GPU: only properties
+    that hold whatever its cards say."""
+    from klc.fill.search import candidate_sites
+    from klc.frontend import parse_bytes
+    from klc.library import default_skill_dirs, load_rule_paths
+    from klc.pipeline import spec_of
+
+    library = {r.name: r for r in load_rule_paths(default_skill_dirs())}
+    result = optimize(read_source(SIGMOID), str(SIGMOID), gpu=False, arch="sm_90")
+    assert result.mode == "static" and not result.changed and result.trials_used == 0
+    for c in result.static_candidates:
+        assert c["skill"] in library and library[c["skill"]].kind == "skill"
+        assert library[c["skill"]].card.verdict != "slower"
+        assert c["ok"] and c["gate"]["verdict"] == "compiled"  # NVRTC compiled it
+    # every skill that applies is accounted for: a candidate, refused statically, skipped as
+    # slower, or a note saying why no value was proposed
+    unit = parse_bytes(read_source(SIGMOID), str(SIGMOID))
+    applies = {s.rule.name for s in candidate_sites(unit, list(library.values()),
+                                                    spec_of(unit), include_slower=True)}
+    assert applies  # a block size and an expf: some skill of any library applies
+    seen = {c["skill"] for c in [*result.static_candidates, *result.static_refusals,
+                                 *result.skipped]}
+    notes = " ".join(result.notes)
+    assert all(name in seen or name in notes for name in applies)
+
+
 def test_kernel_without_spec_runs_the_static_part() -> None:
     source = read_source(SIGMOID)
     source = source[source.index(b"*/") + 3:]  # the spec block removed
-    result = optimize(source, "nospec.cu", gpu=True, arch="sm_90")
+    result = optimize(source, "nospec.cu", gpu=True, arch="sm_90", skills=_skills())
     assert result.mode == "static" and "no klc-spec block" in result.notes[0]
     # without a spec the block size is unknown, so add_launch_bounds does not apply
     assert [c["skill"] for c in result.static_candidates] == ["precise_exp_to_fast"]
@@ -356,7 +530,7 @@ def test_kernel_without_spec_runs_the_static_part() -> None:
 
 def test_unverified_writes_the_first_candidate() -> None:
     result = optimize(read_source(SIGMOID), str(SIGMOID), gpu=False, arch="sm_90",
-                      unverified=True)
+                      unverified=True, skills=_skills())
     assert result.changed and not result.verified
     assert result.source != result.original
     assert "NOT verified" in result.notes[-1]
@@ -399,7 +573,7 @@ def test_command_improves_writes_and_reports(tmp_path: Path, monkeypatch: pytest
     _fake_gpu(monkeypatch, FakeGate({"__expf": 1.3}))
     out, report = tmp_path / "out.cu", tmp_path / "report.json"
     rc = main(["optimize", str(SIGMOID), "-o", str(out), "--report", str(report),
-               "--no-cache"])
+               "--no-cache", "--skills", str(SKILLS)])
     assert rc == 0
     assert b"__expf(" in out.read_bytes()
     data = json.loads(report.read_text())
@@ -414,7 +588,8 @@ def test_command_nothing_improved_exits_1(tmp_path: Path, monkeypatch: pytest.Mo
     report = tmp_path / "r.md"
     kernel = tmp_path / "k.cu"
     kernel.write_bytes(read_source(SIGMOID))
-    rc = main(["optimize", str(kernel), "--in-place", "--report", str(report), "--no-cache"])
+    rc = main(["optimize", str(kernel), "--in-place", "--report", str(report), "--no-cache",
+               "--skills", str(SKILLS)])
     assert rc == 1
     assert kernel.read_bytes() == read_source(SIGMOID)  # nothing written
     assert "**not changed**" in report.read_text()
@@ -425,7 +600,7 @@ def test_command_without_gpu_json(monkeypatch: pytest.MonkeyPatch,
     import klc.gate
 
     monkeypatch.setattr(klc.gate, "gpu_status", lambda: (None, "no GPU (test)"))
-    rc = main(["optimize", str(SIGMOID), "--json"])
+    rc = main(["optimize", str(SIGMOID), "--json", "--skills", str(SKILLS)])
     assert rc == 1
     data = json.loads(capsys.readouterr().out)
     assert data["mode"] == "static" and len(data["static_candidates"]) == 2

@@ -52,6 +52,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument("--no-cache", action="store_true",
                    help="run every gate trial, even those recorded in the gate cache")
     p.add_argument("--seed", type=int, default=0, help="seed of the search's sampler")
+    p.add_argument("--include-slower", action="store_true",
+                   help="also try the skills whose card's verdict is 'slower' (measured "
+                   "slower wherever measured; by default they are skipped, with a note)")
 
 
 def _check_outputs(args: argparse.Namespace) -> None:
@@ -89,7 +92,8 @@ def run(args: argparse.Namespace) -> int:
         result = optimize(source, args.kernel, skills=rules, filler=args.filler,
                           model=args.model, budget=args.budget, target_sol=args.target_sol,
                           arch=args.arch, progress=bar.update, use_cache=not args.no_cache,
-                          unverified=args.unverified, seed=args.seed)
+                          unverified=args.unverified, seed=args.seed,
+                          include_slower=args.include_slower)
     data = result.to_json()
     if args.report:
         text = json.dumps(data, indent=2) if args.report.lower().endswith(".json") \

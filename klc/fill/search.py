@@ -17,6 +17,11 @@ Static constraints (CPU only, before any GPU trial; :func:`static_check`):
 - divisibility: a launch edit that divides the block (``block.x /= ?warps``) needs a block
   dimension divisible by the value.
 
+Skills: a learned card's ``verdict`` ranks them (:func:`site_rank`): ``faster`` first, then
+``unmeasured`` (and hand-written rules, which have none), then ``neutral``; ``slower`` (measured
+slower wherever it was measured: "when not" knowledge) is never recommended, neither by
+:func:`candidate_sites` nor by the filler, unless the caller asks (``include_slower``).
+
 Ranking: for each hole, its default first, then the values the skill card mentions (its
 measured effects and provenance: ``?factor = 8``, ``factor 8``, then other integers of the
 domain written there), then the rest of the domain by closeness to those (in log2 for
@@ -106,12 +111,41 @@ def hole_dependent(rule: Rule) -> bool:
         any(c.name == "smem_fits" for c in calls(rule.guard))
 
 
-def candidate_sites(unit: Unit, rules: list[Rule], spec: Any | None) -> list[Site]:
+# the order in which skills are recommended, by their card's verdict ("" : a hand-written
+# rule, which has none, ranks with the unmeasured ones); "slower" is last, and only ranked at
+# all when the caller asked to include slower skills
+VERDICT_RANK = {"faster": 0, "unmeasured": 1, "": 1, "neutral": 2, "slower": 3}
+
+
+def is_slower(rule: Rule) -> bool:
+    """Whether the rule's card says it was measured slower wherever it was measured."""
+    return rule.card.verdict == "slower"
+
+
+def slower_note(rule: Rule) -> str:
+    """Why a slower skill is not recommended, and how to try it anyway."""
+    return (f"{rule.name} ({rule.location}): not recommended: its card's verdict is "
+            "\"slower\" (measured slower wherever it was measured); --include-slower tries it")
+
+
+def site_rank(site: Site) -> tuple[int, float, int, str]:
+    """The sort key of a site: its card's verdict (faster, unmeasured, neutral, slower), then
+    its best measured speedup (unmeasured: 1.0x), then source order."""
+    rule = site.rule
+    return (VERDICT_RANK.get(rule.card.verdict, 1), -(card_speedup(rule) or 1.0),
+            site.match.start, rule.name)
+
+
+def candidate_sites(unit: Unit, rules: list[Rule], spec: Any | None, *,
+                    include_slower: bool = False) -> list[Site]:
     """Where the rules may apply: the applicable sites, and the sites refused only by a guard
     that reads a hole (``find_sites`` judges those at the default values; the filler tries
-    the others, and ``static_check`` judges each assignment again)."""
+    the others, and ``static_check`` judges each assignment again). Skills whose verdict is
+    ``slower`` are left out unless ``include_slower``."""
     from klc.pipeline import find_sites
 
+    if not include_slower:
+        rules = [r for r in rules if not is_slower(r)]
     return [s for s in find_sites(unit, rules, None, spec)
             if s.ok or (s.stage == "guard" and hole_dependent(s.rule))]
 
@@ -427,8 +461,9 @@ class SearchFiller:
     name = "search"
 
     def __init__(self, *, arch: str | None = None, seed: int = 0, use_optuna: bool = True,
-                 static: bool = True) -> None:
+                 static: bool = True, include_slower: bool = False) -> None:
         self._arch = arch
+        self.include_slower = include_slower
         self.seed = seed
         self.use_optuna = use_optuna
         self.static = static
@@ -451,6 +486,10 @@ class SearchFiller:
     def propose(self, req: FillRequest, k: int) -> list[dict[str, str]]:
         self.last_reason = ""
         rule = req.rule
+        if is_slower(rule) and not self.include_slower:
+            self.strategy = "none"
+            self.last_reason = slower_note(rule)
+            return []
         missing = open_holes_without_default(rule)
         if missing:
             self.strategy = "none"
