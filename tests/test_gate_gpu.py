@@ -1,5 +1,6 @@
 """The gate on a real GPU: a correct rewrite passes; six kinds of bad candidate are each
-rejected with the right reason, and the gate goes on after each (run on the device machine:
+rejected with the right reason, and the gate goes on after each; the persistent worker and
+one process per trial agree (run on the device machine:
 ``python3 -m pytest -m gpu tests/test_gate_gpu.py``)."""
 
 from __future__ import annotations
@@ -9,8 +10,10 @@ from pathlib import Path
 
 import pytest
 
+import klc.gate.worker as worker_mod
 from klc.frontend import read_source
 from klc.gate import GateRecord, gate
+from klc.gate.profile import Budget
 
 pytestmark = pytest.mark.gpu
 
@@ -24,7 +27,10 @@ def _cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """A fresh cache, so that compiling and the device figures are exercised, not reused."""
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("KLC_CACHE_DIR", str(tmp_path_factory.mktemp("klc-cache")))
+        mp.delenv("KLC_GATE_ISOLATION", raising=False)
+        worker_mod.pool().shutdown()  # workers started from here see this cache
         yield
+        worker_mod.pool().shutdown()
 
 
 def run_gate(candidate: Path, reference: Path | None = AXPY, **kw: object) -> GateRecord:
@@ -40,7 +46,7 @@ def test_correct_rewrite_passes() -> None:
     assert len(verify["seeds"]) >= 3 and len(verify["sizes"]) >= 2
     assert any(v % 256 for s in verify["sizes"] for v in s.values())  # a ragged size ran
     prof = rec.stages["profile"].data
-    assert prof["series"]["candidate"]["runs"] >= 20
+    assert prof["series"]["candidate"]["runs"] >= Budget().min_runs
     assert 0 < prof["sol"]["pct_of_sol"] < 100 / 0.9
     assert prof["speedup"] > 0
     assert rec.device
@@ -107,3 +113,99 @@ def test_claiming_more_work_than_done_is_impossible(tmp_path: Path) -> None:
     rec = run_gate(path, None)
     assert rec.verdict == "failed"
     assert "impossible time" in rec.stages["profile"].reason
+
+
+# -- the persistent worker against one process per trial -----------------------------------
+
+WRONG = b"z[i] = a * x[i] + y[i];"
+
+
+def _wrong_result(tmp_path: Path) -> Path:
+    src = read_source(AXPY)
+    assert WRONG in src
+    path = tmp_path / "axpy_wrong_result.cu"
+    path.write_bytes(src.replace(WRONG, b"z[i] = a * x[i] - y[i];"))
+    return path
+
+
+BAD = [  # (file, reference, the failing stage, what its reason says)
+    ("axpy_off_by_one.cu", AXPY, "verify", "wrote out of bounds past the end of z"),
+    ("axpy_skip_tail.cu", AXPY, "verify", "left z["),
+    ("axpy_writes_nothing.cu", AXPY, "verify", "left z[0] unwritten"),
+    ("axpy_faults.cu", AXPY, "verify", "CUDA error in the candidate run"),
+    ("axpy_hangs.cu", AXPY, "verify", "timed out after 15 s"),
+    ("reduce_race.cu", EXAMPLES / "reduce_sum.cu", "verify", "differs at partial["),
+]
+
+
+def test_worker_and_process_agree_on_verdicts(tmp_path: Path) -> None:
+    """Good and bad kernels interleaved, many trials on the workers, the same kernels in a
+    process each: the same verdict, the same failing stage, the same kind of reason."""
+    cases = [(DATA / f, ref, st, needle) for f, ref, st, needle in BAD]
+    cases.append((_wrong_result(tmp_path), AXPY, "verify", "candidate differs at z["))
+    good = (DATA / "axpy_coarsened.cu", AXPY, "", "")
+    trials = [c for bad in cases for c in (bad, good)]
+    pool = worker_mod.pool()
+    retired = len(pool.retired)
+    for mode in ("worker", "process"):
+        for path, ref, stage, needle in trials:
+            rec = run_gate(path, ref, isolation=mode, timeout_s=15)
+            what = f"{mode}: {path.name}: {rec.reason}"
+            if not stage:
+                assert rec.verdict == "passed", what
+                assert rec.stages["verify"].data["isolation"] == mode
+                continue
+            assert rec.verdict == "failed", what
+            assert rec.stages[stage].status == "failed", what
+            assert needle in rec.stages[stage].reason, what
+    # a worker was retired after the fault, the hang and the out-of-bounds write only
+    assert len(pool.retired) - retired == 3, pool.retired[retired:]
+
+
+def test_fault_does_not_break_the_next_trial_on_the_worker() -> None:
+    pool = worker_mod.pool()
+    before = pool.ping()["pid"]
+    assert run_gate(DATA / "axpy_coarsened.cu", isolation="worker").passed
+    assert pool.ping()["pid"] == before  # a passing trial keeps the worker
+    bad = run_gate(DATA / "axpy_faults.cu", isolation="worker")
+    assert "CUDA error in the candidate run" in bad.reason
+    after = run_gate(DATA / "axpy_coarsened.cu", isolation="worker")
+    assert after.verdict == "passed", after.reason
+    assert pool.ping()["pid"] != before
+
+
+def test_worker_trials_are_cheap_and_reuse_the_reference() -> None:
+    """Many trials on one worker: inputs made on the device, the reference timed once and
+    then checked, and each trial's profile within its budget (bench/gate_speed.py reports the
+    wall times)."""
+    pool = worker_mod.pool()
+    pid = pool.ping()["pid"]
+    recs = [run_gate(DATA / "axpy_coarsened.cu", isolation="worker") for _ in range(6)]
+    assert all(r.passed for r in recs), [r.reason for r in recs]
+    assert pool.ping()["pid"] == pid
+    profs = [r.stages["profile"].data for r in recs]
+    assert all(p["inputs_made_on"] == "device" for p in profs)
+    assert all(r.stages["verify"].data["inputs_made_on"] == "device" for r in recs)
+    cached = [p["series"]["reference"]["cached"] for p in profs]
+    assert cached.count(True) >= 4, cached  # a drift may re-time it, not every trial
+    for p in profs:
+        b = Budget()
+        for label in ("candidate", "candidate (again)"):
+            t = p["series"][label]
+            assert b.min_runs <= t["runs"] <= b.max_runs
+            assert t["runs"] == b.max_runs or t["runs"] * t["median_ms"] < 3e3 * b.target_s
+
+
+def test_timings_agree_between_modes() -> None:
+    """The same kernels timed by the worker and by a process of their own: medians and
+    speedups agree within a loose margin (what changes is the process, not the kernel)."""
+    got = {}
+    for mode in ("process", "worker", "process", "worker"):
+        rec = run_gate(DATA / "axpy_coarsened.cu", isolation=mode)
+        assert rec.passed, rec.reason
+        got.setdefault(mode, []).append(rec.stages["profile"].data)
+    for key in ("median_ms", "speedup"):
+        w = min(p[key] for p in got["worker"])
+        p_ = min(p[key] for p in got["process"])
+        noise = max(p["noise"] for ps in got.values() for p in ps)
+        assert abs(w - p_) / p_ < max(0.1, 3 * noise), (key, got)

@@ -564,3 +564,24 @@ def test_gate_through_the_worker(fake_gpu: WorkerPool) -> None:
     assert recs[0].verify.data["isolation"] == "worker"  # type: ignore[union-attr]
     assert fake_gpu.started == 2  # the fault retired the first worker
     json.dumps([r.to_json() for r in recs])  # the record stays plain JSON
+
+
+class NoRngDevice(NumpyDevice):
+    """A device without cuRAND: inputs are made on the host and uploaded."""
+
+    def draw(self, seed: int) -> Any:
+        return None
+
+
+def test_inputs_on_the_host_when_the_device_cannot_make_them() -> None:
+    saved: list[dict[str, Any]] = []
+    session = Session(NoRngDevice)
+    job = plan("axpy_fast")
+    retire = JobRunner(session, job, lambda t: None, saved.append).run()
+    result = saved[-1]
+    assert retire == "" and result["stages"]["verify"]["status"] == "passed"
+    assert result["stages"]["verify"]["inputs_made_on"] == "host"
+    assert result["stages"]["profile"]["inputs_made_on"] == "host"
+    # a wrong candidate in the same session still fails, and leaves the session usable
+    wrong = JobRunner(session, plan("axpy_wrong"), lambda t: None, saved.append)
+    assert wrong.run() == "" and "differs at z[" in saved[-1]["stages"]["verify"]["reason"]
