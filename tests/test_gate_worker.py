@@ -585,3 +585,25 @@ def test_inputs_on_the_host_when_the_device_cannot_make_them() -> None:
     # a wrong candidate in the same session still fails, and leaves the session usable
     wrong = JobRunner(session, plan("axpy_wrong"), lambda t: None, saved.append)
     assert wrong.run() == "" and "differs at z[" in saved[-1]["stages"]["verify"]["reason"]
+
+
+def test_report_says_where_the_reference_time_came_from() -> None:
+    from rich.console import Console
+
+    from klc.gate import GateRecord, StageResult
+    from klc.gate.report import print_record
+
+    def shown(ref: dict[str, Any]) -> str:
+        rec = GateRecord("k.cu", "k", "0" * 64, "r.cu", "1" * 64, "sm_90", (), "GPU",
+                         {"profile": StageResult("passed", "median", {
+                             "series": {"reference": ref}})}, verdict="passed")
+        console = Console(record=True, width=200)
+        print_record(rec, console)
+        return console.export_text()
+
+    assert "reference timed earlier in this series (200 runs), checked now: 10 runs, " \
+           "drift +0.4%" in shown({"cached": True, "runs": 200, "check_runs": 10,
+                                   "drift": 0.004})
+    assert "drifted -5.0% from its earlier timing (tolerance 1.0%)" in shown(
+        {"cached": False, "drift": -0.05, "drift_tolerance": 0.01})
+    assert "reference timed" not in shown({"cached": False, "median_ms": 1.0})

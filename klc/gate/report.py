@@ -58,4 +58,12 @@ def _details(stage: str, reason: str, data: dict[str, Any]) -> str:
                        f"fp32 {_fmt_flops(f['peaks_flops'].get('fp32'))}, "
                        f"fp16 {_fmt_flops(f['peaks_flops'].get('fp16'))}"
                        + (" (cached)" if f.get("cached") else ""))
+    ref = data.get("series", {}).get("reference", {})
+    if ref.get("cached"):
+        text += escape(f"\nreference timed earlier in this series ({ref.get('runs')} runs), "
+                       f"checked now: {ref.get('check_runs')} runs, drift "
+                       f"{100 * ref.get('drift', 0):+.1f}%")
+    elif "drift" in ref:
+        text += escape(f"\nreference timed again: it drifted {100 * ref['drift']:+.1f}% from "
+                       f"its earlier timing (tolerance {100 * ref['drift_tolerance']:.1f}%)")
     return text
