@@ -607,3 +607,22 @@ def test_report_says_where_the_reference_time_came_from() -> None:
     assert "drifted -5.0% from its earlier timing (tolerance 1.0%)" in shown(
         {"cached": False, "drift": -0.05, "drift_tolerance": 0.01})
     assert "reference timed" not in shown({"cached": False, "median_ms": 1.0})
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "int32", "float64"])
+def test_compare_equal_bits_and_near_values(dtype: str) -> None:
+    """Equal bits pass at once (even both poisoned); the full check still catches the rest."""
+    from klc.gate.verify import compare, make_data, poison, storage_dtype
+
+    ref = make_data({"kind": "normal"}, 1000, dtype, np.random.default_rng(1))
+    ref[:10] = poison(10, dtype)  # the reference did not write these either
+    assert compare("z", ref.copy(), ref, dtype, 1, (1e-4, 1e-6)) is None
+    bad = ref.copy()
+    bad[500] = bad[501]
+    m = compare("z", bad, ref, dtype, 1, (1e-4, 1e-6))
+    assert m is not None and m.index == 500
+    hole = ref.copy()
+    hole[20] = poison(1, dtype)[0]
+    m = compare("z", hole, ref, dtype, 1, (1e-4, 1e-6))
+    assert m is not None and m.index == 20 and m.kind == "unwritten"
+    assert storage_dtype(dtype).itemsize in (1, 2, 4, 8)
