@@ -15,7 +15,7 @@ what=("$@")
 [ ${#what[@]} -eq 0 ] && what=(all)
 want() { for w in "${what[@]}"; do [ "$w" = "$1" ] || [ "$w" = all ] && return 0; done; return 1; }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/device.txt"
-export KLC_CACHE_DIR="$out/cache"
+export KLC_CACHE_DIR="${KLC_CACHE_DIR:-/tmp/klc-cache}"
 if want tests; then
   python3 -m pytest -m gpu -q -p no:cacheprovider --durations=10 2>&1 | tail -40 | tee "$out/gpu_tests.txt"
   python3 bench/gate_speed.py 2>&1 | tee "$out/gate_speed.txt"
