@@ -85,8 +85,8 @@ def main() -> int:
         print(f"{args.corpus}: no such folder (make one: python bench/make_corpus.py "
               f"{args.corpus} -n 1000)", file=sys.stderr)
         return 2
-    rules = args.rules or [str(ROOT / "skills")]
-    config = BatchConfig.from_paths(rules)
+    rules = args.rules or ["skills"]
+    config = BatchConfig.from_paths([r if Path(r).exists() else str(ROOT / r) for r in rules])
     n_files = sum(1 for p in args.corpus.rglob("*") if p.suffix in (".cu", ".cuh"))
     mb = sum(p.stat().st_size for p in args.corpus.rglob("*") if p.is_file()) / 1e6
 

@@ -165,10 +165,8 @@ def run(args: argparse.Namespace) -> int:
         if res.diff:
             stdout.write(res.diff)
             stdout.flush()
-        if res.status in FAILED:
-            what = {"parse_failed": "syntax error", "gate_failed": "gate failed"}.get(
-                res.status, "error")
-            progress.console.print(f"klc: [red]{what}[/red]: {escape(res.reason)}",
+        if res.status in FAILED:  # the reason names the file (and line:col) and the cause
+            progress.console.print(f"klc: [red]error[/red]: {escape(res.reason)}",
                                    emoji=False)
 
     with progress:
