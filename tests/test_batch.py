@@ -146,6 +146,17 @@ def test_in_place_keeps_every_byte_outside_the_edits(tmp_path: Path) -> None:
     assert leftovers(src) == []
 
 
+def test_in_place_through_a_symbolic_link_rewrites_its_target(tmp_path: Path) -> None:
+    target = make_tree(tmp_path / "elsewhere", {"k.cu": PLAIN}) / "k.cu"
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "link.cu").symlink_to(target)
+    s = run_batch(config(), BatchOptions([str(src)], mode="in_place",
+                                         journal=str(tmp_path / "j")))
+    assert [r.status for r in s.results] == ["rewritten"]
+    assert (src / "link.cu").is_symlink() and target.read_bytes() == fast(PLAIN)
+
+
 def test_diff_prints_and_writes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]
                                         ) -> None:
     src = make_tree(tmp_path / "src", {"k.cu": PLAIN, "n.cu": NO_MATCH})
