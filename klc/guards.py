@@ -2205,3 +2205,24 @@ def no_block_sharing(ctx: GuardContext, region: str = "kernel") -> Verdict:
         return _no(ctx, f"`__shared__ {sh.type} {sh.name}` ({unit.where(sh.start)}) is shared "
                    f"by the block, in {label}", sh.start)
     return _yes(f"no __syncthreads and no __shared__ memory in {label}", start)
+
+
+# ---- relations between hole values (klc.reverse learns them; the search filler checks them
+# before any other static check, since they need no code: HOLE_RELATIONS)
+
+
+@predicate("is_product", ArgSpec("A", frozenset({"int", "hole"})),
+           ArgSpec("B", frozenset({"int", "hole"})), ArgSpec("C", frozenset({"int", "hole"})))
+def is_product(ctx: GuardContext | None, a: Any, b: Any, c: Any) -> Verdict:
+    """A = B * C, all three integers (hole values or literals): values that a simplification
+    erased together and that were tied at every site it was seen (a tile T walked R rows at
+    a time in T / R steps: ``is_product(?t, ?r, ?factor)``)."""
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in (a, b, c)):
+        return Verdict(False, f"is_product: {a!r}, {b!r}, {c!r} are not all integers", None)
+    if a == b * c:
+        return Verdict(True, f"{a} = {b} * {c}", None)
+    return Verdict(False, f"{a} != {b} * {c} (the values are tied: the first is the product "
+                   "of the other two)", None)
+
+
+HOLE_RELATIONS = frozenset({"is_product"})  # predicates of hole values alone (no code)

@@ -35,7 +35,15 @@ from pathlib import Path
 from typing import Any
 
 from klc.errors import KlcError
-from klc.guards import GuardAnd, GuardCall, GuardExpr, GuardNot, calls, guard_text
+from klc.guards import (
+    GuardAnd,
+    GuardArg,
+    GuardCall,
+    GuardExpr,
+    GuardNot,
+    calls,
+    guard_text,
+)
 from klc.rules import Card, Edit, HoleDecl, Rule, code_refs, load_rules_text, rule_to_text
 
 NOISE = 0.03  # a speedup within 3% (or the profile's own noise, if larger) is "neutral"
@@ -347,6 +355,37 @@ def _fill_holes(inv: Inverse, observations: list[Observation]) -> dict[str, Hole
     return holes
 
 
+def hole_relations(inv: Inverse, observations: list[Observation],
+                   holes: dict[str, HoleDecl]) -> list[GuardCall]:
+    """Relations between the skill's int holes that held at every observed site: one hole
+    the product of two others (``?t = ?r * ?factor``: a tile of T rows walked R at a time in
+    T / R steps). Values a simplification erased together are rarely free: the search would
+    otherwise spend trials on tuples that break the code (rows left unwritten, addresses out
+    of the tile). Each becomes an ``is_product`` guard conjunct, which the search filler
+    judges before anything else (``klc.fill.search.relation_refusal``). A relation is kept
+    only when every observation saw all three holes, and none of the factors was 1 (a
+    product with 1 is an equality that one site may show by chance)."""
+    ints = [n for n in sorted(holes) if holes[n].type == "int"]
+    if len(ints) < 3 or not observations:
+        return []
+    seen: list[dict[str, int]] = []
+    for o in observations:
+        row: dict[str, int] = {}
+        for n in ints:
+            v = observed_value(inv, n, o.step, True if n in inv.undeclared else None)
+            if v is not None and re.fullmatch(r"-?\d+", str(v).strip()):
+                row[n] = int(str(v).strip())
+        seen.append(row)
+    out: list[GuardCall] = []
+    for a in ints:
+        for b, c in itertools.combinations([n for n in ints if n != a], 2):
+            if all(a in r and b in r and c in r and r[b] not in (0, 1) and
+                   r[c] not in (0, 1) and r[a] == r[b] * r[c] for r in seen):
+                out.append(GuardCall("is_product", (GuardArg("hole", a), GuardArg("hole", b),
+                                                    GuardArg("hole", c))))
+    return out
+
+
 # --------------------------------------------------------------------------------------
 # The card
 
@@ -508,7 +547,14 @@ def learn(lineage_dirs: list[str | Path], passes_dir: str | Path | None = None
 def _with_card(item: Learned, lineages: list[tuple[dict[str, Any], Path]]) -> Rule:
     inv, obs = item.inverse, item.observations
     holes = _fill_holes(inv, obs)
-    filled = replace(inv, rule=replace(inv.rule, holes=holes))
+    guard = inv.rule.guard
+    relations = hole_relations(inv, obs, holes)
+    if relations:
+        parts = list(guard.operands) if isinstance(guard, GuardAnd) else \
+            ([guard] if guard is not None else [])
+        guard = GuardAnd(tuple(parts + relations)) if len(parts) + len(relations) > 1 \
+            else relations[0]
+    filled = replace(inv, rule=replace(inv.rule, holes=holes, guard=guard))
     effects = [effect_line(o, filled) for o in obs]
     p = inv.pass_rule
     card = Card(
@@ -522,7 +568,8 @@ def _with_card(item: Learned, lineages: list[tuple[dict[str, Any], Path]]) -> Ru
         provenance=tuple(_provenance(o) for o in obs),
         verdict=verdict_of([k for k, _ in effects]),
     )
-    rule = replace(inv.rule, holes=holes, card=card, path=f"skills/{item.family}.rule")
+    rule = replace(inv.rule, holes=holes, guard=guard, card=card,
+                   path=f"skills/{item.family}.rule")
     text = rule_to_text(rule)
     try:
         loaded = load_rules_text(text, rule.path)

@@ -324,3 +324,32 @@ def test_site_rank_orders_by_verdict_then_speedup_then_source() -> None:
         names[::-1]
     assert order(_verdict(bounds, "faster", ("faster: 1.1x on H200",)),
                  _verdict(exp, "unmeasured", ("measured: 1.9x on H200",))) == names
+
+
+def test_learned_relation_between_holes_is_never_broken() -> None:
+    """rows_per_thread (learned from the transpose walk) ties its holes: ?t = ?factor * ?r
+    (a tile of T rows walked R at a time in T / R steps). The filler proposes only tuples
+    that keep it, with no gate trial and no static check spent on the others."""
+    from klc.fill.search import relation_refusal, space_size
+
+    rule = next(r for r in load_rules(ROOT / "skills" / "smem_tile.rule")
+                if r.name == "rows_per_thread")
+    assert relation_refusal(rule, {"factor": "4", "r": "8", "t": "32"}) == ""
+    assert "is_product" in relation_refusal(rule, {"factor": "4", "r": "4", "t": "32"})
+    assert relation_refusal(rule, {"factor": "4"}) == ""  # ?t and ?r not filled yet
+    every = ranked_assignments(rule)
+    assert every[0] == {"factor": "4", "r": "8", "t": "32"}  # the observed tuple first
+    assert all(int(v["t"]) == int(v["factor"]) * int(v["r"]) for v in every)
+    assert space_size(rule) == len(every) < 5 ** 3
+    path = ROOT / "bench" / "lineages" / "transpose" / "steps" / "06_transpose_tile_to_direct.cu"
+    source = read_source(path)
+    site, unit = site_of(source, rule, str(path))
+    filler = SearchFiller(arch="sm_90", static=False, use_optuna=False)
+    history: list[Trial] = []
+    for _ in range(len(every) + 1):
+        got = filler.propose(FillRequest(rule, site, unit, spec_of(unit), history=history,
+                                         budget=2), 2)
+        for v in got:
+            assert int(v["t"]) == int(v["factor"]) * int(v["r"]), v
+        history += [Trial(v, False, None, "failed") for v in got]
+    assert sorted(map(str, (t.values for t in history))) == sorted(map(str, every))

@@ -255,3 +255,16 @@ def test_committed_skills_are_the_learned_library(monkeypatch: pytest.MonkeyPatc
         assert (ROOT / "skills" / name).read_text() == text, name
     with pytest.raises(KlcError):
         learn([], ROOT / "passes")
+
+
+def test_values_erased_together_keep_their_relation(learned: list[Learned]) -> None:
+    """rows_per_thread_to_one erased T, R and the launch factor together (T = 32, R = 8,
+    factor 4 at every site): the learned skill carries ?t = ?factor * ?r as a guard, and
+    no skill gets a relation its walks did not show."""
+    from klc.guards import calls
+
+    found = {item.rule.name: [tuple(str(a) for a in c.args) for c in calls(item.rule.guard)
+                              if c.name == "is_product"]
+             for item in learned if item.rule.guard is not None}
+    assert found["rows_per_thread"] == [("?t", "?factor", "?r")]
+    assert {n for n, rel in found.items() if rel} == {"rows_per_thread"}

@@ -204,12 +204,16 @@ def _static_check(unit: Unit, site: Site, values: dict[str, str], spec: Any | No
 
 
 GROUPABLE_EDITS = frozenset({"replace", "remove_statement", "add_qualifier",
-                             "remove_qualifier"})
+                             "remove_qualifier", "launch"})
 
 
 def groupable(rule: Rule) -> bool:
     """Whether applying the rule at every site at once is one local change per site (no
-    launch-geometry change, no declaration inserted at the kernel's start)."""
+    declaration inserted at the kernel's start). A launch-geometry change is allowed: the
+    pipeline applies an identical change once for all the sites (``block.y /= 4`` once, as
+    the lineage step that erased it did), which is what a skill that reshapes every loop of
+    a kernel for a smaller block needs; applied at one site alone, the other loops would
+    still assume the old block."""
     return all(e.kind in GROUPABLE_EDITS for e in rule.edits)
 
 
@@ -426,7 +430,47 @@ def open_holes_without_default(rule: Rule) -> list[str]:
     return [n for n, d in rule.holes.items() if d.domain() is None and d.default is None]
 
 
+def hole_relations(rule: Rule) -> list[Any]:
+    """The guard's conjuncts that tie hole values alone (``klc.guards.HOLE_RELATIONS``, such as
+    ``is_product(?t, ?r, ?factor)``, learned by ``klc.reverse``): judged without any code."""
+    from klc.guards import HOLE_RELATIONS, GuardAnd, GuardCall
+
+    if rule.guard is None:
+        return []
+    parts = list(rule.guard.operands) if isinstance(rule.guard, GuardAnd) else [rule.guard]
+    return [c for c in parts if isinstance(c, GuardCall) and c.name in HOLE_RELATIONS
+            and all(a.kind in ("hole", "int") for a in c.args)]
+
+
+def relation_refusal(rule: Rule, values: dict[str, str]) -> str:
+    """Why ``values`` break one of the rule's hole relations ("" when they keep them all, or
+    when a hole a relation reads has no value yet)."""
+    from klc.guards import PREDICATES
+
+    for call in hole_relations(rule):
+        args: list[Any] = []
+        for a in call.args:
+            if a.kind == "hole":
+                v = values.get(str(a.value))
+                if v is None:
+                    break
+                try:
+                    args.append(int(str(v).strip(), 0))
+                except ValueError:
+                    args.append(v)
+            else:
+                args.append(a.value)
+        else:
+            verdict = PREDICATES[call.name].fn(None, *args)
+            if not verdict.ok:
+                return f"{call.name}: {verdict.reason}"
+    return ""
+
+
 def space_size(rule: Rule) -> int:
+    """Assignments of the rule's holes, less those that break a hole relation."""
+    if hole_relations(rule):
+        return len(ranked_assignments(rule))
     return math.prod(len(ranked_values(rule, n, d)) for n, d in rule.holes.items())
 
 
@@ -441,6 +485,8 @@ def ranked_assignments(rule: Rule, limit: int | None = None) -> list[dict[str, s
     combos = itertools.product(*(list(enumerate(lst)) for lst in lists))
     scored = sorted(combos, key=lambda c: (sum(i for i, _ in c), [i for i, _ in c]))
     out = [{n: v for n, (_, v) in zip(names, c, strict=True)} for c in scored]
+    if hole_relations(rule):
+        out = [v for v in out if not relation_refusal(rule, v)]
     return out[:limit] if limit is not None else out
 
 
@@ -537,6 +583,9 @@ class SearchFiller:
         key = _norm(req.rule, values)
         if key is None or key in tried or key in refused or \
                 any(_norm(req.rule, o) == key for o in out):
+            return False
+        if relation_refusal(req.rule, dict(key)):
+            refused.add(key)  # no code to look at: not a static check, not a refusal to note
             return False
         if self.static:
             self._checks += 1
