@@ -1267,7 +1267,7 @@ def run_batch(config: BatchConfig, options: BatchOptions,
                        "--in-place")
     if options.jobs < 1:
         raise KlcError(f"-j {options.jobs}: give at least one job")
-    config.load_rules()  # a rule file that fails to load stops everything here
+    _rules_for(config)  # a rule file that fails to load stops everything here
     if config.optimize:
         optimizer()
     sources, results = plan_sources(options)
