@@ -40,9 +40,20 @@ Budget: every gate call that is not a cache hit counts, passed or failed; static
 cache hits do not. Gate records are cached on disk (``klc.gate.cache``): a re-run, or a run
 resumed after an interruption, spends nothing twice.
 
-A filler's history at a site holds the trials of the current version, and the trials of
-earlier versions that did not improve their version (a value that lost once is not paid for
-again; one that won but was not the round's best is tried again on the new version).
+A filler's history at a site holds what is not worth paying for again on the current
+version. A trial's outcome is evidence about the version it ran on, so:
+
+- every trial of the current version is in it;
+- a trial of an earlier version that improved it (but was not the round's best) is not: it is
+  tried again on the new version;
+- one that failed (verify, compile, a static refusal) is, while the site's matched text is
+  the same; once an accepted step changed that text, it may be tried again;
+- one that passed but was not faster (neutral or slower) is, while the enclosing function's
+  text is the same; once an accepted step changed the function (a tile that was declared
+  but unused became live, so padding it now matters), it is a *retry*: proposed only after
+  the filler has no fresh assignment left at the site (:meth:`_Loop.propose` asks twice),
+  and at most once per accepted step (the retry is a trial of the new version, so it is in
+  the history from then on).
 
 Without a GPU (or without a klc-spec block), nothing can be verified or timed: the static
 part runs (sites, hole values, static checks, the gate's compile and plan), the report lists
@@ -274,6 +285,7 @@ class _Version:
 class _Entry:
     base: str  # sha of the version the trial rewrote
     text: str  # sha of the site's matched text
+    func: str  # sha of the enclosing function's text in that version
     single: bool  # the rule matched once in that function
     trial: Trial
     outcome: str
@@ -301,6 +313,10 @@ class _Target:
     @property
     def text(self) -> str:
         return "*" if self.group > 1 else _text_sha(self.site)
+
+    @property
+    def func(self) -> str:
+        return _func_sha(self.site)
 
 
 @dataclass
@@ -389,6 +405,14 @@ def _text_sha(site: Site) -> str:
     return hashlib.sha256(m.unit.source[m.start:m.end]).hexdigest()[:16]
 
 
+def _func_sha(site: Site) -> str:
+    """The enclosing function's text (the whole file's, for a match outside any function)."""
+    m = site.match
+    f = m.function
+    text = m.unit.source[f.start:f.end] if f is not None else m.unit.source
+    return hashlib.sha256(text).hexdigest()[:16]
+
+
 class _Loop:
     def __init__(self, original: bytes, path: str, rules: list[Rule], filler: Filler,
                  budget: int, target_sol: float, arch: str, runner: Any,
@@ -441,15 +465,29 @@ class _Loop:
     def targets(self, cur: _Version) -> list[_Target]:
         return build_targets(self.ranked_sites(cur), self.split)
 
-    def target_history(self, target: _Target, base: str) -> list[Trial]:
+    def target_history(self, target: _Target, base: str, retry: bool = False
+                       ) -> list[Trial]:
+        """The trials the filler must not propose again at ``target`` on version ``base``
+        (module doc). With ``retry``, the passed-but-not-faster trials of earlier versions
+        whose function has changed since are left out (proposable again)."""
         out = []
+        func = target.func
         for e in self.history.get(target.key, []):
             same_site = e.text == target.text or (target.single and e.single)
             if not same_site:
                 continue
-            if e.base == base or e.outcome != "improved":
+            if e.base == base:
+                out.append(e.trial)
+            elif e.outcome == "failed":
+                if e.text == target.text:  # the site's code is what failed: still excluded
+                    out.append(e.trial)
+            elif e.outcome in ("neutral", "slower") and (not retry or e.func == func):
                 out.append(e.trial)
         return out
+
+    def retryable(self, target: _Target, base: str) -> bool:
+        return len(self.target_history(target, base, retry=True)) < \
+            len(self.target_history(target, base))
 
     # -- one candidate --------------------------------------------------------------
 
@@ -497,7 +535,7 @@ class _Loop:
 
     def remember(self, cur: _Version, target: _Target, trial: Trial, outcome: str) -> None:
         self.history.setdefault(target.key, []).append(
-            _Entry(cur.sha, target.text, target.single, trial, outcome))
+            _Entry(cur.sha, target.text, target.func, target.single, trial, outcome))
         if target.group > 1 and outcome == "failed":
             self.split.add(target.rule.name)  # one site may be wrong where others are fine
 
@@ -524,16 +562,25 @@ class _Loop:
         return sorted(sites, key=site_rank)
 
     def propose(self, cur: _Version, target: _Target, k: int) -> list[dict[str, str]]:
+        """The filler's proposals: fresh assignments first; when it has none left, the
+        retries (module doc: passed-but-not-faster on an earlier version of a function that
+        has changed since)."""
         site = target.site
-        req = FillRequest(site.rule, site, cur.unit, cur.spec,
-                          history=self.target_history(target, cur.sha),
-                          budget=self.left(), baseline_ms=cur.median_ms)
-        try:
-            got = self.filler.propose(req, k)
-        except KlcError as e:
-            self.notes.append(f"{target.where}: {site.rule.name}: the "
-                              f"{self.filler.name} filler failed: {e}")
-            return []
+        got: list[dict[str, str]] = []
+        for retry in (False, True):
+            if retry and not self.retryable(target, cur.sha):
+                break
+            req = FillRequest(site.rule, site, cur.unit, cur.spec,
+                              history=self.target_history(target, cur.sha, retry),
+                              budget=self.left(), baseline_ms=cur.median_ms)
+            try:
+                got = self.filler.propose(req, k)
+            except KlcError as e:
+                self.notes.append(f"{target.where}: {site.rule.name}: the "
+                                  f"{self.filler.name} filler failed: {e}")
+                return []
+            if got:
+                break
         reason = getattr(self.filler, "last_reason", "")
         if not got and reason and reason not in self.notes:
             self.notes.append(reason)

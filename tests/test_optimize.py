@@ -648,3 +648,138 @@ def test_optimize_sigmoid_on_the_gpu(tmp_path: Path) -> None:
     # a second run finds every trial in the cache
     again = optimize(source, str(SIGMOID), budget=8, cache_dir=str(tmp_path / "gate"))
     assert again.trials_used == 0
+
+
+# --------------------------------------------------------------------------------------
+# History: a trial is evidence about the version it ran on
+
+TILED = b"""/* klc-spec
+kernel: tiled
+sizes: {n: 1024}
+args:
+  - {name: x, shape: [n], role: in, init: normal}
+  - {name: y, shape: [n], role: out}
+  - {name: n, value: n}
+grid: ["ceil_div(n, 32)"]
+block: [32]
+*/
+__global__ void tiled(const float* x, float* y, int n) {
+    __shared__ float tile[32][32];
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        y[i] = x[i];
+    }
+}
+"""
+
+TILE_SKILLS = '''
+rule pad_tile {
+  kind: skill
+  description: "pad the tile (only pays once the tile is used)"
+  context: any
+  anchor: ```
+    __shared__ $T $TILE[$A][$B];
+  ```
+  guard: same_text($A, $B)
+  rewrite replace: ```
+    __shared__ $T $TILE[$A][$B + 1];
+  ```
+  card {
+    intent: "test"
+    effect: "measured: 2.0x on H200"
+  }
+}
+
+rule use_tile {
+  kind: skill
+  description: "stage the copy through the tile"
+  context: any
+  anchor: ```
+    y[i] = x[i];
+  ```
+  rewrite replace: ```
+    tile[0][threadIdx.x] = x[i];
+    y[i] = tile[0][threadIdx.x];
+  ```
+  card {
+    intent: "test"
+    effect: "measured: 1.5x on H200"
+  }
+}
+'''
+
+
+class TileGate(FakeGate):
+    """Padding is neutral while the tile is unused, and 1.6x once it is used; a candidate
+    with ``[32 + 1 + 1]`` (padded twice) fails verify."""
+
+    def time_of(self, source: bytes) -> float:
+        t = super().time_of(source)
+        if b"[32 + 1]" in source and b"tile[0][threadIdx.x] =" in source:
+            t /= 1.6
+        return t
+
+
+def test_neutral_candidate_is_retried_once_its_function_changed(tmp_path: Path) -> None:
+    path = tmp_path / "tile.rule"
+    path.write_text(TILE_SKILLS)
+    gate = TileGate({"tile[0][threadIdx.x] =": 1.5})
+    result = run(gate, source=TILED, skills=load_rules(path))
+    tries = [(t.round, t.skill, t.outcome) for t in result.trials]
+    # round 1: padding is neutral on the original, staging improves and is kept; round 2:
+    # padding is tried again (the function changed) and is now the win
+    assert tries[1:] == [(1, "pad_tile", "neutral"), (1, "use_tile", "improved"),
+                         (2, "pad_tile", "improved")]
+    assert [s.skill for s in result.steps] == ["use_tile", "pad_tile"]
+    assert result.speedup == pytest.approx(1.5 * 1.6)
+    assert result.trials_used == 4  # the baseline and three trials: one retry, no more
+
+
+TWO_KERNELS = b"""/* klc-spec
+kernel: tiled
+sizes: {n: 1024}
+args:
+  - {name: x, shape: [n], role: in, init: normal}
+  - {name: y, shape: [n], role: out}
+  - {name: n, value: n}
+grid: ["ceil_div(n, 32)"]
+block: [32]
+*/
+__global__ void other(const float* x, float* y, int n) {
+    int i = threadIdx.x;
+    if (i < n) {
+        y[i] = x[i];
+    }
+}
+
+__global__ void tiled(const float* x, float* y, int n) {
+    __shared__ float tile[32][32];
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        y[i] = 2.0f * x[i];
+    }
+}
+"""
+
+
+def test_neutral_candidate_is_not_retried_when_its_function_did_not_change(
+        tmp_path: Path) -> None:
+    path = tmp_path / "tile.rule"
+    path.write_text(TILE_SKILLS.replace("tile[0][threadIdx.x] = x[i];", "float v = x[i];")
+                    .replace("y[i] = tile[0][threadIdx.x];", "y[i] = v;"))
+    gate = TileGate({"float v = x[i];": 1.5})
+    result = run(gate, source=TWO_KERNELS, skills=load_rules(path))
+    assert [s.skill for s in result.steps] == ["use_tile"]
+    # the accepted step changed `other`, not `tiled`: padding `tiled` is not paid for again
+    assert [t.skill for t in result.trials[1:]] == ["pad_tile", "use_tile"]
+    assert result.stop_reason == "no skill has anything left to try"
+
+
+def test_failed_candidate_stays_excluded_while_its_site_is_the_same(tmp_path: Path) -> None:
+    path = tmp_path / "tile.rule"
+    path.write_text(TILE_SKILLS)
+    gate = TileGate({"tile[0][threadIdx.x] =": 1.5}, fail=["[32 + 1]"])
+    result = run(gate, source=TILED, skills=load_rules(path))
+    assert [(t.skill, t.outcome) for t in result.trials[1:]] == [
+        ("pad_tile", "failed"), ("use_tile", "improved")]
+    assert result.stop_reason == "no skill has anything left to try"
