@@ -546,6 +546,12 @@ def _declarations_named(unit: Unit, name: str) -> list[_Decl]:
     return _memo(unit, "declarations:" + name, build)
 
 
+def declarations_named(unit: Unit, name: str) -> list[Any]:
+    """The declarations of ``name`` in the unit (locals and globals; parameters are not
+    declarations here), each with ``start``/``end`` byte offsets, in source order."""
+    return _declarations_named(unit, name)
+
+
 def _declarations(unit: Unit) -> dict[str, list[_Decl]]:
     """Every declared variable of the unit by name (locals and globals), in source order."""
     return _memo(unit, "declarations",

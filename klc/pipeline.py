@@ -137,7 +137,15 @@ def find_sites(unit: Unit, rules: list[Rule], holes: dict[str, str] | None = Non
     sites: list[Site] = []
     for rule, pattern in zip(rules, patterns, strict=True):
         rule_holes = resolve_holes(rule, holes or {}, strict=False)
+        by_declaration = _declaration_edits(rule)
+        seen: set[tuple[int, tuple[str, ...]]] = set()
         for m in find_matches(pattern, unit, rule, candidates):
+            if by_declaration:
+                key = _declaration_key(m, by_declaration)
+                if key is not None:
+                    if key in seen:
+                        continue  # another use of the same variable: the same site
+                    seen.add(key)
             why = check_context(m, rule.context)
             if why:
                 sites.append(Site(rule, m, False, why, "context"))
@@ -155,6 +163,47 @@ def find_sites(unit: Unit, rules: list[Rule], holes: dict[str, str] | None = Non
             sites.append(Site(rule, m, True, "", ""))
     sites.sort(key=lambda s: (s.match.start, s.rule.name))
     return sites
+
+
+def _declaration_edits(rule: Rule) -> tuple[str, ...]:
+    """The metavariables whose declarations a rule edits, when that is all it does and its
+    guards read nothing else (then every use of one variable in a function is the same site:
+    a qualifier rule anchored on each use of a pointer, ``$X[$I]``, is reported and judged once
+    per declaration). Empty when the rule does anything else."""
+    from klc.guards import calls
+
+    if not rule.edits or any(e.kind not in ("add_qualifier", "remove_qualifier")
+                             for e in rule.edits):
+        return ()
+    targets = tuple(e.target for e in rule.edits if e.target)
+    if rule.guard is not None:
+        for call in calls(rule.guard):
+            for a in call.args:
+                if a.kind in ("sequence", "name") or (a.kind == "metavar"
+                                                      and a.value not in targets):
+                    return ()  # a guard that reads the position or another binding
+    return targets
+
+
+def _declaration_key(m: Match, targets: tuple[str, ...]) -> tuple[int, tuple[str, ...]] | None:
+    """(function, names) when every target binds a plain name that no local of the enclosing
+    function declares (then all its uses there mean the same declaration), else None."""
+    from klc.guards import declarations_named
+
+    fn = m.function
+    if fn is None:
+        return None
+    names = []
+    for t in targets:
+        b = m.bindings.get(t)
+        name = b.text.strip() if b is not None else ""
+        if not name.isidentifier():
+            return None
+        if any(fn.body_start <= d.start < fn.body_end
+               for d in declarations_named(m.unit, name)):
+            return None
+        names.append(name)
+    return fn.start, tuple(names)
 
 
 def resolve_holes(rule: Rule, given: dict[str, str], strict: bool = True) -> dict[str, str]:
