@@ -138,7 +138,7 @@ def find_sites(unit: Unit, rules: list[Rule], holes: dict[str, str] | None = Non
     for rule, pattern in zip(rules, patterns, strict=True):
         rule_holes = resolve_holes(rule, holes or {}, strict=False)
         by_declaration = _declaration_edits(rule)
-        seen: set[tuple[int, tuple[str, ...]]] = set()
+        seen: set[tuple[int, tuple[object, ...]]] = set()
         for m in find_matches(pattern, unit, rule, candidates):
             if by_declaration:
                 key = _declaration_key(m, by_declaration)
@@ -185,24 +185,25 @@ def _declaration_edits(rule: Rule) -> tuple[str, ...]:
     return targets
 
 
-def _declaration_key(m: Match, targets: tuple[str, ...]) -> tuple[int, tuple[str, ...]] | None:
-    """(function, names) when every target binds a plain name that no local of the enclosing
-    function declares (then all its uses there mean the same declaration), else None."""
+def _declaration_key(m: Match, targets: tuple[str, ...]) -> tuple[int, tuple[object, ...]] | None:
+    """(function, what each target names) when every target binds a plain name: the
+    declaration a use resolves to, as the guards resolve it (the closest preceding local of
+    the function, else the parameter or global), so that uses meaning the same declaration
+    share a key. None when a target is not a plain name."""
     from klc.guards import declarations_named
 
     fn = m.function
     if fn is None:
         return None
-    names = []
+    names: list[object] = []
     for t in targets:
         b = m.bindings.get(t)
         name = b.text.strip() if b is not None else ""
         if not name.isidentifier():
             return None
-        if any(fn.body_start <= d.start < fn.body_end
-               for d in declarations_named(m.unit, name)):
-            return None
-        names.append(name)
+        local = [d.start for d in declarations_named(m.unit, name)
+                 if fn.body_start <= d.start < m.start]
+        names.append((name, local[-1] if local else -1))
     return fn.start, tuple(names)
 
 
