@@ -157,6 +157,25 @@ def test_in_place_through_a_symbolic_link_rewrites_its_target(tmp_path: Path) ->
     assert (src / "link.cu").is_symlink() and target.read_bytes() == fast(PLAIN)
 
 
+def test_in_place_leaves_a_file_changed_during_the_batch(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    src = make_tree(tmp_path / "src", {"a.cu": PLAIN, "b.cu": PLAIN})
+    real_write = kb._write
+
+    def someone_edits_b_first(src_: kb.Source, res: FileResult, *a: object) -> None:
+        if src_.path.endswith("b.cu"):
+            Path(src_.path).write_bytes(PLAIN + b"// edited meanwhile\n")
+        real_write(src_, res, *a)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(kb, "_write", someone_edits_b_first)
+    s = run_batch(config(), BatchOptions([str(src)], mode="in_place",
+                                         journal=str(tmp_path / "j")))
+    by = {Path(r.path).name: r for r in s.results}
+    assert by["a.cu"].status == "rewritten" and (src / "a.cu").read_bytes() == fast(PLAIN)
+    assert by["b.cu"].status == "error" and "changed on disk" in by["b.cu"].reason
+    assert (src / "b.cu").read_bytes() == PLAIN + b"// edited meanwhile\n"
+
+
 def test_diff_prints_and_writes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]
                                         ) -> None:
     src = make_tree(tmp_path / "src", {"k.cu": PLAIN, "n.cu": NO_MATCH})
