@@ -668,10 +668,28 @@ def _init_worker(config: BatchConfig, want_diff: bool, gate_inline: bool, keep_o
     global _STATE
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _die_with_parent()
+    _tune_gc()
     if gpu is not None:
         os.environ["CUDA_VISIBLE_DEVICES"] = gpu
     _STATE = WorkerState(config, _rules_for(config), want_diff, gate_inline, keep_original,
                          send_unchanged)
+
+
+_GC_TUNED = False
+
+
+def _tune_gc() -> None:
+    """As the ``klc`` command does for its own process (``klc.cli._tune_gc``): the loaded
+    libraries frozen out of the collector's scans and a higher gen-0 threshold, because a
+    parsed unit makes tens of thousands of short-lived objects that reference counting
+    frees. Only in processes the batch owns (its workers), once."""
+    import gc
+
+    global _GC_TUNED
+    if not _GC_TUNED:
+        gc.freeze()
+        gc.set_threshold(50_000, 20, 100)
+        _GC_TUNED = True
 
 
 def _die_with_parent() -> None:
@@ -1121,6 +1139,7 @@ def _ray_result(ray: Any, ref: Any, src: Source) -> FileResult:
 def _ray_file(config: BatchConfig, data: bytes, path: str, want_diff: bool,
               gate_inline: bool, send_unchanged: bool) -> FileResult:
     """A Ray task: one file, from its bytes."""
+    _tune_gc()  # a Ray worker process serves this batch's tasks
     state = WorkerState(config, _rules_for(config), want_diff, gate_inline,
                         config.gate and not gate_inline, send_unchanged)
     return process_bytes(state, data, path)
