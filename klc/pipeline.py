@@ -246,12 +246,13 @@ def check_hole_names(rules: list[Rule], given: dict[str, str]) -> None:
 
 
 def apply_rules(unit: Unit, rules: list[Rule], holes: dict[str, str] | None = None,
-                spec: object | None = None) -> Outcome:
-    """Apply every applicable site of the rules once; return the checked new source."""
+                spec: object | None = None, clang: bool = True) -> Outcome:
+    """Apply every applicable site of the rules once; return the checked new source.
+    ``clang=False``: guards on tree-sitter facts only (see ``find_sites``)."""
     given = holes or {}
     check_hole_names(rules, given)
     values = {r.name: resolve_holes(r, given) for r in rules}  # refuse bad values up front
-    return _apply_sites(unit, find_sites(unit, rules, given, spec), values)
+    return _apply_sites(unit, find_sites(unit, rules, given, spec, clang), values)
 
 
 def apply_site(unit: Unit, site: Site, holes: dict[str, str] | None = None,
