@@ -87,6 +87,7 @@ class BatchConfig:
     arch: str | None = None
     gate_timeout: float | None = None
     optimize_options: tuple[tuple[str, Any], ...] = ()  # filler, budget, target_sol
+    tree_only: bool = False  # guards on tree-sitter facts only (no libclang): faster
 
     @classmethod
     def from_paths(cls, paths: Sequence[str], **kw: Any) -> BatchConfig:
@@ -143,7 +144,8 @@ class BatchConfig:
         doc = {"klc": __version__, "rules": self.rule_files, "names": self.rule_names,
                "holes": self.holes, "gate": self.gate, "optimize": self.optimize,
                "arch": self.arch, "gate_timeout": self.gate_timeout,
-               "optimize_options": [(k, repr(v)) for k, v in self.optimize_options]}
+               "optimize_options": [(k, repr(v)) for k, v in self.optimize_options],
+               "tree_only": self.tree_only}
         return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:24]
 
 
@@ -550,7 +552,8 @@ def _apply(state: WorkerState, unit: Any, res: FileResult) -> bytes | None:
 
     spec = spec_of(unit)  # a malformed spec is an error of the file, not a refusal
     try:
-        outcome = apply_rules(unit, state.rules, dict(state.config.holes), spec)
+        outcome = apply_rules(unit, state.rules, dict(state.config.holes), spec,
+                              clang=not state.config.tree_only)
     except KlcError as e:
         # the rewrite would produce a syntax error: refused whole, nothing written
         res.status, res.reason = REFUSED, str(e)

@@ -213,6 +213,33 @@ def test_summary_counts_and_refusals(tmp_path: Path) -> None:
     assert any("trip count" in x["reason"] and x["line"] == 2 for x in r.refused)
 
 
+def test_tree_only_guards_fail_closed_and_change_the_configuration(tmp_path: Path) -> None:
+    """A template parameter's value is known to libclang (from the explicit instantiation)
+    but not to the tree: with --tree-only the guard cannot decide and refuses, saying so;
+    the journal of one setting is not trusted by the other."""
+    rule = tmp_path / "pad.rule"
+    rule.write_text(rule_text("pad", "__shared__ $TYPE $TILE[$A][$B + 1];",
+                              "__shared__ $TYPE $TILE[$A][$B];").replace(
+        "  rewrite", "  guard: is_constant($A)\n  rewrite"))
+    kernel = b"""template <int TILE>
+__global__ void k(float* y) {
+    __shared__ float t[TILE][TILE];
+    t[threadIdx.x][0] = 1.0f;
+    y[threadIdx.x] = t[0][threadIdx.x];
+}
+template __global__ void k<32>(float*);
+"""
+    src = make_tree(tmp_path / "src", {"k.cu": kernel})
+    full = run_batch(BatchConfig.from_paths([str(rule)]), BatchOptions([str(src)]))
+    tree = run_batch(BatchConfig.from_paths([str(rule)], tree_only=True),
+                     BatchOptions([str(src)]))
+    assert full.results[0].status == "rewritten"
+    assert tree.results[0].status == "refused"
+    assert "libclang facts not consulted" in tree.results[0].reason
+    assert BatchConfig.from_paths([str(rule)]).digest() != \
+        BatchConfig.from_paths([str(rule)], tree_only=True).digest()
+
+
 # -- bad input --------------------------------------------------------------------------
 
 
@@ -299,6 +326,7 @@ def test_rule_file_that_fails_to_load_stops_everything(tmp_path: Path,
     (["--resume"], "--resume continues a batch that writes files"),
     (["--address", "127.0.0.1:1"], "--address needs --executor ray"),
     (["--budget", "3"], "is an --optimize option"),
+    (["--tree-only", "--optimize"], "--tree-only applies rules once"),
     (["--report", "r.txt"], "give a .json or .md file"),
     (["-j", "0"], "at least one job"),
 ])

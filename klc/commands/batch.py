@@ -38,6 +38,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                    help="apply only the rule with this name (repeatable)")
     p.add_argument("--hole", action="append", default=[], metavar="NAME=VALUE",
                    help="fill a hole (validated against its domain); else its default")
+    p.add_argument("--tree-only", action="store_true",
+                   help="guards use tree-sitter facts only, no libclang: faster; a guard that "
+                   "needs libclang refuses its site, saying so")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--out", metavar="DIR",
                       help="write the tree, rewritten, to DIR (mirrors the input tree)")
@@ -101,6 +104,8 @@ def _config(args: argparse.Namespace) -> Any:
             if not args.optimize:
                 raise KlcError(f"--{key.replace('_', '-')} is an --optimize option")
             opts.append((key, value))
+    if args.tree_only and args.optimize:
+        raise KlcError("--tree-only applies rules once; --optimize lists sites its own way")
     if (args.arch or args.gate_timeout is not None) and not (args.gate or args.optimize):
         raise KlcError("--arch and --gate-timeout need --gate or --optimize")
     paths = args.rule or args.skills or default_skill_dirs()
@@ -108,7 +113,7 @@ def _config(args: argparse.Namespace) -> Any:
                                   holes=_parse_holes(args.hole), gate=args.gate,
                                   optimize=args.optimize, arch=args.arch,
                                   gate_timeout=args.gate_timeout,
-                                  optimize_options=tuple(opts))
+                                  optimize_options=tuple(opts), tree_only=args.tree_only)
 
 
 def run(args: argparse.Namespace) -> int:
