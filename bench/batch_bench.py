@@ -2,6 +2,7 @@
 
     python bench/make_corpus.py /tmp/corpus -n 1000
     python bench/batch_bench.py /tmp/corpus                 # skills library, --out to a temp dir
+    python bench/batch_bench.py /tmp/corpus --tree-only --append   # guards without libclang
 
 Each run is a whole batch through the Python API (``klc.batch.run_batch``): the walk,
 starting the worker processes, parsing and rewriting every file, the atomic writes of the
@@ -60,7 +61,7 @@ def time_plain_loop(config: BatchConfig, corpus: Path) -> float:
         unit = parse_bytes(p.read_bytes(), str(p))
         if not unit.problems:
             with contextlib.suppress(KlcError):  # a refused rewrite costs what it cost
-                apply_rules(unit, rules, None, spec_of(unit))
+                apply_rules(unit, rules, None, spec_of(unit), clang=not config.tree_only)
     return time.perf_counter() - t0
 
 
@@ -80,6 +81,8 @@ def main() -> int:
                     help="out: write a mirror tree and the journal (default); check: no writes")
     ap.add_argument("--repeat", type=int, default=3, help="runs per -j (median reported)")
     ap.add_argument("--no-plain", action="store_true", help="skip the plain-loop reference")
+    ap.add_argument("--tree-only", action="store_true",
+                    help="guards on tree-sitter facts only (klc batch --tree-only)")
     ap.add_argument("--append", action="store_true",
                     help="add the figures to the results file instead of replacing it")
     ap.add_argument("--save", type=Path, default=ROOT / "bench" / "results" / "batch_bench.txt")
@@ -91,7 +94,8 @@ def main() -> int:
     gc.freeze()  # as the klc command does for its own process (klc.cli._tune_gc); the
     gc.set_threshold(50_000, 20, 100)  # batch's worker processes do the same
     rules = args.rules or ["skills"]
-    config = BatchConfig.from_paths([r if Path(r).exists() else str(ROOT / r) for r in rules])
+    config = BatchConfig.from_paths([r if Path(r).exists() else str(ROOT / r) for r in rules],
+                                    tree_only=args.tree_only)
     n_files = sum(1 for p in args.corpus.rglob("*") if p.suffix in (".cu", ".cuh"))
     mb = sum(p.stat().st_size for p in args.corpus.rglob("*") if p.is_file()) / 1e6
 
@@ -114,9 +118,11 @@ def main() -> int:
     plain = statistics.median(plains) if plains else None
     c = counts[1]
     lines = [
-        f"# python bench/batch_bench.py {args.corpus} --mode {args.mode}   (corpus: python "
+        f"# python bench/batch_bench.py {args.corpus} --mode {args.mode}"
+        f"{' --tree-only' if args.tree_only else ''}   (corpus: python "
         f"bench/make_corpus.py {args.corpus} -n {n_files}; rules: {', '.join(rules)} "
-        f"({len(config.load_rules())} rules); no gate; "
+        f"({len(config.load_rules())} rules){'; --tree-only' if args.tree_only else ''}; "
+        "no gate; "
         f"klc {commit()}; {platform.machine()} with {os.cpu_count()} CPUs, Python "
         f"{platform.python_version()}; median of {args.repeat} runs each, -j1, -j2 and the "
         "plain loop alternating; each batch run a whole batch: walk, worker start, parse, rewrite, "
