@@ -107,7 +107,7 @@ def main() -> int:
     args = ap.parse_args()
     rule_paths = args.rules or [str(ROOT / "skills")]
     rules = load_rule_paths(rule_paths)
-    gc.freeze()  # as the klc command does (klc.cli._tune_gc)
+    gc.freeze()  # as the klc command does (klc.listing.tune_gc)
     gc.set_threshold(50_000, 20, 100)
     files = sources(args.dir)
     if not files:

@@ -682,16 +682,12 @@ _GC_TUNED = False
 
 
 def _tune_gc() -> None:
-    """As the ``klc`` command does for its own process (``klc.cli._tune_gc``): the loaded
-    libraries frozen out of the collector's scans and a higher gen-0 threshold, because a
-    parsed unit makes tens of thousands of short-lived objects that reference counting
-    frees. Only in processes the batch owns (its workers), once."""
-    import gc
+    """``klc.listing.tune_gc``, once, and only in processes the batch owns (its workers)."""
+    from klc.listing import tune_gc
 
     global _GC_TUNED
     if not _GC_TUNED:
-        gc.freeze()
-        gc.set_threshold(50_000, 20, 100)
+        tune_gc()
         _GC_TUNED = True
 
 

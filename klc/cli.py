@@ -144,21 +144,12 @@ def _add_module_commands(sub: argparse._SubParsersAction) -> None:  # type: igno
         _COMMANDS[name] = mod.run  # type: ignore[attr-defined]
 
 
-def _tune_gc() -> None:
-    """Fewer cyclic-GC passes: a parsed unit allocates tens of thousands of short-lived
-    objects that reference counting frees, and the default gen-0 threshold (700) makes the
-    collector rescan the loaded libraries many times per file (about a third of `klc list`'s
-    time). The libraries are frozen out of the scans and the threshold raised."""
-    import gc
-
-    gc.freeze()
-    gc.set_threshold(50_000, 20, 100)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     ap = build_parser()
     args = ap.parse_args(argv)
-    _tune_gc()
+    from klc.listing import tune_gc
+
+    tune_gc()
     if args.command is None:
         ap.print_help()
         return 2

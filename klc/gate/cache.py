@@ -19,17 +19,15 @@ folder never leave half an entry; a damaged entry reads as a miss and is overwri
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import os
-import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from klc.gate import STAGES, GateRecord, StageResult
+from klc.gate.compile import _atomic_write
 
 GateFn = Callable[..., GateRecord]
 CACHED_VERDICTS = frozenset({"passed", "failed"})
@@ -101,15 +99,7 @@ class GateCache:
         payload = json.dumps({"key": key, "meta": meta or {}, "record": record.to_json()})
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
-            try:
-                with os.fdopen(fd, "w") as f:
-                    f.write(payload)
-                os.replace(tmp, path)
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
-                raise
+            _atomic_write(path, payload.encode())
         except OSError:
             return False
         return True
