@@ -2232,3 +2232,111 @@ def is_product(ctx: GuardContext | None, a: Any, b: Any, c: Any) -> Verdict:
 
 
 HOLE_RELATIONS = frozenset({"is_product"})  # predicates of hole values alone (no code)
+
+
+# ---- predicates for privatisation (passes/privatize.rule's inverse): may the block's
+# threads work together at this point of the kernel, and does every index fit a private copy
+
+_INDEX_TYPE_LIMIT = {"bool": 2, "unsigned char": 256, "uint8_t": 256, "unsigned short": 65536,
+                     "uint16_t": 65536}
+
+
+def _spec_elements(ctx: GuardContext, name: str) -> tuple[int | None, str]:
+    """(the most elements the spec ever allocates for buffer argument ``name``, how known)."""
+    from klc.spec import element_count
+
+    spec = _spec_for(ctx)
+    inner = getattr(spec, "spec", spec)
+    arg = next((a for a in getattr(inner, "args", ()) if a.name == name), None)
+    if arg is None or arg.shape is None:
+        return None, f"the spec gives no buffer `{name}`" if spec is not None else "no spec"
+    sizes = dict(getattr(inner, "sizes", {}) or {})
+    verify = tuple(getattr(inner, "verify_sizes", ()) or ())
+    words = set(re.findall(r"[A-Za-z_]\w*", " ".join(arg.shape)))
+    if not verify and words & set(sizes):  # the gate derives sizes: nothing may be assumed
+        return None, (f"the shape [{', '.join(arg.shape)}] of `{name}` depends on sizes the "
+                      "spec does not fix (no verify_sizes)")
+    try:
+        counts = [element_count(arg.shape, spec.env(s)) for s in (sizes, *verify)]
+    except Exception as e:  # an expression the spec cannot evaluate here: not known
+        return None, f"the shape [{', '.join(arg.shape)}] of `{name}` has no value ({e})"
+    return max(counts), f"the spec allocates `{name}` with shape [{', '.join(arg.shape)}]"
+
+
+@predicate("index_below", _metavar("$V"), _metavar("$G"), ArgSpec("N", frozenset({"int",
+                                                                                  "hole"})))
+def index_below(ctx: GuardContext, v: Binding, g: Binding, n: Any) -> Verdict:
+    """Every value of $V, an index into buffer $G, lies in [0, N): the type of $V bounds it
+    (an unsigned char is below 256, an unsigned short below 65536), or the spec allocates the
+    kernel parameter $G with at most N elements at every size it runs (a correct kernel
+    indexes inside its buffers, so that a private copy of N elements holds every index)."""
+    want = _number_arg(ctx, n)
+    if not isinstance(want, int):
+        return _no(ctx, f"index_below: {n!r} is not an integer")
+    node = _binding_node(v)
+    typ = _type_of(ctx, node) if node is not None else None
+    if typ is not None and not typ.pointer:
+        limit = _INDEX_TYPE_LIMIT.get(_norm_type(typ.base))
+        if limit is not None and limit <= want:
+            return _yes(f"{_code(v)} is an {typ.base}: below {limit} <= {want}", v.start)
+    gnode = _binding_node(g)
+    fn = ctx.function
+    if gnode is None or _unwrap(gnode).type != "identifier" or fn is None:
+        return _no(ctx, f"{_code(g)} is not a buffer parameter ({ctx.unit.where(g.start)})",
+                   g.start)
+    name = _text(ctx.unit.source, _unwrap(gnode))
+    decl = _lookup(ctx, name, g.start)
+    if decl is None or decl.origin != "parameter":
+        return _no(ctx, f"{_code(g)} is not a parameter of {fn.name}", g.start)
+    elements, how = _spec_elements(ctx, name)
+    typed = f"{_code(v)} has type {typ.base}, which does not bound it below {want}; " \
+        if typ is not None else ""
+    if elements is None:
+        return _no(ctx, f"{typed}the size of `{name}` is unknown: {how}", v.start)
+    if elements <= want:
+        return _yes(f"{how}: at most {elements} elements <= {want}, so {_code(v)} < {want}",
+                    v.start)
+    return _no(ctx, f"{typed}{how}: {elements} elements, more than {want}", v.start)
+
+
+@predicate("block_cooperative", _region_arg())
+def block_cooperative(ctx: GuardContext, region: str = "anchor") -> Verdict:
+    """Every thread of a one-dimensional block reaches REGION: the block is known to be
+    blockDim.y = blockDim.z = 1 (the spec, or every launch in the file), REGION starts at the
+    top level of a kernel body (under no branch or loop), and no return comes before its
+    end. Code put around REGION may then hold __syncthreads and share work over the block
+    (a loop from threadIdx.x by blockDim.x visits every index once per block)."""
+    span = _region(ctx, region)
+    if isinstance(span, Verdict):
+        return span
+    start, end, label = span
+    fn = ctx.function
+    if fn is None or not fn.is_kernel:
+        return _no(ctx, f"{label} is not inside a kernel")
+    exact, _bound, how = _block_dims(ctx)
+    if exact is None:
+        return _no(ctx, f"the shape of the block of `{fn.name}` is unknown: {how}")
+    if exact[1] != 1 or exact[2] != 1:
+        return _no(ctx, f"the block is {exact[0]}×{exact[1]}×{exact[2]} ({how}): "
+                   "threadIdx.x does not number its threads")
+    if start != fn.body_start:
+        nodes = getattr(ctx.match, "nodes", None) or []
+        first = nodes[0] if nodes and region == "anchor" else None
+        if first is None:
+            node = ctx.unit.tree.root_node.descendant_for_byte_range(start, start)
+            while node is not None and node.parent is not None and \
+                    node.parent.start_byte != fn.body_start:
+                node = node.parent
+            first = node
+        parent = first.parent if first is not None else None
+        if parent is None or parent.start_byte != fn.body_start or parent.type != \
+                "compound_statement":
+            return _no(ctx, f"{label} is not at the top level of `{fn.name}`'s body: a "
+                       "branch or a loop around it may keep threads away", start)
+    for ret in _in(_nodes(ctx.unit, "return_statement"), fn.body_start, fn.body_end):
+        if ret.start_byte < end:
+            return _no(ctx, f"`{_snippet(ctx.unit.text(ret))}` ({ctx.unit.where(ret.start_byte)}) "
+                       f"comes before the end of {label}: a thread that leaves never reaches "
+                       "a barrier put there", ret.start_byte)
+    return _yes(f"a {exact[0]}-thread one-dimensional block ({how}) reaches {label} whole",
+                start)

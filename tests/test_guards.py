@@ -502,3 +502,121 @@ def test_pragma_fragment_bindings_are_evaluated_as_text() -> None:
     seq.match.bindings["ARGS"] = Binding("ARGS", *args, "0xffffffff, a, 1", ())
     v = no(seq, "is_constant($ARGS)", "`0xffffffff, a, 1` has no known value")
     assert v.unknown
+
+
+# --------------------------------------------------------------------------------------
+# Privatisation (passes/privatize.rule's inverse skill)
+
+
+def _hist_spec(src: str) -> Any:
+    from klc.spec import load_spec
+
+    return load_spec(src.encode(), "h.cu")
+
+
+HIST = """\
+/* klc-spec
+kernel: h
+sizes: {n: 4096}
+verify_sizes: [{n: 1000}, {n: 37}]
+args:
+  - {name: data, shape: [n], role: in, init: "randint(0, 256)"}
+  - {name: labels, shape: [n], role: in, init: "randint(0, 64)"}
+  - {name: bins, shape: [BINS], role: inout, init: zeros}
+  - {name: byn, shape: [n], role: inout, init: zeros}
+  - {name: n, value: n}
+template: {BINS: 64}
+grid: ["ceil_div(n, 256)"]
+block: [BLOCK_X, 1]
+*/
+template <int BINS>
+__global__ void h(const unsigned char* data, const int* labels, unsigned int* bins,
+                  unsigned int* byn, int n) {
+  unsigned int* alias = bins;
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) {
+    atomicAdd(&bins[data[i]], 1u);
+    atomicAdd(&bins[labels[i]], 1u);
+    atomicAdd(&byn[labels[i]], 1u);
+    atomicAdd(&alias[labels[i]], 1u);
+  }
+}
+"""
+
+
+def test_index_below_from_the_type_or_the_spec() -> None:
+    src = HIST.replace("BLOCK_X", "256")
+    spec = _hist_spec(src)
+    byte = context(src, "atomicAdd(&bins[data[i]], 1u);", spec=spec, V="data[i]", G="bins")
+    v = yes(byte, "index_below($V, $G, 256)")
+    assert "`data[i]` is an unsigned char: below 256 <= 256" in v.reason
+    # the type does not bound it below 128, but the spec's 64 bins do
+    v = yes(byte, "index_below($V, $G, 128)")
+    assert "the spec allocates `bins` with shape [BINS]: at most 64 elements <= 128" in v.reason
+    no(byte, "index_below($V, $G, 32)", "`data[i]` has type unsigned char, which does not "
+       "bound it below 32", "64 elements, more than 32")
+    label = context(src, "atomicAdd(&bins[labels[i]], 1u);", spec=spec, V="labels[i]",
+                    G="bins")
+    yes(label, "index_below($V, $G, 64)")
+    filled = context(src, "atomicAdd(&bins[labels[i]], 1u);", spec=spec, V="labels[i]",
+                     G="bins", holes={"nb": "16"})
+    no(filled, "index_below($V, $G, ?nb)", "`labels[i]` has type int", "64 elements, more "
+       "than 16")
+    pending = check(context(src, "atomicAdd(&bins[labels[i]], 1u);", spec=spec,
+                            V="labels[i]", G="bins"), "index_below($V, $G, ?nb)")
+    assert pending.ok and pending.unknown
+    # a shape of the sizes: the largest of the profiling and verification sizes
+    byn = context(src, "atomicAdd(&byn[labels[i]], 1u);", spec=spec, V="labels[i]", G="byn")
+    yes(byn, "index_below($V, $G, 4096)")
+    no(byn, "index_below($V, $G, 1000)", "shape [n]: 4096 elements, more than 1000")
+    derived = _hist_spec(src.replace("verify_sizes: [{n: 1000}, {n: 37}]\n", ""))
+    no(context(src, "atomicAdd(&byn[labels[i]], 1u);", spec=derived, V="labels[i]",
+               G="byn"), "index_below($V, $G, 4096)",
+       "depends on sizes the spec does not fix")
+    # a local pointer, or no spec at all: nothing bounds the index
+    no(context(src, "atomicAdd(&alias[labels[i]], 1u);", spec=spec, V="labels[i]",
+               G="alias"), "index_below($V, $G, 64)", "`alias` is not a parameter of h")
+    no(context(src, "atomicAdd(&bins[labels[i]], 1u);", V="labels[i]", G="bins"),
+       "index_below($V, $G, 64)", "the size of `bins` is unknown: no spec")
+
+
+COOP = """\
+/* klc-spec
+kernel: c
+sizes: {n: 4096}
+args:
+  - {name: y, shape: [n], role: inout, init: zeros}
+  - {name: n, value: n}
+grid: ["ceil_div(n, 256)"]
+block: [BLOCK]
+*/
+__global__ void c(unsigned int* y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) {
+    atomicAdd(&y[i % 7], 1u);
+  }
+  RETURN
+  y[n] = 0u;
+}
+"""
+
+
+def test_block_cooperative() -> None:
+    src = COOP.replace("RETURN", "")
+    spec = _hist_spec(src.replace("BLOCK", "256"))
+    v = yes(context(src, "if (i < n)", spec=spec), "block_cooperative(anchor)")
+    assert "a 256-thread one-dimensional block (the spec's block" in v.reason
+    no(context(src, "atomicAdd(&y[i % 7], 1u);", spec=spec), "block_cooperative",
+       "is not at the top level of `c`'s body")
+    no(context(src, "if (i < n)", spec=_hist_spec(src.replace("BLOCK", "64, 4"))),
+       "block_cooperative", "the block is 64×4×1", "threadIdx.x does not number its threads")
+    no(context(src, "if (i < n)"), "block_cooperative", "the shape of the block of `c` is "
+       "unknown")
+    early = COOP.replace("int i = blockIdx", "if (threadIdx.x == 3) return;\n  int i = blockIdx")
+    early = early.replace("RETURN", "")
+    no(context(early, "if (i < n)", spec=_hist_spec(early.replace("BLOCK", "256"))),
+       "block_cooperative", "`return;` (k.cu:11:25)",
+       "comes before the end of the anchor")
+    late = COOP.replace("RETURN", "if (i == 0) return;")
+    yes(context(late, "if (i < n)", spec=_hist_spec(late.replace("BLOCK", "256"))),
+        "block_cooperative")
