@@ -210,6 +210,16 @@ class Predicate:
 PREDICATES: dict[str, Predicate] = {}
 
 REGIONS = frozenset({"anchor", "loop", "kernel"})
+# Declaration predicates: where each $X argument is a plain identifier that names a local or a
+# parameter, their verdict (ok, reason, unknown) depends only on the enclosing function, on
+# that name and on the declaration it resolves to at the use (``_lookup``: the closest
+# preceding local, else the parameter), on constant or hole arguments and on the region
+# ``kernel``; never on where in the function the use is (no reason of theirs cites the use,
+# and libclang is never asked when a declaration is found). ``klc.pipeline.find_sites``
+# judges a guard made only of these once per function and declarations, not once per use (a
+# qualifier rule anchored on ``$X[$I]`` matches every subscript of a kernel).
+DECLARATION_PREDICATES = frozenset({"is_kernel_param", "is_const", "is_restrict", "no_write",
+                                    "writes_in", "is_identifier", "elem_type", "is_pointer"})
 COMPARISONS: dict[str, Callable[[Any, Any], bool]] = {
     "<": lambda a, b: a < b, "<=": lambda a, b: a <= b, "==": lambda a, b: a == b,
     "!=": lambda a, b: a != b, ">=": lambda a, b: a >= b, ">": lambda a, b: a > b,
@@ -2232,6 +2242,156 @@ def is_product(ctx: GuardContext | None, a: Any, b: Any, c: Any) -> Verdict:
 
 
 HOLE_RELATIONS = frozenset({"is_product"})  # predicates of hole values alone (no code)
+
+
+# ---- predicates for sub-rewrites (``rewrite within $$$X { ... }``): what a run of statements
+# does to the variables around it
+
+
+def _span_of(ctx: GuardContext, what: Any) -> tuple[int, int, str] | Verdict:
+    """The byte span and a description of a bound metavariable or sequence, or a region."""
+    from klc.match import Binding
+
+    if isinstance(what, Binding):
+        where_ = ctx.unit.where(what.start)
+        return what.start, what.end, f"`{_snippet(what.text)}` ({where_})"
+    return _region(ctx, str(what))
+
+
+def _declared_names_in(unit: Unit, start: int, end: int) -> set[str]:
+    return {d.name for d in _declarations_of(unit, list(_in(_nodes(unit, "declaration"),
+                                                              start, end)))}
+
+
+@predicate("mentions", ArgSpec("$X|region", frozenset({"metavar", "sequence", "name"})),
+           ArgSpec("NAME", frozenset({"name", "string", "hole", "metavar"})))
+def mentions(ctx: GuardContext, what: Any, name: Any) -> Verdict:
+    """The code bound to $X (or REGION: anchor, loop, kernel) uses the identifier NAME (a
+    name, a string, an ident hole, or what a metavariable bound): ``not mentions($$$BODY,
+    threadIdx)`` says the statements never look at the thread index."""
+    span = _span_of(ctx, what)
+    if isinstance(span, Verdict):
+        return span
+    start, end, label = span
+    word = name.text.strip() if hasattr(name, "text") else str(name)
+    src = ctx.unit.source
+    for node in _in(_nodes(ctx.unit, "identifier"), start, end):
+        if _text(src, node) == word:
+            return _yes(f"{label} uses `{word}` ({ctx.unit.where(node.start_byte)})",
+                        node.start_byte)
+    return _no(ctx, f"{label} never uses `{word}`", start)
+
+
+def _base_identifier(node: Node) -> Node | None:
+    """The variable an lvalue writes: ``x`` of ``x``, ``x[i]``, ``x.f``, ``(x)``; None for
+    a write through a pointer expression (``*p``, ``p[i]`` is reported as ``p``)."""
+    while node is not None:
+        if node.type == "identifier":
+            return node
+        if node.type in ("subscript_expression", "field_expression"):
+            node = node.child_by_field_name("argument") or node.named_children[0]
+        elif node.type == "parenthesized_expression":
+            node = node.named_children[0] if node.named_children else None
+        else:
+            return None
+    return None
+
+
+@predicate("assigns_only_locals", ArgSpec("$$$S", frozenset({"metavar", "sequence"})))
+def assigns_only_locals(ctx: GuardContext, stmts: Binding) -> Verdict:
+    """The statements bound to $$$S assign no variable declared outside them: every
+    assignment, compound assignment, ++ or -- writes a variable the statements declare
+    themselves, or memory through a pointer or a parameter array. A write to a scalar or a
+    register array of the enclosing code (an accumulator) makes it false: split across
+    threads, such a write would need a reduction."""
+    unit, src = ctx.unit, ctx.unit.source
+    start, end = stmts.start, stmts.end
+    inner = _declared_names_in(unit, start, end)
+    targets: list[tuple[Node, Node]] = []
+    for node in _in(_nodes(unit, "assignment_expression"), start, end):
+        left = node.child_by_field_name("left")
+        if left is not None:
+            targets.append((node, left))
+    for node in _in(_nodes(unit, "update_expression"), start, end):
+        arg = node.child_by_field_name("argument")
+        if arg is not None:
+            targets.append((node, arg))
+    for node, lvalue in sorted(targets, key=lambda t: t[0].start_byte):
+        base = _base_identifier(lvalue)
+        if base is None:
+            continue  # *p = ..., a write through a pointer expression: memory
+        name = _text(src, base)
+        if name in inner:
+            continue
+        outer = [d for d in _declarations_named(unit, name) if d.start < start
+                 and (ctx.function is None or ctx.function.body_start <= d.start)]
+        decl = outer[-1] if outer else None
+        direct = lvalue.type == "identifier" or _unwrap(lvalue).type == "identifier"
+        if decl is None:
+            if direct:  # a parameter or a global assigned as a whole
+                return _no(ctx, f"{_cite(unit, node.start_byte, node.end_byte)} assigns "
+                           f"`{name}`, which the statements do not declare", node.start_byte)
+            continue  # x[i] = ... through a parameter or global pointer: memory
+        if direct or (decl.dims and "__shared__" not in decl.qualifiers):
+            return _no(ctx, f"{_cite(unit, node.start_byte, node.end_byte)} writes `{name}`, "
+                       f"declared outside the statements ({unit.where(decl.start)})",
+                       node.start_byte)
+    return _yes(f"the statements at {unit.where(start)} write only their own variables and "
+                "memory", start)
+
+
+@predicate("no_jumps", ArgSpec("$$$S", frozenset({"metavar", "sequence"})))
+def no_jumps(ctx: GuardContext, stmts: Binding) -> Verdict:
+    """The code bound to $$$S has no return, goto or break (a break inside a loop or switch
+    of its own is fine): control always reaches its end."""
+    unit = ctx.unit
+    start, end = stmts.start, stmts.end
+    for node in _in(_nodes(unit, "return_statement", "goto_statement", "break_statement"),
+                    start, end):
+        if node.type == "break_statement":
+            p = node.parent
+            while p is not None and p.start_byte >= start and p.type not in (
+                    "for_statement", "while_statement", "do_statement", "switch_statement"):
+                p = p.parent
+            if p is not None and p.start_byte >= start:
+                continue
+        return _no(ctx, f"{_cite(unit, node.start_byte, node.end_byte)} leaves the code early",
+                   node.start_byte)
+    return _yes(f"no return, goto or break out of the code at {unit.where(start)}", start)
+
+
+@predicate("fresh_name", ArgSpec("NAME", frozenset({"hole", "name", "string"})))
+def fresh_name(ctx: GuardContext, name: Any) -> Verdict:
+    """NAME (an ident hole's value) is not used anywhere in the enclosing function, so a
+    rewrite may declare it."""
+    fn = ctx.function
+    if fn is None:
+        return _no(ctx, "the match is not inside a function")
+    word = str(name)
+    if not re.fullmatch(r"[A-Za-z_]\w*", word):
+        return _no(ctx, f"`{word}` is not an identifier")
+    src = ctx.unit.source
+    for node in _in(_nodes(ctx.unit, "identifier"), fn.start, fn.body_end):
+        if _text(src, node) == word:
+            return _no(ctx, f"`{word}` is already used in `{fn.name}` "
+                       f"({ctx.unit.where(node.start_byte)})", node.start_byte)
+    return _yes(f"`{word}` is a fresh name in `{fn.name}`")
+
+
+@predicate("block_size_multiple", ArgSpec("N", frozenset({"int", "hole"})))
+def block_size_multiple(ctx: GuardContext, n: Any) -> Verdict:
+    """The threads per block are known exactly and are a multiple of N (whole warps:
+    ``block_size_multiple(32)``)."""
+    want = _number_arg(ctx, n)
+    if not isinstance(want, int) or want < 1:
+        return _no(ctx, f"block_size_multiple: {n!r} is not a positive integer")
+    exact, _bound, how = _block_dims(ctx)
+    if exact is None:
+        return _no(ctx, f"the exact block size is unknown: {how}")
+    total = math.prod(exact)
+    if total % want:
+        return _no(ctx, f"the block has {total} threads ({how}), not a multiple of {want}")
+    return _yes(f"{total} threads per block, a multiple of {want} ({how})")
 
 
 # ---- predicates for privatisation (passes/privatize.rule's inverse): may the block's

@@ -266,7 +266,13 @@ def _describe_site(site: Any, env: dict[str, int | float], spec: Any) -> dict[st
     m = site.match
     line, col = m.unit.position(m.start)
     bindings = {}
-    for name, b in sorted(m.bindings.items()):
+    every = dict(m.bindings)
+    subs = getattr(m, "subs", None)  # a rewrite within's pieces: their first bindings too
+    for sms in (subs.matches.values() if subs is not None else ()):
+        for sm in sms:
+            for name, b in sm.bindings.items():
+                every.setdefault(name, b)
+    for name, b in sorted(every.items()):
         entry: dict[str, Any] = {"text": b.text, "sequence": name in site.rule.sequence_metavars,
                                  "start": b.start, "end": b.end}
         value = constant_value(b.text, env) if b.text.strip() else None

@@ -25,6 +25,7 @@ from klc.match import Match, Pattern, compile_pattern, find_matches, index_nodes
 from klc.rewrite import ByteEdit, Rewrite, apply_edits, plan
 
 if TYPE_CHECKING:
+    from klc.guards import Verdict
     from klc.rules import Rule
 
 LOOP_TYPES = frozenset({"for_statement", "while_statement", "do_statement"})
@@ -129,40 +130,126 @@ def find_sites(unit: Unit, rules: list[Rule], holes: dict[str, str] | None = Non
                spec: object | None = None, clang: bool = True) -> list[Site]:
     """Every match of every rule in the unit, with its verdict, in source order. With
     ``clang=False`` the guards use tree-sitter facts only (no libclang parse): faster, and
-    a guard that needs clang fails closed, saying so."""
+    a guard that needs clang fails closed, saying so.
+
+    Work is shared where the answer cannot differ: rules with the same anchor share one
+    matching pass; a guard made only of declaration predicates
+    (``klc.guards.DECLARATION_PREDICATES``) is judged once per function and declarations its
+    metavariables name (``_guard_key``), not once per use."""
     from klc.guards import GuardContext, evaluate
 
     patterns = [pattern_of(r) for r in rules]
     candidates = index_nodes(unit, {p.root_type for p in patterns})
+    by_anchor: dict[str, list[Match]] = {}
+    keys_of: dict[tuple[str, tuple[str, ...]], list[object]] = {}
+    no_problems = not unit.problems
     sites: list[Site] = []
     for rule, pattern in zip(rules, patterns, strict=True):
+        found = by_anchor.get(pattern.code)
+        if found is None:
+            found = by_anchor[pattern.code] = list(find_matches(pattern, unit, None, candidates))
+        if not found:
+            continue
         rule_holes = resolve_holes(rule, holes or {}, strict=False)
         by_declaration = _declaration_edits(rule)
-        seen: set[tuple[int, tuple[object, ...]]] = set()
-        for m in find_matches(pattern, unit, rule, candidates):
+        keys: list[object] = []
+        if by_declaration:
+            cached = keys_of.get((pattern.code, by_declaration))
+            if cached is None:
+                cached = keys_of[(pattern.code, by_declaration)] = [
+                    _declaration_key(m, by_declaration) for m in found]
+            keys = cached
+        guard_vars = _guard_vars(rule)
+        verdicts: dict[object, Verdict] = {}
+        has_within = any(e.kind == "within" for e in rule.edits)
+        seen: set[object] = set()
+        for i, shared in enumerate(found):
             if by_declaration:
-                key = _declaration_key(m, by_declaration)
+                key = keys[i]
                 if key is not None:
                     if key in seen:
                         continue  # another use of the same variable: the same site
                     seen.add(key)
+            m = Match(rule, unit, shared.function, shared.start, shared.end, shared.nodes,
+                      shared.bindings)
             why = check_context(m, rule.context)
             if why:
                 sites.append(Site(rule, m, False, why, "context"))
                 continue
-            problem = error_region(m)
+            problem = None if no_problems else error_region(m)
             if problem is not None:
                 sites.append(Site(rule, m, False, "inside a syntax-error region: "
                                   + problem.describe(unit.path), "region"))
                 continue
             if rule.guard is not None:
-                verdict = evaluate(rule.guard, GuardContext(m, rule_holes, spec, clang))
+                gkey = _guard_key(m, guard_vars) if guard_vars is not None else None
+                verdict = verdicts.get(gkey) if gkey is not None else None
+                if verdict is None:
+                    verdict = evaluate(rule.guard, GuardContext(m, rule_holes, spec, clang))
+                    if gkey is not None:
+                        verdicts[gkey] = verdict
                 if not verdict.ok:
                     sites.append(Site(rule, m, False, verdict.reason, "guard"))
+                    continue
+            if has_within:
+                from klc.within import sub_matches, why_none
+
+                m.subs = sub_matches(m, rule_holes, spec, clang)
+                if not m.subs.count:  # type: ignore[attr-defined]
+                    sites.append(Site(rule, m, False, why_none(m, m.subs), "guard"))  # type: ignore[arg-type]
                     continue
             sites.append(Site(rule, m, True, "", ""))
     sites.sort(key=lambda s: (s.match.start, s.rule.name))
     return sites
+
+
+def _guard_vars(rule: Rule) -> tuple[str, ...] | None:
+    """The metavariables a rule's guard reads, when the guard is made only of declaration
+    predicates (``klc.guards.DECLARATION_PREDICATES``) with constant, hole or ``kernel``
+    arguments besides them: its verdict then depends only on the enclosing function and on
+    what those metavariables name (``_guard_key``). None when the guard reads anything else
+    (a position, a loop, the anchor's text)."""
+    from klc.guards import DECLARATION_PREDICATES, calls
+
+    if rule.guard is None:
+        return None
+    names: set[str] = set()
+    for call in calls(rule.guard):
+        if call.name not in DECLARATION_PREDICATES:
+            return None
+        for a in call.args:
+            if a.kind == "metavar":
+                names.add(str(a.value))
+            elif a.kind not in ("string", "int", "float", "op", "hole") \
+                    and (a.kind, a.value) != ("name", "kernel"):
+                return None  # a position (anchor, loop), a sequence: judged per use
+    return tuple(sorted(names))
+
+
+def _guard_key(m: Match, names: tuple[str, ...]) -> tuple[object, ...] | None:
+    """(function, each metavariable's text and the declaration it resolves to at its use:
+    the closest preceding local of the function, else the parameter), as the declaration
+    predicates resolve it; None (judge this use on its own) when a metavariable binds
+    anything but a plain identifier, or a name that is neither a local nor a parameter."""
+    from klc.guards import declarations_named
+
+    fn = m.function
+    if fn is None:
+        return None
+    key: list[object] = [fn.start, fn.end]
+    for name in names:
+        b = m.bindings.get(name)
+        if b is None or len(b.nodes) != 1 or b.nodes[0].type != "identifier":
+            return None
+        text = b.text
+        local = -1
+        for d in declarations_named(m.unit, text):
+            if fn.body_start <= d.start < b.start:
+                local = d.start
+        if local < 0 and fn.param(text) is None:
+            return None
+        key += (text, local)
+    return tuple(key)
 
 
 def _declaration_edits(rule: Rule) -> tuple[str, ...]:

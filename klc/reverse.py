@@ -222,8 +222,12 @@ def mechanical_inverse(rule: Rule) -> Inverse:
         elif e.kind == "launch":
             edits.append(Edit("launch", dim=e.dim, axis=e.axis, op="/" if e.op == "*" else "*",
                               factor=e.factor))
+        elif e.kind == "within" and e.sub is not None:
+            edits.append(_inverse_within(e, bound, erased_hole, where_))
     used_pass_holes = {r.name for e in edits for t in (e.template, e.value) if t
                        for r in code_refs(t) if r.kind == "hole"}
+    used_pass_holes |= {r.name for e in edits if e.sub is not None
+                        for r in code_refs(e.sub.edits[0].template or "") if r.kind == "hole"}
     used_pass_holes |= {str(e.factor)[1:] for e in edits if e.kind == "launch"
                         and isinstance(e.factor, str)}
     for name in sorted(used_pass_holes):
@@ -254,6 +258,33 @@ def mechanical_inverse(rule: Rule) -> Inverse:
         anchor_col=0, context=rule.context, guard=guard, edits=tuple(edits), holes=holes,
         card=Card(), metavars=bound, sequence_metavars=seqs)
     return Inverse(skill, rule, sources, bound, frozenset(undeclared))
+
+
+def _inverse_within(e: Edit, bound: frozenset[str], erased_hole: Any, where_: str) -> Edit:
+    """A ``rewrite within`` block inverted: its replace is the skill block's anchor, its
+    anchor the skill block's replace (metavariables neither the skill's anchor nor the
+    block's new anchor binds become holes, shared with the rule's), and its ``inverse
+    guard`` the skill block's guard."""
+    sub = e.sub
+    assert sub is not None and e.target is not None
+    if e.target not in bound:
+        raise KlcError(f"{where_}: `rewrite within ${e.target}`: the skill's anchor does not "
+                       f"bind ${e.target}")
+    new_anchor = sub.edits[0].template or ""
+    if any(r.kind == "hole" for r in code_refs(new_anchor)):
+        raise KlcError(f"{where_}: a within block's replace template holds a hole, which an "
+                       "anchor cannot")
+    mine = frozenset(_refs(new_anchor))
+    names: dict[str, str] = {}
+    for m in sorted(_refs(sub.anchor) - mine - bound):
+        names[m] = erased_hole(m)
+    guard = sub.inverse.guard if sub.inverse is not None else None
+    seqs = frozenset(r.name for r in code_refs(new_anchor) if r.kind == "sequence")
+    inverted = replace(
+        sub, anchor=new_anchor, guard=guard, inverse=None, anchor_line=0, anchor_col=0,
+        edits=(Edit("replace", template=_to_holes(sub.anchor, names)),),
+        metavars=mine | bound, sequence_metavars=seqs | (sub.sequence_metavars & bound))
+    return Edit("within", target=e.target, sub=inverted)
 
 
 def _inverse_name(name: str) -> str:

@@ -45,7 +45,8 @@ class Rewrite:
     launch: list[tuple[str, str, str, int]] = field(default_factory=list)  # dim, axis, op, k
 
 
-def render(template: str, match: Match, holes: dict[str, str], indent: str = "") -> str:
+def render(template: str, match: Match, holes: dict[str, str], indent: str = "",
+           overrides: dict[str, str] | None = None) -> str:
     """Fill a template: metavariables get the bound source text, holes their values.
 
     ``indent`` prefixes the template's own lines after the first (the anchor's first line
@@ -53,6 +54,8 @@ def render(template: str, match: Match, holes: dict[str, str], indent: str = "")
     with its line: its later lines shift by the difference between the indentation of the
     line it came from and the line it lands on, so that a loop body put under an ``if``
     reads one level deeper, and one taken back out reads as before (byte for byte).
+    ``overrides`` gives the text to use for a binding instead of its source text (the code
+    a ``rewrite within`` edit rewrote).
     """
     # a line holding only an empty run (`$$$KEEP;` that bound nothing) is dropped whole
     template = "\n".join(
@@ -81,14 +84,15 @@ def render(template: str, match: Match, holes: dict[str, str], indent: str = "")
             b = match.bindings.get(name)
             if b is None:
                 raise KlcError(f"{match.rule.location}: ${name} is not bound by the anchor")
-            out.append(_moved(b.text, _source_line_indent(match.unit.source, b.start),
+            text = overrides[name] if overrides and name in overrides else b.text
+            out.append(_moved(text, _source_line_indent(match.unit.source, b.start),
                               _landing_indent(out, indent)))
             # a declaration bound in `for ($INIT; …)` owns its ";": do not write two; nor
             # does a run that ends in a preprocessor line (`#pragma unroll;` is not C) or in
             # a compound statement (`for (…) { … };` would add an empty statement)
-            last = b.text.rstrip().rsplit("\n", 1)[-1].lstrip()
-            skip_semicolon = b.text.rstrip().endswith(";") or last.startswith("#") or (
-                m.group(1) is not None and b.text.rstrip().endswith("}"))
+            last = text.rstrip().rsplit("\n", 1)[-1].lstrip()
+            skip_semicolon = text.rstrip().endswith(";") or last.startswith("#") or (
+                m.group(1) is not None and text.rstrip().endswith("}"))
         pos = m.end()
     tail = template[pos:]
     if skip_semicolon and tail.startswith(";"):
@@ -142,10 +146,15 @@ def plan(match: Match, holes: dict[str, str]) -> Rewrite:
     rule: Rule = match.rule
     unit: Unit = match.unit
     rw = Rewrite(match, holes)
+    overrides, direct = _within(match, holes)
     for edit in rule.edits:
         kind = edit.kind
+        if kind == "within":
+            continue
         if kind == "replace":
-            rw.edits.append(_replace(match, edit, holes))
+            rw.edits.append(_replace(match, edit, holes, overrides))
+            used = {r.group(1) or r.group(2) for r in _SUBST_RE.finditer(edit.template or "")}
+            direct = [e for e in direct if e.what not in used]
         elif kind == "insert_body_start":
             fn = _function(match, edit)
             rw.edits.append(_insert_body_start(unit, fn, render(edit.template or "", match,
@@ -174,10 +183,40 @@ def plan(match: Match, holes: dict[str, str]) -> Rewrite:
                               int(factor or 1)))
         else:  # the loader refuses unknown kinds; this is a programming error
             raise KlcError(f"{rule.location}: unknown rewrite kind {kind!r}")
+    # sub-rewrites of a binding no replace template writes out edit the source in place
+    rw.edits.extend(ByteEdit(e.start, e.end, e.text, "within") for e in direct)
     return rw
 
 
-def _replace(match: Match, edit: Edit, holes: dict[str, str]) -> ByteEdit:
+def _within(match: Match, holes: dict[str, str]) -> tuple[dict[str, str], list[ByteEdit]]:
+    """The code each ``rewrite within`` target becomes ({name: text}), and the same
+    sub-rewrites as source edits (``what`` holds the target's name)."""
+    subs = getattr(match, "subs", None)
+    if subs is None or not subs.matches:
+        return {}, []
+    source = match.unit.source
+    overrides: dict[str, str] = {}
+    direct: list[ByteEdit] = []
+    for name, sms in subs.matches.items():
+        b = match.bindings[name]
+        edits = []
+        for sm in sms:
+            e = _replace(sm, sm.rule.edits[0], holes)
+            start, text = e.start, e.text
+            if start < b.start:  # the edit took the line's indentation: the binding did not
+                lead = source[start:b.start].decode("utf-8", "replace")
+                if text.startswith(lead):
+                    text = text[len(lead):]
+                start = b.start
+            edits.append(ByteEdit(start, e.end, text, name))
+        direct.extend(edits)
+        rel = [ByteEdit(e.start - b.start, e.end - b.start, e.text, e.what) for e in edits]
+        overrides[name] = apply_edits(b.text.encode(), rel).decode("utf-8")
+    return overrides, direct
+
+
+def _replace(match: Match, edit: Edit, holes: dict[str, str],
+             overrides: dict[str, str] | None = None) -> ByteEdit:
     """Replace the anchor. When the match starts its line, the edit starts at the line start
     and every template line gets the indentation of the first matched statement that is
     not a preprocessor line (a "#pragma" is often written in column 1)."""
@@ -186,10 +225,10 @@ def _replace(match: Match, edit: Edit, holes: dict[str, str]) -> ByteEdit:
     if unit.source[line_start:match.start].strip():
         indent = line_indent(unit.source, match.start)
         return ByteEdit(match.start, match.end,
-                        render(edit.template or "", match, holes, indent), "replace")
+                        render(edit.template or "", match, holes, indent, overrides), "replace")
     code = next((n for n in match.nodes if not n.type.startswith("preproc")), match.nodes[0])
     indent = line_indent(unit.source, code.start_byte)
-    text = indent + render(edit.template or "", match, holes, indent)
+    text = indent + render(edit.template or "", match, holes, indent, overrides)
     return ByteEdit(line_start, match.end, text, "replace")
 
 

@@ -44,7 +44,7 @@ from klc.guards import (
 KINDS = ("simplification", "skill")
 CONTEXTS = ("global", "device", "any", "loop", "kernel_scope")
 EDIT_KINDS = ("replace", "insert_body_start", "remove_statement", "add_qualifier",
-              "remove_qualifier", "add_attribute", "remove_attribute", "launch")
+              "remove_qualifier", "add_attribute", "remove_attribute", "launch", "within")
 HOLE_TYPES = ("int", "enum", "ident", "expr", "stmts")
 QUALIFIERS = ("const", "volatile", "__restrict__", "__restrict", "restrict")
 CARD_FIELDS = ("intent", "where", "conditions", "effect", "pitfalls", "provenance", "verdict")
@@ -73,7 +73,9 @@ class Edit:
     """One ``rewrite`` clause. ``template`` holds the code of ``replace`` and
     ``insert_body_start``; ``target`` the metavariable name (``X``) of a qualifier edit;
     ``value`` the qualifier or attribute text; ``dim``/``axis``/``op``/``factor`` a launch
-    edit (``grid``/``block``, ``x``/``y``/``z``, ``*`` or ``/``, an int or ``"?hole"``)."""
+    edit (``grid``/``block``, ``x``/``y``/``z``, ``*`` or ``/``, an int or ``"?hole"``);
+    ``sub`` the sub-rule of a ``within`` edit (``target`` names the metavariable whose code
+    it rewrites)."""
 
     kind: str
     template: str | None = None
@@ -83,6 +85,7 @@ class Edit:
     axis: str | None = None
     op: str | None = None
     factor: int | str | None = None
+    sub: Rule | None = None
     line: int = field(default=0, compare=False)
     col: int = field(default=0, compare=False)
 
@@ -236,6 +239,7 @@ class EditSpec:
     op: str | None = None
     factor: str | None = None  # the INT or HOLE token
     factor_pos: tuple[int, int] = (0, 0)
+    items: tuple[tuple[str, Any, int, int], ...] = ()  # a within block's items
     line: int = 0
     col: int = 0
 
@@ -502,6 +506,15 @@ def _edit_spec(tree: Tree, line: int, col: int) -> EditSpec:
                         value=_text(ch[1]), line=line, col=col)
     if kind in ("add_attribute", "remove_attribute"):
         return EditSpec(kind, value=_text(ch[0]), line=line, col=col)
+    if kind == "within":
+        items = []
+        for item in ch[1:]:
+            what = str(item.data).removeprefix("within_")
+            value = _code(item.children[0]) if what in ("anchor", "replace") \
+                else _guard(item.children[0])
+            items.append((what, value, item.meta.line, item.meta.column))
+        return EditSpec(kind, target=str(ch[0]), target_pos=(ch[0].line, ch[0].column),
+                        items=tuple(items), line=line, col=col)
     dim, op, factor = ch
     return EditSpec(kind, dim=str(dim), op=str(op), factor=str(factor),
                     factor_pos=(factor.line, factor.column), line=line, col=col)
@@ -898,7 +911,10 @@ def _compile(spec: RuleSpec, errs: _Errors) -> Rule | None:
             bound_as = "$$$" + name if name in sequences else "$" + name
             errs.add(line, col, f"{shown} is used in {what} but the anchor binds {bound_as}")
 
-    edits = [_compile_edit(e, errs, use_hole, use_metavar) for e in edit_specs]
+    edits = [_compile_within(e, spec, errs, holes, metavars, sequences, use_hole,
+                             use_metavar, k)
+             if e.kind == "within" else _compile_edit(e, errs, use_hole, use_metavar)
+             for k, e in enumerate(edit_specs, start=1)]
     replaces = [e for e in edit_specs if e.kind == "replace"]
     for extra in replaces[1:]:
         errs.add(extra.line, extra.col, "only one `rewrite replace` per rule (the anchor is "
@@ -1017,6 +1033,88 @@ def _check_anchor(anchor: CodeBlock, holes: dict[str, HoleDecl], metavars: set[s
     except KlcError as e:
         message = str(e).split(": ", 1)[-1]
         errs.add(*anchor.position(0), f"the anchor cannot be used as a pattern: {message}")
+
+
+def _compile_within(e: EditSpec, spec: RuleSpec, errs: _Errors, holes: dict[str, HoleDecl],
+                    outer: set[str], outer_seqs: set[str], use_hole: Any, use_metavar: Any,
+                    k: int) -> Edit | None:
+    """A ``rewrite within $X { anchor, guard, replace, inverse guard }`` block: a sub-rule
+    whose anchor is matched inside the code $X bound. Its metavariables are its own, plus the
+    rule's (a name both bind must bind equal code); its replace and guards may use both."""
+    assert e.target is not None
+    what = f"rewrite within {e.target}"
+    kind = "sequence" if e.target.startswith("$$$") else "metavar"
+    use_metavar(kind, e.target.lstrip("$"), *e.target_pos, what)
+    seen: dict[str, tuple[int, int]] = {}
+    got: dict[str, Any] = {}
+    for item, value, line, col in e.items:
+        if item in seen:
+            errs.add(line, col, f"{what}: duplicate `{item.replace('_', ' ')}` (first at line "
+                     f"{seen[item][0]}:{seen[item][1]})")
+            continue
+        seen[item] = (line, col)
+        got[item] = value
+    for required in ("anchor", "replace"):
+        if required not in got:
+            errs.add(e.line, e.col, f"{what}: missing `{required}`")
+    if "anchor" not in got or "replace" not in got:
+        return None
+    anchor: CodeBlock = got["anchor"]
+    mine: set[str] = set()
+    seqs: set[str] = set()
+    if not anchor.text.strip():
+        errs.add(anchor.line, anchor.col, f"{what}: the anchor is empty")
+        return None
+    _check_anchor(anchor, holes, mine, seqs, errs)
+    for name in sorted(mine & outer):
+        if (name in seqs) != (name in outer_seqs):
+            errs.add(anchor.line, anchor.col, f"{what}: the anchor binds {name} as "
+                     f"{'$$$' if name in seqs else '$'}{name}, the rule's anchor as "
+                     f"{'$$$' if name in outer_seqs else '$'}{name}")
+    names = mine | outer
+    sequences = seqs | (outer_seqs - mine)
+
+    def use(ref_kind: str, name: str, line: int, col: int, where_: str) -> None:
+        shown = ("$$$" if ref_kind == "sequence" else "$") + name
+        if name == "_":
+            errs.add(line, col, f"{shown} in {where_}: the wildcard binds nothing")
+        elif name not in names:
+            errs.add(line, col, f"{shown} is used in {where_} but neither its anchor nor the "
+                     "rule's binds it")
+        elif (ref_kind == "sequence") != (name in sequences):
+            errs.add(line, col, f"{shown} is used in {where_} but is bound as "
+                     f"{'$$$' if name in sequences else '$'}{name}")
+
+    replace: CodeBlock = got["replace"]
+    sub_edit = _compile_edit(EditSpec("replace", code=replace, line=e.line, col=e.col), errs,
+                             use_hole, use)
+    guards: dict[str, GuardExpr | None] = {}
+    for item in ("guard", "inverse_guard"):
+        g = got.get(item)
+        guards[item] = g
+        if g is None:
+            continue
+        for call in calls(g):
+            for line, col, message in check_call(call):
+                errs.add(line, col, message)
+            for arg in call.args:
+                if arg.kind in ("metavar", "sequence"):
+                    use(arg.kind, str(arg.value), arg.line, arg.col,
+                        f"the {item.replace('_', ' ')} of {what}")
+                elif arg.kind == "hole":
+                    use_hole(str(arg.value), arg.line, arg.col, f"the guard of {what}")
+    if sub_edit is None:
+        return None
+    inverse_guard = guards["inverse_guard"]
+    sub = Rule(
+        name=f"{spec.name}.within{k}", kind="within", description="", path=spec.path,
+        line=e.line, col=e.col, anchor=anchor.text,
+        anchor_line=anchor.starts[0][0] if anchor.starts else anchor.line,
+        anchor_col=anchor.starts[0][1] if anchor.starts else anchor.col,
+        context=("any",), guard=guards["guard"], edits=(sub_edit,), holes=holes, card=Card(),
+        metavars=frozenset(names), sequence_metavars=frozenset(sequences),
+        inverse=Inverse(guard=inverse_guard) if inverse_guard is not None else None)
+    return Edit("within", target=e.target.lstrip("$"), sub=sub, line=e.line, col=e.col)
 
 
 def _compile_edit(e: EditSpec, errs: _Errors, use_hole: Any, use_metavar: Any) -> Edit | None:
@@ -1326,6 +1424,8 @@ def rule_to_text(rule: Rule) -> str:
             out.append(f"  rewrite {e.kind} ${e.target}: {_string(e.value or '')}")
         elif e.kind in ("add_attribute", "remove_attribute"):
             out.append(f"  rewrite {e.kind}: {_string(e.value or '')}")
+        elif e.kind == "within" and e.sub is not None:
+            out += _within_lines(rule, e)
         else:
             out.append(f"  rewrite launch {e.dim}.{e.axis} {e.op}= {e.factor}")
     out += [f"  {ln}" for h in rule.holes.values() for ln in _hole_lines(h)]
@@ -1355,6 +1455,21 @@ def rule_to_text(rule: Rule) -> str:
         out.append("  }")
     out.append("}")
     return "\n".join(out) + "\n"
+
+
+def _within_lines(rule: Rule, e: Edit) -> list[str]:
+    sub = e.sub
+    assert sub is not None
+    mark = "$$$" if e.target in rule.sequence_metavars else "$"
+    out = [f"  rewrite within {mark}{e.target} {{"]
+    out += [("  " + ln) if ln else "" for ln in _block("anchor", sub.anchor)]
+    if sub.guard is not None:
+        out.append(f"    guard: {guard_text(sub.guard)}")
+    out += [("  " + ln) if ln else "" for ln in _block("replace", sub.edits[0].template or "")]
+    if sub.inverse is not None and sub.inverse.guard is not None:
+        out.append(f"    inverse guard: {guard_text(sub.inverse.guard)}")
+    out.append("  }")
+    return out
 
 
 def _hole_lines(h: HoleDecl) -> list[str]:
