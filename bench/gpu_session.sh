@@ -21,7 +21,7 @@ if want tests; then
   python3 bench/gate_speed.py 2>&1 | tee "$out/gate_speed.txt"
 fi
 if want walks; then
-  for f in reduce_sum transpose layernorm softmax sgemm label_count; do
+  for f in reduce_sum transpose layernorm softmax sgemm label_count row_standardize; do
     start=$(date +%s)
     python3 -m klc lineage "bench/lineages/$f/expert.cu" --out "$out/walk/$f" \
       > "$out/walk_$f.log" 2>&1
