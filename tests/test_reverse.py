@@ -22,7 +22,8 @@ ROOT = Path(__file__).resolve().parents[1]
 FAMILIES = ("reduce_sum", "layernorm", "softmax", "transpose", "sgemm")
 # skills whose round trip gives the erased value back as its number (`__launch_bounds__(128)`
 # for `__launch_bounds__(WARPS * 32)`): equal as code once the names are folded
-FOLDED = {"add_launch_bounds", "pack_warps_per_block", "rows_per_thread", "tile_transpose"}
+FOLDED = {"add_launch_bounds", "pack_warps_per_block", "rows_per_thread", "tile_transpose",
+          "split_k_loop"}
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,63 @@
+/* klc-spec
+kernel: sgemm
+template: {BM: 128, BN: 128, BK: 8, TM: 8, TN: 8}
+sizes: {M: 4096, N: 4096, K: 4096}
+verify_sizes:
+  - {M: 256, N: 256, K: 256}
+  - {M: 384, N: 128, K: 72}
+  - {M: 128, N: 384, K: 8}
+args:
+  - {name: A, shape: [M, K], role: in}
+  - {name: B, shape: [K, N], role: in}
+  - {name: C, shape: [M, N], role: out}
+  - {name: M, value: M}
+  - {name: N, value: N}
+  - {name: K, value: K}
+grid: ["N // BN", "M // BM"]
+block: ["(BM // TM) * (BN // TN)"]
+bytes: 4 * (M * K + K * N + M * N)
+flops: 2 * M * N * K
+*/
+// sgemm at step 27 of the sgemm lineage (bench/lineages/sgemm)
+template <int BM, int BN, int BK, int TM, int TN>
+__global__ void 
+sgemm(float* A, float* B, float* C,
+      int M, int N, int K) {
+    __shared__ float As[BK][BM];
+    __shared__ float Bs[BK][BN];
+    const int ty = threadIdx.x / (BN / TN);
+    const int tx = threadIdx.x % (BN / TN);
+    const int row0 = blockIdx.y * BM;
+    const int col0 = blockIdx.x * BN;
+    float acc[TM][TN];
+    if (threadIdx.x == 0) {
+        __syncthreads();
+    }
+    for (int i = 0; i < TM; ++i) {
+        for (int j = 0; j < TN; ++j) {
+            acc[i][j] = 0.0f;
+        }
+    }
+    for (int k0 = 0; k0 < K; k0 += BK) {
+        for (int l = threadIdx.x; l < BM * BK; l += blockDim.x) {
+            As[l % BK][l / BK] = A[(size_t)(row0 + l / BK) * K + k0 + l % BK];
+        }
+        for (int l = threadIdx.x; l < BK * BN; l += blockDim.x) {
+            Bs[l / BN][l % BN] = B[(size_t)(k0 + l / BN) * N + col0 + l % BN];
+        }
+        __syncthreads();
+        for (int k = 0; k < BK; ++k) {
+            for (int i = 0; i < TM; ++i) {
+                for (int j = 0; j < TN; ++j) {
+                    acc[i][j] += As[k][ty * TM + i] * Bs[k][tx * TN + j];
+                }
+            }
+        }
+        __syncthreads();
+    }
+    for (int i = 0; i < TM; ++i) {
+        for (int j = 0; j < TN; ++j) {
+            C[(size_t)(row0 + ty * TM + i) * N + col0 + tx * TN + j] = acc[i][j];
+        }
+    }
+}
