@@ -326,7 +326,8 @@ class Unit:
         self._unroll_at: dict[int, str] = {}  # loop start -> unroll argument, from a mask
         self._index: dict[str, list[Node]] = {}  # node type -> nodes in source order
         self._unsorted: set[str] = set()  # types of _index whose list is not sorted yet
-        self.functions: list[Function] = []
+        self.functions: list[Function] = []  # sorted by start
+        self._function_starts: list[int] = []
         self.launches: list[Launch] = []
         self.problems: list[Problem] = []
         self.unanalyzable: list[Unanalyzable] = []
@@ -377,12 +378,19 @@ class Unit:
         return next((f for f in self.functions if f.name == name), None)
 
     def function_at(self, offset: int) -> Function | None:
-        """The innermost function whose body holds ``offset``."""
-        best = None
-        for f in self.functions:
-            if f.start <= offset < f.end and (best is None or f.start >= best.start):
-                best = f
-        return best
+        """The innermost function whose body holds ``offset``: of those that hold it, the
+        one that starts last (the last in ``functions`` on a tie), found by bisection."""
+        functions = self.functions
+        starts = self._function_starts
+        if len(starts) != len(functions):
+            starts = self._function_starts = [f.start for f in functions]
+        i = bisect.bisect_right(starts, offset) - 1
+        while i >= 0:
+            f = functions[i]
+            if offset < f.end:
+                return f
+            i -= 1
+        return None
 
     def in_error(self, start: int, end: int) -> Problem | None:
         """The first syntax problem overlapping a byte span, if any."""

@@ -149,6 +149,10 @@ class GuardContext:
     holes: dict[str, str] = field(default_factory=dict)
     spec: object | None = None  # a klc.spec.Spec or Bound; optional
     clang: bool = True  # False: tree-sitter facts only (``klc list --tree-only``)
+    # verdicts of predicate calls at this match, by (predicate, arguments): shared by the
+    # rules that share an anchor (``klc.pipeline.find_sites``). A predicate reads only the
+    # match, its arguments, the spec and ``clang`` -- except those of READS_RULE, never kept
+    memo: dict[tuple[Any, ...], Verdict] | None = None
 
     @property
     def unit(self) -> Unit:
@@ -218,6 +222,9 @@ REGIONS = frozenset({"anchor", "loop", "kernel"})
 # and libclang is never asked when a declaration is found). ``klc.pipeline.find_sites``
 # judges a guard made only of these once per function and declarations, not once per use (a
 # qualifier rule anchored on ``$X[$I]`` matches every subscript of a kernel).
+# Predicates that read the rule being judged (its edits) or its hole values beyond their
+# arguments: their verdict at a match is not shared between rules (``GuardContext.memo``).
+READS_RULE = frozenset({"smem_fits"})
 DECLARATION_PREDICATES = frozenset({"is_kernel_param", "is_const", "is_restrict", "no_write",
                                     "writes_in", "is_identifier", "elem_type", "is_pointer"})
 COMPARISONS: dict[str, Callable[[Any, Any], bool]] = {
@@ -337,6 +344,17 @@ def _call(call: GuardCall, ctx: GuardContext) -> Verdict:
             args.append(b)
         else:
             args.append(arg.value)
+    memo = ctx.memo
+    if memo is None or call.name in READS_RULE:
+        return _run(pred, ctx, call, args)
+    key = (call.name, *args)
+    verdict = memo.get(key)
+    if verdict is None:
+        verdict = memo[key] = _run(pred, ctx, call, args)
+    return verdict
+
+
+def _run(pred: Predicate, ctx: GuardContext, call: GuardCall, args: list[Any]) -> Verdict:
     try:
         return pred.fn(ctx, *args)
     except Exception as e:  # a guard must never take a batch down: fail closed, say why
@@ -1819,11 +1837,18 @@ def sync_uniform(ctx: GuardContext, region: str = "kernel") -> Verdict:
     start, end, label = span
     fn = ctx.function
     assert fn is not None
+    # the verdict depends on the region alone (not on the match in it): once per region
+    return _memo(ctx.unit, f"sync_uniform:{fn.start}:{start}:{end}:{label}",
+                 lambda: _sync_uniform(ctx, fn, start, end, label))
+
+
+def _sync_uniform(ctx: GuardContext, fn: Function, start: int, end: int, label: str) -> Verdict:
     unit, src = ctx.unit, ctx.unit.source
     tainted = _thread_dependent(ctx, fn)
     barriers = [c for c in fn.barriers if start <= c.start < end
                 and _BLOCK_BARRIER.match(c.name)]
-    calls = {n.start_byte: n for n in _nodes(unit, "call_expression")}
+    calls = _memo(unit, "calls_by_start",
+                  lambda: {n.start_byte: n for n in _nodes(unit, "call_expression")})
     for bar in barriers:
         node = calls.get(bar.start)
         while node is not None and node.start_byte > fn.body_start:

@@ -84,6 +84,9 @@ class PNode:
     plain: bool = field(init=False, compare=False, repr=False)
     raw: bytes | None = field(init=False, compare=False, repr=False)
     order: tuple[int, ...] = field(init=False, compare=False, repr=False)
+    # (index, type) of the children that are not metavariables: checked on the target's
+    # children before any recursion or binding (most candidates fail there, cheaply)
+    shape: tuple[tuple[int, str], ...] = field(init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "plain", all(c.seq is None for c in self.children))
@@ -95,6 +98,9 @@ class PNode:
                            2 if self.children[i].metavar is not None else 1, i))))
         object.__setattr__(self, "raw", self.text.encode() if self.text is not None
                            and self.text_pattern is None else None)
+        object.__setattr__(self, "shape", tuple(
+            (i, c.type) for i, c in enumerate(self.children)
+            if c.metavar is None and c.seq is None))
 
 
 @dataclass(frozen=True)
@@ -256,24 +262,32 @@ class _Matcher:
              b: dict[str, Binding]) -> bool:
         if name == "_":
             return True
-        new = Binding(name, start, end, self.text(start, end), nodes)
+        text = self.text(start, end)
         old = b.get(name)
         if old is not None:
-            return _same_code(old.text, new.text)
-        b[name] = new
+            return old.text == text or _same_code(old.text, text)
+        b[name] = Binding(name, start, end, text, nodes)
         return True
 
     def node(self, p: PNode, t: Node, b: dict[str, Binding]) -> bool:
-        if p.metavar is not None:
+        name = p.metavar
+        if name is not None:
             if p.type == "statement" and not t.type.endswith("statement") \
                     and t.type not in ("declaration", "compound_statement"):
                 return False
-            return self.bind(p.metavar, t.start_byte, t.end_byte, (t,), b)
+            if name == "_":
+                return True
+            start, end = t.start_byte, t.end_byte
+            text = self.source[start:end].decode("utf-8", "replace")  # (self.text, inlined)
+            old = b.get(name)
+            if old is not None:
+                return old.text == text or _same_code(old.text, text)
+            b[name] = Binding(name, start, end, text, (t,))
+            return True
         if p.type != t.type:
             return False
-        kids = _significant(t)
         if not p.children:
-            if kids:
+            if t.child_count and _significant(t):
                 return False
             if p.text_pattern is not None:
                 return self.text_leaf(p, t, b)
@@ -281,13 +295,20 @@ class _Matcher:
             if raw == p.raw:
                 return True
             return p.text == " ".join(raw.decode("utf-8", "replace").split())
+        kids = _significant(t)
         if p.plain:
             # one to one: b is the caller's scratch copy, so a failure may leave it dirty
             if len(kids) != len(p.children):
                 return False
+            for i, type_ in p.shape:
+                if kids[i].type != type_:
+                    return False
             node = self.node
             pcs = p.children
-            return all(node(pcs[i], kids[i], b) for i in p.order)
+            for i in p.order:  # noqa: SIM110 (a loop: no generator per node)
+                if not node(pcs[i], kids[i], b):
+                    return False
+            return True
         return self.seq(p.children, 0, kids, 0, b, anchored=True) is not None
 
     def text_leaf(self, p: PNode, t: Node, b: dict[str, Binding]) -> bool:
@@ -316,7 +337,14 @@ class _Matcher:
             return j if (j == len(ts) or not anchored) else None
         p = ps[i]
         if p.seq is not None:
-            for k in range(len(ts), j - 1, -1) if anchored else range(j, len(ts) + 1):
+            nxt = ps[i + 1] if i + 1 < len(ps) else None
+            # the run ends where the next element, when it is a fixed kind, can match
+            fixed = nxt.type if nxt is not None and nxt.metavar is None \
+                and nxt.seq is None else None
+            n = len(ts)
+            for k in range(n, j - 1, -1) if anchored else range(j, n + 1):
+                if fixed is not None and (k == n or ts[k].type != fixed):
+                    continue
                 trial = dict(b)
                 if k > j:
                     ok = self.bind(p.seq, ts[j].start_byte, ts[k - 1].end_byte,

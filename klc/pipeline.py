@@ -142,6 +142,8 @@ def find_sites(unit: Unit, rules: list[Rule], holes: dict[str, str] | None = Non
     candidates = index_nodes(unit, {p.root_type for p in patterns})
     by_anchor: dict[str, list[Match]] = {}
     keys_of: dict[tuple[str, tuple[str, ...]], list[object]] = {}
+    memos: dict[str, list[dict[tuple[object, ...], Verdict]]] = {}  # per match, by anchor
+    verdicts: dict[tuple[object, ...], Verdict] = {}  # by guard and _guard_key
     no_problems = not unit.problems
     sites: list[Site] = []
     for rule, pattern in zip(rules, patterns, strict=True):
@@ -150,6 +152,9 @@ def find_sites(unit: Unit, rules: list[Rule], holes: dict[str, str] | None = Non
             found = by_anchor[pattern.code] = list(find_matches(pattern, unit, None, candidates))
         if not found:
             continue
+        memo = memos.get(pattern.code)
+        if memo is None:
+            memo = memos[pattern.code] = [{} for _ in found]
         rule_holes = resolve_holes(rule, holes or {}, strict=False)
         by_declaration = _declaration_edits(rule)
         keys: list[object] = []
@@ -160,7 +165,6 @@ def find_sites(unit: Unit, rules: list[Rule], holes: dict[str, str] | None = Non
                     _declaration_key(m, by_declaration) for m in found]
             keys = cached
         guard_vars = _guard_vars(rule)
-        verdicts: dict[object, Verdict] = {}
         has_within = any(e.kind == "within" for e in rule.edits)
         seen: set[object] = set()
         for i, shared in enumerate(found):
@@ -183,9 +187,12 @@ def find_sites(unit: Unit, rules: list[Rule], holes: dict[str, str] | None = Non
                 continue
             if rule.guard is not None:
                 gkey = _guard_key(m, guard_vars) if guard_vars is not None else None
+                if gkey is not None:
+                    gkey = (rule.guard, *gkey)
                 verdict = verdicts.get(gkey) if gkey is not None else None
                 if verdict is None:
-                    verdict = evaluate(rule.guard, GuardContext(m, rule_holes, spec, clang))
+                    verdict = evaluate(rule.guard, GuardContext(m, rule_holes, spec, clang,
+                                                                memo[i]))
                     if gkey is not None:
                         verdicts[gkey] = verdict
                 if not verdict.ok:
@@ -205,7 +212,7 @@ def find_sites(unit: Unit, rules: list[Rule], holes: dict[str, str] | None = Non
 
 def _guard_vars(rule: Rule) -> tuple[str, ...] | None:
     """The metavariables a rule's guard reads, when the guard is made only of declaration
-    predicates (``klc.guards.DECLARATION_PREDICATES``) with constant, hole or ``kernel``
+    predicates (``klc.guards.DECLARATION_PREDICATES``) with constant or ``kernel``
     arguments besides them: its verdict then depends only on the enclosing function and on
     what those metavariables name (``_guard_key``). None when the guard reads anything else
     (a position, a loop, the anchor's text)."""
@@ -220,9 +227,9 @@ def _guard_vars(rule: Rule) -> tuple[str, ...] | None:
         for a in call.args:
             if a.kind == "metavar":
                 names.add(str(a.value))
-            elif a.kind not in ("string", "int", "float", "op", "hole") \
+            elif a.kind not in ("string", "int", "float", "op") \
                     and (a.kind, a.value) != ("name", "kernel"):
-                return None  # a position (anchor, loop), a sequence: judged per use
+                return None  # a position (anchor, loop), a sequence, a hole: per use
     return tuple(sorted(names))
 
 
