@@ -3,7 +3,9 @@
 Prints files/s for klc's full listing (match + context + guards with tree-sitter facts only,
 as `klc list --tree-only`; in one process, and with worker processes as `klc list -j N`), the
 plain anchor matching alone, and ast-grep (``ast-grep-cli`` from PyPI, C++ language) running
-the same anchors over the same files, as ratios measured in one run.
+the same anchors over the same files, as ratios measured in one run (median of --runs rounds).
+The ratio compares equal work: the anchors ast-grep can express (``ast_grep_rule``), with
+the matches of each anchor counted by both tools and printed side by side.
 
     python bench/list_bench.py DIR            # e.g. a corpus from bench/make_corpus.py
     python bench/list_bench.py DIR --rules passes --rules skills -j 2
@@ -14,12 +16,15 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -43,17 +48,19 @@ def time_klc_list(files: list[tuple[str, bytes]], rules: list) -> tuple[float, i
     return time.perf_counter() - t0, n
 
 
-def time_plain_match(files: list[tuple[str, bytes]], rules: list) -> tuple[float, int]:  # type: ignore[type-arg]
-    patterns = [pattern_of(r) for r in rules]
+def time_plain_match(files: list[tuple[str, bytes]], patterns: list  # type: ignore[type-arg]
+                     ) -> tuple[float, list[int]]:
+    """klc's matcher alone (parse, candidates, anchors; no context, no guards): seconds, and
+    the matches of each pattern."""
     types = {p.root_type for p in patterns}
+    counts = [0] * len(patterns)
     t0 = time.perf_counter()
-    n = 0
     for path, data in files:
         unit = parse_bytes(data, path)
         cands = index_nodes(unit, types)
-        for p in patterns:
-            n += sum(1 for _ in find_matches(p, unit, None, cands))
-    return time.perf_counter() - t0, n
+        for i, p in enumerate(patterns):
+            counts[i] += sum(1 for _ in find_matches(p, unit, None, cands))
+    return time.perf_counter() - t0, counts
 
 
 def time_klc_list_jobs(folder: Path, rule_paths: list[str], jobs: int) -> tuple[float, int]:
@@ -68,24 +75,65 @@ def time_klc_list_jobs(folder: Path, rule_paths: list[str], jobs: int) -> tuple[
     return time.perf_counter() - t0, n
 
 
-def time_ast_grep(folder: Path, rules: list,  # type: ignore[type-arg]
-                  threads: int) -> tuple[float, int] | None:
-    """ast-grep over the same files with the same anchors as patterns (C++ grammar; .cu and
-    .cuh mapped to it through sgconfig's languageGlobs, which ast-grep needs to see them)."""
+_STMT_RUN = re.compile(r"\$\$\$([A-Za-z_]\w*)\s*;")
+_FOR_INIT = re.compile(r"^\s*for\s*\(\s*\$[A-Za-z_]\w*\s*;")
+
+
+def ast_grep_rule(anchor: str, pattern: Any) -> tuple[dict[str, Any] | None, str]:
+    """The ast-grep (C++ grammar) rule that finds what a klc anchor finds, and how it was
+    written; None and why when ast-grep cannot express it.
+
+    - a run of several statements: an ast-grep pattern is one node (not expressible);
+    - ``$$$X;`` is klc's idiom for a run of statements: ``$$$X`` in ast-grep;
+    - ``for ($INIT; ...)``: klc ignores ``;`` and ``,`` tokens, so that ``$INIT`` binds a
+      declaration (which owns its ``;``); ast-grep's default ("smart") strictness would
+      require the ``;`` as a child of the loop: ``relaxed`` strictness;
+    - CUDA qualifiers (``__global__``, ``__shared__``) are not C++: the C++ grammar parses
+      them as type names and the rest of the line as errors, so no pattern matches; the
+      same node kinds and qualifier are asked for with kind/has/regex rules instead.
+    """
+    if pattern.is_sequence:
+        return None, "a run of statements (an ast-grep pattern is one node)"
+    code = " ".join(_STMT_RUN.sub(r"$$$\1", anchor).split())
+    if code.startswith("__shared__ ") and pattern.root_type == "declaration":
+        dims = anchor.count("[")
+        decl: dict[str, Any] = {"field": "declarator", "kind": "array_declarator"}
+        inner = decl
+        for _ in range(dims - 1):
+            inner["has"] = {"field": "declarator", "kind": "array_declarator"}
+            inner = inner["has"]
+        return ({"kind": "declaration",
+                 "all": [{"has": {"field": "type", "regex": "^__shared__$"}}, {"has": decl}]},
+                f"kind rule: a __shared__ declaration of a {dims}-D array")
+    if code.startswith("__global__ ") and pattern.root_type == "function_definition":
+        return ({"kind": "function_definition",
+                 "all": [{"has": {"field": "type", "regex": "^__global__$"}},
+                         {"has": {"field": "body", "kind": "compound_statement"}}],
+                 "not": {"has": {"kind": "storage_class_specifier"}}},
+                "kind rule: a __global__ function definition")
+    if _FOR_INIT.match(anchor):
+        return {"pattern": {"context": code, "strictness": "relaxed"}}, "pattern, relaxed"
+    return {"pattern": code}, "pattern"
+
+
+def time_ast_grep(folder: Path, rules: list[tuple[str, dict[str, Any]]],
+                  threads: int) -> tuple[float, dict[str, int]] | None:
+    """ast-grep over the same files with the given rules (C++ grammar; .cu and .cuh mapped
+    to it through sgconfig's languageGlobs, which ast-grep needs to see them): seconds and
+    the matches of each rule id."""
     # next to this Python first (a venv's bin/ need not be on PATH); never a bare `sg`, which
     # on many systems is util-linux's "execute as another group", not ast-grep
     local = Path(sys.executable).parent / "ast-grep"
     exe = str(local) if local.exists() else shutil.which("ast-grep")
-    if exe is None:
+    if exe is None or not rules:
         return None
     with tempfile.TemporaryDirectory() as tmp:
         cfg = Path(tmp) / "sgconfig.yml"
         (Path(tmp) / "rules").mkdir()
         cfg.write_text('ruleDirs: [rules]\nlanguageGlobs:\n  cpp: ["*.cu", "*.cuh"]\n')
-        for r in rules:
-            doc = {"id": r.name, "language": "cpp", "severity": "info",
-                   "rule": {"pattern": r.anchor}}
-            (Path(tmp) / "rules" / f"{r.name}.yml").write_text(json.dumps(doc))
+        for rid, rule in rules:
+            doc = {"id": rid, "language": "cpp", "severity": "info", "rule": rule}
+            (Path(tmp) / "rules" / f"{rid}.yml").write_text(json.dumps(doc))
         cmd = [exe, "scan", "-c", str(cfg), "--json=stream", "--threads", str(threads),
                str(folder.resolve())]
         t0 = time.perf_counter()
@@ -94,7 +142,10 @@ def time_ast_grep(folder: Path, rules: list,  # type: ignore[type-arg]
     if proc.returncode not in (0, 1):
         print(f"ast-grep failed: {proc.stderr.strip()[:300]}", file=sys.stderr)
         return None
-    hits = sum(1 for line in proc.stdout.splitlines() if line.strip())
+    hits = {rid: 0 for rid, _ in rules}
+    for line in proc.stdout.splitlines():
+        if line.strip():
+            hits[json.loads(line)["ruleId"]] += 1
     return elapsed, hits
 
 
@@ -104,6 +155,8 @@ def main() -> int:
     ap.add_argument("--rules", action="append", default=None)
     ap.add_argument("-j", "--jobs", type=int, default=2,
                     help="also time klc list with this many worker processes (default 2)")
+    ap.add_argument("--runs", type=int, default=3,
+                    help="rounds of every measurement, alternating; medians reported (3)")
     args = ap.parse_args()
     rule_paths = args.rules or [str(ROOT / "skills")]
     rules = load_rule_paths(rule_paths)
@@ -114,32 +167,56 @@ def main() -> int:
         print(f"{args.dir}: no .cu/.cuh files", file=sys.stderr)
         return 2
     mb = sum(len(d) for _, d in files) / 1e6
+    anchors: dict[str, tuple[str, Any]] = {}  # anchor -> (first rule's name, pattern)
+    for r in rules:
+        anchors.setdefault(r.anchor, (r.name, pattern_of(r)))
+    table: list[tuple[str, Any, str, dict[str, Any] | None]] = []
+    for i, (anchor, (name, pattern)) in enumerate(anchors.items()):
+        sg_rule, how = ast_grep_rule(anchor, pattern)
+        table.append((f"a{i:02d}_{name}", pattern, how, sg_rule))
+    same = [(rid, p, rule) for rid, p, _how, rule in table if rule is not None]
     for path, data in files[:20]:  # warm caches: compiled patterns and queries
         find_sites(parse_bytes(data, path), rules, clang=False)
-    t_list, n_list = time_klc_list(files, rules)
-    t_plain, n_plain = time_plain_match(files, rules)
-    t_jobs, n_jobs = time_klc_list_jobs(args.dir, rule_paths, args.jobs)
-    sg = time_ast_grep(args.dir, rules, 1)  # one thread, like the one klc process here
-    sg_all = time_ast_grep(args.dir, rules, 0)
-    print(f"files: {len(files)}  MB: {mb:.1f}  rules: {len(rules)}")
-    print(f"{'what':<34}{'seconds':>9}{'files/s':>10}{'matches':>9}")
-    print(f"{'klc list (match+context+guards)':<34}{t_list:>9.2f}{len(files) / t_list:>10.0f}"
-          f"{n_list:>9}")
-    print(f"{f'klc list -j {args.jobs}':<34}{t_jobs:>9.2f}{len(files) / t_jobs:>10.0f}"
-          f"{n_jobs:>9}")
-    print(f"{'klc plain anchor matching':<34}{t_plain:>9.2f}{len(files) / t_plain:>10.0f}"
-          f"{n_plain:>9}")
+    runs: dict[str, list[float]] = {}
+    for _ in range(max(1, args.runs)):
+        t_list, n_list = time_klc_list(files, rules)
+        t_plain, n_plain = time_plain_match(files, [p for _, p, _, _ in table])
+        t_same, n_same = time_plain_match(files, [p for _, p, _ in same])
+        t_jobs, n_jobs = time_klc_list_jobs(args.dir, rule_paths, args.jobs)
+        sg = time_ast_grep(args.dir, [(rid, rule) for rid, _, rule in same], 1)  # one thread
+        sg_all = time_ast_grep(args.dir, [(rid, rule) for rid, _, rule in same], 0)
+        for key, t in (("list", t_list), ("plain", t_plain), ("same", t_same),
+                       ("jobs", t_jobs), ("sg", sg[0] if sg else 0.0),
+                       ("sg_all", sg_all[0] if sg_all else 0.0)):
+            runs.setdefault(key, []).append(t)
+    med = {k: statistics.median(v) for k, v in runs.items()}
+    n = len(files)
+    print(f"files: {n}  MB: {mb:.1f}  rules: {len(rules)}  distinct anchors: {len(table)}  "
+          f"runs: {len(runs['list'])} (medians)")
+    print(f"{'what':<44}{'seconds':>9}{'files/s':>10}{'matches':>9}")
+
+    def row(what: str, t: float, matches: int) -> None:
+        print(f"{what:<44}{t:>9.2f}{n / t:>10.0f}{matches:>9}")
+
+    row("klc list --tree-only (match+context+guards)", med["list"], n_list)
+    row(f"klc list --tree-only -j {args.jobs}", med["jobs"], n_jobs)
+    row("klc plain matching, every anchor", med["plain"], sum(n_plain))
+    row(f"klc plain matching, {len(same)} anchors ast-grep takes", med["same"], sum(n_same))
     if sg is None:
-        print("ast-grep: not run (not installed, or it refused an anchor as a C++ pattern)")
-    else:
-        t_sg, n_sg = sg
-        print(f"{'ast-grep scan -j1 (same anchors)':<34}{t_sg:>9.2f}{len(files) / t_sg:>10.0f}"
-              f"{n_sg:>9}")
-        if sg_all is not None:
-            print(f"{'ast-grep scan (its default threads)':<34}{sg_all[0]:>9.2f}"
-                  f"{len(files) / sg_all[0]:>10.0f}{sg_all[1]:>9}")
-        print(f"ratio (one thread each) klc plain matching / ast-grep: {t_plain / t_sg:.2f}x   "
-              f"klc list / ast-grep: {t_list / t_sg:.2f}x")
+        print("ast-grep: not run (not installed, or it refused a rule)")
+        return 0
+    row(f"ast-grep scan -j1, the same {len(same)} anchors", med["sg"], sum(sg[1].values()))
+    if sg_all is not None:
+        row("ast-grep scan (its default threads)", med["sg_all"], sum(sg_all[1].values()))
+    print(f"ratio (one thread each, equal work) klc plain matching / ast-grep: "
+          f"{med['same'] / med['sg']:.2f}x   klc list (all rules) / ast-grep: "
+          f"{med['list'] / med['sg']:.2f}x")
+    print(f"{'anchor (first rule using it)':<36}{'klc':>8}{'ast-grep':>10}  how")
+    klc_counts = dict(zip([rid for rid, _, _ in same], n_same, strict=True))
+    for (rid, _p, how, _rule), count in zip(table, n_plain, strict=True):
+        sg_count = f"{sg[1][rid]}" if rid in sg[1] else "-"
+        assert rid not in klc_counts or klc_counts[rid] == count
+        print(f"{rid:<36}{count:>8}{sg_count:>10}  {how}")
     return 0
 
 
