@@ -15,7 +15,8 @@ from klc.errors import KlcError
 from klc.lineage import load_lineage, load_passes, walk, write_lineage
 
 ROOT = Path(__file__).resolve().parents[1]
-FAMILIES = ("reduce_sum", "layernorm", "softmax", "transpose", "sgemm")
+FAMILIES = ("reduce_sum", "layernorm", "softmax", "transpose", "sgemm", "label_count",
+            "row_standardize")
 
 
 @pytest.fixture(scope="module")
