@@ -210,7 +210,12 @@ def main() -> int:
                     help="skill folders (default: the skills library)")
     ap.add_argument("--cache", metavar="DIR", help="reuse this gate cache (default: fresh)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--combine", nargs="+", type=Path, metavar="RESULTS_JSON",
+                    help="run nothing: merge the rows of earlier runs' results.json (split "
+                    "over several device calls) into one table in --out")
     args = ap.parse_args()
+    if args.combine:
+        return combine(args.combine, args.out)
 
     from rich.console import Console
     from rich.table import Table
@@ -235,6 +240,8 @@ def main() -> int:
         for i, job in enumerate(jobs, 1):
             row = run_one(job, args, cache, skills)
             rows.append(row)
+            if args.out is not None:  # after every kernel: a run cut short keeps its rows
+                write_results(args.out, rows, meta)
             head = f"[{i}/{len(jobs)}] {job['name']}: "
             if row.get("error"):
                 console.print(head + "error: " + row["error"].splitlines()[0][:200],
@@ -254,13 +261,40 @@ def main() -> int:
     console.print(markdown([], summ, meta).split("## Summary", 1)[1].split("## Steps")[0],
                   markup=False)
     if args.out is not None:
-        from klc.fsutil import atomic_write
-
-        atomic_write(args.out / "results.json", json.dumps(
-            {"meta": meta, "summary": summ, "rows": rows}, indent=1, default=str).encode())
-        atomic_write(args.out / "results.md", markdown(rows, summ, meta).encode())
+        write_results(args.out, rows, meta)
         console.print(f"wrote {args.out / 'results.json'} and {args.out / 'results.md'}",
                       markup=False)
+    return 0
+
+
+def write_results(out: Path, rows: list[dict[str, Any]], meta: dict[str, Any]) -> None:
+    from klc.fsutil import atomic_write
+
+    summ = summary(rows)
+    atomic_write(out / "results.json", json.dumps(
+        {"meta": meta, "summary": summ, "rows": rows}, indent=1, default=str).encode())
+    atomic_write(out / "results.md", markdown(rows, summ, meta).encode())
+
+
+def combine(paths: list[Path], out: Path | None) -> int:
+    """One table from several runs (the same device and budget, say the first run's meta)."""
+    rows: list[dict[str, Any]] = []
+    meta: dict[str, Any] = {}
+    for p in paths:
+        data = json.loads(p.read_text())
+        meta = meta or dict(data["meta"])
+        if data["meta"].get("device") != meta.get("device"):
+            print(f"{p}: measured on {data['meta'].get('device')}, not {meta.get('device')}",
+                  file=sys.stderr)
+            return 2
+        rows += data["rows"]
+    meta["date"] += f" (combined from {len(paths)} runs)"
+    if out is None:
+        print(markdown(rows, summary(rows), meta))
+        return 0
+    out.mkdir(parents=True, exist_ok=True)
+    write_results(out, rows, meta)
+    print(f"wrote {out / 'results.json'} and {out / 'results.md'}")
     return 0
 
 
