@@ -964,6 +964,8 @@ def _build_model(unit: Unit) -> None:
             unit._unsorted.add(name[2:])  # on first use
     index["function_definition"] = caps.get("function", [])
     index["call_expression"] = caps.get("call", [])
+    index["gnu_asm_expression"] = caps.get("asm", [])  # (no_write asks for them: no 2nd query)
+    unit._unsorted.add("gnu_asm_expression")
     for t in _LOOP_TYPES:
         index[t] = []
     for node in caps.get("loop", []):

@@ -330,27 +330,31 @@ def _call(call: GuardCall, ctx: GuardContext) -> Verdict:
     if pred is None:  # the loader refuses these; a hand-built expression may not
         return Verdict(False, f"unknown guard predicate {call.name!r}", None, True)
     args: list[Any] = []
+    key: list[Any] = [call.name]  # for the memo: a metavariable by its name (one match)
     for arg in call.args:
         if arg.kind == "hole":
             value = ctx.holes.get(str(arg.value))
             if value is None:
                 return Verdict(True, f"{call.name}: depends on ?{arg.value}", None, True)
             args.append(_int_or_text(value))
+            key += ("hole", args[-1])
         elif arg.kind in ("metavar", "sequence"):
             b = ctx.match.bindings.get(str(arg.value))
             if b is None:
                 return Verdict(False, f"{call.name}: {arg} is not bound by the match", None,
                                True)
             args.append(b)
+            key += (arg.kind, arg.value)
         else:
             args.append(arg.value)
+            key += (arg.kind, arg.value)
     memo = ctx.memo
     if memo is None or call.name in READS_RULE:
         return _run(pred, ctx, call, args)
-    key = (call.name, *args)
-    verdict = memo.get(key)
+    at = tuple(key)
+    verdict = memo.get(at)
     if verdict is None:
-        verdict = memo[key] = _run(pred, ctx, call, args)
+        verdict = memo[at] = _run(pred, ctx, call, args)
     return verdict
 
 
@@ -1454,12 +1458,18 @@ def _enclosing_loop(fn: Function, start: int, end: int) -> Loop | None:
     return best
 
 
-def _aliases(ctx: GuardContext, name: str) -> set[str]:
-    """``name`` and the local pointers initialised from it (``float* p = x + off``)."""
-    names = {name}
+def _aliases(ctx: GuardContext, name: str) -> frozenset[str]:
+    """``name`` and the local pointers initialised from it (``float* p = x + off``); once
+    per function and name."""
     fn = ctx.function
     if fn is None:
-        return names
+        return frozenset({name})
+    return _memo(ctx.unit, f"aliases:{fn.start}:{fn.end}:{name}",
+                 lambda: frozenset(_find_aliases(ctx, fn, name)))
+
+
+def _find_aliases(ctx: GuardContext, fn: Function, name: str) -> set[str]:
+    names = {name}
     src = ctx.unit.source
     changed = True
     while changed:
@@ -1488,7 +1498,7 @@ def _assigned(ctx: GuardContext, name: str, start: int, end: int) -> bool:
     return False
 
 
-def _writes(ctx: GuardContext, names: set[str], start: int, end: int
+def _writes(ctx: GuardContext, names: frozenset[str], start: int, end: int
             ) -> Iterator[tuple[int, int, str]]:
     """Places in [start, end) that may write memory reached through one of ``names``."""
     unit, src = ctx.unit, ctx.unit.source

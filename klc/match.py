@@ -295,21 +295,32 @@ class _Matcher:
             if raw == p.raw:
                 return True
             return p.text == " ".join(raw.decode("utf-8", "replace").split())
-        kids = _significant(t)
         if p.plain:
             # one to one: b is the caller's scratch copy, so a failure may leave it dirty
+            count = t.child_count
+            if count < len(p.children):
+                return False  # fewer children, so fewer significant ones
+            if count == len(p.children):
+                # the kinds at the fixed places, one child at a time (no list of them all):
+                # when an ignored token is among the children, the counts differ below
+                child = t.child
+                for i, type_ in p.shape:
+                    if child(i).type != type_:  # type: ignore[union-attr]
+                        return False
+            kids = _significant(t)
             if len(kids) != len(p.children):
                 return False
-            for i, type_ in p.shape:
-                if kids[i].type != type_:
-                    return False
+            if count != len(p.children):  # (else the kinds were checked above)
+                for i, type_ in p.shape:
+                    if kids[i].type != type_:
+                        return False
             node = self.node
             pcs = p.children
             for i in p.order:  # noqa: SIM110 (a loop: no generator per node)
                 if not node(pcs[i], kids[i], b):
                     return False
             return True
-        return self.seq(p.children, 0, kids, 0, b, anchored=True) is not None
+        return self.seq(p.children, 0, _significant(t), 0, b, anchored=True) is not None
 
     def text_leaf(self, p: PNode, t: Node, b: dict[str, Binding]) -> bool:
         raw = self.text(t.start_byte, t.end_byte)

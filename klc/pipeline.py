@@ -142,8 +142,10 @@ def find_sites(unit: Unit, rules: list[Rule], holes: dict[str, str] | None = Non
     candidates = index_nodes(unit, {p.root_type for p in patterns})
     by_anchor: dict[str, list[Match]] = {}
     keys_of: dict[tuple[str, tuple[str, ...]], list[object]] = {}
-    memos: dict[str, list[dict[tuple[object, ...], Verdict]]] = {}  # per match, by anchor
+    memos: dict[tuple[str, int], dict[tuple[object, ...], Verdict]] = {}  # by anchor, match
+    gkeys_of: dict[tuple[str, tuple[str, ...]], list[object]] = {}
     verdicts: dict[tuple[object, ...], Verdict] = {}  # by guard and _guard_key
+    guard_ids: dict[object, int] = {}  # equal guards (of different rules), one number
     no_problems = not unit.problems
     sites: list[Site] = []
     for rule, pattern in zip(rules, patterns, strict=True):
@@ -152,9 +154,6 @@ def find_sites(unit: Unit, rules: list[Rule], holes: dict[str, str] | None = Non
             found = by_anchor[pattern.code] = list(find_matches(pattern, unit, None, candidates))
         if not found:
             continue
-        memo = memos.get(pattern.code)
-        if memo is None:
-            memo = memos[pattern.code] = [{} for _ in found]
         rule_holes = resolve_holes(rule, holes or {}, strict=False)
         by_declaration = _declaration_edits(rule)
         keys: list[object] = []
@@ -165,6 +164,10 @@ def find_sites(unit: Unit, rules: list[Rule], holes: dict[str, str] | None = Non
                     _declaration_key(m, by_declaration) for m in found]
             keys = cached
         guard_vars = _guard_vars(rule)
+        gkeys: list[object] = []
+        if guard_vars is not None:
+            gkeys = gkeys_of.setdefault((pattern.code, guard_vars), [_UNSET] * len(found))
+            gid = guard_ids.setdefault(rule.guard, len(guard_ids))
         has_within = any(e.kind == "within" for e in rule.edits)
         seen: set[object] = set()
         for i, shared in enumerate(found):
@@ -186,13 +189,18 @@ def find_sites(unit: Unit, rules: list[Rule], holes: dict[str, str] | None = Non
                                   + problem.describe(unit.path), "region"))
                 continue
             if rule.guard is not None:
-                gkey = _guard_key(m, guard_vars) if guard_vars is not None else None
-                if gkey is not None:
-                    gkey = (rule.guard, *gkey)
+                gkey = None
+                if guard_vars is not None:
+                    gkey = gkeys[i]
+                    if gkey is _UNSET:
+                        gkey = gkeys[i] = _guard_key(m, guard_vars)
+                    if gkey is not None:
+                        gkey = (gid, gkey)
                 verdict = verdicts.get(gkey) if gkey is not None else None
                 if verdict is None:
+                    memo = memos.setdefault((pattern.code, i), {})
                     verdict = evaluate(rule.guard, GuardContext(m, rule_holes, spec, clang,
-                                                                memo[i]))
+                                                                memo))
                     if gkey is not None:
                         verdicts[gkey] = verdict
                 if not verdict.ok:
@@ -208,6 +216,9 @@ def find_sites(unit: Unit, rules: list[Rule], holes: dict[str, str] | None = Non
             sites.append(Site(rule, m, True, "", ""))
     sites.sort(key=lambda s: (s.match.start, s.rule.name))
     return sites
+
+
+_UNSET = object()  # a key not computed yet
 
 
 def _guard_vars(rule: Rule) -> tuple[str, ...] | None:
