@@ -68,6 +68,7 @@ import hashlib
 import secrets
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from klc.errors import KlcError
@@ -441,6 +442,8 @@ class _Loop:
         self.split: set[str] = set()  # rules whose all-sites candidate failed: site by site
         self.include_slower = include_slower
         self.skipped: dict[str, dict[str, Any]] = {}  # slower skills not tried, by name
+        self.recipes: list[Any] = []  # klc.recipes.Recipe: lineages replayed as one move
+        self.recipe_tried: set[tuple[str, str]] = set()  # (family, version sha)
 
     # -- bookkeeping ----------------------------------------------------------------
 
@@ -650,6 +653,62 @@ class _Loop:
         return _Version(cand.source, unit, spec_of(unit), log.speedup or cur.speedup,
                         log.median_ms, log.noise or 0.0, log.pct_of_sol)
 
+    def try_recipe(self, cur: _Version) -> _Version | None:
+        """Replay the lineage recipes from the current version (klc/recipes.py); gate the
+        one whose walk measured the largest gain, once; the new version when it verified
+        and is faster, else None."""
+        from klc.recipes import replay
+
+        rules = {r.name: r for r in self.rules}
+        best = None
+        for recipe in self.recipes:
+            key = (recipe.family, cur.sha)
+            if key in self.recipe_tried:
+                continue
+            self.recipe_tried.add(key)
+            try:
+                rp = replay(recipe, cur.source, self.path, rules)
+            except KlcError as e:
+                self.notes.append(f"lineage {recipe.family}: the replay stopped: {e}")
+                continue
+            if rp is None or hashlib.sha256(rp.source).hexdigest() in self.visited:
+                continue
+            if best is None or rp.gain > best.gain:
+                best = rp
+        if best is None or self.left() <= 0:
+            return None
+        self.emit("trial-start", skill=best.label, site=self.path, values={})
+        try:
+            record, hit = self.gate(best.source, self.original)
+        except KlcError as e:
+            self.refusals.append({"round": self.round, "skill": best.label, "site": self.path,
+                                  "values": {}, "stage": "gate", "reason": str(e)})
+            return None
+        s = summarize(record)
+        self.seeds_seen.update(s.get("seeds") or ())
+        log = TrialLog(self.used, self.round, best.label, self.path, "", {}, record.verdict,
+                       record.reason, hit, s.get("median_ms"), s.get("speedup"),
+                       s.get("noise"), s.get("pct_of_sol"), record.elapsed_s)
+        log.outcome = self.judge(cur, log)
+        log.seeds = s.get("seeds")
+        self.trials.append(log)
+        self.visited.add(hashlib.sha256(best.source).hexdigest())
+        self.emit("trial", skill=best.label, site=self.path, values={},
+                  verdict=record.verdict, cached=hit, speedup=log.speedup, outcome=log.outcome)
+        if log.outcome != "improved":
+            return None
+        from klc.frontend import parse_bytes
+        from klc.pipeline import spec_of
+
+        self.steps.append(Step(self.round, best.label, self.path, "", {}, "recipe",
+                               log.median_ms, (log.speedup / cur.speedup) if log.speedup
+                               else None, log.speedup, log.pct_of_sol, s))
+        self.emit("accept", skill=best.label, site=self.path, kind="recipe",
+                  speedup=log.speedup)
+        unit = parse_bytes(best.source, self.path)
+        return _Version(best.source, unit, spec_of(unit), log.speedup or cur.speedup,
+                        log.median_ms, log.noise or 0.0, log.pct_of_sol)
+
     def loop(self, cur: _Version) -> tuple[_Version, str]:
         enabling = 0
         for _ in range(MAX_ROUNDS):
@@ -660,6 +719,11 @@ class _Loop:
                 return cur, f"the budget of {self.budget} gate trials is spent"
             self.round += 1
             self.emit("round", round=self.round)
+            replayed = self.try_recipe(cur) if self.recipes else None
+            if replayed is not None:
+                cur = replayed
+                enabling = 0
+                continue
             ran, proposed = self.run_round(cur)
             if not proposed:
                 return cur, ("no skill has anything left to try" if self.round > 1 or
@@ -690,13 +754,16 @@ def optimize(source: bytes, path: str, *, skills: list[Rule] | None = None,
              progress: ProgressFn | None = None, gpu: bool | None = None,
              gate_fn: Callable[..., GateRecord] | None = None, use_cache: bool = True,
              unverified: bool = False, min_gain: float = MIN_GAIN, model: str | None = None,
-             seed: int = 0, include_slower: bool = False) -> OptimizeResult:
+             seed: int = 0, include_slower: bool = False,
+             recipes: list[Any] | None = None) -> OptimizeResult:
     """Optimize one kernel with skills under the gate (see the module doc).
 
     ``gpu`` forces the mode (None: ask the driver); ``gate_fn`` replaces ``klc.gate.gate``
     (same signature; tests script it); ``cache_dir`` is where gate records are kept
     (default ``$KLC_CACHE_DIR/gate``); ``use_cache=False`` runs every trial;
-    ``include_slower`` tries the skills whose card's verdict is "slower" too (ranked last)."""
+    ``include_slower`` tries the skills whose card's verdict is "slower" too (ranked last);
+    ``recipes`` are the lineage recipes to replay (default: ``recipes.yaml`` of the skills'
+    folders; ``[]`` for none)."""
     from klc.frontend import check_text, parse_bytes
     from klc.gate import gate, gpu_status
     from klc.gate.cache import CachedGate, GateCache, device_name
@@ -735,6 +802,11 @@ def optimize(source: bytes, path: str, *, skills: list[Rule] | None = None,
     runner = CachedGate(cache, gate_fn, target, device_name())
     loop = _Loop(source, path, skills, fill, budget, target_sol, target, runner, progress,
                  min_gain, include_slower)
+    if recipes is None:
+        from klc.recipes import load as load_recipes
+
+        recipes = load_recipes(sorted({Path(r.path).parent for r in skills if r.path}))
+    loop.recipes = list(recipes)
     loop.emit("start", kernel=path)
     base_rec, hit = loop.gate(source, None)
     base = summarize(base_rec)

@@ -4,7 +4,8 @@
 
 Every accepted step of every walk becomes the inverse of its pass; a pass seen in several
 walks gives one skill whose card lists each measured effect. Skills are written one file per
-family into --out (atomically; nothing is written when any walk or skill is bad). Where
+family into --out (atomically; nothing is written when any walk or skill is bad), and each
+walk's skills in forward order into --out/recipes.yaml (klc/recipes.py). Where
 matplotlib is installed, each walk's report.md and lineage.png are redrawn too.
 
 Exit 0: skills written; 2: bad input (nothing written).
@@ -45,6 +46,9 @@ def run(args: argparse.Namespace) -> int:
     learned = learn(args.lineages, args.passes)
     cases, notes = golden_cases(learned) if args.golden else ([], [])
     written = write_skills(learned, args.out)
+    from klc.recipes import write as write_recipes
+
+    written.append(write_recipes(learned, args.out))
     if args.golden:
         written += write_golden(cases, args.golden)
     for d in args.lineages:  # the plots, where matplotlib is installed

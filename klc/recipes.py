@@ -1,0 +1,194 @@
+"""Recipes: a lineage's steps in forward order, replayed as one move.
+
+A walk often passes through steps that are neutral or even slower on their own but lead to
+a faster kernel: a GEMM's loop over k split into tiles (slower alone) is what a shared-memory
+tile needs, and the tile is what the float4 cooperative loads need. A greedy optimizer that
+keeps only faster single steps never crosses such a valley. ``klc learn`` therefore also
+writes ``recipes.yaml`` beside the skills: for each walk, its skills in forward order (naive
+to expert), each with the hole values the step had and the times the walk measured before
+and after it.
+
+``klc optimize`` replays a recipe from the current kernel (``replay``): it starts at the
+first skill of the recipe that applies, applies the skills one after another with their
+observed hole values (guards checked at every step, one site per step as the walk did, all
+sites for a skill that changes the launch), and stops at the first that does not apply. Of
+the versions it reached, the one the walk measured fastest is the candidate, gated like any
+other (one trial); the recipe is kept only if that candidate verifies and is faster.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import yaml
+
+from klc.errors import KlcError
+
+if TYPE_CHECKING:
+    from klc.reverse import Learned
+    from klc.rules import Rule
+
+RECIPES_FILE = "recipes.yaml"
+
+
+@dataclass
+class RecipeStep:
+    skill: str
+    holes: dict[str, str]
+    before_us: float | None  # the walk's time of the version the skill starts from
+    after_us: float | None  # ... and of the version it gives
+
+
+@dataclass
+class Recipe:
+    family: str
+    expert: str
+    device: str
+    steps: list[RecipeStep] = field(default_factory=list)
+
+
+def build(learned: list[Learned]) -> list[Recipe]:
+    """One recipe per walk, its skills in forward order (the walk's last step first)."""
+    from klc.reverse import observed_holes
+
+    by_walk: dict[str, list[tuple[int, RecipeStep]]] = {}
+    meta: dict[str, tuple[str, str, str]] = {}
+    for item in learned:
+        for o in item.observations:
+            key = str(o.directory)
+            data = o.lineage
+            meta[key] = (str(data.get("family", Path(key).parent.name)),
+                         str(data.get("expert", "")), str(data.get("device") or ""))
+
+            def us(v: dict[str, Any]) -> float | None:
+                ms = v.get("median_ms")
+                return round(ms * 1000, 2) if isinstance(ms, (int, float)) else None
+
+            step = RecipeStep(item.rule.name, observed_holes(item.inverse, o.step),
+                              us(o.version), us(o.before))
+            by_walk.setdefault(key, []).append((int(o.step["index"]), step))
+    out = []
+    for key in sorted(by_walk):
+        family, expert, device = meta[key]
+        steps = [s for _, s in sorted(by_walk[key], key=lambda t: -t[0])]
+        out.append(Recipe(family, expert, device, steps))
+    return out
+
+
+def to_yaml(recipes: list[Recipe]) -> str:
+    head = ("# klc learn: each walk's skills in forward order (naive -> expert), with the hole\n"
+            "# values of its steps and the times the walk measured (us). klc optimize replays\n"
+            "# them (klc/recipes.py). Do not edit by hand: run `klc learn` again.\n")
+    data = [{"family": r.family, "expert": r.expert, "device": r.device,
+             "steps": [{"skill": s.skill, "holes": s.holes, "before_us": s.before_us,
+                        "after_us": s.after_us} for s in r.steps]} for r in recipes]
+    return head + yaml.safe_dump(data, sort_keys=False, width=100)
+
+
+def write(learned: list[Learned], out_dir: str | Path) -> Path:
+    from klc.fsutil import atomic_write
+
+    path = Path(out_dir) / RECIPES_FILE
+    atomic_write(path, to_yaml(build(learned)).encode())
+    return path
+
+
+def load(dirs: list[Path]) -> list[Recipe]:
+    """The recipes of the given skill folders (a folder without recipes.yaml has none)."""
+    out: list[Recipe] = []
+    for d in dirs:
+        path = Path(d) / RECIPES_FILE
+        if not path.is_file():
+            continue
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8")) or []
+            for r in data:
+                steps = [RecipeStep(str(s["skill"]), {str(k): str(v) for k, v in
+                                                      (s.get("holes") or {}).items()},
+                                    s.get("before_us"), s.get("after_us"))
+                         for s in r["steps"]]
+                out.append(Recipe(str(r["family"]), str(r.get("expert", "")),
+                                  str(r.get("device", "")), steps))
+        except (yaml.YAMLError, KeyError, TypeError) as e:
+            raise KlcError(f"{path}: not a recipes file written by klc learn ({e})") from None
+    return out
+
+
+@dataclass
+class Replay:
+    """What replaying a recipe from one kernel reached."""
+
+    recipe: Recipe
+    start: int  # index of the first step applied
+    end: int  # index of the checkpoint (the walk's fastest version reached), inclusive
+    source: bytes  # the kernel at the checkpoint
+    gain: float  # the walk's time before ``start`` over its time after ``end``
+
+    @property
+    def label(self) -> str:
+        s = self.recipe.steps
+        return (f"lineage {self.recipe.family}: {s[self.start].skill} .. {s[self.end].skill} "
+                f"({self.end - self.start + 1} skills)")
+
+
+def replay(recipe: Recipe, source: bytes, path: str, rules: dict[str, Rule],
+           min_gain: float = 0.05) -> Replay | None:
+    """Apply the recipe's skills in order from the first that applies; return the reached
+    version the walk measured fastest, when the walk measured it faster than where the
+    replay started by more than ``min_gain``; else None."""
+    from klc.frontend import parse_bytes
+    from klc.pipeline import apply_rules, apply_site, find_sites, spec_of
+
+    steps = recipe.steps
+    cur = source
+    reached: list[tuple[int, bytes]] = []
+    start = None
+    for i, step in enumerate(steps):
+        rule = rules.get(step.skill)
+        if rule is None:
+            if start is None:
+                continue
+            break
+        unit = parse_bytes(cur, path)
+        try:
+            spec = spec_of(unit)
+            holes = {k: v for k, v in step.holes.items() if k in rule.holes}
+            ok = [s for s in find_sites(unit, [rule], holes, spec) if s.ok]
+            if not ok:
+                if start is None:
+                    continue
+                break
+            sites = None if any(e.kind == "launch" for e in rule.edits) else sorted(
+                ok, key=lambda s: (s.match.end - s.match.start, s.match.start))
+            # one site, as the walk did, the tightest match first (an anchor that starts
+            # with a $$$ run matches at several starts; the walk's is the one that binds the
+            # least); a skill that changes the launch at all its sites at once
+        except KlcError:
+            break
+        new = None
+        for site in (sites if sites is not None else [None]):
+            try:
+                out = apply_rules(unit, [rule], holes, spec) if site is None \
+                    else apply_site(unit, site, holes, spec)
+            except KlcError:
+                continue
+            if out.changed and not parse_bytes(out.source, path).problems:
+                new = out.source
+                break
+        if new is None:
+            break
+        cur = new
+        start = i if start is None else start
+        reached.append((i, cur))
+    if start is None or not reached:
+        return None
+    before = steps[start].before_us
+    timed = [(steps[i].after_us, i, src) for i, src in reached if steps[i].after_us]
+    if not before or not timed:
+        return None
+    best_us, end, src = min(timed, key=lambda t: (t[0], -t[1]))
+    if best_us * (1 + min_gain) >= before:
+        return None
+    return Replay(recipe, start, end, src, before / best_us)
