@@ -91,7 +91,8 @@ def run_one(job: dict[str, Any], args: argparse.Namespace, cache: str,
             else None,
             trials=result.trials_used, cache_hits=result.cache_hits,
             trials_to_95=result.trials_to_fraction(0.95),
-            steps=[f"{s.skill}({', '.join(f'{k}={v}' for k, v in s.values.items())})"
+            steps=[s.skill if s.kind == "recipe" else
+                   f"{s.skill}({', '.join(f'{k}={v}' for k, v in s.values.items())})"
                    for s in result.steps],
             rejected_at_reverify=bool(result.steps) and result.final is not None
             and result.final.get("verdict") != "passed",
