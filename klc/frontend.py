@@ -323,15 +323,41 @@ class Unit:
         self._mask_starts = [m.start for m in self.masks]
         self._defines = _definitions_of(source) if defines is None else defines
         self._meanings: dict[str, MacroMeaning] = {}
+        self.problems: list[Problem] = []
+        _find_problems(self)
+        # the model (functions, launches, the per-type index) is built on first use: a
+        # re-parse that only checks for new syntax problems never needs it
+        self._modeled = False
         self._unroll_at: dict[int, str] = {}  # loop start -> unroll argument, from a mask
         self._index: dict[str, list[Node]] = {}  # node type -> nodes in source order
         self._unsorted: set[str] = set()  # types of _index whose list is not sorted yet
-        self.functions: list[Function] = []  # sorted by start
+        self._functions: list[Function] = []  # sorted by start
         self._function_starts: list[int] = []
-        self.launches: list[Launch] = []
-        self.problems: list[Problem] = []
-        self.unanalyzable: list[Unanalyzable] = []
-        _build_model(self)
+        self._launches: list[Launch] = []
+        self._unanalyzable: list[Unanalyzable] = []
+
+    def _model(self) -> None:
+        if not self._modeled:
+            self._modeled = True
+            _build_model(self)
+
+    @property
+    def functions(self) -> list[Function]:
+        """The functions defined in the file, sorted by start."""
+        self._model()
+        return self._functions
+
+    @property
+    def launches(self) -> list[Launch]:
+        """The kernel launches (``k<<<...>>>``) of the file, in source order."""
+        self._model()
+        return self._launches
+
+    @property
+    def unanalyzable(self) -> list[Unanalyzable]:
+        """The ``__global__`` kernels the front end could not model, and why."""
+        self._model()
+        return self._unanalyzable
 
     # -- text and positions -----------------------------------------------------------
 
@@ -403,6 +429,7 @@ class Unit:
         """Every node of each given type, in source order, by type. The common types come
         from the model's one query run; others are found by one more query for all of them,
         and remembered."""
+        self._model()
         index = self._index
         unsorted = self._unsorted
         for t in types:
@@ -942,7 +969,7 @@ def _line_starts(data: bytes) -> list[int]:
 # Building the model from the tree
 
 
-def _build_model(unit: Unit) -> None:
+def _find_problems(unit: Unit) -> None:
     root = unit.root
     size = len(unit.source)
     if root.has_error:
@@ -956,6 +983,9 @@ def _build_model(unit: Unit) -> None:
                 msg = f"syntax error: unexpected `{snippet}`" if snippet else "syntax error"
             unit.problems.append(Problem(start, min(n.end_byte, size), line, col, msg))
 
+
+def _build_model(unit: Unit) -> None:
+    root = unit.root
     caps = QueryCursor(_MODEL_QUERY).captures(root)
     index = unit._index
     for name, nodes in caps.items():
@@ -977,8 +1007,8 @@ def _build_model(unit: Unit) -> None:
     for node in caps.get("function", []):
         f = _function(unit, node)
         if f is not None:
-            unit.functions.append(f)
-    unit.functions.sort(key=lambda f: f.start)
+            unit._functions.append(f)
+    unit._functions.sort(key=lambda f: f.start)
     starts = [f.body_start for f in unit.functions]
 
     functions = unit.functions
@@ -1030,11 +1060,11 @@ def _build_model(unit: Unit) -> None:
     for node in caps.get("launch", []):
         launch = _launch(unit, node)
         if launch is not None:
-            unit.launches.append(launch)
+            unit._launches.append(launch)
             f = owner(node)
             if f is not None:
                 f.launches.append(launch)
-    unit.launches.sort(key=lambda lc: lc.start)
+    unit._launches.sort(key=lambda lc: lc.start)
     loops = sorted(caps.get("loop", []), key=lambda n: n.start_byte)
     for node in loops:
         f = owner(node)
@@ -1084,15 +1114,15 @@ def _build_model(unit: Unit) -> None:
         near = unit.in_error(tok.start_byte, tok.start_byte + 400)
         if near is not None:
             reason += f" ({near.describe(unit.path)})"
-        unit.unanalyzable.append(Unanalyzable(name, line, col, reason))
+        unit._unanalyzable.append(Unanalyzable(name, line, col, reason))
     for f in unit.kernels:
         if f.problems:
             line, col = unit.position(f.start)
-            unit.unanalyzable.append(
+            unit._unanalyzable.append(
                 Unanalyzable(f.name, line, col, f"syntax problem inside: "
                              f"{f.problems[0].describe(unit.path)}")
             )
-    unit.unanalyzable.sort(key=lambda u: (u.line, u.col))
+    unit._unanalyzable.sort(key=lambda u: (u.line, u.col))
 
 
 _KERNEL_NAME_RE = re.compile(rb"(\w+)\s*(?:<[^<>(){};]*>)?\s*\(")

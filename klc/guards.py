@@ -569,13 +569,36 @@ def _declarations_named(unit: Unit, name: str) -> list[_Decl]:
         return whole.get(name, [])
 
     def build() -> list[_Decl]:
-        src = unit.source
-        word = re.compile(rb"(?<![\w$])" + re.escape(name.encode()) + rb"(?![\w$])").search
-        nodes = [n for n in _nodes(unit, "declaration")
-                 if word(src, n.start_byte, n.end_byte) is not None]
+        if _ASCII_WORD.fullmatch(name):
+            # the declarations whose words hold the name (one pass over them per unit)
+            nodes = _memo(unit, "declaration_words", lambda: _declaration_words(unit)).get(
+                name.encode(), [])
+        else:
+            src = unit.source
+            word = re.compile(rb"(?<![\w$])" + re.escape(name.encode()) + rb"(?![\w$])").search
+            nodes = [n for n in _nodes(unit, "declaration")
+                     if word(src, n.start_byte, n.end_byte) is not None]
         return [d for d in _declarations_of(unit, nodes) if d.name == name]
 
     return _memo(unit, "declarations:" + name, build)
+
+
+_ASCII_WORD = re.compile(r"[A-Za-z0-9_$]+")
+# a whole word as ``_declarations_named``'s search sees one: a run of [\w$] not preceded by
+# one (the search's look-behind sees the byte before the declaration; its look-ahead stops
+# at the declaration's end, as the run does)
+_WORD_RUN = re.compile(rb"(?<![\w$])[\w$]+")
+
+
+def _declaration_words(unit: Unit) -> dict[bytes, list[Node]]:
+    """The declaration nodes (in source order) that hold each word."""
+    src = unit.source
+    by_word: dict[bytes, list[Node]] = {}
+    find = _WORD_RUN.findall
+    for n in _nodes(unit, "declaration"):
+        for w in set(find(src, n.start_byte, n.end_byte)):
+            by_word.setdefault(w, []).append(n)
+    return by_word
 
 
 def declarations_named(unit: Unit, name: str) -> list[Any]:

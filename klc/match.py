@@ -87,6 +87,9 @@ class PNode:
     # (index, type) of the children that are not metavariables: checked on the target's
     # children before any recursion or binding (most candidates fail there, cheaply)
     shape: tuple[tuple[int, str], ...] = field(init=False, compare=False, repr=False)
+    # the one-to-one children in ``order``, each (index, how, child): how 0 a token compared
+    # by text, 1 a metavariable, 2 anything else (matched by recursion)
+    plan: tuple[tuple[int, int, PNode], ...] = field(init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "plain", all(c.seq is None for c in self.children))
@@ -101,6 +104,10 @@ class PNode:
         object.__setattr__(self, "shape", tuple(
             (i, c.type) for i, c in enumerate(self.children)
             if c.metavar is None and c.seq is None))
+        object.__setattr__(self, "plan", tuple(
+            (i, 1 if c.metavar is not None else
+             0 if not c.children and c.raw is not None and c.seq is None else 2, c)
+            for i, c in ((i, self.children[i]) for i in self.order)))
 
 
 @dataclass(frozen=True)
@@ -112,6 +119,9 @@ class Pattern:
     is_sequence: bool
     root_type: str  # the node type candidates are found by ("compound_statement" for runs)
     words: tuple[bytes, ...]  # identifiers the file must contain for a match to be possible
+    # a run's statements that are not metavariables, smallest first: a block holds a match
+    # only if each fits one of its statements (``_Matcher.fits``)
+    fixed: tuple[PNode, ...] = ()
 
 
 def compile_pattern(code: str, where_: str = "<anchor>") -> Pattern:
@@ -234,8 +244,14 @@ def _make_pattern(code: str, elements: tuple[PNode, ...], where_: str) -> Patter
         collect(e)
     is_sequence = len(elements) > 1
     root_type = "compound_statement" if is_sequence else elements[0].type
+    fixed = tuple(sorted((e for e in elements if e.metavar is None and e.seq is None),
+                         key=_size)) if is_sequence else ()
     return Pattern(code, elements, is_sequence, root_type,
-                   tuple(sorted(w.encode() for w in words)))
+                   tuple(sorted(w.encode() for w in words)), fixed)
+
+
+def _size(p: PNode) -> int:
+    return 1 + sum(_size(c) for c in p.children)
 
 
 # --------------------------------------------------------------------------------------
@@ -314,13 +330,73 @@ class _Matcher:
                 for i, type_ in p.shape:
                     if kids[i].type != type_:
                         return False
-            node = self.node
-            pcs = p.children
-            for i in p.order:  # noqa: SIM110 (a loop: no generator per node)
-                if not node(pcs[i], kids[i], b):
+            # the children in ``plan`` order; tokens and metavariables inline (as ``node``
+            # would do them: their kinds were checked above), the rest by recursion
+            src = self.source
+            for i, how, pc in p.plan:
+                k = kids[i]
+                if how == 1:
+                    name = pc.metavar
+                    if pc.type == "statement" and not k.type.endswith("statement") \
+                            and k.type not in ("declaration", "compound_statement"):
+                        return False
+                    if name == "_":
+                        continue
+                    start, end = k.start_byte, k.end_byte
+                    text = src[start:end].decode("utf-8", "replace")
+                    old = b.get(name)
+                    if old is None:
+                        b[name] = Binding(name, start, end, text, (k,))  # type: ignore[arg-type]
+                    elif old.text != text and not _same_code(old.text, text):
+                        return False
+                elif how == 0:
+                    if k.child_count and _significant(k):
+                        return False
+                    raw = src[k.start_byte:k.end_byte]
+                    if raw != pc.raw and pc.text != " ".join(
+                            raw.decode("utf-8", "replace").split()):
+                        return False
+                elif not self.node(pc, k, b):
                     return False
             return True
         return self.seq(p.children, 0, _significant(t), 0, b, anchored=True) is not None
+
+    def fits(self, p: PNode, t: Node) -> bool:
+        """Whether ``p`` could match ``t`` under some bindings: ``node`` without the
+        metavariables' equalities, trying every split of a ``$$$`` run. A match under any
+        bindings fits, so a node that does not fit is rejected without binding anything."""
+        if p.metavar is not None:
+            return p.type != "statement" or t.type.endswith("statement") \
+                or t.type in ("declaration", "compound_statement")
+        if p.type != t.type:
+            return False
+        if not p.children:
+            if t.child_count and _significant(t):
+                return False
+            if p.text_pattern is not None:
+                return p.text_pattern.match(self.text(t.start_byte, t.end_byte).strip()) \
+                    is not None
+            raw = self.source[t.start_byte:t.end_byte]
+            return raw == p.raw or p.text == " ".join(raw.decode("utf-8", "replace").split())
+        kids = _significant(t)
+        if p.plain:
+            if len(kids) != len(p.children):
+                return False
+            for i, type_ in p.shape:
+                if kids[i].type != type_:
+                    return False
+            fits = self.fits
+            pcs = p.children
+            return all(fits(pcs[i], kids[i]) for i in p.order)
+        return self._fits_run(p.children, 0, kids, 0)
+
+    def _fits_run(self, ps: tuple[PNode, ...], i: int, ts: list[Node], j: int) -> bool:
+        if i == len(ps):
+            return j == len(ts)
+        p = ps[i]
+        if p.seq is not None:
+            return any(self._fits_run(ps, i + 1, ts, k) for k in range(j, len(ts) + 1))
+        return j < len(ts) and self.fits(p, ts[j]) and self._fits_run(ps, i + 1, ts, j + 1)
 
     def text_leaf(self, p: PNode, t: Node, b: dict[str, Binding]) -> bool:
         raw = self.text(t.start_byte, t.end_byte)
@@ -413,6 +489,9 @@ def find_matches(pattern: Pattern, unit: Unit, rule: Rule | None = None,
                 continue  # a word of the anchor is not inside this candidate
         if pattern.is_sequence:
             kids = _significant(node)
+            if not all(any(k.type == e.type and m.fits(e, k) for k in kids)
+                       for e in pattern.fixed):
+                continue  # a statement of the run fits none of the block's
             first = pattern.elements[0]
             fixed = None if (first.metavar is not None or first.seq is not None) else first.type
             for j in range(len(kids)):

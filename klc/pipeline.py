@@ -13,6 +13,7 @@ return plain data and never print. The stages, in order:
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -20,7 +21,7 @@ from typing import TYPE_CHECKING
 from tree_sitter import Node
 
 from klc.errors import KlcError
-from klc.frontend import Problem, Unit, parse_bytes
+from klc.frontend import Function, Problem, Unit, parse_bytes
 from klc.match import Match, Pattern, compile_pattern, find_matches, index_nodes
 from klc.rewrite import ByteEdit, Rewrite, apply_edits, plan
 
@@ -147,6 +148,7 @@ def find_sites(unit: Unit, rules: list[Rule], holes: dict[str, str] | None = Non
     verdicts: dict[tuple[object, ...], Verdict] = {}  # by guard and _guard_key
     guard_ids: dict[object, int] = {}  # equal guards (of different rules), one number
     no_problems = not unit.problems
+    locals_ = _Locals(unit)
     sites: list[Site] = []
     for rule, pattern in zip(rules, patterns, strict=True):
         found = by_anchor.get(pattern.code)
@@ -161,7 +163,7 @@ def find_sites(unit: Unit, rules: list[Rule], holes: dict[str, str] | None = Non
             cached = keys_of.get((pattern.code, by_declaration))
             if cached is None:
                 cached = keys_of[(pattern.code, by_declaration)] = [
-                    _declaration_key(m, by_declaration) for m in found]
+                    _declaration_key(m, by_declaration, locals_) for m in found]
             keys = cached
         guard_vars = _guard_vars(rule)
         gkeys: list[object] = []
@@ -193,7 +195,7 @@ def find_sites(unit: Unit, rules: list[Rule], holes: dict[str, str] | None = Non
                 if guard_vars is not None:
                     gkey = gkeys[i]
                     if gkey is _UNSET:
-                        gkey = gkeys[i] = _guard_key(m, guard_vars)
+                        gkey = gkeys[i] = _guard_key(m, guard_vars, locals_)
                     if gkey is not None:
                         gkey = (gid, gkey)
                 verdict = verdicts.get(gkey) if gkey is not None else None
@@ -244,13 +246,34 @@ def _guard_vars(rule: Rule) -> tuple[str, ...] | None:
     return tuple(sorted(names))
 
 
-def _guard_key(m: Match, names: tuple[str, ...]) -> tuple[object, ...] | None:
+class _Locals:
+    """The closest local declaration of a name before an offset in a function (as
+    ``klc.guards._lookup`` resolves a use), by bisection over the starts of the name's
+    declarations in the function's body: one sorted list per function and name."""
+
+    def __init__(self, unit: Unit) -> None:
+        self.unit = unit
+        self.starts: dict[tuple[int, int, str], list[int]] = {}
+
+    def before(self, fn: Function, name: str, offset: int) -> int:
+        """The start of the last declaration of ``name`` in ``fn``'s body that starts
+        before ``offset``, or -1."""
+        from klc.guards import declarations_named
+
+        key = (fn.start, fn.body_start, name)
+        starts = self.starts.get(key)
+        if starts is None:  # (declarations come in source order)
+            starts = self.starts[key] = [d.start for d in declarations_named(self.unit, name)
+                                         if fn.body_start <= d.start]
+        i = bisect.bisect_left(starts, offset) - 1
+        return starts[i] if i >= 0 else -1
+
+
+def _guard_key(m: Match, names: tuple[str, ...], locals_: _Locals) -> tuple[object, ...] | None:
     """(function, each metavariable's text and the declaration it resolves to at its use:
     the closest preceding local of the function, else the parameter), as the declaration
     predicates resolve it; None (judge this use on its own) when a metavariable binds
     anything but a plain identifier, or a name that is neither a local nor a parameter."""
-    from klc.guards import declarations_named
-
     fn = m.function
     if fn is None:
         return None
@@ -260,10 +283,7 @@ def _guard_key(m: Match, names: tuple[str, ...]) -> tuple[object, ...] | None:
         if b is None or len(b.nodes) != 1 or b.nodes[0].type != "identifier":
             return None
         text = b.text
-        local = -1
-        for d in declarations_named(m.unit, text):
-            if fn.body_start <= d.start < b.start:
-                local = d.start
+        local = locals_.before(fn, text, b.start)
         if local < 0 and fn.param(text) is None:
             return None
         key += (text, local)
@@ -290,13 +310,12 @@ def _declaration_edits(rule: Rule) -> tuple[str, ...]:
     return targets
 
 
-def _declaration_key(m: Match, targets: tuple[str, ...]) -> tuple[int, tuple[object, ...]] | None:
+def _declaration_key(m: Match, targets: tuple[str, ...], locals_: _Locals
+                     ) -> tuple[int, tuple[object, ...]] | None:
     """(function, what each target names) when every target binds a plain name: the
     declaration a use resolves to, as the guards resolve it (the closest preceding local of
     the function, else the parameter or global), so that uses meaning the same declaration
     share a key. None when a target is not a plain name."""
-    from klc.guards import declarations_named
-
     fn = m.function
     if fn is None:
         return None
@@ -306,9 +325,7 @@ def _declaration_key(m: Match, targets: tuple[str, ...]) -> tuple[int, tuple[obj
         name = b.text.strip() if b is not None else ""
         if not name.isidentifier():
             return None
-        local = [d.start for d in declarations_named(m.unit, name)
-                 if fn.body_start <= d.start < m.start]
-        names.append((name, local[-1] if local else -1))
+        names.append((name, locals_.before(fn, name, m.start)))
     return fn.start, tuple(names)
 
 
