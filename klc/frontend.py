@@ -87,8 +87,15 @@ _INDEXED_TYPES = (
 _LOOP_TYPES = ("for_statement", "for_range_loop", "while_statement", "do_statement")
 
 
-def _doc_order(n: Node) -> tuple[int, int]:
-    return n.start_byte, -n.end_byte
+_by_start = operator.attrgetter("start_byte")
+_by_end = operator.attrgetter("end_byte")
+
+
+def _sort_doc_order(nodes: list[Node]) -> None:
+    """Sort in place in document order (by start, then the longer first; ties keep their
+    order) with two stable sorts on C-level keys: by end descending, then by start."""
+    nodes.sort(key=_by_end, reverse=True)
+    nodes.sort(key=_by_start)
 
 
 _MODEL_QUERY = Query(
@@ -323,6 +330,8 @@ class Unit:
         self._mask_starts = [m.start for m in self.masks]
         self._defines = _definitions_of(source) if defines is None else defines
         self._meanings: dict[str, MacroMeaning] = {}
+        # a block's significant statements and their kinds, by node id (klc.match)
+        self._statements: dict[int, tuple[list[Node], list[str]]] = {}
         self.problems: list[Problem] = []
         _find_problems(self)
         # the model (functions, launches, the per-type index) is built on first use: a
@@ -435,7 +444,7 @@ class Unit:
         for t in types:
             if t in unsorted:  # sorted on first use: most types are never asked for
                 unsorted.discard(t)
-                index[t].sort(key=_doc_order)
+                _sort_doc_order(index[t])
         missing = sorted({t for t in types if t not in index})
         if missing:
             key = "|".join(missing)
@@ -446,7 +455,7 @@ class Unit:
             found = QueryCursor(q).captures(self.root)
             for t in missing:
                 nodes = found.get(t, [])
-                nodes.sort(key=_doc_order)
+                _sort_doc_order(nodes)
                 index[t] = nodes
         return {t: index[t] for t in types}
 
@@ -457,7 +466,7 @@ class Unit:
             yield from by_type[types[0]]
             return
         nodes = [n for t in types for n in by_type[t]]
-        nodes.sort(key=_doc_order)
+        _sort_doc_order(nodes)
         yield from nodes
 
     @cached_property
@@ -1001,7 +1010,7 @@ def _build_model(unit: Unit) -> None:
     for node in caps.get("loop", []):
         index[node.type].append(node)
     for t in _LOOP_TYPES:
-        index[t].sort(key=_doc_order)
+        _sort_doc_order(index[t])
     for t in _INDEXED_TYPES:
         index.setdefault(t, [])
     for node in caps.get("function", []):

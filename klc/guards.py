@@ -633,11 +633,13 @@ def _declarations_of(unit: Unit, nodes: list[Node]) -> list[_Decl]:
         type_node = node.child_by_field_name("type")
         base = _base_type(_text(src, type_node)) if type_node is not None else ""
         align = None
-        for m in unit.masks:
-            if node.start_byte <= m.start < node.end_byte:
-                am = _ALIGN_RE.match(unit.text(m.start, m.end))
-                if am:
-                    align = int(am.group(1))
+        masks = unit.masks
+        i = bisect.bisect_left(unit._mask_starts, node.start_byte)  # (masks sorted by start)
+        while i < len(masks) and masks[i].start < node.end_byte:
+            am = _ALIGN_RE.match(unit.text(masks[i].start, masks[i].end))
+            if am:
+                align = int(am.group(1))
+            i += 1
         for d in node.children_by_field_name("declarator"):
             decl = _declarator(src, d, base, quals, node, align)
             if decl is not None:
@@ -675,6 +677,7 @@ _TYPE_WORDS = re.compile(r"\b(?:const|volatile|__restrict__|__restrict|restrict|
                          r"typename|class|__shared__|__constant__|__device__)\b")
 
 
+@functools.lru_cache(maxsize=4096)
 def _base_type(text: str) -> str:
     text = _TYPE_WORDS.sub(" ", text).replace("std::", "")
     return " ".join(text.replace("*", " ").replace("&", " ").split())
@@ -689,15 +692,27 @@ def _lookup(ctx: GuardContext, name: str, at: int) -> _Decl | None:
     """The declaration a use of ``name`` at offset ``at`` refers to: the closest preceding
     local of the enclosing function, else a parameter, else a global."""
     fn = ctx.function
-    decls = _declarations_named(ctx.unit, name)
+    unit = ctx.unit
+    decls = _declarations_named(unit, name)
     if fn is not None:
         local = [d for d in decls if fn.body_start <= d.start and d.start < at]
         if local:
             return local[-1]
+    # the parameter, else the global: the same for every use in the function (once each)
+    known = _memo(unit, "lookups", dict)
+    key = (fn.start, fn.end, name) if fn is not None else (None, None, name)
+    if key not in known:
+        known[key] = _lookup_outside(unit, fn, name, decls)
+    return known[key]
+
+
+def _lookup_outside(unit: Unit, fn: Function | None, name: str, decls: list[_Decl]
+                    ) -> _Decl | None:
+    if fn is not None:
         p = fn.param(name)
         if p is not None:
             return _param_decl(p)
-    inside = [(f.start, f.end) for f in ctx.unit.functions]
+    inside = [(f.start, f.end) for f in unit.functions]
     glob = [d for d in decls if not any(s <= d.start < e for s, e in inside)]
     if glob:
         return _Decl(**{**glob[-1].__dict__, "origin": "global"})
@@ -1831,13 +1846,22 @@ def _thread_dependent(ctx: GuardContext, fn: Function) -> dict[str, str]:
         for lp in fn.loops:  # a loop variable stepping from a thread-dependent start
             if lp.var and lp.init and "threadIdx" in lp.init:
                 tainted.setdefault(lp.var, f"{lp.var} = {lp.init}")
+        # what ``_depends`` reads of each value, found once: whether its text names the
+        # thread, else the identifiers it reads (the passes then only look them up)
+        reads: list[tuple[bool, list[str]] | None] = [None] * len(defs)
         changed = True
         while changed:
             changed = False
-            for name, value, node in defs:
+            for i, (name, value, node) in enumerate(defs):
                 if name in tainted:
                     continue
-                if _depends(value, src, tainted):
+                seen = reads[i]
+                if seen is None:
+                    text = _text(src, value)
+                    direct = "threadIdx" in text or any(c in text for c in _THREAD_CALLS)
+                    seen = reads[i] = (direct, [] if direct else
+                                       [n for n, _ in _identifiers(value, src)])
+                if seen[0] or any(n in tainted for n in seen[1]):
                     tainted[name] = _snippet(_text(src, node))
                     changed = True
         return tainted

@@ -44,10 +44,25 @@ def tune_gc() -> None:
 def _init(rule_paths: list[str], tree_only: bool, show_all: bool) -> None:
     from klc.library import load_rule_paths
 
-    _STATE["rules"] = load_rule_paths(rule_paths)
+    if _STATE.get("rule_paths") != rule_paths:  # a forked worker has its parent's rules
+        _STATE["rules"] = load_rule_paths(rule_paths)
+        _STATE["rule_paths"] = list(rule_paths)
     _STATE["clang"] = not tree_only
     _STATE["all"] = show_all
     tune_gc()
+
+
+def _load(rule_paths: list[str]) -> None:
+    """Load (and so check) the rules and compile their anchors in this process, before any
+    worker is forked: the workers start with them."""
+    from klc.library import load_rule_paths
+    from klc.pipeline import pattern_of
+
+    rules = load_rule_paths(rule_paths)  # a broken rule stops everything before any file
+    for r in rules:
+        pattern_of(r)
+    _STATE["rules"] = rules
+    _STATE["rule_paths"] = list(rule_paths)
 
 
 def list_file(path: str) -> FileListing:
@@ -85,16 +100,15 @@ def list_paths(paths: list[str], rule_paths: list[str], *, show_all: bool = Fals
                tree_only: bool = False, jobs: int = 1) -> Iterator[FileListing]:
     """Every file's listing, in the order of ``paths``; ``jobs`` worker processes (1: in this
     process). Rules are loaded (and checked) before any file is read."""
-    from klc.library import load_rule_paths
-
-    load_rule_paths(rule_paths)  # a broken rule stops everything before any file is read
+    _load(rule_paths)
     jobs = max(1, min(jobs, len(paths) or 1, os.cpu_count() or 1))
     if jobs == 1:
         _init(rule_paths, tree_only, show_all)
         for p in paths:
             yield list_file(p)
         return
-    size = max(1, min(64, len(paths) // (jobs * 8) or 1))
+    # small chunks (about 32 per worker): the last ones keep both workers busy to the end
+    size = max(1, min(16, len(paths) // (jobs * 32) or 1))
     chunks = [paths[i:i + size] for i in range(0, len(paths), size)]
     with ProcessPoolExecutor(jobs, initializer=_init,
                              initargs=(rule_paths, tree_only, show_all)) as pool:

@@ -482,20 +482,25 @@ def find_matches(pattern: Pattern, unit: Unit, rule: Rule | None = None,
     m = _Matcher(unit.source)
     find = unit.source.find
     words = pattern.words
+    statements = unit._statements
     for node in candidates.get(pattern.root_type, ()):
         if words:
             s, e = node.start_byte, node.end_byte
             if any(find(w, s, e) < 0 for w in words):
                 continue  # a word of the anchor is not inside this candidate
         if pattern.is_sequence:
-            kids = _significant(node)
-            if not all(any(k.type == e.type and m.fits(e, k) for k in kids)
+            block = statements.get(node.id)
+            if block is None:  # (shared by the runs of every rule: one list per block)
+                kids = _significant(node)
+                block = statements[node.id] = (kids, [k.type for k in kids])
+            kids, types = block
+            if not all(any(t == e.type and m.fits(e, kids[i]) for i, t in enumerate(types))
                        for e in pattern.fixed):
                 continue  # a statement of the run fits none of the block's
             first = pattern.elements[0]
             fixed = None if (first.metavar is not None or first.seq is not None) else first.type
             for j in range(len(kids)):
-                if fixed is not None and kids[j].type != fixed:
+                if fixed is not None and types[j] != fixed:
                     continue  # a run must start with the anchor's first kind of statement
                 b: dict[str, Binding] = {}
                 end = m.seq(pattern.elements, 0, kids, j, b, anchored=False)

@@ -171,6 +171,8 @@ def find_sites(unit: Unit, rules: list[Rule], holes: dict[str, str] | None = Non
             gkeys = gkeys_of.setdefault((pattern.code, guard_vars), [_UNSET] * len(found))
             gid = guard_ids.setdefault(rule.guard, len(guard_ids))
         has_within = any(e.kind == "within" for e in rule.edits)
+        by_function = set(rule.context) <= {"any", "global", "device"}
+        contexts: dict[int, str] = {}
         seen: set[object] = set()
         for i, shared in enumerate(found):
             if by_declaration:
@@ -181,7 +183,13 @@ def find_sites(unit: Unit, rules: list[Rule], holes: dict[str, str] | None = Non
                     seen.add(key)
             m = Match(rule, unit, shared.function, shared.start, shared.end, shared.nodes,
                       shared.bindings)
-            why = check_context(m, rule.context)
+            if by_function:  # the context reads only the function: once per function
+                fkey = id(m.function)
+                why = contexts.get(fkey)
+                if why is None:
+                    why = contexts[fkey] = check_context(m, rule.context)
+            else:
+                why = check_context(m, rule.context)
             if why:
                 sites.append(Site(rule, m, False, why, "context"))
                 continue
