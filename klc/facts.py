@@ -270,6 +270,7 @@ class Facts:
         self._params: dict[tuple[str, str], TypeFact | None] = {}
         self._constants: dict[tuple[int, int, tuple[tuple[str, int], ...]], Value | None] = {}
         self._cursors: dict[tuple[int, int], Any] = {}
+        self._file_is_main: dict[int, bool] = {}  # by libclang file handle
 
     # -- the translation unit ------------------------------------------------------------
 
@@ -327,7 +328,15 @@ class Facts:
 
     def _in_main(self, cursor: Any) -> bool:
         f = cursor.extent.start.file
-        return f is not None and f.name == self._main_name
+        if f is None:
+            return False
+        # a file's name, asked once per file handle (libclang gives each file of the
+        # translation unit one handle): a cursor's file is compared by its handle
+        ptr = ctypes.cast(f.obj, ctypes.c_void_p).value
+        known = self._file_is_main.get(ptr)
+        if known is None:
+            known = self._file_is_main[ptr] = f.name == self._main_name
+        return known
 
     def _cursor(self, start: int, end: int) -> Any:
         """The innermost cursor whose extent is exactly [start, end), or None.

@@ -1,0 +1,221 @@
+"""The fast paths of listing give the answers of the slow ones they replace.
+
+``find_sites`` shares matching between rules with one anchor, judges declaration guards once
+per (guard, declaration) and remembers predicate verdicts per match; the matcher rejects
+blocks by shape before binding anything; the front end builds its model on first use and
+finds functions and declarations by bisection and word index. Each test runs the plain way
+(one rule at a time, no memo, a linear scan, a regex per declaration) beside the fast one
+on generated kernels (bench/make_corpus.py: every style the corpus has) and on cases made to
+break a careless shortcut (shadowing locals, non-identifier bases, macros, syntax errors).
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from klc.frontend import Unit, parse_bytes
+from klc.guards import GuardContext, _declarations_named, _declarations_of, _nodes, evaluate
+from klc.library import load_rule_paths
+from klc.match import _Matcher, _significant, compile_pattern, find_matches
+from klc.pipeline import find_sites, resolve_holes
+
+ROOT = Path(__file__).resolve().parents[1]
+
+SHADOWS = b"""\
+__global__ void scale(float* x, const float* w, float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  out[i] = x[i] * w[i] + (x + 1)[0];
+  {
+    float* x = out + 4;          // a local that shadows the parameter
+    x[i] = w[i];
+    atomicAdd(x, 1.0f);
+  }
+  x[i] = x[i] + 1.0f;            // the parameter again
+  out[i + 1] = (out + i)[1] + w[0];
+}
+
+__global__ void twice(float* a, float* b) {
+  __shared__ float s[32][32];
+  s[threadIdx.y][threadIdx.x] = a[threadIdx.x];
+  __syncthreads();
+  for (int k = 0; k < 4; ++k) { b[k] += s[k][threadIdx.x]; }
+  for (int k = 0; k < 4; ++k) b[k] = a[k];
+  atomicAdd(b, a[0]);
+}
+
+__device__ float helper(float* p, int j) { return p[j] + p[j + 1]; }
+"""
+
+BROKEN = b"""\
+__global__ void ok(float* x) { x[threadIdx.x] = 1.0f; }
+__global__ void bad(float* y) { y[threadIdx.x] = ; }
+"""
+
+
+@pytest.fixture(scope="module")
+def units(tmp_path_factory: pytest.TempPathFactory) -> list[Unit]:
+    """Generated kernels of every style the benchmark corpus has, and the cases above."""
+    out = tmp_path_factory.mktemp("corpus")
+    subprocess.run([sys.executable, str(ROOT / "bench" / "make_corpus.py"), str(out), "-n",
+                    "6", "--seed", "7"], check=True, capture_output=True)
+    found = [parse_bytes(p.read_bytes(), str(p)) for p in sorted(out.rglob("*"))
+             if p.suffix in (".cu", ".cuh")]
+    assert len(found) == 6
+    return [*found, parse_bytes(SHADOWS, "shadows.cu"), parse_bytes(BROKEN, "broken.cu")]
+
+
+@pytest.fixture(scope="module")
+def rules() -> list:  # type: ignore[type-arg]
+    return load_rule_paths([str(ROOT / "skills")])
+
+
+def _view(sites: list) -> list[tuple]:  # type: ignore[type-arg]
+    return [(s.rule.name, s.match.start, s.match.end, s.ok, s.stage, s.reason,
+             {k: b.text for k, b in s.match.bindings.items()}) for s in sites]
+
+
+@pytest.mark.parametrize("clang", [False, True], ids=["tree-only", "clang"])
+def test_sites_of_all_rules_are_those_of_each_rule_alone(units: list[Unit], rules: list,  # type: ignore[type-arg]
+                                                         clang: bool) -> None:
+    """Shared matching, shared verdicts and declaration keys change nothing: every rule
+    listed alone (nothing to share) gives the same sites, verdicts and reasons."""
+    for unit in units if not clang else units[-2:]:  # (libclang: the two made cases)
+        together = _view(find_sites(unit, rules, clang=clang))
+        alone = []
+        again = parse_bytes(unit.source, unit.path)  # (none of the first call's caches)
+        for r in rules:
+            alone += find_sites(again, [r], clang=clang)
+        alone.sort(key=lambda s: (s.match.start, s.rule.name))
+        assert together == _view(alone), unit.path
+        assert together, unit.path  # the cases do exercise the rules
+
+
+def test_remembered_verdicts_are_the_verdicts_of_each_use(units: list[Unit],
+                                                          rules: list) -> None:  # type: ignore[type-arg]
+    """A verdict judged once per declaration (or remembered across rules at one match) is
+    what the guard says at each use, judged afresh without any memo."""
+    judged = 0
+    for unit in units:
+        fresh = parse_bytes(unit.source, unit.path)  # (none of find_sites' caches)
+        for s in find_sites(unit, rules, clang=False):
+            if s.stage not in ("guard", "") or s.rule.guard is None:
+                continue
+            m = next(m for m in find_matches(_pattern(s.rule), fresh, s.rule)
+                     if (m.start, m.end) == (s.match.start, s.match.end))
+            holes = resolve_holes(s.rule, {}, strict=False)
+            v = evaluate(s.rule.guard, GuardContext(m, holes, None, False))
+            assert (v.ok, "" if v.ok else v.reason) == (s.ok, s.reason), (s.rule.name, m.start)
+            judged += 1
+    assert judged > 100
+
+
+def _pattern(rule):  # type: ignore[no-untyped-def]
+    from klc.pipeline import pattern_of
+
+    return pattern_of(rule)
+
+
+def test_statement_run_prefilter_rejects_only_blocks_without_a_match(units: list[Unit],
+                                                                     rules: list) -> None:  # type: ignore[type-arg]
+    """``fits`` holds wherever ``node`` matches, and a run anchor finds what the plain
+    search over every block and start (no shape prefilter) finds."""
+    runs = {r.anchor: _pattern(r) for r in rules if _pattern(r).is_sequence}
+    runs["pair"] = compile_pattern("__syncthreads();\nfor ($I; $C; $S) $B")
+    runs["tail"] = compile_pattern("$$$A;\n$X[$I] = $V;")
+    for unit in units:
+        m = _Matcher(unit.source)
+        for p in runs.values():
+            plain = []
+            for block in unit.nodes_by_type(["compound_statement"])["compound_statement"]:
+                kids = _significant(block)
+                for j in range(len(kids)):
+                    b: dict = {}  # type: ignore[type-arg]
+                    end = m.seq(p.elements, 0, kids, j, b, anchored=False)
+                    if end is not None and end > j:
+                        plain.append((kids[j].start_byte, kids[end - 1].end_byte))
+                        for e in p.fixed:  # each fixed statement fits one of the run's
+                            assert any(m.fits(e, k) for k in kids[j:end])
+            fast = [(x.start, x.end) for x in find_matches(p, unit)]
+            assert fast == plain, (unit.path, p.code)
+
+
+def test_function_at_is_the_innermost_function_found_by_a_scan(units: list[Unit]) -> None:
+    for unit in units:
+        for offset in range(0, len(unit.source) + 2, 7):
+            best = None
+            for f in unit.functions:
+                if f.start <= offset < f.end and (best is None or f.start >= best.start):
+                    best = f
+            assert unit.function_at(offset) is best
+
+
+def test_node_lists_are_in_document_order(units: list[Unit]) -> None:
+    for unit in units:
+        for t, nodes in unit.nodes_by_type(["binary_expression", "subscript_expression",
+                                            "compound_statement", "declaration",
+                                            "gnu_asm_expression", "field_expression"]).items():
+            keys = [(n.start_byte, -n.end_byte) for n in nodes]
+            assert keys == sorted(keys), t
+
+
+def test_the_model_built_on_first_use_is_the_model(units: list[Unit]) -> None:
+    """Problems come with the parse; functions, launches and the index on first use, the
+    same whichever is asked first."""
+    for unit in units:
+        a = parse_bytes(unit.source, unit.path)
+        b = parse_bytes(unit.source, unit.path)
+        assert a.problems == b.problems
+        b.nodes_by_type(["declaration"])  # the index first, then the functions
+        assert [(f.name, f.start, f.end) for f in a.functions] == \
+            [(f.name, f.start, f.end) for f in b.functions]
+        assert a.launches == b.launches and a.unanalyzable == b.unanalyzable
+    broken = units[-1]
+    assert broken.problems and broken.unanalyzable  # a syntax error is still reported
+
+
+def test_declarations_by_word_index_are_those_a_regex_finds(units: list[Unit]) -> None:
+    for unit in units:
+        src = unit.source
+        names = {w.decode() for w in re.findall(rb"[A-Za-z_]\w*", src)}
+        for name in sorted(names):
+            word = re.compile(rb"(?<![\w$])" + re.escape(name.encode()) + rb"(?![\w$])")
+            nodes = [n for n in _nodes(unit, "declaration")
+                     if word.search(src, n.start_byte, n.end_byte) is not None]
+            plain = [d for d in _declarations_of(unit, nodes) if d.name == name]
+            assert _declarations_named(unit, name) == plain, name
+
+
+def test_local_lookup_by_bisection_is_the_closest_preceding_local() -> None:
+    from klc.pipeline import _Locals
+
+    unit = parse_bytes(SHADOWS, "shadows.cu")
+    fn = unit.functions[0]
+    locals_ = _Locals(unit)
+    starts = [d.start for d in _declarations_named(unit, "x")]
+    for offset in range(fn.body_start, fn.body_end, 3):
+        plain = [s for s in starts if fn.body_start <= s < offset]
+        assert locals_.before(fn, "x", offset) == (plain[-1] if plain else -1)
+    assert bisect.bisect_left(starts, fn.body_end) == len(starts)
+
+
+def test_clang_file_test_by_handle_is_the_test_by_name() -> None:
+    pytest.importorskip("clang.cindex")
+    unit = parse_bytes(SHADOWS, "shadows.cu")
+    facts = unit.facts
+    try:
+        cursors = list(facts.tu.cursor.get_children())
+    except Exception as e:  # libclang missing: nothing to compare
+        pytest.skip(f"libclang unavailable: {e}")
+    seen = 0
+    for c in cursors:
+        f = c.extent.start.file
+        by_name = f is not None and f.name == facts._main_name
+        assert facts._in_main(c) == by_name
+        seen += by_name
+    assert seen >= 3  # the three functions (and the stub's declarations are not)
