@@ -1509,17 +1509,23 @@ def _aliases(ctx: GuardContext, name: str) -> frozenset[str]:
 def _find_aliases(ctx: GuardContext, fn: Function, name: str) -> set[str]:
     names = {name}
     src = ctx.unit.source
+    # the function's initialised local pointers, found once per function (each one's roots
+    # read on first need, once): the closure over them is the same in any order
+    pointers = _memo(ctx.unit, f"pointers:{fn.start}:{fn.end}", lambda: [
+        [other, d.init, None] for other, decls in _declarations(ctx.unit).items() for d in decls
+        if fn.body_start <= d.start < fn.body_end and d.pointer > 0 and d.init is not None])
     changed = True
     while changed:
         changed = False
-        for other, decls in _declarations(ctx.unit).items():
+        for entry in pointers:
+            other = entry[0]
             if other in names:
                 continue
-            for d in decls:
-                if fn.body_start <= d.start < fn.body_end and d.pointer > 0 \
-                        and d.init is not None and _roots(d.init, src) & names:
-                    names.add(other)
-                    changed = True
+            if entry[2] is None:
+                entry[2] = _roots(entry[1], src)
+            if entry[2] & names:
+                names.add(other)
+                changed = True
     return names
 
 
