@@ -567,22 +567,52 @@ class Facts:
         outer: dict[str, Value] = {}
         inner: dict[str, Value] = {}
 
-        def visit(cursors: Iterator[Any], values: dict[str, Value]) -> None:
+        leave = (k.PARM_DECL, k.CALL_EXPR)  # whose insides are not looked at
+
+        def note(c: Any, values: dict[str, Value]) -> Any:
+            kind = c.kind
+            if kind == k.VAR_DECL and c.type.is_const_qualified():
+                v = self._evaluate_cursor(c)
+                if v is not None:
+                    values.setdefault(c.spelling, _as_type(v, c.type))
+            elif kind == k.ENUM_CONSTANT_DECL:
+                values.setdefault(c.spelling, c.enum_value)
+            return kind
+
+        def visit(cursors: Iterator[Any]) -> None:  # file and namespace scope
             for c in cursors:
                 if not self._in_main(c):
                     continue
-                if c.kind == k.VAR_DECL and c.type.is_const_qualified():
-                    v = self._evaluate_cursor(c)
-                    if v is not None:
-                        values.setdefault(c.spelling, _as_type(v, c.type))
-                elif c.kind == k.ENUM_CONSTANT_DECL:
-                    values.setdefault(c.spelling, c.enum_value)
-                if c.kind in scopes and values is outer:
-                    visit(c.get_children(), outer)
-                elif c.kind not in (k.PARM_DECL, k.CALL_EXPR):
-                    visit(c.get_children(), inner)
+                kind = note(c, outer)
+                if kind in scopes:
+                    visit(c.get_children())
+                elif kind not in leave:
+                    visit_inner(c)
 
-        visit(iter(self._top), outer)
+        tu = self.tu
+
+        failed: list[BaseException] = []
+
+        def inner_visitor(child: Any, _parent: Any, _data: Any) -> int:
+            # every cursor below, in the order of a recursive walk (libclang recurses): one
+            # Python call per cursor, no list of children per cursor
+            child._tu = tu
+            try:
+                if not self._in_main(child):
+                    return 1  # CXChildVisit_Continue: not its insides either
+                return 1 if note(child, inner) in leave else 2  # 2: CXChildVisit_Recurse
+            except BaseException as e:  # raised here as the recursive walk raised it
+                failed.append(e)
+                return 0  # CXChildVisit_Break
+
+        callback = ci.callbacks["cursor_visit"](inner_visitor)
+
+        def visit_inner(c: Any) -> None:
+            ci.conf.lib.clang_visitChildren(c, callback, None)
+            if failed:
+                raise failed[0]
+
+        visit(iter(self._top))
         return {**inner, **outer}
 
     # -- macros --------------------------------------------------------------------------

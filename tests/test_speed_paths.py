@@ -219,3 +219,60 @@ def test_clang_file_test_by_handle_is_the_test_by_name() -> None:
         assert facts._in_main(c) == by_name
         seen += by_name
     assert seen >= 3  # the three functions (and the stub's declarations are not)
+
+
+CONSTANTS = b"""\
+#define SCALE 3
+constexpr int kBlock = 128;
+namespace tiles { constexpr int kTile = 16; enum Mode { kFast = 2, kSlow = 5 }; }
+extern "C" { const int kExtern = 7; }
+enum Axis { kX = 1, kY = kX + 1 };
+template <int N> __device__ int twice() { return 2 * N; }
+__device__ int pick(int v = 9) { const int kLocal = 4; return v + kLocal; }
+__global__ void k(float* out) {
+  constexpr int kInner = kBlock / 4;
+  const int kBlock = 64;                   // function scope: file scope wins
+  auto f = [] { constexpr int kLambda = 11; return kLambda; };
+  out[0] = pick(f()) + twice<kInner>() + tiles::kTile + SCALE;
+  for (const int kLoop = 2; false;) {}
+}
+"""
+
+
+def test_named_constants_by_native_walk_are_those_of_a_recursive_walk() -> None:
+    """libclang's own recursion (one callback per cursor) finds the constants, with the same
+    scope rules, that a recursive walk over each cursor's children finds."""
+    pytest.importorskip("clang.cindex")
+    unit = parse_bytes(CONSTANTS, "constants.cu")
+    facts = unit.facts
+    try:
+        top = facts._top
+    except Exception as e:
+        pytest.skip(f"libclang unavailable: {e}")
+    k = facts.tu.cursor.kind.__class__
+    scopes = (k.NAMESPACE, k.LINKAGE_SPEC, k.UNEXPOSED_DECL, k.ENUM_DECL)
+    outer: dict = {}  # type: ignore[type-arg]
+    inner: dict = {}  # type: ignore[type-arg]
+
+    def visit(cursors, values):  # type: ignore[no-untyped-def]
+        for c in cursors:
+            if not facts._in_main(c):
+                continue
+            if c.kind == k.VAR_DECL and c.type.is_const_qualified():
+                v = facts._evaluate_cursor(c)
+                if v is not None:
+                    values.setdefault(c.spelling, v)
+            elif c.kind == k.ENUM_CONSTANT_DECL:
+                values.setdefault(c.spelling, c.enum_value)
+            if c.kind in scopes and values is outer:
+                visit(c.get_children(), outer)
+            elif c.kind not in (k.PARM_DECL, k.CALL_EXPR):
+                visit(c.get_children(), inner)
+
+    visit(iter(top), outer)
+    plain = {**inner, **outer}
+    fast = facts._named_constants
+    assert fast == plain
+    assert {"kBlock", "kTile", "kFast", "kExtern", "kY", "kLocal", "kInner", "kLambda",
+            "kLoop"} <= set(fast)
+    assert fast["kBlock"] == 128  # file scope wins over the function's kBlock
