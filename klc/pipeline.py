@@ -14,6 +14,7 @@ return plain data and never print. The stages, in order:
 from __future__ import annotations
 
 import bisect
+import operator
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -224,8 +225,14 @@ def find_sites(unit: Unit, rules: list[Rule], holes: dict[str, str] | None = Non
                     sites.append(Site(rule, m, False, why_none(m, m.subs), "guard"))  # type: ignore[arg-type]
                     continue
             sites.append(Site(rule, m, True, "", ""))
-    sites.sort(key=lambda s: (s.match.start, s.rule.name))
+    # in source order, then by rule name (two stable sorts on C-level keys)
+    sites.sort(key=_by_rule_name)
+    sites.sort(key=_by_start)
     return sites
+
+
+_by_rule_name = operator.attrgetter("rule.name")
+_by_start = operator.attrgetter("match.start")
 
 
 _UNSET = object()  # a key not computed yet
