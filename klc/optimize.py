@@ -519,15 +519,8 @@ class _Loop:
             self.remember(cur, target, Trial(dict(check.values), False, None, str(e)),
                           "failed")
             return None
-        s = summarize(record)
-        self.seeds_seen.update(s.get("seeds") or ())
-        log = TrialLog(self.used, self.round, site.rule.name, where,
-                       site.function_name, dict(check.values), record.verdict,
-                       record.reason, hit, s.get("median_ms"), s.get("speedup"),
-                       s.get("noise"), s.get("pct_of_sol"), record.elapsed_s)
-        log.outcome = self.judge(cur, log)
-        log.seeds = s.get("seeds")
-        self.trials.append(log)
+        log = self.log_trial(cur, record, hit, site.rule.name, where, site.function_name,
+                             dict(check.values))
         ms = log.median_ms if record.passed else None
         self.remember(cur, target, Trial(dict(check.values), record.passed, ms,
                                          "" if record.passed else record.reason), log.outcome)
@@ -535,6 +528,20 @@ class _Loop:
                   verdict=record.verdict, cached=hit, speedup=log.speedup,
                   outcome=log.outcome)
         return _Candidate(target, dict(check.values), check.source, record, log)
+
+    def log_trial(self, cur: _Version, record: GateRecord, hit: bool, skill: str, where: str,
+                  function: str, values: dict[str, str]) -> TrialLog:
+        """Record one gate trial: its log (judged against the current version) and the
+        verify seeds it used (the re-verification avoids them)."""
+        s = summarize(record)
+        self.seeds_seen.update(s.get("seeds") or ())
+        log = TrialLog(self.used, self.round, skill, where, function, values, record.verdict,
+                       record.reason, hit, s.get("median_ms"), s.get("speedup"),
+                       s.get("noise"), s.get("pct_of_sol"), record.elapsed_s)
+        log.outcome = self.judge(cur, log)
+        log.seeds = s.get("seeds")
+        self.trials.append(log)
+        return log
 
     def remember(self, cur: _Version, target: _Target, trial: Trial, outcome: str) -> None:
         self.history.setdefault(target.key, []).append(
@@ -684,14 +691,7 @@ class _Loop:
             self.refusals.append({"round": self.round, "skill": best.label, "site": self.path,
                                   "values": {}, "stage": "gate", "reason": str(e)})
             return None
-        s = summarize(record)
-        self.seeds_seen.update(s.get("seeds") or ())
-        log = TrialLog(self.used, self.round, best.label, self.path, "", {}, record.verdict,
-                       record.reason, hit, s.get("median_ms"), s.get("speedup"),
-                       s.get("noise"), s.get("pct_of_sol"), record.elapsed_s)
-        log.outcome = self.judge(cur, log)
-        log.seeds = s.get("seeds")
-        self.trials.append(log)
+        log = self.log_trial(cur, record, hit, best.label, self.path, "", {})
         self.visited.add(hashlib.sha256(best.source).hexdigest())
         self.emit("trial", skill=best.label, site=self.path, values={},
                   verdict=record.verdict, cached=hit, speedup=log.speedup, outcome=log.outcome)
@@ -702,7 +702,7 @@ class _Loop:
 
         self.steps.append(Step(self.round, best.label, self.path, "", {}, "recipe",
                                log.median_ms, (log.speedup / cur.speedup) if log.speedup
-                               else None, log.speedup, log.pct_of_sol, s))
+                               else None, log.speedup, log.pct_of_sol, summarize(record)))
         self.emit("accept", skill=best.label, site=self.path, kind="recipe",
                   speedup=log.speedup)
         unit = parse_bytes(best.source, self.path)
