@@ -660,44 +660,49 @@ class Facts:
     # -- template instantiations --------------------------------------------------------
 
     def instantiations(self, function_name: str) -> list[dict[str, str]]:
-        """Template argument bindings (parameter name -> argument text) of a function, from
-        launches ``k<256, float><<<...>>>`` and explicit instantiations in this file.
+        """``instantiations(self.unit, function_name)``: read from the tree, no clang."""
+        return instantiations(self.unit, function_name)
 
-        Parameters left out take their default, when they have one. Each binding appears
-        once, in source order."""
-        unit = self.unit
-        f = unit.function(function_name)
-        if f is None or not f.template_params:
-            return []
-        found: list[tuple[int, list[str]]] = []
-        for launch in unit.launches:
-            if launch.kernel == function_name and launch.template_args is not None:
-                found.append((launch.start, _split_args(launch.template_args)))
-        for node in unit.nodes_of_type("template_instantiation"):
-            decl = node.child_by_field_name("declarator")
-            while decl is not None and decl.type != "function_declarator":
-                decl = decl.child_by_field_name("declarator")
-            target = decl.child_by_field_name("declarator") if decl is not None else None
-            if target is None or target.type != "template_function":
-                continue
-            name = target.child_by_field_name("name")
-            args = target.child_by_field_name("arguments")
-            if name is None or args is None or unit.text(name) != function_name:
-                continue
-            found.append((node.start_byte, [" ".join(unit.text(a).split())
-                                            for a in args.named_children
-                                            if a.type != "comment"]))
-        result: list[dict[str, str]] = []
-        for _, args in sorted(found, key=lambda x: x[0]):
-            binding: dict[str, str] = {}
-            for i, tp in enumerate(f.template_params):
-                if i < len(args):
-                    binding[tp.name] = args[i]
-                elif tp.default is not None:
-                    binding[tp.name] = tp.default
-            if binding not in result:
-                result.append(binding)
-        return result
+
+def instantiations(unit: Unit, function_name: str) -> list[dict[str, str]]:
+    """Template argument bindings (parameter name -> argument text) of a function, from
+    launches ``k<256, float><<<...>>>`` and explicit instantiations in this file (the
+    tree-sitter tree: no libclang parse).
+
+    Parameters left out take their default, when they have one. Each binding appears
+    once, in source order."""
+    f = unit.function(function_name)
+    if f is None or not f.template_params:
+        return []
+    found: list[tuple[int, list[str]]] = []
+    for launch in unit.launches:
+        if launch.kernel == function_name and launch.template_args is not None:
+            found.append((launch.start, _split_args(launch.template_args)))
+    for node in unit.nodes_of_type("template_instantiation"):
+        decl = node.child_by_field_name("declarator")
+        while decl is not None and decl.type != "function_declarator":
+            decl = decl.child_by_field_name("declarator")
+        target = decl.child_by_field_name("declarator") if decl is not None else None
+        if target is None or target.type != "template_function":
+            continue
+        name = target.child_by_field_name("name")
+        args = target.child_by_field_name("arguments")
+        if name is None or args is None or unit.text(name) != function_name:
+            continue
+        found.append((node.start_byte, [" ".join(unit.text(a).split())
+                                        for a in args.named_children
+                                        if a.type != "comment"]))
+    result: list[dict[str, str]] = []
+    for _, args in sorted(found, key=lambda x: x[0]):
+        binding: dict[str, str] = {}
+        for i, tp in enumerate(f.template_params):
+            if i < len(args):
+                binding[tp.name] = args[i]
+            elif tp.default is not None:
+                binding[tp.name] = tp.default
+        if binding not in result:
+            result.append(binding)
+    return result
 
 
 # --------------------------------------------------------------------------------------

@@ -979,6 +979,9 @@ class _Eval:
         self.runtime = runtime
         self.why = ""
         self.definite = False
+        # unknown for good: it needs a template parameter no spec or instantiation binds,
+        # which clang cannot evaluate either (a value-dependent expression), so not asked
+        self.settled = False
         self.sources: list[str] = []  # where names got their values, for reasons
 
     def text(self, text: str, depth: int = 0) -> int | float | None:
@@ -1061,13 +1064,14 @@ class _Eval:
                 self.sources.append(f"#define {name} {defines[name]}")
             return v
         fn = self.ctx.function
-        spec_t = _spec_template(self.ctx)
         if fn is not None and any(t.name == name and t.kind == "value"
                                   for t in fn.template_params):
-            if name in spec_t and (v := _c_number(spec_t[name])) is not None:
-                self.sources.append(f"template argument {name} = {spec_t[name]} (spec)")
-                return v
+            values, how = _template_values(self.ctx)
+            if name in values:
+                self.sources.append(f"template argument {name} = {values[name]} ({how})")
+                return values[name]
             self.why = f"`{name}` is a template parameter of {fn.name}"
+            self.settled = True
             return None
         decl = _lookup(self.ctx, name, at)
         if decl is not None and decl.origin == "parameter":
@@ -1205,6 +1209,28 @@ def _spec_template(ctx: GuardContext) -> dict[str, str]:
     return dict(getattr(inner, "template", ()) or ())
 
 
+def _template_values(ctx: GuardContext) -> tuple[dict[str, int | float], str]:
+    """The numeric template arguments of the enclosing function, and where they come from:
+    the spec's ``template:`` values when it gives any, else the function's one
+    instantiation in the file (``k<256><<<...>>>``); none when it has several or none."""
+    fn = ctx.function
+    spec_t = _spec_template(ctx)
+    values = {k: n for k, v in spec_t.items() if (n := _c_number(v)) is not None}
+    if values or fn is None or not fn.template_params:
+        return values, "spec"
+
+    def build() -> list[dict[str, str]]:
+        from klc.facts import instantiations
+
+        return instantiations(ctx.unit, fn.name)
+
+    inst = _memo(ctx.unit, f"instantiations:{fn.name}", build)
+    if len(inst) != 1:
+        return values, "spec"
+    found = {k: n for k, v in inst[0].items() if (n := _c_number(v)) is not None}
+    return found, "its one instantiation in the file"
+
+
 def _spec_sizes(ctx: GuardContext, name: str) -> tuple[int, ...] | None:
     """Every value the spec gives a size parameter: its profiling size and each verification
     size. None when the spec does not fix it (the gate then derives sizes, including ones
@@ -1231,19 +1257,12 @@ def _constant(ctx: GuardContext, b: Binding, runtime: bool = False
         v = ev.text(b.text) if b.text.strip() else None
         return v, ev.why or f"{_code(b)} is not one expression", ev.definite, ev.sources
     v = ev.node(node, ctx.unit.source)
-    if v is not None or ev.definite:
+    if v is not None or ev.definite or ev.settled:
         return v, ev.why, ev.definite, ev.sources
     facts, why = _facts(ctx)
     if facts is None:
         return None, f"{ev.why}; {why}", False, []
-    fn = ctx.function
-    bindings = {k: int(n) for k, v2 in _spec_template(ctx).items()
-                if isinstance(n := _c_number(v2), int)}
-    if fn is not None and fn.template_params and not bindings:
-        inst = facts.instantiations(fn.name)
-        if len(inst) == 1:
-            bindings = {k: int(n) for k, v2 in inst[0].items()
-                        if isinstance(n := _c_number(v2), int)}
+    bindings = {k: v2 for k, v2 in _template_values(ctx)[0].items() if isinstance(v2, int)}
     value = facts.constant(b.start, b.end, bindings or None)
     if value is None or isinstance(value, str):
         return None, ev.why, False, []

@@ -188,6 +188,44 @@ def test_is_constant_and_const_value() -> None:
        "(a run-time value) (k.cu:17:11)")
 
 
+TPL = """\
+constexpr int TILE = 8;  // shadowed inside t by its template parameter
+template <int TILE, typename T>
+__global__ void t(T* y) {
+  __shared__ T s[TILE][TILE + 1];
+  y[threadIdx.x] = s[0][0];
+}
+void host(float* y) {
+  t<32, float><<<1, 32>>>(y);
+}
+"""
+
+
+def test_template_parameter_constants_without_clang(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A template value parameter takes its file's one instantiation; with none or several
+    it is unknown, and so is any expression on it: clang could not evaluate it either
+    (it is value-dependent), so no translation unit is parsed to learn that."""
+    from klc.facts import Facts
+
+    def no_parse(self: Facts) -> None:
+        raise AssertionError("libclang was asked")
+
+    monkeypatch.setattr(Facts, "tu", property(no_parse))
+    one = context(TPL, "__shared__ T s[TILE][TILE + 1];", E="TILE + 1")
+    v = yes(one, "const_value($E, ==, 33)")  # 32 + 1, not the shadowed file constant 8 + 1
+    assert "template argument TILE = 32 (its one instantiation in the file)" in v.reason
+    for launches in ("", "  t<32, float><<<1, 32>>>(y);\n  t<16, float><<<1, 16>>>(y);\n"):
+        src = TPL.replace("  t<32, float><<<1, 32>>>(y);\n", launches)
+        ctx = context(src, "__shared__ T s[TILE][TILE + 1];", E="TILE + 1")
+        v = check(ctx, "is_constant($E)")
+        assert not v.ok and v.unknown, v.reason
+        assert "`TILE` is a template parameter of t" in v.reason
+        assert "libclang" not in v.reason  # the same answer with and without clang
+    spec = SimpleNamespace(kernel_name="t", template=(("TILE", "64"),))
+    yes(context(TPL, "__shared__ T s[TILE][TILE + 1];", spec=spec, E="TILE + 1"),
+        "const_value($E, ==, 65)")
+
+
 def test_divisible_and_power_of_two() -> None:
     ctx = context(K1, "int z = N + K + TILE;", N="N", K="K", T="TILE")
     yes(ctx, "divisible($N, 32) and power_of_two($T) and power_of_two($N)")
