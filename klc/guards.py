@@ -2449,22 +2449,28 @@ def assigns_only_locals(ctx: GuardContext, stmts: Binding) -> Verdict:
 
 @predicate("no_jumps", ArgSpec("$$$S", frozenset({"metavar", "sequence"})))
 def no_jumps(ctx: GuardContext, stmts: Binding) -> Verdict:
-    """The code bound to $$$S has no return, goto or break (a break inside a loop or switch
-    of its own is fine): control always reaches its end."""
+    """The code bound to $$$S has no return, goto, break or continue out of it (a break of
+    a loop or switch of its own, a continue of a loop of its own, is fine): control always
+    reaches its end. A continue of a loop around the code skips the rest of it, and the
+    rules that re-wrap code in a loop or unwrap it (loop_of_one, trip_count_one_loop_to_block)
+    would hand it to another loop."""
     unit = ctx.unit
     start, end = stmts.start, stmts.end
-    for node in _in(_nodes(unit, "return_statement", "goto_statement", "break_statement"),
-                    start, end):
-        if node.type == "break_statement":
+    loops = ("for_statement", "for_range_loop", "while_statement", "do_statement")
+    for node in _in(_nodes(unit, "return_statement", "goto_statement", "break_statement",
+                           "continue_statement"), start, end):
+        if node.type in ("break_statement", "continue_statement"):
+            targets = (*loops, "switch_statement") if node.type == "break_statement" \
+                else loops  # a continue inside a switch belongs to the loop around it
             p = node.parent
-            while p is not None and p.start_byte >= start and p.type not in (
-                    "for_statement", "while_statement", "do_statement", "switch_statement"):
+            while p is not None and p.start_byte >= start and p.type not in targets:
                 p = p.parent
             if p is not None and p.start_byte >= start:
                 continue
         return _no(ctx, f"{_cite(unit, node.start_byte, node.end_byte)} leaves the code early",
                    node.start_byte)
-    return _yes(f"no return, goto or break out of the code at {unit.where(start)}", start)
+    return _yes(f"no return, goto, break or continue out of the code at {unit.where(start)}",
+                start)
 
 
 @predicate("fresh_name", ArgSpec("NAME", frozenset({"hole", "name", "string"})))
