@@ -1429,6 +1429,15 @@ def _alignment(ctx: GuardContext, node: Node, depth: int = 0) -> tuple[int | Non
             elem = SIZES.get(_norm_type(typ.base)) if typ.pointer == 1 else 8
             ev = _Eval(ctx)
             k = ev.node(off, src)
+            if elem is not None and not isinstance(k, int):
+                m, why = _multiple_of(ctx, off)  # x + (size_t)row * cols, cols a multiple of 4
+                if m > 1:
+                    return math.gcd(a, m * elem), (f"{how}, offset by `{_snippet(_text(src, off))}`"
+                                                   f", a multiple of {m} × {elem} bytes ({why})")
+                if why:
+                    return None, (f"the offset `{_snippet(_text(src, off))}` of "
+                                  f"`{_snippet(_text(src, node))}` is neither a known constant "
+                                  f"nor a known multiple of more than one element ({why})")
             if elem is None or not isinstance(k, int):
                 return None, (f"the offset `{_snippet(_text(src, off))}` of "
                               f"`{_snippet(_text(src, node))}` is not a known constant")
@@ -1450,11 +1459,49 @@ def _alignment(ctx: GuardContext, node: Node, depth: int = 0) -> tuple[int | Non
     return None, f"`{_snippet(_text(src, node))}` has no alignment the tree knows"
 
 
+def _multiple_of(ctx: GuardContext, node: Node, depth: int = 0) -> tuple[int, str]:
+    """A number the integer expression is known to be a multiple of (1: nothing known; 0:
+    it is 0), and why: constants, kernel size parameters the spec fixes (every profiling and
+    verification size, as ``divisible`` reads them), and their products, sums and shifts."""
+    src = ctx.unit.source
+    node = _unwrap(node)
+    k = _Eval(ctx).node(node, src)
+    if isinstance(k, int):
+        return abs(k), f"`{_snippet(_text(src, node))}` = {k}"
+    if depth > 8:
+        return 1, ""
+    _, operand = _cast_target(node, src)
+    if operand is not None:
+        return _multiple_of(ctx, operand, depth + 1)
+    if node.type == "identifier":
+        name = _text(src, node)
+        decl, fn = _lookup(ctx, name, node.start_byte), ctx.function
+        sizes = _spec_sizes(ctx, name)
+        if sizes is None or decl is None or decl.origin != "parameter" or fn is None \
+                or _assigned(ctx, name, fn.body_start, fn.body_end):
+            return 1, ""
+        g = functools.reduce(math.gcd, sizes)
+        return g, f"the spec gives `{name}` the sizes {', '.join(map(str, sizes))}: " \
+                  f"multiples of {g}"
+    if node.type == "binary_expression" and _operator(node) in ("*", "+", "-", "<<"):
+        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+        (a, why_a), (b, why_b) = (_multiple_of(ctx, left, depth + 1),
+                                  _multiple_of(ctx, right, depth + 1))
+        why = "; ".join(w for w in (why_a, why_b) if w)
+        if _operator(node) == "*":
+            return a * b, why
+        if _operator(node) == "<<":
+            shift = _Eval(ctx).node(right, src)
+            return (a << shift, why_a) if isinstance(shift, int) and 0 <= shift < 32 else (1, "")
+        return math.gcd(a, b), why
+    return 1, ""
+
+
 @predicate("aligned", _metavar(), ArgSpec("N", frozenset({"int", "hole"})))
 def aligned(ctx: GuardContext, x: Binding, n: Any) -> Verdict:
     """Pointer $X is known aligned to N bytes: __align__, a vector element type (float4),
-    a kernel pointer parameter used at offset 0 (cudaMalloc aligns to 256), or constant
-    offsets from one."""
+    a kernel pointer parameter used at offset 0 (cudaMalloc aligns to 256), or offsets from
+    one that are constants or known multiples (spec sizes: x + row * cols)."""
     want = _number_arg(ctx, n)
     if not isinstance(want, int) or want <= 0:
         return _no(ctx, f"aligned: {n!r} is not a positive integer")
