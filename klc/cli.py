@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
+from rich.text import Text
 
 from klc import __version__
 from klc.errors import KlcError
@@ -20,8 +21,8 @@ from klc.errors import KlcError
 if TYPE_CHECKING:
     from klc.frontend import Unit
 
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+out = Console(highlight=False, soft_wrap=True, emoji=False)  # "f.cu:100:5" is no emoji
+err = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
 
 Command = Callable[[argparse.Namespace], int]
 _COMMANDS: dict[str, Command] = {}
@@ -342,24 +343,50 @@ def _print_listing(listing: Any, n_rules: int, quiet_empty: bool) -> None:
             out.print(f"{listing.path}: no rule applies ({n_rules} rules, {listing.refused} "
                       "refused matches; --all shows why)", markup=False)
         return
-    # a learned card's verdict (klc/reverse.py); a slower skill is "when not" knowledge
-    verdicts = {"faster": " (measured faster)", "neutral": " (measured neutral)",
-                "slower": " [red](when not: measured slower)[/red]",
-                "unmeasured": " (not measured yet)"}
+    # one Text per file, its styles set by span (no markup to parse: a path or a reason
+    # holding "[" prints as it is), written at once: printing line by line through rich
+    # cost as much as finding the sites
+    text = Text()
+    add = text.append
     for s in listing.sites:
         loc = f"{s['file']}:{s['line']}:{s['col']}"
         fn = f" in {s['function']}" if s["function"] else ""
         holes = " ".join(f"?{h}" for h in s["holes"])
-        verdict = verdicts.get(s.get("verdict") or "", "")
+        verdict = s.get("verdict") or ""
         if s["applicable"]:
-            out.print(f"[green]{loc}[/green]{fn}: [bold]{s['rule']}[/bold]{verdict} "
-                      f"({s['rule_location']}) {holes}".rstrip())
+            add(loc, "green")
+            add(f"{fn}: ")
+            add(s["rule"], "bold")
+            _add_verdict(add, verdict)
+            add(f" ({s['rule_location']}) {holes}".rstrip() + "\n")
             if s["intent"]:
-                out.print(f"    {s['intent']}", markup=False)
+                add(f"    {s['intent']}\n")
         else:
-            out.print(f"[yellow]{loc}[/yellow]{fn}: {s['rule']}{verdict} "
-                      f"({s['rule_location']}) [red]not applicable[/red]")
-            out.print(f"    why not: {s['why_not']}", markup=False)
+            add(loc, "yellow")
+            add(f"{fn}: {s['rule']}")
+            _add_verdict(add, verdict)
+            add(f" ({s['rule_location']}) ")
+            add("not applicable", "red")
+            add(f"\n    why not: {s['why_not']}\n")
+    text.rstrip()
+    if out.is_terminal or out.color_system is not None:
+        out.print(text)
+    else:  # a pipe or a file: the plain text, without rich's rendering per segment
+        out.file.write(text.plain + "\n")
+
+
+# a learned card's verdict (klc/reverse.py); a slower skill is "when not" knowledge
+_VERDICTS = {"faster": ("measured faster", ""), "neutral": ("measured neutral", ""),
+             "slower": ("when not: measured slower", "red"),
+             "unmeasured": ("not measured yet", "")}
+
+
+def _add_verdict(add: Any, verdict: str) -> None:
+    words = _VERDICTS.get(verdict)
+    if words is None:
+        return
+    add(" ")
+    add(f"({words[0]})", words[1])
 
 
 @command("ast")

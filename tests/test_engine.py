@@ -306,6 +306,26 @@ def test_cli_list_shows_sites_and_why_not(tmp_path: Path, rule_file: Path,
     assert "coarsen_nothing" in out and "why not" in out and "restrict" in out
 
 
+def test_cli_list_prints_locations_as_they_are(tmp_path: Path, rule_file: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """"k.cu:100:5" stays text (rich would make ":100:" an emoji) and a path holding
+    brackets is no markup, in a listing and in an error."""
+    folder = tmp_path / "run[red]"
+    folder.mkdir()
+    k = folder / "k.cu"
+    k.write_bytes(b"\n" * 97 + KERNEL.replace(b"2.0f * x[i]", b"expf(x[i])"))
+    assert main(["list", str(k), "--skills", str(rule_file)]) == 0
+    out = capsys.readouterr().out
+    assert f"{k}:100:21 in " in out and "fast_exp" in out and "\N{HUNDRED POINTS SYMBOL}" not in out
+    assert main(["list", str(k), "--skills", str(rule_file), "--all"]) == 0
+    assert f"{k}:100:21 in " in capsys.readouterr().out
+    bad = folder / "bad.rule"
+    bad.write_text("\n" * 99 + "rule r { kind: skil }\n")
+    assert main(["check", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert f"{bad}:100:" in err and "\N{HUNDRED POINTS SYMBOL}" not in err
+
+
 def test_cli_ast_prints_tree_and_pattern(kernel_file: Path,
                                          capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["ast", str(kernel_file), "--pattern", "expf($X)"]) == 0

@@ -132,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
 
     from klc.batch import FAILED, REWRITTEN, BatchOptions, run_batch
 
-    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    err = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
     if args.report and not args.report.endswith((".json", ".md")):
         raise KlcError(f"--report {args.report}: give a .json or .md file")
     if args.report and str(Path(args.report).parent) and not Path(args.report).parent.is_dir():

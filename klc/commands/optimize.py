@@ -87,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
     _check_outputs(args)
     source = read_source(args.kernel)
     rules = load_rule_paths(args.skills or default_skill_dirs())
-    err = Console(stderr=True)
+    err = Console(stderr=True, emoji=False)
     with _Progress(err, args.kernel) as bar:
         result = optimize(source, args.kernel, skills=rules, filler=args.filler,
                           model=args.model, budget=args.budget, target_sol=args.target_sol,
@@ -110,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(data, indent=2))
     else:
-        _print_report(result, Console(), written)
+        _print_report(result, Console(emoji=False), written)
         if result.changed and not written:
             _print_diff(args.kernel, result.original, result.source)
     return 0 if result.changed else 1
