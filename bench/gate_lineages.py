@@ -1,7 +1,7 @@
 """Gate every version of every lineage in bench/lineages against its expert, on a GPU.
 
-For each family: the expert against itself (determinism, SOL), then each step file
-``steps/NN_<pass>.cu`` (the expert with N simplifications applied) against the expert, with
+For each family: the expert against itself (determinism, SOL), then each version of its walk
+``walk/vNN_<pass>.cu`` (the expert with NN simplifications applied) against the expert, with
 the real gate: compile, verify on fresh random inputs (3 seeds x 2 sizes), profile with CUDA
 events, % of the speed-of-light floor. Prints one table per family, naive to expert, and
 writes every gate record as JSON.
@@ -25,7 +25,8 @@ from klc.gate import gate  # noqa: E402
 
 
 def versions(family: Path) -> list[Path]:
-    return [family / "expert.cu", *sorted((family / "steps").glob("*.cu"))]
+    return [family / "expert.cu", *sorted(p for p in (family / "walk").glob("v*.cu")
+                                          if not p.name.startswith("v00_"))]
 
 
 def main() -> int:

@@ -41,7 +41,7 @@ def subjects(lineage: str) -> list[tuple[str, bytes, bytes]]:
     """(name, candidate, reference) for each subject."""
     saxpy = (ROOT / "bench/examples/saxpy.cu").read_bytes()
     fam = ROOT / "bench/lineages" / lineage
-    step = sorted((fam / "steps").glob("*.cu"))[0]
+    step = sorted(p for p in (fam / "walk").glob("v*.cu") if not p.name.startswith("v00_"))[0]
     return [("examples/saxpy (self)", saxpy, saxpy),
             (f"lineages/{lineage}/{step.name}", step.read_bytes(),
              (fam / "expert.cu").read_bytes())]

@@ -1,11 +1,12 @@
 """How good is ``klc optimize``? One table over the lineages' naive kernels and the held-out set.
 
-For each lineage in bench/lineages/<family>/, the naive end (the last file of steps/, sorted
-by name: the expert with every simplification applied) is optimized with a fixed budget of
-gate trials, then the result is gated against the family's expert.cu: verify against the
-expert, and the expert timed in the same process as klc's kernel, so "% of expert" is one
-measured ratio. Each held-out kernel in bench/heldout/*.cu (never walked backward, so no
-skill was learned from it) is optimized the same way; there is no expert to compare with.
+For each lineage in bench/lineages/<family>/, the naive end (the last version of its walk,
+walk/vNN_<pass>.cu sorted by name: the expert with every simplification applied) is
+optimized with a fixed budget of gate trials, then the result is gated against the family's
+expert.cu: verify against the expert, and the expert timed in the same process as klc's
+kernel, so "% of expert" is one measured ratio. Each held-out kernel in bench/heldout/*.cu
+(never walked backward, so no skill was learned from it) is optimized the same way; there is
+no expert to compare with.
 
 Columns: kernel, naive time, klc time, expert time, % of expert speed (lineages), % of SOL
 (klc's kernel), speedup over naive (from the independent re-verification: naive timed in the
@@ -44,7 +45,7 @@ TARGET_GEOMEAN = 1.5  # issue 6: held-out geomean speedup >= 1.5x
 def lineage_jobs(families: list[str] | None) -> list[dict[str, Any]]:
     jobs = []
     for fam in sorted(p for p in (ROOT / "bench/lineages").iterdir() if p.is_dir()):
-        steps = sorted((fam / "steps").glob("*.cu"))
+        steps = sorted(p for p in (fam / "walk").glob("v*.cu") if not p.name.startswith("v00_"))
         if not steps or not (fam / "expert.cu").exists():
             continue
         if families and fam.name not in families:

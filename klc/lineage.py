@@ -553,27 +553,6 @@ def write_lineage(lineage: Lineage, out_dir: str | Path) -> list[Path]:
     return written
 
 
-def write_steps(lineage: Lineage, steps_dir: str | Path) -> list[Path]:
-    """The versions after the expert as ``NN_<pass>.cu`` (bench/lineages/*/steps); the
-    folder's other ``.cu`` files (an older walk's) are removed."""
-    from klc.fsutil import atomic_write
-
-    d = Path(steps_dir)
-    try:
-        d.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise KlcError(f"{steps_dir}: cannot create the folder: {e.strerror or e}") from None
-    names = [v.file[1:] for v in lineage.versions[1:]]  # v01_x.cu -> 01_x.cu
-    for old in d.glob("*.cu"):
-        if old.name not in names:
-            old.unlink()
-    out = []
-    for v, name in zip(lineage.versions[1:], names, strict=True):
-        atomic_write(d / name, v.source)
-        out.append(d / name)
-    return out
-
-
 def load_lineage(directory: str | Path) -> dict[str, Any]:
     """A walk's lineage.json, checked enough to be learned from or reported."""
     d = Path(directory)

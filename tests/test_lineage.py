@@ -33,13 +33,13 @@ def walks(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 @pytest.mark.parametrize("family", FAMILIES)
-def test_walk_reproduces_the_committed_steps(walks: dict[str, Path], family: str) -> None:
+def test_walk_reproduces_the_committed_walk(walks: dict[str, Path], family: str) -> None:
     data = load_lineage(walks[family])
-    steps = sorted((ROOT / "bench/lineages" / family / "steps").glob("*.cu"))
-    versions = data["versions"][1:]
-    assert [s.name for s in steps] == [v["file"][1:] for v in versions]
-    for s, v in zip(steps, versions, strict=True):
-        assert (walks[family] / v["file"]).read_bytes() == s.read_bytes(), s.name
+    committed = sorted((ROOT / "bench/lineages" / family / "walk").glob("v*.cu"))
+    versions = data["versions"]
+    assert [c.name for c in committed] == [v["file"] for v in versions]
+    for c, v in zip(committed, versions, strict=True):
+        assert (walks[family] / v["file"]).read_bytes() == c.read_bytes(), c.name
     assert data["stop_reason"] == "no simplification applies"
 
 
@@ -201,16 +201,17 @@ def test_bad_input_is_a_clear_error_and_nothing_is_written(
 def test_cli_writes_the_folder_and_json(tmp_path: Path,
                                         capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "out"
-    steps = tmp_path / "steps"
     code = main(["lineage", str(_kernel(tmp_path, KERNEL)), "--stages", "compile", "--out",
-                 str(out), "--steps", str(steps), "--json"])
+                 str(out), "--json"])
     assert code == 0
     data = json.loads(capsys.readouterr().out)
     assert [v["pass"] for v in data["versions"]] == [None, "fast_exp_to_precise",
                                                      "remove_const_param"]
     assert (out / "lineage.json").exists() and (out / "report.md").exists()
-    assert sorted(p.name for p in steps.glob("*.cu")) == \
-        sorted(v["file"][1:] for v in data["versions"][1:])
+    # every version once, in the walk's folder (v00_expert.cu, v01_<pass>.cu, ...)
+    assert sorted(p.name for p in tmp_path.rglob("v[0-9]*.cu")) == \
+        sorted(v["file"] for v in data["versions"])
+    assert all((out / v["file"]).exists() for v in data["versions"])
     # a kernel nothing simplifies: exit 1, the expert and why still written
     plain = _kernel(tmp_path, "__global__ void k(const float* x, float* y, int n) {}\n")
     assert main(["lineage", str(plain), "--stages", "compile", "--out",

@@ -19,7 +19,7 @@ from klc.reverse import learn
 
 ROOT = Path(__file__).resolve().parents[1]
 SKILLS = ROOT / "skills"
-NAIVE_SGEMM = ROOT / "bench/lineages/sgemm/steps/38_register_tile_1x1_to_scalar.cu"
+NAIVE_SGEMM = ROOT / "bench/lineages/sgemm/walk/v38_register_tile_1x1_to_scalar.cu"
 
 
 def rules() -> dict[str, Any]:

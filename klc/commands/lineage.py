@@ -33,9 +33,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument("--arch", help="NVRTC target, e.g. sm_90 (default: the device's)")
     p.add_argument("--max-steps", type=int, default=200, metavar="N",
                    help="stop after N steps (default 200)")
-    p.add_argument("--steps", metavar="DIR", help="also write the versions after the expert "
-                   "as DIR/NN_<pass>.cu (the layout of bench/lineages/*/steps; other .cu files "
-                   "there are removed)")
     p.add_argument("--json", action="store_true", help="print lineage.json on stdout")
     p.add_argument("--report", metavar="DIR", help="only redraw DIR/report.md and "
                    "DIR/lineage.png from DIR/lineage.json (where matplotlib is installed)")
@@ -45,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from klc.errors import KlcError
-    from klc.lineage import load_lineage, walk, write_lineage, write_report, write_steps
+    from klc.lineage import load_lineage, walk, write_lineage, write_report
 
     err = Console(stderr=True, highlight=False, markup=False, emoji=False, soft_wrap=True)
     if args.report:
@@ -64,8 +61,6 @@ def run(args: argparse.Namespace) -> int:
                    progress=err.print, max_steps=args.max_steps)
     out = Path(args.out or f"lineage-{lineage.family}")
     written = write_lineage(lineage, out)
-    if args.steps:
-        written += write_steps(lineage, args.steps)
     data = lineage.to_json()
     if args.json:
         sys.stdout.write(json.dumps(data, indent=1) + "\n")
