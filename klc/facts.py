@@ -664,6 +664,9 @@ class Facts:
         return instantiations(self.unit, function_name)
 
 
+_EXPLICIT_INSTANTIATION_RE = re.compile(rb"\btemplate\b(?![ \t\r\n]*<)")
+
+
 def instantiations(unit: Unit, function_name: str) -> list[dict[str, str]]:
     """Template argument bindings (parameter name -> argument text) of a function, from
     launches ``k<256, float><<<...>>>`` and explicit instantiations in this file (the
@@ -678,7 +681,10 @@ def instantiations(unit: Unit, function_name: str) -> list[dict[str, str]]:
     for launch in unit.launches:
         if launch.kernel == function_name and launch.template_args is not None:
             found.append((launch.start, _split_args(launch.template_args)))
-    for node in unit.nodes_of_type("template_instantiation"):
+    # an explicit instantiation is ``template`` followed by a declaration, not by ``<``: a
+    # file without that spelling has none, and is spared a query over its whole tree
+    explicit = _EXPLICIT_INSTANTIATION_RE.search(unit.source) is not None
+    for node in unit.nodes_of_type("template_instantiation") if explicit else ():
         decl = node.child_by_field_name("declarator")
         while decl is not None and decl.type != "function_declarator":
             decl = decl.child_by_field_name("declarator")
