@@ -16,16 +16,38 @@ if TYPE_CHECKING:
     from klc.rules import Rule
 
 
-@dataclass(frozen=True)
 class Binding:
     """What a metavariable bound: one node (``$X``), a run of sibling nodes (``$$$X``), or a
-    fragment of a token's text (a metavariable inside a ``#pragma`` line)."""
+    fragment of a token's text (a metavariable inside a ``#pragma`` line).
 
-    name: str
-    start: int
-    end: int
-    text: str  # the original source text of the span
-    nodes: tuple[Node, ...] = field(default=(), compare=False, repr=False)
+    Immutable by convention, compared and hashed by (name, span, text), not by its nodes. A
+    plain class with slots: the matcher makes one per metavariable of every match, and a
+    frozen dataclass costs four times as much to build."""
+
+    __slots__ = ("end", "name", "nodes", "start", "text")
+
+    def __init__(self, name: str, start: int, end: int, text: str,
+                 nodes: tuple[Node, ...] = ()) -> None:
+        self.name = name
+        self.start = start
+        self.end = end
+        self.text = text  # the original source text of the span
+        self.nodes = nodes
+
+    def _key(self) -> tuple[str, int, int, str]:
+        return (self.name, self.start, self.end, self.text)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not Binding:
+            return NotImplemented
+        return self._key() == other._key()  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return (f"Binding(name={self.name!r}, start={self.start!r}, end={self.end!r}, "
+                f"text={self.text!r})")
 
     @property
     def node(self) -> Node | None:

@@ -214,20 +214,19 @@ def test_summary_counts_and_refusals(tmp_path: Path) -> None:
 
 
 def test_tree_only_guards_fail_closed_and_change_the_configuration(tmp_path: Path) -> None:
-    """A template parameter's value is known to libclang (from the explicit instantiation)
-    but not to the tree: with --tree-only the guard cannot decide and refuses, saying so;
-    the journal of one setting is not trusted by the other."""
+    """A static member constant's value is known to libclang but not to the tree: with
+    --tree-only the guard cannot decide and refuses, saying so; the journal of one setting
+    is not trusted by the other."""
     rule = tmp_path / "pad.rule"
     rule.write_text(rule_text("pad", "__shared__ $TYPE $TILE[$A][$B + 1];",
                               "__shared__ $TYPE $TILE[$A][$B];").replace(
         "  rewrite", "  guard: is_constant($A)\n  rewrite"))
-    kernel = b"""template <int TILE>
+    kernel = b"""struct Cfg { static constexpr int TILE = 32; };
 __global__ void k(float* y) {
-    __shared__ float t[TILE][TILE];
+    __shared__ float t[Cfg::TILE][Cfg::TILE];
     t[threadIdx.x][0] = 1.0f;
     y[threadIdx.x] = t[0][threadIdx.x];
 }
-template __global__ void k<32>(float*);
 """
     src = make_tree(tmp_path / "src", {"k.cu": kernel})
     full = run_batch(BatchConfig.from_paths([str(rule)]), BatchOptions([str(src)]))
