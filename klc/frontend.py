@@ -523,8 +523,14 @@ def parse_file(path: str | Path) -> Unit:
     return parse_bytes(read_source(path), str(path))
 
 
-def parse_bytes(source: bytes, path: str = "<memory>") -> Unit:
-    """Parse CUDA source into a Unit, with the recovery step described in the module doc."""
+def parse_bytes(source: bytes, path: str = "<memory>", *,
+                previous: tuple[Unit, list[tuple[int, int, int]]] | None = None) -> Unit:
+    """Parse CUDA source into a Unit, with the recovery step described in the module doc.
+
+    ``previous``: (a unit, the changes that turn its source into this one: ``(start, end,
+    new length)`` spans of the old source, sorted, not overlapping). Its tree is then
+    reused for what did not change (tree-sitter's incremental parse): a rewrite's re-parse
+    costs a fraction of a whole one, and gives the same tree."""
     work = bytearray(source)
     if not source.endswith(b"\n"):
         work += b"\n"  # past the end of the source: no span of the original changes
@@ -532,11 +538,53 @@ def parse_bytes(source: bytes, path: str = "<memory>") -> Unit:
     masks = _always_masks(source, defs)
     for mask in masks:
         _blank(work, mask.start, mask.end)
-    tree = parser().parse(bytes(work))
+    data = bytes(work)
+    old = _edited_tree(*previous, data) if previous is not None else None
+    tree = parser().parse(data, old) if old is not None else parser().parse(data)
     if tree.root_node.has_error:
         tree = _recover(source, work, tree, masks)
     masks.sort(key=lambda m: m.start)
     return Unit(path, source, bytes(work[: len(source)]), tree, masks, defs)
+
+
+def _edited_tree(unit: Unit, changes: list[tuple[int, int, int]], data: bytes) -> Tree | None:
+    """A copy of ``unit``'s tree, edited (``Tree.edit``) to describe ``data``, the text to
+    parse next: the changed spans, and between them every stretch whose masking differs (a
+    mask that recovery added to the old text, one of the new text's). None when the
+    changes do not account for the new length (then the parse starts from nothing)."""
+    old = unit.parsed + (b"" if unit.source.endswith(b"\n") else b"\n")
+    spans: list[tuple[int, int, int]] = []  # old start, old end, new length
+    pos = delta = 0
+    for start, end, length in [*changes, (len(old), len(old), 0)]:
+        if start < pos or end < start:
+            return None
+        if old[pos:start] != data[pos + delta:start + delta]:
+            spans.append((pos, start, start - pos))  # the same length, other masks
+        if end > start or length:
+            spans.append((start, end, length))
+        delta += length - (end - start)
+        pos = end
+    if len(old) + delta != len(data):
+        return None
+    tree = unit.tree.copy()
+    lines_at = _line_starts(old)
+
+    def point(offset: int) -> Point:
+        row = bisect.bisect_right(lines_at, offset) - 1
+        return Point(row, offset - lines_at[row])
+
+    delta = sum(length - (end - start) for start, end, length in spans)
+    for start, end, length in reversed(spans):  # from the end: earlier offsets stay valid
+        delta -= length - (end - start)
+        begin = point(start)
+        inserted = data[start + delta:start + delta + length]
+        lines = inserted.count(b"\n")
+        column = (len(inserted) - inserted.rfind(b"\n") - 1 if lines
+                  else begin.column + len(inserted))
+        tree.edit(start_byte=start, old_end_byte=end, new_end_byte=start + length,
+                  start_point=begin, old_end_point=point(end),
+                  new_end_point=Point(begin.row + lines, column))
+    return tree
 
 
 _MACRO_LINE_RE = re.compile(

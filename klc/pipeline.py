@@ -441,7 +441,7 @@ def _apply_sites(unit: Unit, sites: list[Site], values: dict[str, dict[str, str]
     new = apply_edits(unit.source, edits)
     if launch:
         new = _change_launch(unit, new, launch, outcome)
-    _reparse_check(unit, new, outcome)
+    _reparse_check(unit, new, outcome, None if launch else _changes(edits))
     outcome.source = new
     return outcome
 
@@ -460,8 +460,26 @@ def _change_launch(unit: Unit, source: bytes, changes: list[tuple[str, str, str,
     return source
 
 
-def _reparse_check(unit: Unit, new: bytes, outcome: Outcome) -> None:
-    after = parse_bytes(new, unit.path)
+def _changes(edits: list[ByteEdit]) -> list[tuple[int, int, int]]:
+    """The edits as ``(start, end, new length)`` spans of the old source, sorted, touching
+    ones merged (insertions at one offset): what ``parse_bytes(previous=...)`` takes."""
+    spans: list[tuple[int, int, int]] = []
+    for e in sorted(edits, key=lambda e: (e.start, e.end)):
+        length = len(e.text.encode())
+        if spans and e.start <= spans[-1][1]:
+            start, end, n = spans[-1]
+            spans[-1] = (start, max(end, e.end), n + length)
+        else:
+            spans.append((e.start, e.end, length))
+    return spans
+
+
+def _reparse_check(unit: Unit, new: bytes, outcome: Outcome,
+                   changes: list[tuple[int, int, int]] | None = None) -> None:
+    """Parse the rewritten text (incrementally from the unit's tree, given the changes) and
+    refuse the rewrite if it has a syntax problem the original did not have."""
+    after = parse_bytes(new, unit.path, previous=(unit, changes) if changes is not None
+                        else None)
     before = {p.message for p in unit.problems}
     fresh = [p for p in after.problems if p.message not in before]
     if not fresh and len(after.problems) > len(unit.problems):

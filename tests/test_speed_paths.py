@@ -276,3 +276,49 @@ def test_named_constants_by_native_walk_are_those_of_a_recursive_walk() -> None:
     assert {"kBlock", "kTile", "kFast", "kExtern", "kY", "kLocal", "kInner", "kLambda",
             "kLoop"} <= set(fast)
     assert fast["kBlock"] == 128  # file scope wins over the function's kBlock
+
+
+def test_incremental_reparse_gives_the_tree_of_a_whole_parse(units: list[Unit],
+                                                             rules: list) -> None:  # type: ignore[type-arg]
+    """The re-parse after a rewrite reuses the old tree (``parse_bytes(previous=...)``): it
+    gives the tree, the masks and the problems that parsing the new text from nothing
+    gives, for every rewrite of the skills library and for edits made to break it
+    (a new syntax error, an edit in a masked macro, insertions at one offset, the end)."""
+    from klc.pipeline import _changes
+    from klc.rewrite import ByteEdit, apply_edits, plan
+
+    def same(unit: Unit, edits: list[ByteEdit]) -> None:
+        new = apply_edits(unit.source, edits)
+        whole = parse_bytes(new, unit.path)
+        again = parse_bytes(new, unit.path, previous=(unit, _changes(edits)))
+        assert str(again.root) == str(whole.root), unit.path
+        assert again.parsed == whole.parsed and again.masks == whole.masks
+        assert again.problems == whole.problems
+
+    rewritten = 0
+    for unit in units:
+        if unit.problems:
+            continue
+        sites = find_sites(unit, rules, clang=False)
+        values = {r.name: resolve_holes(r, {}, strict=False) for r in rules}
+        edits = [e for s in sites if s.ok and not plan(s.match, values[s.rule.name]).launch
+                 for e in plan(s.match, values[s.rule.name]).edits]
+        taken: list[ByteEdit] = []
+        for e in sorted(edits, key=lambda e: (e.start, e.end)):
+            if not taken or e.start >= taken[-1].end:  # (the same skill's sites overlap)
+                taken.append(e)
+        if taken:
+            same(unit, taken)
+            rewritten += 1
+        size = len(unit.source)
+        same(unit, [ByteEdit(size // 2, size // 2, " ) ; {", "insert")])  # a new error
+        same(unit, [ByteEdit(0, 0, "#define X 1\n", "insert"),
+                    ByteEdit(0, 0, "MY_MACRO(1)\n", "insert"),
+                    ByteEdit(size, size, "\nint tail;", "insert")])
+    assert rewritten >= 4
+    made = parse_bytes(b"__global__ __launch_bounds__(256) void k(float* x) {\n"
+                       b"  CUDA_KERNEL_LOOP(i, 4) { x[i] = 1.0f; }\n}\n", "m.cu")
+    at = made.source.index(b"256")
+    same(made, [ByteEdit(at, at + 3, "128", "replace")])  # inside a masked attribute
+    at = made.source.index(b"x[i]")
+    same(made, [ByteEdit(at, at + 1, "y", "replace")])  # inside a recovered macro block
