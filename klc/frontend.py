@@ -49,7 +49,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import tree_sitter_cuda
 from tree_sitter import Language, Node, Parser, Point, Query, QueryCursor, Tree
@@ -344,6 +344,9 @@ class Unit:
         self._function_starts: list[int] = []
         self._launches: list[Launch] = []
         self._unanalyzable: list[Unanalyzable] = []
+        # answers the guards derive from this unit, by key (klc.guards._memo): kept on the
+        # unit, so they live and die with it
+        self.memo: dict[str, Any] = {}
 
     def _model(self) -> None:
         if not self._modeled:

@@ -27,7 +27,6 @@ import functools
 import math
 import operator
 import re
-import weakref
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -376,14 +375,15 @@ def _int_or_text(value: str) -> int | str:
 # --------------------------------------------------------------------------------------
 # Per-unit caches (tree-sitter queries run once per unit, not once per guard)
 
-_CACHE: weakref.WeakKeyDictionary[Any, dict[str, Any]] = weakref.WeakKeyDictionary()
-
-
 def _memo(unit: Unit, key: str, build: Callable[[], Any]) -> Any:
-    store = _CACHE.setdefault(unit, {})
-    if key not in store:
-        store[key] = build()
-    return store[key]
+    store = unit.memo
+    found = store.get(key, _MISSING)
+    if found is _MISSING:
+        found = store[key] = build()
+    return found
+
+
+_MISSING = object()
 
 
 def _nodes(unit: Unit, *types: str) -> list[Node]:
@@ -564,7 +564,7 @@ _ALIGN_RE = re.compile(r"__align__\s*\(\s*(\d+)\s*\)")
 def _declarations_named(unit: Unit, name: str) -> list[_Decl]:
     """The declarations of one name (locals and globals), in source order: only the
     declarations whose text holds the name are looked at (most lookups need one name)."""
-    whole = _CACHE.get(unit, {}).get("declarations")
+    whole = unit.memo.get("declarations")
     if whole is not None:
         return whole.get(name, [])
 
