@@ -309,7 +309,8 @@ def _declaration_edits(rule: Rule) -> tuple[str, ...]:
     """The metavariables whose declarations a rule edits, when that is all it does and its
     guards read nothing else (then every use of one variable in a function is the same site:
     a qualifier rule anchored on each use of a pointer, ``$X[$I]``, is reported and judged once
-    per declaration). Empty when the rule does anything else."""
+    per declaration). The region ``kernel`` is the whole function, the same from every use.
+    Empty when the rule does anything else."""
     from klc.guards import calls
 
     if not rule.edits or any(e.kind not in ("add_qualifier", "remove_qualifier")
@@ -319,8 +320,8 @@ def _declaration_edits(rule: Rule) -> tuple[str, ...]:
     if rule.guard is not None:
         for call in calls(rule.guard):
             for a in call.args:
-                if a.kind in ("sequence", "name") or (a.kind == "metavar"
-                                                      and a.value not in targets):
+                if a.kind == "sequence" or (a.kind == "name" and a.value != "kernel") or (
+                        a.kind == "metavar" and a.value not in targets):
                     return ()  # a guard that reads the position or another binding
     return targets
 
