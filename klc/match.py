@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from tree_sitter import Node
@@ -101,6 +101,8 @@ class PNode:
     seq: str | None = None  # "$$$X": binds a run of sibling nodes
     text_pattern: re.Pattern[str] | None = None  # a leaf whose text holds metavariables
     text_vars: tuple[str, ...] = ()
+    # a metavariable's kind (``metavar $X: identifier``): the node types it may bind
+    kinds: frozenset[str] | None = None
     # derived, for speed: no "$$$" among the children (they then match one to one), and the
     # leaf text as bytes (compared with the source before any normalising)
     plain: bool = field(init=False, compare=False, repr=False)
@@ -124,8 +126,10 @@ class PNode:
         object.__setattr__(self, "raw", self.text.encode() if self.text is not None
                            and self.text_pattern is None else None)
         object.__setattr__(self, "shape", tuple(
-            (i, c.type) for i, c in enumerate(self.children)
-            if c.metavar is None and c.seq is None))
+            (i, c.type if c.metavar is None else next(iter(c.kinds)))  # type: ignore[arg-type]
+            for i, c in enumerate(self.children)
+            if c.seq is None and (c.metavar is None or (c.kinds is not None
+                                                        and len(c.kinds) == 1))))
         object.__setattr__(self, "plan", tuple(
             (i, 1 if c.metavar is not None else
              0 if not c.children and c.raw is not None and c.seq is None else 2, c)
@@ -144,10 +148,45 @@ class Pattern:
     # a run's statements that are not metavariables, smallest first: a block holds a match
     # only if each fits one of its statements (``_Matcher.fits``)
     fixed: tuple[PNode, ...] = ()
+    key: str = ""  # the code and the metavariables' kinds: equal keys match alike
+
+    def __post_init__(self) -> None:
+        if not self.key:
+            object.__setattr__(self, "key", self.code)
 
 
-def compile_pattern(code: str, where_: str = "<anchor>") -> Pattern:
-    """Parse an anchor with tree-sitter-cuda and turn it into a pattern (see module doc)."""
+# The kinds a metavariable can be declared to have (``metavar $X: identifier``), as the node
+# types it may then bind: like Coccinelle's typed metavariables and ast-grep's `kind`
+# constraints, a match whose binding has another kind is no match at all.
+METAVAR_KINDS: dict[str, frozenset[str]] = {
+    "identifier": frozenset({"identifier"}),
+    "constant": frozenset({"number_literal", "char_literal", "true", "false"}),
+}
+
+
+def compile_pattern(code: str, where_: str = "<anchor>",
+                    kinds: tuple[tuple[str, str], ...] = ()) -> Pattern:
+    """Parse an anchor with tree-sitter-cuda and turn it into a pattern (see module doc).
+    ``kinds``: (metavariable, kind in METAVAR_KINDS) pairs that constrain what it binds."""
+    pattern = _compile_pattern(code, where_)
+    if not kinds:
+        return pattern
+    allowed = {name: METAVAR_KINDS[kind] for name, kind in kinds}
+
+    def typed(p: PNode) -> PNode:
+        if p.metavar is not None and p.metavar in allowed:
+            return replace(p, kinds=allowed[p.metavar])
+        if not p.children:
+            return p
+        return replace(p, children=tuple(typed(c) for c in p.children))
+
+    elements = tuple(typed(e) for e in pattern.elements)
+    fixed = tuple(typed(e) for e in pattern.fixed)
+    key = pattern.code + "".join(f"\0${n}:{k}" for n, k in sorted(kinds))
+    return replace(pattern, elements=elements, fixed=fixed, key=key)
+
+
+def _compile_pattern(code: str, where_: str) -> Pattern:
     from klc.frontend import parser
 
     attempts = (
@@ -313,6 +352,8 @@ class _Matcher:
             if p.type == "statement" and not t.type.endswith("statement") \
                     and t.type not in ("declaration", "compound_statement"):
                 return False
+            if p.kinds is not None and t.type not in p.kinds:
+                return False
             if name == "_":
                 return True
             start, end = t.start_byte, t.end_byte
@@ -362,6 +403,8 @@ class _Matcher:
                     if pc.type == "statement" and not k.type.endswith("statement") \
                             and k.type not in ("declaration", "compound_statement"):
                         return False
+                    if pc.kinds is not None and k.type not in pc.kinds:
+                        return False
                     if name == "_":
                         continue
                     start, end = k.start_byte, k.end_byte
@@ -388,6 +431,8 @@ class _Matcher:
         metavariables' equalities, trying every split of a ``$$$`` run. A match under any
         bindings fits, so a node that does not fit is rejected without binding anything."""
         if p.metavar is not None:
+            if p.kinds is not None and t.type not in p.kinds:
+                return False
             return p.type != "statement" or t.type.endswith("statement") \
                 or t.type in ("declaration", "compound_statement")
         if p.type != t.type:

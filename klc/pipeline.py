@@ -72,13 +72,15 @@ def spec_of(unit: Unit) -> object | None:
 
 
 @lru_cache(maxsize=4096)
-def _compiled(anchor: str, where: str) -> Pattern:
-    return compile_pattern(anchor, where)
+def _compiled(anchor: str, where: str, kinds: tuple[tuple[str, str], ...] = ()) -> Pattern:
+    return compile_pattern(anchor, where, kinds)
 
 
 def pattern_of(rule: Rule) -> Pattern:
-    """The rule's anchor, compiled once per process (cached by its text)."""
-    return _compiled(rule.anchor, f"{rule.path}:{rule.anchor_line}:{rule.anchor_col}")
+    """The rule's anchor with its metavariables' kinds, compiled once per process (cached
+    by its text)."""
+    return _compiled(rule.anchor, f"{rule.path}:{rule.anchor_line}:{rule.anchor_col}",
+                     rule.metavar_kinds)
 
 
 def _in_loop(match: Match) -> bool:
@@ -152,24 +154,24 @@ def find_sites(unit: Unit, rules: list[Rule], holes: dict[str, str] | None = Non
     locals_ = _Locals(unit)
     sites: list[Site] = []
     for rule, pattern in zip(rules, patterns, strict=True):
-        found = by_anchor.get(pattern.code)
+        found = by_anchor.get(pattern.key)
         if found is None:
-            found = by_anchor[pattern.code] = list(find_matches(pattern, unit, None, candidates))
+            found = by_anchor[pattern.key] = list(find_matches(pattern, unit, None, candidates))
         if not found:
             continue
         rule_holes = resolve_holes(rule, holes or {}, strict=False)
         by_declaration = _declaration_edits(rule)
         keys: list[object] = []
         if by_declaration:
-            cached = keys_of.get((pattern.code, by_declaration))
+            cached = keys_of.get((pattern.key, by_declaration))
             if cached is None:
-                cached = keys_of[(pattern.code, by_declaration)] = [
+                cached = keys_of[(pattern.key, by_declaration)] = [
                     _declaration_key(m, by_declaration, locals_) for m in found]
             keys = cached
         guard_vars = _guard_vars(rule)
         gkeys: list[object] = []
         if guard_vars is not None:
-            gkeys = gkeys_of.setdefault((pattern.code, guard_vars), [_UNSET] * len(found))
+            gkeys = gkeys_of.setdefault((pattern.key, guard_vars), [_UNSET] * len(found))
             gid = guard_ids.setdefault(rule.guard, len(guard_ids))
         has_within = any(e.kind == "within" for e in rule.edits)
         by_function = set(rule.context) <= {"any", "global", "device"}
@@ -209,7 +211,7 @@ def find_sites(unit: Unit, rules: list[Rule], holes: dict[str, str] | None = Non
                         gkey = (gid, gkey)
                 verdict = verdicts.get(gkey) if gkey is not None else None
                 if verdict is None:
-                    memo = memos.setdefault((pattern.code, i), {})
+                    memo = memos.setdefault((pattern.key, i), {})
                     verdict = evaluate(rule.guard, GuardContext(m, rule_holes, spec, clang,
                                                                 memo))
                     if gkey is not None:

@@ -256,7 +256,9 @@ def mechanical_inverse(rule: Rule) -> Inverse:
                      else f"Inverse of {rule.name}: {rule.description}"),
         path=rule.path, line=rule.line, col=rule.col, anchor=anchor, anchor_line=0,
         anchor_col=0, context=rule.context, guard=guard, edits=tuple(edits), holes=holes,
-        card=Card(), metavars=bound, sequence_metavars=seqs)
+        card=Card(), metavars=bound, sequence_metavars=seqs,
+        # a kind the pass required of what it matched holds of the same code, reversed
+        metavar_kinds=tuple((n, k) for n, k in rule.metavar_kinds if n in bound))
     return Inverse(skill, rule, sources, bound, frozenset(undeclared))
 
 

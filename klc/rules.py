@@ -181,6 +181,8 @@ class Rule:
     metavars: frozenset[str]  # bound by the anchor, without "$" ($_ binds nothing)
     sequence_metavars: frozenset[str] = frozenset()  # those written $$$X
     inverse: Inverse | None = None  # a simplification's inverse block
+    # ``metavar $X: identifier`` lines: (name without "$", kind), sorted by name
+    metavar_kinds: tuple[tuple[str, str], ...] = ()
 
     def __hash__(self) -> int:  # holes is a dict: hash what identifies a rule
         return hash((self.name, self.kind, self.anchor))
@@ -318,8 +320,8 @@ def _syntax_error(e: UnexpectedInput, text: str, path: str) -> KlcError:
             line, col = _end_position(text)
         keywords = {"KIND", "ANCHOR", "REWRITE", "GUARD"}
         if tok.type == "NAME" and expected & keywords:
-            known = ", ".join(("kind", "description", "context", "anchor", "guard",
-                               "rewrite", "hole", "card", "inverse"))
+            known = ", ".join(("kind", "description", "context", "anchor", "metavar",
+                               "guard", "rewrite", "hole", "card", "inverse"))
             close = difflib.get_close_matches(str(tok), known.split(", "), n=1)
             hint = f" (did you mean {close[0]}?)" if close else ""
             return KlcError(f"{where(path, line, col)}: unknown field {found}{hint}; "
@@ -413,6 +415,8 @@ def _field_spec(tree: Tree) -> FieldSpec:
                                           else None, line, col), line, col)
     if kind == "inverse_field":
         return FieldSpec("inverse", tuple(_inverse_item(i) for i in ch), line, col)
+    if kind == "metavar_field":
+        return FieldSpec("metavar", (ch[0], ch[1]), line, col)
     assert kind == "card_field"
     items = tuple((str(item.children[0]), _text(item.children[1]), item.meta.line,
                    item.meta.column) for item in ch)
@@ -943,6 +947,8 @@ def _compile(spec: RuleSpec, errs: _Errors) -> Rule | None:
                 errs.add(*e.factor_pos, f"the launch factor {ed.factor} must be an int hole, "
                          f"not {decl.type}")
 
+    metavar_kinds = _metavar_kinds([f for f in spec.fields if f.name == "metavar"], metavars,
+                                   sequences, errs)
     card = _card(single["card"].value, errs) if "card" in single else Card()
     description = single["description"].value.value if "description" in single else ""
     inverse = _inverse(single["inverse"], kind, metavars, sequences, errs) \
@@ -954,8 +960,38 @@ def _compile(spec: RuleSpec, errs: _Errors) -> Rule | None:
         anchor_col=anchor.starts[0][1] if anchor.starts else anchor.col,
         context=context, guard=guard, edits=tuple(e for e in edits if e is not None),
         holes=holes, card=card, metavars=frozenset(metavars),
-        sequence_metavars=frozenset(sequences), inverse=inverse,
+        sequence_metavars=frozenset(sequences), inverse=inverse, metavar_kinds=metavar_kinds,
     )
+
+
+def _metavar_kinds(fields: list[FieldSpec], metavars: set[str], sequences: set[str],
+                   errs: Any) -> tuple[tuple[str, str], ...]:
+    """``metavar $X: KIND`` lines: a metavariable the anchor binds as one node, a known
+    kind, once each."""
+    from klc.match import METAVAR_KINDS
+
+    found: dict[str, str] = {}
+    for f in fields:
+        var_tok, kind_tok = f.value
+        shown, kind = str(var_tok), str(kind_tok)
+        name = shown.lstrip("$")
+        if shown.startswith("$$$"):
+            errs.add(var_tok.line, var_tok.column, f"metavar {shown}: a kind constrains a "
+                     f"metavariable that binds one node (${name}), not a run")
+        elif name == "_" or name not in metavars or name in sequences:
+            bound = ", ".join("$" + m for m in sorted(metavars - sequences)) or "none"
+            errs.add(var_tok.line, var_tok.column, f"metavar {shown}: the anchor binds no "
+                     f"{shown} (it binds: {bound})")
+        elif name in found:
+            errs.add(var_tok.line, var_tok.column, f"metavar {shown}: its kind is given twice")
+        elif kind not in METAVAR_KINDS:
+            close = difflib.get_close_matches(kind, METAVAR_KINDS, n=1)
+            hint = f" (did you mean {close[0]}?)" if close else ""
+            errs.add(kind_tok.line, kind_tok.column, f"unknown metavariable kind {kind!r}"
+                     f"{hint}; the kinds are: {', '.join(METAVAR_KINDS)}")
+        else:
+            found[name] = kind
+    return tuple(sorted(found.items()))
 
 
 def _inverse(f: FieldSpec, kind: str, metavars: set[str], sequences: set[str],
@@ -1415,6 +1451,7 @@ def rule_to_text(rule: Rule) -> str:
         out.append(f"  description: {_string(rule.description)}")
     out.append(f"  context: {', '.join(rule.context)}")
     out += _block("anchor", rule.anchor)
+    out += [f"  metavar ${name}: {kind}" for name, kind in rule.metavar_kinds]
     if rule.guard is not None:
         out.append(f"  guard: {guard_text(rule.guard)}")
     for e in rule.edits:

@@ -195,7 +195,7 @@ def test_grammar_is_package_data() -> None:
 def test_unknown_field_lists_the_known_ones() -> None:
     msg = one_error(rule("  anchr: ```x```\n"))
     assert msg.startswith("r.rule:3:3: unknown field \"anchr\" (did you mean anchor?)")
-    assert "kind, description, context, anchor, guard, rewrite, hole, card" in msg
+    assert "kind, description, context, anchor, metavar, guard, rewrite, hole, card" in msg
 
 
 def test_syntax_error_says_what_was_expected() -> None:
@@ -557,3 +557,78 @@ def test_klc_check_counts_good_files_beside_bad_ones_and_keeps_text_verbatim(
     assert err[1] == (f"{tmp_path / 'again.rule'}:1:1: duplicate rule name 'a' (first defined "
                       f"at {folder / 'a.rule'}:1)")
     assert err[2] == "2 errors; 2 rules ok"
+
+
+# --------------------------------------------------------------------------------------
+# Metavariable kinds
+
+
+def test_metavar_kinds_are_checked() -> None:
+    assert one_error(rule(BASE + "  metavar $X: identifer\n")) == (
+        "r.rule:9:15: unknown metavariable kind 'identifer' (did you mean identifier?); "
+        "the kinds are: identifier, constant")
+    assert one_error(rule(BASE + "  metavar $Y: identifier\n")) == (
+        "r.rule:9:11: metavar $Y: the anchor binds no $Y (it binds: $X)")
+    msg = one_error(rule(BASE + "  metavar $X: identifier\n  metavar $X: constant\n"))
+    assert msg == "r.rule:10:11: metavar $X: its kind is given twice"
+    seq = ("  anchor: ```\n    f($$$A)\n  ```\n  metavar $$$A: identifier\n"
+           "  rewrite replace: ```\n    g($$$A)\n  ```\n")
+    assert "a kind constrains a metavariable that binds one node ($A), not a run" in \
+        one_error(rule(seq))
+
+
+def test_metavar_kinds_constrain_matches_and_round_trip() -> None:
+    """A kind is part of matching (a binding of another kind is no match, not a refused
+    site), of the shared-matching key, and of the printed rule; the inverse of a pass
+    keeps the kinds of what its anchor still binds."""
+    from klc.frontend import parse_bytes
+    from klc.pipeline import find_sites, pattern_of
+    from klc.rules import load_rules_text, rule_to_text
+
+    text = """\
+rule typed {
+  kind: skill
+  anchor: ```
+    $X[$I]
+  ```
+  metavar $X: identifier
+  metavar $I: constant
+  rewrite replace: ```
+    at($X, $I)
+  ```
+}
+rule untyped {
+  kind: skill
+  anchor: ```
+    $X[$I]
+  ```
+  rewrite replace: ```
+    at($X, $I)
+  ```
+}
+"""
+    typed, untyped = load_rules_text(text, "t.rule")
+    assert typed.metavar_kinds == (("I", "constant"), ("X", "identifier"))
+    assert pattern_of(typed).key != pattern_of(untyped).key
+    unit = parse_bytes(b"__global__ void k(float* x, int i) {\n"
+                       b"  __shared__ float s[4][4];\n"
+                       b"  x[i] = x[3] + s[1][2] + x['a'];\n}\n", "k.cu")
+    sites = find_sites(unit, [typed, untyped])
+    shown = sorted((s.rule.name, unit.text(s.match.start, s.match.end)) for s in sites)
+    assert [t for r, t in shown if r == "typed"] == ["s[1]", "x['a']", "x[3]"]
+    assert [t for r, t in shown if r == "untyped"] == [
+        "s[1]", "s[1][2]", "x['a']", "x[3]", "x[i]"]
+    again = load_rules_text(rule_to_text(typed), "again.rule")[0]
+    assert again.metavar_kinds == typed.metavar_kinds and again.anchor == typed.anchor
+
+
+def test_inverse_keeps_the_kinds_of_what_the_skill_anchor_binds() -> None:
+    from klc.reverse import mechanical_inverse
+    from klc.rules import load_rules_text
+
+    root = Path(__file__).resolve().parents[1]
+    (qualifier,) = [r for r in load_rules_text(
+        (root / "passes" / "qualifiers.rule").read_text(), "q.rule")
+        if r.name == "remove_restrict"]
+    skill = mechanical_inverse(qualifier).rule
+    assert skill.metavar_kinds == (("X", "identifier"),)
