@@ -694,16 +694,21 @@ def _lookup(ctx: GuardContext, name: str, at: int) -> _Decl | None:
     fn = ctx.function
     unit = ctx.unit
     decls = _declarations_named(unit, name)
-    if fn is not None:
-        local = [d for d in decls if fn.body_start <= d.start and d.start < at]
-        if local:
-            return local[-1]
+    if fn is not None and decls:
+        # the last declaration that starts before the use, if it is in this function's
+        # body (declarations are in source order: found by bisection)
+        i = bisect.bisect_left(decls, at, key=_decl_start) - 1
+        if i >= 0 and decls[i].start >= fn.body_start:
+            return decls[i]
     # the parameter, else the global: the same for every use in the function (once each)
     known = _memo(unit, "lookups", dict)
     key = (fn.start, fn.end, name) if fn is not None else (None, None, name)
     if key not in known:
         known[key] = _lookup_outside(unit, fn, name, decls)
     return known[key]
+
+
+_decl_start = operator.attrgetter("start")
 
 
 def _lookup_outside(unit: Unit, fn: Function | None, name: str, decls: list[_Decl]
