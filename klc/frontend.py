@@ -275,6 +275,8 @@ class Function:
 
     _params: tuple[Param, ...] | None = field(default=None, init=False, repr=False,
                                               compare=False)
+    _param_names: dict[str, Param] | None = field(default=None, init=False, repr=False,
+                                                  compare=False)
 
     @property
     def params(self) -> tuple[Param, ...]:
@@ -304,7 +306,12 @@ class Function:
         return not self.problems
 
     def param(self, name: str) -> Param | None:
-        return next((p for p in self.params if p.name == name), None)
+        by_name = self._param_names
+        if by_name is None:  # the first parameter of a name, as a scan in order finds it
+            by_name = self._param_names = {}
+            for p in self.params:
+                by_name.setdefault(p.name, p)
+        return by_name.get(name)
 
 
 @dataclass(frozen=True)
