@@ -1,11 +1,13 @@
 """Benchmark `klc list` with the whole rule library over a folder of kernel files.
 
-Prints files/s for klc's full listing (match + context + guards with tree-sitter facts only,
-as `klc list --tree-only`; in one process, and with worker processes as `klc list -j N`), the
-plain anchor matching alone, and ast-grep (``ast-grep-cli`` from PyPI, C++ language) running
-the same anchors over the same files, as ratios measured in one run (median of --runs rounds).
-The ratio compares equal work: the anchors ast-grep can express (``ast_grep_rule``), with
-the matches of each anchor counted by both tools and printed side by side.
+Prints files/s for the command itself, end to end (``klc list --tree-only DIR -j 1`` and
+``-j N`` run as a user runs them: process start, walk, workers, the listing written to a
+file), for klc's listing in one process through its API (parse, match, context, guards with
+tree-sitter facts only; nothing printed), the plain anchor matching alone, and ast-grep
+(``ast-grep-cli`` from PyPI, C++ language) running the same anchors over the same files, as
+ratios measured in one run (median of --runs rounds). The ratio compares equal work: the
+anchors ast-grep can express (``ast_grep_rule``; a metavariable kind becomes an ast-grep
+``constraints`` kind), with the matches of each anchor counted by both tools side by side.
 
     python bench/list_bench.py DIR            # e.g. a corpus from bench/make_corpus.py
     python bench/list_bench.py DIR --rules passes --rules skills -j 2
@@ -63,6 +65,24 @@ def time_plain_match(files: list[tuple[str, bytes]], patterns: list  # type: ign
     return time.perf_counter() - t0, counts
 
 
+def time_klc_command(folder: Path, rule_paths: list[str], jobs: int) -> tuple[float, int]:
+    """``klc list --tree-only DIR -j N`` as a user runs it (a new process; the listing to a
+    file): seconds, and the sites it printed."""
+    cmd = [sys.executable, "-m", "klc", "list", "--tree-only", "-j", str(jobs)]
+    for r in rule_paths:
+        cmd += ["--skills", r]
+    with tempfile.TemporaryFile() as out:
+        t0 = time.perf_counter()
+        proc = subprocess.run([*cmd, str(folder)], stdout=out, stderr=subprocess.PIPE,
+                              check=False, cwd=ROOT)
+        elapsed = time.perf_counter() - t0
+        out.seek(0)
+        sites = sum(1 for line in out if not line.startswith(b"    "))
+    if proc.returncode != 0:
+        raise SystemExit(f"klc list failed ({proc.returncode}): {proc.stderr[-300:]!r}")
+    return elapsed, sites
+
+
 def time_klc_list_jobs(folder: Path, rule_paths: list[str], jobs: int) -> tuple[float, int]:
     """`klc list DIR -j N --tree-only` through its Python API (klc.listing), files read by
     the workers."""
@@ -77,6 +97,24 @@ def time_klc_list_jobs(folder: Path, rule_paths: list[str], jobs: int) -> tuple[
 
 _STMT_RUN = re.compile(r"\$\$\$([A-Za-z_]\w*)\s*;")
 _FOR_INIT = re.compile(r"^\s*for\s*\(\s*\$[A-Za-z_]\w*\s*;")
+
+
+_SG_KINDS = {"identifier": {"kind": "identifier"},
+             "constant": {"any": [{"kind": k} for k in ("number_literal", "char_literal",
+                                                        "true", "false")]}}
+
+
+def ast_grep_doc(anchor: str, pattern: Any, kinds: tuple[tuple[str, str], ...] = ()
+                 ) -> tuple[dict[str, Any] | None, str]:
+    """``ast_grep_rule``, with the metavariables' kinds as ast-grep ``constraints``."""
+    rule, how = ast_grep_rule(anchor, pattern)
+    if rule is None:
+        return None, how
+    doc: dict[str, Any] = {"rule": rule}
+    if kinds:
+        doc["constraints"] = {name: _SG_KINDS[kind] for name, kind in kinds}
+        how += ", constraints"
+    return doc, how
 
 
 def ast_grep_rule(anchor: str, pattern: Any) -> tuple[dict[str, Any] | None, str]:
@@ -132,7 +170,7 @@ def time_ast_grep(folder: Path, rules: list[tuple[str, dict[str, Any]]],
         (Path(tmp) / "rules").mkdir()
         cfg.write_text('ruleDirs: [rules]\nlanguageGlobs:\n  cpp: ["*.cu", "*.cuh"]\n')
         for rid, rule in rules:
-            doc = {"id": rid, "language": "cpp", "severity": "info", "rule": rule}
+            doc = {"id": rid, "language": "cpp", "severity": "info", **rule}
             (Path(tmp) / "rules" / f"{rid}.yml").write_text(json.dumps(doc))
         cmd = [exe, "scan", "-c", str(cfg), "--json=stream", "--threads", str(threads),
                str(folder.resolve())]
@@ -167,12 +205,12 @@ def main() -> int:
         print(f"{args.dir}: no .cu/.cuh files", file=sys.stderr)
         return 2
     mb = sum(len(d) for _, d in files) / 1e6
-    anchors: dict[str, tuple[str, Any]] = {}  # anchor -> (first rule's name, pattern)
+    anchors: dict[str, tuple[str, Any, Any]] = {}  # pattern key -> (first rule, pattern, kinds)
     for r in rules:
-        anchors.setdefault(r.anchor, (r.name, pattern_of(r)))
+        anchors.setdefault(pattern_of(r).key, (r.name, pattern_of(r), r.metavar_kinds))
     table: list[tuple[str, Any, str, dict[str, Any] | None]] = []
-    for i, (anchor, (name, pattern)) in enumerate(anchors.items()):
-        sg_rule, how = ast_grep_rule(anchor, pattern)
+    for i, (name, pattern, kinds) in enumerate(anchors.values()):
+        sg_rule, how = ast_grep_doc(pattern.code, pattern, kinds)
         table.append((f"a{i:02d}_{name}", pattern, how, sg_rule))
     same = [(rid, p, rule) for rid, p, _how, rule in table if rule is not None]
     for path, data in files[:20]:  # warm caches: compiled patterns and queries
@@ -183,23 +221,28 @@ def main() -> int:
         t_plain, n_plain = time_plain_match(files, [p for _, p, _, _ in table])
         t_same, n_same = time_plain_match(files, [p for _, p, _ in same])
         t_jobs, n_jobs = time_klc_list_jobs(args.dir, rule_paths, args.jobs)
+        t_cmd1, n_cmd = time_klc_command(args.dir, rule_paths, 1)
+        t_cmdj, _ = time_klc_command(args.dir, rule_paths, args.jobs)
         sg = time_ast_grep(args.dir, [(rid, rule) for rid, _, rule in same], 1)  # one thread
         sg_all = time_ast_grep(args.dir, [(rid, rule) for rid, _, rule in same], 0)
         for key, t in (("list", t_list), ("plain", t_plain), ("same", t_same),
-                       ("jobs", t_jobs), ("sg", sg[0] if sg else 0.0),
+                       ("jobs", t_jobs), ("cmd1", t_cmd1), ("cmdj", t_cmdj),
+                       ("sg", sg[0] if sg else 0.0),
                        ("sg_all", sg_all[0] if sg_all else 0.0)):
             runs.setdefault(key, []).append(t)
     med = {k: statistics.median(v) for k, v in runs.items()}
     n = len(files)
     print(f"files: {n}  MB: {mb:.1f}  rules: {len(rules)}  distinct anchors: {len(table)}  "
           f"runs: {len(runs['list'])} (medians)")
-    print(f"{'what':<44}{'seconds':>9}{'files/s':>10}{'matches':>9}")
+    print(f"{'what':<48}{'seconds':>9}{'files/s':>10}{'matches':>9}")
 
     def row(what: str, t: float, matches: int) -> None:
-        print(f"{what:<44}{t:>9.2f}{n / t:>10.0f}{matches:>9}")
+        print(f"{what:<48}{t:>9.2f}{n / t:>10.0f}{matches:>9}")
 
-    row("klc list --tree-only (match+context+guards)", med["list"], n_list)
-    row(f"klc list --tree-only -j {args.jobs}", med["jobs"], n_jobs)
+    row("the command: klc list --tree-only DIR -j 1", med["cmd1"], n_cmd)
+    row(f"the command: klc list --tree-only DIR -j {args.jobs}", med["cmdj"], n_cmd)
+    row("API, one process: parse+match+context+guards", med["list"], n_list)
+    row(f"API, list_paths with {args.jobs} workers", med["jobs"], n_jobs)
     row("klc plain matching, every anchor", med["plain"], sum(n_plain))
     row(f"klc plain matching, {len(same)} anchors ast-grep takes", med["same"], sum(n_same))
     if sg is None:
