@@ -84,7 +84,7 @@ _INDEXED_TYPES = (
     "declaration", "assignment_expression", "update_expression", "return_statement",
     "break_statement", "continue_statement", "expression_statement", "compound_statement",
     "subscript_expression", "binary_expression", "if_statement", "preproc_def")
-_LOOP_TYPES = ("for_statement", "for_range_loop", "while_statement", "do_statement")
+LOOP_TYPES = ("for_statement", "for_range_loop", "while_statement", "do_statement")
 
 
 _by_start = operator.attrgetter("start_byte")
@@ -1063,11 +1063,11 @@ def _build_model(unit: Unit) -> None:
     index["call_expression"] = caps.get("call", [])
     index["gnu_asm_expression"] = caps.get("asm", [])  # (no_write asks for them: no 2nd query)
     unit._unsorted.add("gnu_asm_expression")
-    for t in _LOOP_TYPES:
+    for t in LOOP_TYPES:
         index[t] = []
     for node in caps.get("loop", []):
         index[node.type].append(node)
-    for t in _LOOP_TYPES:
+    for t in LOOP_TYPES:
         _sort_doc_order(index[t])
     for t in _INDEXED_TYPES:
         index.setdefault(t, [])

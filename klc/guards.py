@@ -2506,9 +2506,10 @@ def no_jumps(ctx: GuardContext, stmts: Binding) -> Verdict:
     reaches its end. A continue of a loop around the code skips the rest of it, and the
     rules that re-wrap code in a loop or unwrap it (loop_of_one, trip_count_one_loop_to_block)
     would hand it to another loop."""
+    from klc.frontend import LOOP_TYPES as loops
+
     unit = ctx.unit
     start, end = stmts.start, stmts.end
-    loops = ("for_statement", "for_range_loop", "while_statement", "do_statement")
     for node in _in(_nodes(unit, "return_statement", "goto_statement", "break_statement",
                            "continue_statement"), start, end):
         if node.type in ("break_statement", "continue_statement"):
