@@ -664,7 +664,24 @@ class Facts:
         return instantiations(self.unit, function_name)
 
 
-_EXPLICIT_INSTANTIATION_RE = re.compile(rb"\btemplate\b(?![ \t\r\n]*<)")
+# (the pattern starts with its literal, so that the regex engine scans for it quickly; the
+# word boundaries are checked on the few hits)
+_EXPLICIT_INSTANTIATION_RE = re.compile(rb"template(?![ \t\r\n]*<)")
+
+
+def _spells_explicit_instantiation(unit: Unit) -> bool:
+    """Whether the file spells ``template`` followed by anything but ``<`` (once per unit)."""
+    found = unit.memo.get("spells_explicit_instantiation")
+    if found is None:
+        src = unit.source
+        found = any((m.start() == 0 or not _WORD_BYTE[src[m.start() - 1]])
+                    and (m.end() == len(src) or not _WORD_BYTE[src[m.end()]])
+                    for m in _EXPLICIT_INSTANTIATION_RE.finditer(src))
+        unit.memo["spells_explicit_instantiation"] = found
+    return found
+
+
+_WORD_BYTE = [i < 128 and (chr(i).isalnum() or chr(i) == "_") for i in range(256)]
 
 
 def instantiations(unit: Unit, function_name: str) -> list[dict[str, str]]:
@@ -683,7 +700,7 @@ def instantiations(unit: Unit, function_name: str) -> list[dict[str, str]]:
             found.append((launch.start, _split_args(launch.template_args)))
     # an explicit instantiation is ``template`` followed by a declaration, not by ``<``: a
     # file without that spelling has none, and is spared a query over its whole tree
-    explicit = _EXPLICIT_INSTANTIATION_RE.search(unit.source) is not None
+    explicit = _spells_explicit_instantiation(unit)
     for node in unit.nodes_of_type("template_instantiation") if explicit else ():
         decl = node.child_by_field_name("declarator")
         while decl is not None and decl.type != "function_declarator":

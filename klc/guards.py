@@ -562,25 +562,13 @@ _ALIGN_RE = re.compile(r"__align__\s*\(\s*(\d+)\s*\)")
 
 
 def _declarations_named(unit: Unit, name: str) -> list[_Decl]:
-    """The declarations of one name (locals and globals), in source order: only the
-    declarations whose text holds the name are looked at (most lookups need one name)."""
+    """The declarations of one name (locals and globals), in source order: from the unit's
+    declarations, read once (a file's lookups ask for most of its names, and the taint and
+    alias analyses for all of them)."""
     whole = unit.memo.get("declarations")
-    if whole is not None:
-        return whole.get(name, [])
-
-    def build() -> list[_Decl]:
-        if _ASCII_WORD.fullmatch(name):
-            # the declarations whose words hold the name (one pass over them per unit)
-            nodes = _memo(unit, "declaration_words", lambda: _declaration_words(unit)).get(
-                name.encode(), [])
-        else:
-            src = unit.source
-            word = re.compile(rb"(?<![\w$])" + re.escape(name.encode()) + rb"(?![\w$])").search
-            nodes = [n for n in _nodes(unit, "declaration")
-                     if word(src, n.start_byte, n.end_byte) is not None]
-        return [d for d in _declarations_of(unit, nodes) if d.name == name]
-
-    return _memo(unit, "declarations:" + name, build)
+    if whole is None:
+        whole = _declarations(unit)
+    return whole.get(name, [])
 
 
 _ASCII_WORD = re.compile(r"[A-Za-z0-9_$]+")
@@ -611,6 +599,23 @@ def _declarations(unit: Unit) -> dict[str, list[_Decl]]:
     """Every declared variable of the unit by name (locals and globals), in source order."""
     return _memo(unit, "declarations",
                  lambda: _group(_declarations_of(unit, _nodes(unit, "declaration"))))
+
+
+def _function_declarations(unit: Unit, fn: Function) -> list[_Decl]:
+    """The variables declared in ``fn``'s body, in the order of ``_declarations``: by name
+    (in the order of the unit's first declaration of each), then in source order. A slice of
+    the unit's declarations sorted by start, found by bisection: not a scan of them all for
+    every function."""
+    by_start, rank = _memo(unit, "declarations_by_start", lambda: _by_start_and_rank(unit))
+    lo = bisect.bisect_left(by_start, fn.body_start, key=_decl_start)
+    hi = bisect.bisect_left(by_start, fn.body_end, key=_decl_start)
+    return sorted(by_start[lo:hi], key=lambda d: rank[d.name])  # (stable: source order)
+
+
+def _by_start_and_rank(unit: Unit) -> tuple[list[_Decl], dict[str, int]]:
+    whole = _declarations(unit)
+    rank = {name: i for i, name in enumerate(whole)}
+    return sorted((d for decls in whole.values() for d in decls), key=_decl_start), rank
 
 
 def _group(decls: list[_Decl]) -> dict[str, list[_Decl]]:
@@ -1583,8 +1588,8 @@ def _find_aliases(ctx: GuardContext, fn: Function, name: str) -> set[str]:
     # the function's initialised local pointers, found once per function (each one's roots
     # read on first need, once): the closure over them is the same in any order
     pointers = _memo(ctx.unit, f"pointers:{fn.start}:{fn.end}", lambda: [
-        [other, d.init, None] for other, decls in _declarations(ctx.unit).items() for d in decls
-        if fn.body_start <= d.start < fn.body_end and d.pointer > 0 and d.init is not None])
+        [d.name, d.init, None] for d in _function_declarations(ctx.unit, fn)
+        if d.pointer > 0 and d.init is not None])
     changed = True
     while changed:
         changed = False
@@ -1912,10 +1917,9 @@ def _thread_dependent(ctx: GuardContext, fn: Function) -> dict[str, str]:
         unit, src = ctx.unit, ctx.unit.source
         tainted: dict[str, str] = {}
         defs: list[tuple[str, Node, Node]] = []  # (variable, value, where)
-        for name, decls in _declarations(unit).items():
-            for d in decls:
-                if fn.body_start <= d.start < fn.body_end and d.init is not None:
-                    defs.append((name, d.init, d.init))
+        for d in _function_declarations(unit, fn):
+            if d.init is not None:
+                defs.append((d.name, d.init, d.init))
         for node in _in(_nodes(unit, "assignment_expression"), fn.body_start, fn.body_end):
             left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
             if left is not None and right is not None and _unwrap(left).type == "identifier":

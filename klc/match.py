@@ -24,15 +24,27 @@ class Binding:
     plain class with slots: the matcher makes one per metavariable of every match, and a
     frozen dataclass costs four times as much to build."""
 
-    __slots__ = ("end", "name", "nodes", "start", "text")
+    __slots__ = ("_source", "_text", "end", "name", "nodes", "start")
 
-    def __init__(self, name: str, start: int, end: int, text: str,
-                 nodes: tuple[Node, ...] = ()) -> None:
+    def __init__(self, name: str, start: int, end: int, text: str | None,
+                 nodes: tuple[Node, ...] = (), source: bytes | None = None) -> None:
         self.name = name
         self.start = start
         self.end = end
-        self.text = text  # the original source text of the span
+        # the original source text of the span; the matcher gives the source instead, and
+        # the text is decoded on first use (most bindings of most matches are never read)
+        self._text = text
+        self._source = source
         self.nodes = nodes
+
+    @property
+    def text(self) -> str:
+        text = self._text
+        if text is None:
+            text = self._text = self._source[self.start:self.end].decode(  # type: ignore[index]
+                "utf-8", "replace")
+            self._source = None
+        return text
 
     def _key(self) -> tuple[str, int, int, str]:
         return (self.name, self.start, self.end, self.text)
@@ -149,6 +161,9 @@ class Pattern:
     # only if each fits one of its statements (``_Matcher.fits``)
     fixed: tuple[PNode, ...] = ()
     key: str = ""  # the code and the metavariables' kinds: equal keys match alike
+    # runs of the anchor's tokens with no metavariable between them, as regexes over the
+    # parser's text (``Unit.parsed``): a match needs every run somewhere (``_token_runs``)
+    runs: tuple[re.Pattern[bytes], ...] = ()
 
     def __post_init__(self) -> None:
         if not self.key:
@@ -308,7 +323,46 @@ def _make_pattern(code: str, elements: tuple[PNode, ...], where_: str) -> Patter
     fixed = tuple(sorted((e for e in elements if e.metavar is None and e.seq is None),
                          key=_size)) if is_sequence else ()
     return Pattern(code, elements, is_sequence, root_type,
-                   tuple(sorted(w.encode() for w in words)), fixed)
+                   tuple(sorted(w.encode() for w in words)), fixed, runs=_token_runs(elements))
+
+
+# What may stand between two tokens that match consecutive tokens of an anchor: whitespace
+# (masked text is blank in ``Unit.parsed``), a line continuation, a comment, and the
+# punctuation the matcher ignores (``_IGNORED_TOKENS``).
+_GAP = rb"(?:\s|\\\r?\n|[;,]|//[^\n]*|/\*[\s\S]*?\*/)*"
+_PLAIN_TOKEN_RE = re.compile(r"^[^\s$]+$")
+
+
+def _token_runs(elements: tuple[PNode, ...]) -> tuple[re.Pattern[bytes], ...]:
+    """The anchor's runs of two or more tokens that stand next to each other (no
+    metavariable between them), each as a regex for the tokens with only what the matcher
+    skips between them (``_GAP``). Tokens of a match are the anchor's tokens, and the code
+    between two consecutive ones is such a gap, so a file in which a run does not occur holds
+    no match: a necessary condition, checked once per file before any candidate. A token
+    whose text the matcher compares loosely (with whitespace or a comment in it, or a
+    metavariable) ends a run."""
+    runs: list[list[bytes]] = [[]]
+
+    def walk(p: PNode) -> None:
+        if p.metavar is not None or p.seq is not None or p.text_pattern is not None:
+            runs.append([])
+            return
+        if not p.children:
+            text = p.text or ""
+            if _PLAIN_TOKEN_RE.match(text) and "//" not in text and "/*" not in text:
+                runs[-1].append(text.encode())
+            else:
+                runs.append([])
+            return
+        for c in p.children:
+            walk(c)
+
+    for e in elements:
+        walk(e)
+    found = {tuple(r) for r in runs if len(r) >= 2}
+    # the longest runs first (the likeliest to be missing), a few at most
+    chosen = sorted(found, key=lambda r: (-sum(map(len, r)), r))[:4]
+    return tuple(re.compile(_GAP.join(re.escape(t) for t in r)) for r in chosen)
 
 
 def _size(p: PNode) -> int:
@@ -346,6 +400,15 @@ class _Matcher:
         b[name] = Binding(name, start, end, text, nodes)
         return True
 
+    def same(self, old: Binding, start: int, end: int) -> bool:
+        """Whether the span [start, end) is the same code as an earlier binding (a repeated
+        metavariable): the same bytes, else equal but for whitespace and comments."""
+        src = self.source
+        if old._source is src and src[old.start:old.end] == src[start:end]:
+            return True  # (an undecoded span of this source: compared as bytes)
+        text = self.text(start, end)
+        return old.text == text or _same_code(old.text, text)
+
     def node(self, p: PNode, t: Node, b: dict[str, Binding]) -> bool:
         name = p.metavar
         if name is not None:
@@ -357,11 +420,10 @@ class _Matcher:
             if name == "_":
                 return True
             start, end = t.start_byte, t.end_byte
-            text = self.source[start:end].decode("utf-8", "replace")  # (self.text, inlined)
             old = b.get(name)
             if old is not None:
-                return old.text == text or _same_code(old.text, text)
-            b[name] = Binding(name, start, end, text, (t,))
+                return self.same(old, start, end)
+            b[name] = Binding(name, start, end, None, (t,), self.source)
             return True
         if p.type != t.type:
             return False
@@ -408,11 +470,10 @@ class _Matcher:
                     if name == "_":
                         continue
                     start, end = k.start_byte, k.end_byte
-                    text = src[start:end].decode("utf-8", "replace")
                     old = b.get(name)
                     if old is None:
-                        b[name] = Binding(name, start, end, text, (k,))  # type: ignore[arg-type]
-                    elif old.text != text and not _same_code(old.text, text):
+                        b[name] = Binding(name, start, end, None, (k,), src)  # type: ignore[arg-type]
+                    elif not self.same(old, start, end):
                         return False
                 elif how == 0:
                     if k.child_count and _significant(k):
@@ -544,6 +605,10 @@ def find_matches(pattern: Pattern, unit: Unit, rule: Rule | None = None,
     """Every place in ``unit`` where ``pattern`` matches, in source order."""
     if any(w not in unit.source for w in pattern.words):
         return  # early reject: a word of the anchor is not in the file at all
+    if pattern.runs:
+        parsed = unit.parsed
+        if any(r.search(parsed) is None for r in pattern.runs):
+            return  # nor a run of its tokens
     if candidates is None:
         candidates = index_nodes(unit, [pattern.root_type])
     m = _Matcher(unit.source)

@@ -145,6 +145,81 @@ def test_statement_run_prefilter_rejects_only_blocks_without_a_match(units: list
             assert fast == plain, (unit.path, p.code)
 
 
+# Matches whose tokens are apart in the ways the matcher allows, a few per file (a file
+# passes the prefilter on any one occurrence): comments, a line continuation, spacing, and
+# the punctuation the matcher ignores (the ";" of `__syncthreads();` before `}`).
+GAPS = [b"""\
+__global__ void k(float* __restrict__ x, int n) {
+  for (int s = n / 2; s > 0; s >>= /* half */ 1) {
+    if (threadIdx . x < s) /* c */ { x[threadIdx.x] += x[threadIdx.x + s]; }
+    __syncthreads();
+  }
+}
+""", b"""\
+__global__ void k(float* x, int n) {
+  for (int s = n / 2; s > 0; s >>= 1) {
+    if (threadIdx.x <
+        // a comment line
+        s) { x[threadIdx.x] += x[threadIdx.x + s]; }
+    __syncthreads \\
+    ();
+  }
+}
+""", b"""\
+__global__ void k(float* x, int n) {
+  for (int s = n / 2; s > 0; s >>= 1) {
+    if (threadIdx/* the lane */.x < s) { x[threadIdx.x] += x[threadIdx.x + s]; }
+    __syncthreads // the barrier
+    ( );
+  }
+}
+"""]
+HALVING = ("for (int $S = $N / 2; $S > 0; $S >>= 1) {\n"
+           "    if (threadIdx.x < $S) { $X[threadIdx.x] += $X[threadIdx.x + $S]; }\n"
+           "    __syncthreads();\n}")
+
+
+def _runs_off(p):  # type: ignore[no-untyped-def]
+    from dataclasses import replace
+
+    return replace(p, runs=())
+
+
+def test_token_run_prefilter_rejects_only_files_without_a_match(units: list[Unit],
+                                                                rules: list) -> None:  # type: ignore[type-arg]
+    """A run of an anchor's adjacent tokens is a regex over the parser's text with only
+    what the matcher skips between the tokens: every match has each run, so a file
+    rejected for a missing run had no match. Checked against the matcher without runs on
+    the corpus, on matches spread by comments, a continuation and spacing, and on a
+    file where a run is missing (nothing is found, and the runs are what rejects it)."""
+    anchors = {r.anchor: _pattern(r) for r in rules}
+    halving = anchors["halving"] = compile_pattern(HALVING)
+    assert len(halving.runs) >= 2 and any(b"threadIdx" in r.pattern for r in halving.runs)
+    gaps = [parse_bytes(g, f"gap{i}.cu") for i, g in enumerate(GAPS)]
+    for unit in [*units, *gaps]:
+        for p in anchors.values():
+            fast = [(m.start, m.end) for m in find_matches(p, unit)]
+            assert fast == [(m.start, m.end) for m in find_matches(_runs_off(p), unit)]
+    for unit in gaps:
+        assert len(list(find_matches(halving, unit))) == 1, unit.path
+        assert all(r.search(unit.parsed) for r in halving.runs), unit.path
+    # the words are all there, but not the run `>>= 1 ) {`: rejected before any candidate
+    other = parse_bytes(GAPS[0].replace(b"/* half */ 1", b"2"), "two.cu")
+    assert not all(r.search(other.parsed) for r in halving.runs)
+    assert list(find_matches(halving, other)) == []
+
+
+def test_explicit_instantiation_spelling_is_the_word_regex() -> None:
+    from klc.facts import _spells_explicit_instantiation
+
+    word = re.compile(rb"\btemplate\b(?![ \t\r\n]*<)")
+    for text in (b"template <int N> f", b"template void f<1>();", b"xtemplate void",
+                 b"template", b"templates x", b"template\n<", b"_template x",
+                 b"\xc3template x", b"a template\tint f<2>(int);", b"template_ x"):
+        unit = parse_bytes(text, "t.cu")
+        assert _spells_explicit_instantiation(unit) == (word.search(text) is not None), text
+
+
 def test_function_at_is_the_innermost_function_found_by_a_scan(units: list[Unit]) -> None:
     for unit in units:
         for offset in range(0, len(unit.source) + 2, 7):
