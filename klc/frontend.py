@@ -151,7 +151,7 @@ class Problem:
         return f"{where(path, self.line, self.col)}: {self.message}"
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)  # immutable by convention: a frozen __init__ costs 3x
 class Mask:
     """Text the parser saw as blanks (same length), and why."""
 
@@ -160,7 +160,7 @@ class Mask:
     reason: str
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)  # immutable by convention: a frozen __init__ costs 3x
 class Param:
     """A function parameter: its declared type, split into the facts rules ask about."""
 
@@ -192,7 +192,7 @@ class LaunchBounds:
     end: int
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)  # immutable by convention: a frozen __init__ costs 3x
 class SharedDecl:
     """A ``__shared__`` variable: static (sized) or ``extern`` (dynamic)."""
 
@@ -204,21 +204,21 @@ class SharedDecl:
     end: int
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)  # immutable by convention: a frozen __init__ costs 3x
 class Call:
     name: str  # "__syncthreads", "__shfl_down_sync", "block.sync", ...
     start: int
     end: int
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)  # immutable by convention: a frozen __init__ costs 3x
 class Pragma:
     text: str  # "unroll 4"
     start: int
     end: int
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)  # immutable by convention: a frozen __init__ costs 3x
 class Loop:
     kind: str  # "for" | "while" | "do"
     var: str | None  # the induction variable, when the loop has a recognisable one

@@ -130,7 +130,7 @@ def guard_text(expr: GuardExpr, _outer: int = 0) -> str:
 # Verdicts and the evaluation context
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)  # immutable by convention: a frozen __init__ costs 3x
 class Verdict:
     """What a guard decided, and why. ``start`` is the byte offset of the code it judged."""
 
@@ -540,7 +540,7 @@ def _leaves(node: Node, src: bytes) -> list[str]:
 # Declarations: what a name is (tree-sitter model first)
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)  # immutable by convention: a frozen __init__ costs 3x
 class _Decl:
     """A variable as declared: the facts the type predicates ask about."""
 
