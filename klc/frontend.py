@@ -84,6 +84,9 @@ _INDEXED_TYPES = (
     "declaration", "assignment_expression", "update_expression", "return_statement",
     "break_statement", "continue_statement", "expression_statement", "compound_statement",
     "subscript_expression", "binary_expression", "if_statement", "preproc_def")
+# what ``Unit.squeezed`` takes out besides comments and line continuations: whitespace, and
+# the punctuation the matcher ignores (klc.match._IGNORED_TOKENS)
+SQUEEZED_OUT = b" \t\r\n\f\v;,"
 LOOP_TYPES = ("for_statement", "for_range_loop", "while_statement", "do_statement")
 
 
@@ -111,6 +114,7 @@ _MODEL_QUERY = Query(
     (declaration (type_qualifier "__shared__")) @declaration
     (preproc_call directive: (preproc_directive)) @pragma
     (gnu_asm_expression) @asm
+    (comment) @comment
     "__global__" @global
     """
     # the per-type index (Unit.nodes_by_type): the node types that guards and anchors ask for
@@ -350,6 +354,8 @@ class Unit:
         self._functions: list[Function] = []  # sorted by start
         self._function_starts: list[int] = []
         self._launches: list[Launch] = []
+        self._comments: list[Node] = []
+        self._squeezed: bytes | None = None
         self._unanalyzable: list[Unanalyzable] = []
         # answers the guards derive from this unit, by key (klc.guards._memo): kept on the
         # unit, so they live and die with it
@@ -384,6 +390,25 @@ class Unit:
     def _line_starts(self) -> list[int]:
         """Offsets of line starts, built on the first position asked (most parses ask none)."""
         return _line_starts(self.source)
+
+    @property
+    def squeezed(self) -> bytes:
+        """The parser's text (``parsed``: masks blank) without its comments, line
+        continuations, whitespace and the bytes of ``SQUEEZED_OUT``: what is left when
+        everything the matcher skips between two tokens is taken out (``klc.match``'s
+        prefilter looks for an anchor's runs of tokens in it with ``in``)."""
+        squeezed = self._squeezed
+        if squeezed is None:
+            self._model()
+            parsed, parts, pos = self.parsed, [], 0
+            for c in self._comments:  # (in document order, none inside another)
+                if c.start_byte >= pos:
+                    parts.append(parsed[pos:c.start_byte])
+                    pos = c.end_byte
+            parts.append(parsed[pos:])
+            squeezed = self._squeezed = b"".join(parts).replace(b"\\\r\n", b"").replace(
+                b"\\\n", b"").translate(None, SQUEEZED_OUT)
+        return squeezed
 
     @property
     def root(self) -> Node:
@@ -1059,6 +1084,8 @@ def _build_model(unit: Unit) -> None:
         if name.startswith("t."):
             index[name[2:]] = nodes  # nested captures can come innermost first: sorted
             unit._unsorted.add(name[2:])  # on first use
+    unit._comments = caps.get("comment", [])
+    _sort_doc_order(unit._comments)
     index["function_definition"] = caps.get("function", [])
     index["call_expression"] = caps.get("call", [])
     index["gnu_asm_expression"] = caps.get("asm", [])  # (no_write asks for them: no 2nd query)

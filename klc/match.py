@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from tree_sitter import Node
 
 from klc.errors import KlcError
+from klc.frontend import SQUEEZED_OUT
 
 if TYPE_CHECKING:
     from klc.frontend import Function, Unit
@@ -161,9 +162,9 @@ class Pattern:
     # only if each fits one of its statements (``_Matcher.fits``)
     fixed: tuple[PNode, ...] = ()
     key: str = ""  # the code and the metavariables' kinds: equal keys match alike
-    # runs of the anchor's tokens with no metavariable between them, as regexes over the
-    # parser's text (``Unit.parsed``): a match needs every run somewhere (``_token_runs``)
-    runs: tuple[re.Pattern[bytes], ...] = ()
+    # runs of the anchor's tokens with no metavariable between them, squeezed as the unit's
+    # text is (``Unit.squeezed``): a match needs every run somewhere (``_token_runs``)
+    runs: tuple[bytes, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.key:
@@ -326,21 +327,18 @@ def _make_pattern(code: str, elements: tuple[PNode, ...], where_: str) -> Patter
                    tuple(sorted(w.encode() for w in words)), fixed, runs=_token_runs(elements))
 
 
-# What may stand between two tokens that match consecutive tokens of an anchor: whitespace
-# (masked text is blank in ``Unit.parsed``), a line continuation, a comment, and the
-# punctuation the matcher ignores (``_IGNORED_TOKENS``).
-_GAP = rb"(?:\s|\\\r?\n|[;,]|//[^\n]*|/\*[\s\S]*?\*/)*"
 _PLAIN_TOKEN_RE = re.compile(r"^[^\s$]+$")
 
 
-def _token_runs(elements: tuple[PNode, ...]) -> tuple[re.Pattern[bytes], ...]:
+def _token_runs(elements: tuple[PNode, ...]) -> tuple[bytes, ...]:
     """The anchor's runs of two or more tokens that stand next to each other (no
-    metavariable between them), each as a regex for the tokens with only what the matcher
-    skips between them (``_GAP``). Tokens of a match are the anchor's tokens, and the code
-    between two consecutive ones is such a gap, so a file in which a run does not occur holds
-    no match: a necessary condition, checked once per file before any candidate. A token
-    whose text the matcher compares loosely (with whitespace or a comment in it, or a
-    metavariable) ends a run."""
+    metavariable between them), each squeezed as ``Unit.squeezed`` squeezes a file: the
+    tokens joined, without the punctuation the matcher ignores. Between two consecutive
+    tokens of a match there is only what the matcher skips (whitespace, masked text, a
+    comment, a line continuation, that punctuation), which the squeeze removes: a file whose
+    squeezed text lacks a run holds no match, and is rejected before any candidate. A token
+    the matcher compares loosely (with whitespace or a comment in it, or a metavariable)
+    ends a run."""
     runs: list[list[bytes]] = [[]]
 
     def walk(p: PNode) -> None:
@@ -349,7 +347,8 @@ def _token_runs(elements: tuple[PNode, ...]) -> tuple[re.Pattern[bytes], ...]:
             return
         if not p.children:
             text = p.text or ""
-            if _PLAIN_TOKEN_RE.match(text) and "//" not in text and "/*" not in text:
+            if _PLAIN_TOKEN_RE.match(text) and "//" not in text and "/*" not in text \
+                    and "\\" not in text:
                 runs[-1].append(text.encode())
             else:
                 runs.append([])
@@ -359,10 +358,9 @@ def _token_runs(elements: tuple[PNode, ...]) -> tuple[re.Pattern[bytes], ...]:
 
     for e in elements:
         walk(e)
-    found = {tuple(r) for r in runs if len(r) >= 2}
-    # the longest runs first (the likeliest to be missing), a few at most
-    chosen = sorted(found, key=lambda r: (-sum(map(len, r)), r))[:4]
-    return tuple(re.compile(_GAP.join(re.escape(t) for t in r)) for r in chosen)
+    squeezed = {b"".join(r).translate(None, SQUEEZED_OUT) for r in runs if len(r) >= 2}
+    # the longest first (the likeliest to be missing)
+    return tuple(sorted((r for r in squeezed if r), key=lambda r: (-len(r), r)))
 
 
 def _size(p: PNode) -> int:
@@ -606,8 +604,8 @@ def find_matches(pattern: Pattern, unit: Unit, rule: Rule | None = None,
     if any(w not in unit.source for w in pattern.words):
         return  # early reject: a word of the anchor is not in the file at all
     if pattern.runs:
-        parsed = unit.parsed
-        if any(r.search(parsed) is None for r in pattern.runs):
+        squeezed = unit.squeezed
+        if any(r not in squeezed for r in pattern.runs):
             return  # nor a run of its tokens
     if candidates is None:
         candidates = index_nodes(unit, [pattern.root_type])
