@@ -343,6 +343,7 @@ class Unit:
         self._meanings: dict[str, MacroMeaning] = {}
         # a block's significant statements and their kinds, by node id (klc.match)
         self._statements: dict[int, tuple[list[Node], list[str]]] = {}
+        self._kids: dict[int, list[Node]] = {}  # significant children by node id (klc.match)
         self.problems: list[Problem] = []
         _find_problems(self)
         # the model (functions, launches, the per-type index) is built on first use: a

@@ -11,20 +11,33 @@ import os
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from klc.errors import KlcError
+
+
+class SiteRow(NamedTuple):
+    """What ``klc list`` prints of a site (the rest is the rule's: its location, intent,
+    verdict and holes): a few plain values, cheap to make and to send between processes."""
+
+    rule: str
+    line: int
+    col: int
+    function: str
+    applicable: bool
+    why_not: str
 
 
 @dataclass
 class FileListing:
     """The sites of one file (every one with ``all``; else the applicable ones), or why the
-    file could not be listed."""
+    file could not be listed: as JSON (``site_json``), or as rows for the text listing."""
 
     path: str
     sites: list[dict[str, Any]] = field(default_factory=list)
     refused: int = 0  # matches whose context or guards failed
     error: str = ""
+    rows: list[SiteRow] = field(default_factory=list)
 
 
 _STATE: dict[str, Any] = {}
@@ -41,7 +54,8 @@ def tune_gc() -> None:
     gc.set_threshold(50_000, 20, 100)
 
 
-def _init(rule_paths: list[str], tree_only: bool, show_all: bool) -> None:
+def _init(rule_paths: list[str], tree_only: bool, show_all: bool,
+          json_sites: bool = True) -> None:
     from klc.library import load_rule_paths
 
     if _STATE.get("rule_paths") != rule_paths:  # a forked worker has its parent's rules
@@ -49,7 +63,13 @@ def _init(rule_paths: list[str], tree_only: bool, show_all: bool) -> None:
         _STATE["rule_paths"] = list(rule_paths)
     _STATE["clang"] = not tree_only
     _STATE["all"] = show_all
+    _STATE["json"] = json_sites
     tune_gc()
+
+
+def loaded_rules() -> list[Any]:
+    """The rules ``list_paths`` loaded in this process."""
+    return list(_STATE.get("rules", []))
 
 
 def _load(rule_paths: list[str]) -> None:
@@ -79,8 +99,14 @@ def list_file(path: str) -> FileListing:
         sites = find_sites(unit, _STATE["rules"], None, spec, clang=_STATE["clang"])
     except KlcError as e:
         return FileListing(path, error=str(e))
-    shown = [site_json(s) for s in sites if s.ok or _STATE["all"]]
-    return FileListing(path, shown, sum(1 for s in sites if not s.ok))
+    shown = [s for s in sites if s.ok or _STATE["all"]]
+    refused = sum(1 for s in sites if not s.ok)
+    if _STATE.get("json", True):
+        return FileListing(path, [site_json(s) for s in shown], refused)
+    position = unit.position
+    return FileListing(path, refused=refused, rows=[
+        SiteRow(s.rule.name, *position(s.match.start), s.function_name, s.ok, s.reason)
+        for s in shown])
 
 
 def _chunk(paths: list[str]) -> list[FileListing]:
@@ -97,13 +123,15 @@ def kernel_files(roots: Sequence[str]) -> tuple[list[str], list[tuple[str, str]]
 
 
 def list_paths(paths: list[str], rule_paths: list[str], *, show_all: bool = False,
-               tree_only: bool = False, jobs: int = 1) -> Iterator[FileListing]:
+               tree_only: bool = False, jobs: int = 1,
+               json_sites: bool = True) -> Iterator[FileListing]:
     """Every file's listing, in the order of ``paths``; ``jobs`` worker processes (1: in this
-    process). Rules are loaded (and checked) before any file is read."""
+    process). Rules are loaded (and checked) before any file is read. ``json_sites``: each
+    site as ``site_json`` (else as a ``SiteRow``, in ``rows``)."""
     _load(rule_paths)
     jobs = max(1, min(jobs, len(paths) or 1, os.cpu_count() or 1))
     if jobs == 1:
-        _init(rule_paths, tree_only, show_all)
+        _init(rule_paths, tree_only, show_all, json_sites)
         for p in paths:
             yield list_file(p)
         return
@@ -111,6 +139,6 @@ def list_paths(paths: list[str], rule_paths: list[str], *, show_all: bool = Fals
     size = max(1, min(16, len(paths) // (jobs * 32) or 1))
     chunks = [paths[i:i + size] for i in range(0, len(paths), size)]
     with ProcessPoolExecutor(jobs, initializer=_init,
-                             initargs=(rule_paths, tree_only, show_all)) as pool:
+                             initargs=(rule_paths, tree_only, show_all, json_sites)) as pool:
         for results in pool.map(_chunk, chunks):
             yield from results

@@ -378,8 +378,17 @@ def _significant(node: Node) -> list[Node]:
 class _Matcher:
     """Backtracking structural matcher over one unit's source (bindings are byte spans)."""
 
-    def __init__(self, source: bytes):
+    def __init__(self, source: bytes, kids: dict[int, list[Node]] | None = None):
         self.source = source
+        # significant children by node id: a node is a candidate of many anchors, so the
+        # unit keeps them (``Unit._kids``) for every matcher on it
+        self.kids: dict[int, list[Node]] = {} if kids is None else kids
+
+    def significant(self, t: Node) -> list[Node]:
+        kids = self.kids.get(t.id)
+        if kids is None:
+            kids = self.kids[t.id] = _significant(t)
+        return kids
 
     def text(self, start: int, end: int) -> str:
         return self.source[start:min(end, len(self.source))].decode("utf-8", "replace")
@@ -446,7 +455,7 @@ class _Matcher:
                 for i, type_ in p.shape:
                     if child(i).type != type_:  # type: ignore[union-attr]
                         return False
-            kids = _significant(t)
+            kids = self.significant(t)
             if len(kids) != len(p.children):
                 return False
             if count != len(p.children):  # (else the kinds were checked above)
@@ -483,7 +492,7 @@ class _Matcher:
                 elif not self.node(pc, k, b):
                     return False
             return True
-        return self.seq(p.children, 0, _significant(t), 0, b, anchored=True) is not None
+        return self.seq(p.children, 0, self.significant(t), 0, b, anchored=True) is not None
 
     def fits(self, p: PNode, t: Node) -> bool:
         """Whether ``p`` could match ``t`` under some bindings: ``node`` without the
@@ -504,7 +513,7 @@ class _Matcher:
                     is not None
             raw = self.source[t.start_byte:t.end_byte]
             return raw == p.raw or p.text == " ".join(raw.decode("utf-8", "replace").split())
-        kids = _significant(t)
+        kids = self.significant(t)
         if p.plain:
             if len(kids) != len(p.children):
                 return False
@@ -609,7 +618,7 @@ def find_matches(pattern: Pattern, unit: Unit, rule: Rule | None = None,
             return  # nor a run of its tokens
     if candidates is None:
         candidates = index_nodes(unit, [pattern.root_type])
-    m = _Matcher(unit.source)
+    m = _Matcher(unit.source, unit._kids)
     find = unit.source.find
     words = pattern.words
     statements = unit._statements
