@@ -209,6 +209,57 @@ def test_token_run_prefilter_rejects_only_files_without_a_match(units: list[Unit
     assert list(find_matches(halving, other)) == []
 
 
+# Cases made for the matcher made per pattern (``klc.match._specialise``): comments and
+# ignored punctuation where a metavariable or a token stands, a missing token, a repeated
+# metavariable, kinds, a nested run.
+SPECIAL = b"""\
+__global__ void s(float* a, float* b, int n) {
+  a[/* c */ n] = b[n /* d */];
+  a[n] = a[n] + a[n];
+  f(a, /* e */ b);
+  g();
+  g(/* only a comment */);
+  h(a, b, n);
+  b[a[n]] = (a)[n + 1];
+  x = (y + );
+  g(a + );
+  q = a[i;
+  for (int i = 0; i < 4; ++i) { a[i] += b[i]; }
+}
+"""
+
+
+def test_code_made_per_pattern_matches_as_the_generic_matcher(units: list[Unit],
+                                                              rules: list) -> None:  # type: ignore[type-arg]
+    """Every pattern node the code generator covers gives, on every node of its kind, the
+    verdict and the bindings (names, spans, in order) of the generic matcher."""
+    pats = [_pattern(r) for r in rules]
+    pats += [compile_pattern(c) for c in ("$X[$I]", "$X[$X]", "f($A, $B)", "g($A)", "g()",
+                                          "$A + $A", "h($$$ARGS)", "($X)[$I]", "$X + $Y")]
+    pats.append(compile_pattern("$X[$I]", kinds=(("X", "identifier"),)))
+    covered = 0
+    for unit in [*units, parse_bytes(SPECIAL, "special.cu")]:
+        m = _Matcher(unit.source, {})
+        for p in pats:
+            todo = list(p.elements)
+            while todo:
+                q = todo.pop()
+                todo += q.children
+                if q.metavar is not None or not q.children or not q.plain:
+                    continue
+                for node in unit.nodes_by_type([q.type])[q.type]:
+                    slow: dict = {}  # type: ignore[type-arg]
+                    fast: dict = {}  # type: ignore[type-arg]
+                    want = m.generic(q, node, slow)
+                    assert m.node(q, node, fast) == want, (unit.path, p.code, node.start_byte)
+                    if want:
+                        assert [(k, v.start, v.end) for k, v in fast.items()] == \
+                            [(k, v.start, v.end) for k, v in slow.items()]
+                        covered += 1
+                assert q.fast not in (None, False)
+    assert covered > 1000
+
+
 def test_explicit_instantiation_spelling_is_the_word_regex() -> None:
     from klc.facts import _spells_explicit_instantiation
 
