@@ -1818,12 +1818,31 @@ def _block_dims(ctx: GuardContext) -> tuple[tuple[int, int, int] | None, int | N
 
     Exact: from the spec's ``block``, or from every launch of the kernel in this file
     agreeing on a constant block. Upper bound: ``__launch_bounds__`` (a launch with more
-    threads fails, so it bounds the block; it does not fix it)."""
+    threads fails, so it bounds the block; it does not fix it).
+
+    Remembered per function and spec when nothing of the match was read: launches are
+    judged where they stand; a spec's block or a ``__launch_bounds__`` expression is text
+    whose names resolve where the match is."""
     fn = ctx.function
-    unit = ctx.unit
     if fn is None:
         return None, None, "the match is not inside a function"
     spec = _spec_for(ctx)
+    key = f"block_dims:{fn.start}:{fn.end}"
+    found = ctx.unit.memo.get(key)
+    if found is not None and found[0] is spec:  # (the spec object itself: no id reuse)
+        return found[1]  # type: ignore[no-any-return]
+    result = _find_block_dims(ctx, fn, spec)
+    inner = getattr(spec, "spec", spec)
+    lb = fn.launch_bounds
+    if not getattr(inner, "block", None) and (
+            result[0] is not None or lb is None or lb.max_threads.strip().isdigit()):
+        ctx.unit.memo[key] = (spec, result)
+    return result
+
+
+def _find_block_dims(ctx: GuardContext, fn: Function, spec: Any
+                     ) -> tuple[tuple[int, int, int] | None, int | None, str]:
+    unit = ctx.unit
     inner = getattr(spec, "spec", spec)
     block = getattr(inner, "block", None)
     if block:

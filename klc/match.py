@@ -725,7 +725,12 @@ def find_matches(pattern: Pattern, unit: Unit, rule: Rule | None = None,
     for node in candidates.get(pattern.root_type, ()):
         if words:
             s, e = node.start_byte, node.end_byte
-            if any(find(w, s, e) < 0 for w in words):
+            for w in words:
+                if find(w, s, e) < 0:
+                    break
+            else:
+                w = None
+            if w is not None:
                 continue  # a word of the anchor is not inside this candidate
         if pattern.is_sequence:
             block = statements.get(node.id)

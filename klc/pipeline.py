@@ -282,6 +282,8 @@ class _Locals:
         if starts is None:  # (declarations come in source order)
             starts = self.starts[key] = [d.start for d in declarations_named(self.unit, name)
                                          if fn.body_start <= d.start]
+        if not starts:
+            return -1  # (most names: parameters, no local of that name)
         i = bisect.bisect_left(starts, offset) - 1
         return starts[i] if i >= 0 else -1
 
