@@ -338,6 +338,8 @@ class Unit:
         self.parsed = parsed  # what the parser saw: ``source`` with masks applied
         self.tree = tree
         self.masks = tuple(masks)
+        # the masks the recovery step added (parse_bytes), which a re-parse carries over
+        self.recovered: list[Mask] = []
         self._mask_starts = [m.start for m in self.masks]
         self._defines = _definitions_of(source) if defines is None else defines
         self._meanings: dict[str, MacroMeaning] = {}
@@ -565,8 +567,10 @@ def parse_bytes(source: bytes, path: str = "<memory>", *,
 
     ``previous``: (a unit, the changes that turn its source into this one: ``(start, end,
     new length)`` spans of the old source, sorted, not overlapping). Its tree is then
-    reused for what did not change (tree-sitter's incremental parse): a rewrite's re-parse
-    costs a fraction of a whole one, and gives the same tree."""
+    reused for what did not change (tree-sitter's incremental parse), and so are the masks
+    its recovery made where their text did not change (the same macro line, unchanged,
+    would be found and masked again): a rewrite's re-parse costs a fraction of a whole one,
+    and gives the tree and problems of a whole parse."""
     work = bytearray(source)
     if not source.endswith(b"\n"):
         work += b"\n"  # past the end of the source: no span of the original changes
@@ -574,13 +578,47 @@ def parse_bytes(source: bytes, path: str = "<memory>", *,
     masks = _always_masks(source, defs)
     for mask in masks:
         _blank(work, mask.start, mask.end)
+    if previous is not None and previous[0].recovered:
+        _carry_recovered(work, masks, *previous)
+    always = len(masks)
     data = bytes(work)
     old = _edited_tree(*previous, data) if previous is not None else None
     tree = parser().parse(data, old) if old is not None else parser().parse(data)
     if tree.root_node.has_error:
         tree = _recover(source, work, tree, masks)
+    recovered = masks[always:]
     masks.sort(key=lambda m: m.start)
-    return Unit(path, source, bytes(work[: len(source)]), tree, masks, defs)
+    unit = Unit(path, source, bytes(work[: len(source)]), tree, masks, defs)
+    unit.recovered = [m for m in recovered]
+    return unit
+
+
+def _carry_recovered(work: bytearray, masks: list[Mask], unit: Unit,
+                     changes: list[tuple[int, int, int]]) -> None:
+    """Put the old unit's recovery masks into the new text (``work``), each moved by the
+    changes before it, where no change touches its text or the lines around it (then a
+    whole parse would see the same macro text in the same surroundings)."""
+    old = unit.parsed
+    size = len(unit.source)
+    i, delta = 0, 0
+    taken = {m.start for m in masks}
+    for m in sorted(unit.recovered, key=lambda m: m.start):
+        # the lines around the mask: where recovery looks for the cause of an error
+        lo = _line_start(unit.source, max(0, _line_start(unit.source, m.start) - 1))
+        nl = unit.source.find(b"\n", m.end)
+        hi = size if nl < 0 else unit.source.find(b"\n", nl + 1)
+        hi = size if hi < 0 else hi
+        while i < len(changes) and changes[i][1] <= lo:
+            delta += changes[i][2] - (changes[i][1] - changes[i][0])
+            i += 1
+        if i < len(changes) and changes[i][0] < hi:
+            continue  # a change near it: recovery decides afresh
+        start, end = m.start + delta, m.end + delta
+        if start in taken or bytes(work[start:end]) != unit.source[m.start:m.end]:
+            continue
+        work[start:end] = old[m.start:m.end]
+        masks.append(Mask(start, end, m.reason))
+        taken.add(start)
 
 
 def _edited_tree(unit: Unit, changes: list[tuple[int, int, int]], data: bytes) -> Tree | None:

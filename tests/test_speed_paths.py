@@ -421,10 +421,11 @@ def test_incremental_reparse_gives_the_tree_of_a_whole_parse(units: list[Unit],
         assert again.parsed == whole.parsed and again.masks == whole.masks
         assert again.problems == whole.problems
 
-    rewritten = 0
+    rewritten = carried = 0
     for unit in units:
         if unit.problems:
             continue
+        carried += bool(unit.recovered)  # (recovery masks, which the re-parse carries)
         sites = find_sites(unit, rules, clang=False)
         values = {r.name: resolve_holes(r, {}, strict=False) for r in rules}
         edits = [e for s in sites if s.ok and not plan(s.match, values[s.rule.name]).launch
@@ -441,10 +442,22 @@ def test_incremental_reparse_gives_the_tree_of_a_whole_parse(units: list[Unit],
         same(unit, [ByteEdit(0, 0, "#define X 1\n", "insert"),
                     ByteEdit(0, 0, "MY_MACRO(1)\n", "insert"),
                     ByteEdit(size, size, "\nint tail;", "insert")])
-    assert rewritten >= 4
+    assert rewritten >= 4 and carried >= 2
     made = parse_bytes(b"__global__ __launch_bounds__(256) void k(float* x) {\n"
                        b"  CUDA_KERNEL_LOOP(i, 4) { x[i] = 1.0f; }\n}\n", "m.cu")
     at = made.source.index(b"256")
     same(made, [ByteEdit(at, at + 3, "128", "replace")])  # inside a masked attribute
     at = made.source.index(b"x[i]")
     same(made, [ByteEdit(at, at + 1, "y", "replace")])  # inside a recovered macro block
+    assert made.recovered  # (the macro line was masked by recovery: carried, or not)
+    at = made.source.index(b"CUDA_KERNEL_LOOP")
+    same(made, [ByteEdit(at, at + len("CUDA_KERNEL_LOOP(i, 4)"), "", "replace")])  # gone
+    same(made, [ByteEdit(at, at, "for (;;) ", "insert")])  # a change on its line
+    line = made.source.index(b"\n") + 1
+    same(made, [ByteEdit(line - 2, line - 2, ";", "insert")])  # on the line before
+    macro = parse_bytes(b"REGISTER(1, \"x\")\n__global__ void k(float* x) { x[0] = 1.0f; }\n"
+                        b"__global__ void g(float* y) { y[0] = 2.0f; }\n", "r.cu")
+    assert macro.recovered
+    at = macro.source.index(b"y[0]")
+    same(macro, [ByteEdit(at, at + 1, "z", "replace")])  # far away: the mask is carried
+    same(macro, [ByteEdit(0, 0, "int a;\n", "insert")])  # before it: moved
