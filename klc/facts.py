@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from klc.errors import KlcError, where
+from klc.frontend import F_ARGUMENTS, F_DECLARATOR, F_NAME
 
 if TYPE_CHECKING:
     from clang import cindex
@@ -702,14 +703,14 @@ def instantiations(unit: Unit, function_name: str) -> list[dict[str, str]]:
     # file without that spelling has none, and is spared a query over its whole tree
     explicit = _spells_explicit_instantiation(unit)
     for node in unit.nodes_of_type("template_instantiation") if explicit else ():
-        decl = node.child_by_field_name("declarator")
+        decl = node.child_by_field_id(F_DECLARATOR)
         while decl is not None and decl.type != "function_declarator":
-            decl = decl.child_by_field_name("declarator")
-        target = decl.child_by_field_name("declarator") if decl is not None else None
+            decl = decl.child_by_field_id(F_DECLARATOR)
+        target = decl.child_by_field_id(F_DECLARATOR) if decl is not None else None
         if target is None or target.type != "template_function":
             continue
-        name = target.child_by_field_name("name")
-        args = target.child_by_field_name("arguments")
+        name = target.child_by_field_id(F_NAME)
+        args = target.child_by_field_id(F_ARGUMENTS)
         if name is None or args is None or unit.text(name) != function_name:
             continue
         found.append((node.start_byte, [" ".join(unit.text(a).split())

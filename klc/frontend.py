@@ -60,6 +60,37 @@ if TYPE_CHECKING:
     from klc.facts import Facts
 
 LANGUAGE = Language(tree_sitter_cuda.language())
+
+
+def _field(name: str) -> int:
+    fid = LANGUAGE.field_id_for_name(name)
+    if fid is None:  # (a grammar without the field: fail at import, not on a file)
+        raise RuntimeError(f"tree-sitter-cuda has no field {name!r}")
+    return fid
+
+
+# field ids of the grammar: ``child_by_field_id`` costs a third of ``child_by_field_name``,
+# which looks the name up on every call
+F_ARGUMENT = _field("argument")
+F_ARGUMENTS = _field("arguments")
+F_BODY = _field("body")
+F_CONDITION = _field("condition")
+F_DECLARATOR = _field("declarator")
+F_DEFAULT_VALUE = _field("default_value")
+F_DIRECTIVE = _field("directive")
+F_FIELD = _field("field")
+F_FUNCTION = _field("function")
+F_INDICES = _field("indices")
+F_INITIALIZER = _field("initializer")
+F_LEFT = _field("left")
+F_NAME = _field("name")
+F_OPERATOR = _field("operator")
+F_PARAMETERS = _field("parameters")
+F_RIGHT = _field("right")
+F_SIZE = _field("size")
+F_TYPE = _field("type")
+F_UPDATE = _field("update")
+F_VALUE = _field("value")
 MAX_RECOVERY_ROUNDS = 12
 SOURCE_SUFFIXES = (".cu", ".cuh")
 
@@ -1209,10 +1240,10 @@ def _build_model(unit: Unit) -> None:
             f.shared.extend(_shared_decls(unit, node))
     for node in caps.get("pragma", []):
         f = owner(node)
-        directive = node.child_by_field_name("directive")
+        directive = node.child_by_field_id(F_DIRECTIVE)
         if f is None or directive is None or unit.text(directive).strip() != "#pragma":
             continue
-        arg = node.child_by_field_name("argument")
+        arg = node.child_by_field_id(F_ARGUMENT)
         f.pragmas.append(Pragma(unit.text(arg).strip() if arg else "", node.start_byte,
                                 node.end_byte))
     for node in caps.get("asm", []):
@@ -1263,19 +1294,19 @@ _KERNEL_NAME_RE = re.compile(rb"(\w+)\s*(?:<[^<>(){};]*>)?\s*\(")
 
 def _function_declarator(node: Node | None) -> Node | None:
     while node is not None and node.type != "function_declarator":
-        node = node.child_by_field_name("declarator")
+        node = node.child_by_field_id(F_DECLARATOR)
     return node
 
 
 def _function(unit: Unit, node: Node) -> Function | None:
-    decl = _function_declarator(node.child_by_field_name("declarator"))
-    body = node.child_by_field_name("body")
+    decl = _function_declarator(node.child_by_field_id(F_DECLARATOR))
+    body = node.child_by_field_id(F_BODY)
     if decl is None or body is None:
         return None
-    name_node = decl.child_by_field_name("declarator")
+    name_node = decl.child_by_field_id(F_DECLARATOR)
     name = unit.text(name_node) if name_node is not None else "?"
     if name_node is not None and name_node.type == "template_function":
-        inner = name_node.child_by_field_name("name")
+        inner = name_node.child_by_field_id(F_NAME)
         name = unit.text(inner) if inner is not None else name
     specifiers: list[str] = []
     launch_bounds = None
@@ -1296,7 +1327,7 @@ def _function(unit: Unit, node: Node) -> Function | None:
     parent = node.parent
     if parent is not None and parent.type == "template_declaration":
         start = parent.start_byte
-        plist = parent.child_by_field_name("parameters")
+        plist = parent.child_by_field_id(F_PARAMETERS)
         template_params = tuple(_template_params(unit, plist)) if plist else ()
         parent = parent.parent
     if parent is not None and parent.type == "linkage_specification":
@@ -1304,7 +1335,7 @@ def _function(unit: Unit, node: Node) -> Function | None:
     elif parent is not None and parent.type == "declaration_list":
         grand = parent.parent
         extern_c = grand is not None and grand.type == "linkage_specification"
-    params_node = decl.child_by_field_name("parameters")
+    params_node = decl.child_by_field_id(F_PARAMETERS)
     attributes: list[str] = []
     if unit.masks:
         for m in _declaration_masks(unit, start, body.start_byte, params_node):
@@ -1321,7 +1352,7 @@ def _function(unit: Unit, node: Node) -> Function | None:
             specifiers += [s for s in meaning.specifiers if s not in specifiers]
             if launch_bounds is None and meaning.launch_bounds is not None:
                 launch_bounds = LaunchBounds(*meaning.launch_bounds, m.start, m.end)
-    type_node = node.child_by_field_name("type")
+    type_node = node.child_by_field_id(F_TYPE)
     if type_node is None and _MACRO_NAME_RE.fullmatch(name) and params_node is not None:
         # "TEST_F(Suite, Name) {" parses as a function without a return type: name it by the
         # whole macro call, as a reader would
@@ -1524,12 +1555,12 @@ def _params(src: bytes, plist: Node) -> Iterator[Param]:
         ptype = p.type
         if ptype != "parameter_declaration" and ptype != "optional_parameter_declaration":
             continue
-        type_node = p.child_by_field_name("type")
+        type_node = p.child_by_field_id(F_TYPE)
         base = src[type_node.start_byte:type_node.end_byte].decode("utf-8", "replace") \
             if type_node is not None else ""
         pointer, restrict, reference, array = 0, False, False, False
         name, name_start, name_end = "", p.end_byte, p.end_byte
-        d = p.child_by_field_name("declarator")
+        d = p.child_by_field_id(F_DECLARATOR)
         # the pointee (or value) is const when "const" comes before the declarator; a
         # "* const" inside it makes the pointer const, which rules do not ask about
         const = _CONST_RE.search(src, p.start_byte, d.start_byte if d is not None
@@ -1542,7 +1573,7 @@ def _params(src: bytes, plist: Node) -> Iterator[Param]:
                 break
             if dtype == "pointer_declarator" or dtype == "abstract_pointer_declarator":
                 pointer += 1
-                inner = d.child_by_field_name("declarator")
+                inner = d.child_by_field_id(F_DECLARATOR)
                 if _RESTRICT_RE.search(src, d.start_byte, inner.start_byte if inner is not None
                                        else d.end_byte):
                     restrict = True
@@ -1553,7 +1584,7 @@ def _params(src: bytes, plist: Node) -> Iterator[Param]:
                 d = named[-1] if named else None
             else:  # array_declarator, parenthesized_declarator ("const T (&a)[N]"), ...
                 array |= dtype == "array_declarator" or dtype == "abstract_array_declarator"
-                inner = d.child_by_field_name("declarator")
+                inner = d.child_by_field_id(F_DECLARATOR)
                 if inner is None and dtype == "parenthesized_declarator":
                     named = d.named_children
                     inner = named[0] if named else None
@@ -1568,7 +1599,7 @@ def _params(src: bytes, plist: Node) -> Iterator[Param]:
 def _template_params(unit: Unit, plist: Node) -> Iterator[TemplateParam]:
     for p in plist.named_children:
         t = p.type
-        default_node = p.child_by_field_name("default_value") or p.child_by_field_name(
+        default_node = p.child_by_field_id(F_DEFAULT_VALUE) or p.child_by_field_name(
             "default_type")
         default = unit.text(default_node) if default_node is not None else None
         if t in ("type_parameter_declaration", "optional_type_parameter_declaration",
@@ -1577,8 +1608,8 @@ def _template_params(unit: Unit, plist: Node) -> Iterator[TemplateParam]:
             yield TemplateParam("type", unit.text(ident) if ident else "", "typename", default)
         elif t in ("parameter_declaration", "optional_parameter_declaration",
                    "variadic_parameter_declaration"):
-            d = p.child_by_field_name("declarator")
-            ty = p.child_by_field_name("type")
+            d = p.child_by_field_id(F_DECLARATOR)
+            ty = p.child_by_field_id(F_TYPE)
             yield TemplateParam("value", unit.text(d) if d else "",
                                 unit.text(ty) if ty else "", default)
         elif t == "template_template_parameter_declaration":
@@ -1597,39 +1628,39 @@ def _loop(unit: Unit, f: Function, node: Node) -> Loop:
     depth = sum(1 for other in f.loops if other.start < node.start_byte < other.end)
     init = cond = update = var = None
     if node.type == "for_range_loop":  # for (auto x : xs): x is the loop variable
-        d = node.child_by_field_name("declarator")
+        d = node.child_by_field_id(F_DECLARATOR)
         while d is not None and d.type not in ("identifier", "structured_binding_declarator"):
-            d = d.child_by_field_name("declarator") or (d.named_children[-1]
+            d = d.child_by_field_id(F_DECLARATOR) or (d.named_children[-1]
                                                         if d.named_children else None)
         var = unit.text(d) if d is not None else None
-        right = node.child_by_field_name("right")
+        right = node.child_by_field_id(F_RIGHT)
         cond = unit.text(right) if right is not None else None
     elif kind == "for":
-        i = node.child_by_field_name("initializer")
-        c = node.child_by_field_name("condition")
-        u = node.child_by_field_name("update")
+        i = node.child_by_field_id(F_INITIALIZER)
+        c = node.child_by_field_id(F_CONDITION)
+        u = node.child_by_field_id(F_UPDATE)
         init = unit.text(i).rstrip(";").strip() if i is not None else None
         cond = unit.text(c) if c is not None else None
         update = unit.text(u) if u is not None else None
         if i is not None:
             if i.type == "declaration":
-                d = i.child_by_field_name("declarator")
+                d = i.child_by_field_id(F_DECLARATOR)
                 while d is not None and d.type != "identifier":
-                    d = d.child_by_field_name("declarator")
+                    d = d.child_by_field_id(F_DECLARATOR)
                 var = unit.text(d) if d is not None else None
             elif i.type == "assignment_expression":
-                left = i.child_by_field_name("left")
+                left = i.child_by_field_id(F_LEFT)
                 var = unit.text(left) if left is not None else None
         if var is None and update is not None:
             m = re.match(r"\W*(\w+)", update)
             var = m.group(1) if m else None
     else:
-        c = node.child_by_field_name("condition")
+        c = node.child_by_field_id(F_CONDITION)
         cond = unit.text(c).strip("() ") if c is not None else None
     unroll = unit._unroll_at.get(node.start_byte)
     prev = node.prev_named_sibling
     if unroll is None and prev is not None and prev.type == "preproc_call":
-        arg = prev.child_by_field_name("argument")
+        arg = prev.child_by_field_id(F_ARGUMENT)
         text = unit.text(arg).strip() if arg is not None else ""
         if text.startswith("unroll"):
             unroll = text[len("unroll"):].strip()
@@ -1647,18 +1678,18 @@ def _shared_decls(unit: Unit, node: Node) -> Iterator[SharedDecl]:
             extern |= t == "extern"
     if not shared:
         return
-    type_node = node.child_by_field_name("type")
+    type_node = node.child_by_field_id(F_TYPE)
     type_text = unit.text(type_node) if type_node is not None else ""
-    for d in node.children_by_field_name("declarator"):
+    for d in node.children_by_field_id(F_DECLARATOR):
         if d.type == "init_declarator":
-            d = d.child_by_field_name("declarator")
+            d = d.child_by_field_id(F_DECLARATOR)
         dims: list[str] = []
         while d is not None and d.type in ("array_declarator", "parenthesized_declarator",
                                            "pointer_declarator"):
             if d.type == "array_declarator":
-                size = d.child_by_field_name("size")
+                size = d.child_by_field_id(F_SIZE)
                 dims.insert(0, unit.text(size) if size is not None else "")
-            d = d.child_by_field_name("declarator") or (d.named_children[0]
+            d = d.child_by_field_id(F_DECLARATOR) or (d.named_children[0]
                                                         if d.named_children else None)
         name = unit.text(d) if d is not None else ""
         yield SharedDecl(name, type_text, tuple(dims), extern, node.start_byte, node.end_byte)
@@ -1669,13 +1700,13 @@ def _call_name(unit: Unit, callee: Node) -> str:
     if ctype == "identifier":
         return unit.source[callee.start_byte:callee.end_byte].decode("utf-8", "replace")
     if ctype == "template_function":
-        inner = callee.child_by_field_name("name")
+        inner = callee.child_by_field_id(F_NAME)
         return unit.text(inner) if inner is not None else unit.text(callee)
     return "".join(unit.text(callee).split())
 
 
 def _classify_call(unit: Unit, f: Function, node: Node) -> None:
-    callee = node.child_by_field_name("function")
+    callee = node.child_by_field_id(F_FUNCTION)
     if callee is None:
         return
     name = _call_name(unit, callee)
@@ -1710,12 +1741,12 @@ def _launch(unit: Unit, node: Node) -> Launch | None:
     config = next((c for c in node.children if c.type == "kernel_call_syntax"), None)
     if config is None:
         return None
-    fn = node.child_by_field_name("function")
-    args = node.child_by_field_name("arguments")
+    fn = node.child_by_field_id(F_FUNCTION)
+    args = node.child_by_field_id(F_ARGUMENTS)
     kernel, targs = (unit.text(fn) if fn is not None else "?"), None
     if fn is not None and fn.type == "template_function":
-        name = fn.child_by_field_name("name")
-        ta = fn.child_by_field_name("arguments")
+        name = fn.child_by_field_id(F_NAME)
+        ta = fn.child_by_field_id(F_ARGUMENTS)
         kernel = unit.text(name) if name is not None else kernel
         targs = unit.text(ta).strip()[1:-1].strip() if ta is not None else None
     return Launch(

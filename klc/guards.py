@@ -33,6 +33,26 @@ from typing import TYPE_CHECKING, Any
 
 from tree_sitter import Node
 
+from klc.frontend import (
+    F_ARGUMENT,
+    F_ARGUMENTS,
+    F_BODY,
+    F_CONDITION,
+    F_DECLARATOR,
+    F_FIELD,
+    F_FUNCTION,
+    F_INDICES,
+    F_INITIALIZER,
+    F_LEFT,
+    F_NAME,
+    F_OPERATOR,
+    F_RIGHT,
+    F_SIZE,
+    F_TYPE,
+    F_UPDATE,
+    F_VALUE,
+)
+
 if TYPE_CHECKING:
     from klc.frontend import Function, Loop, Param, Unit
     from klc.match import Binding, Match
@@ -463,15 +483,15 @@ def _unwrap(node: Node) -> Node:
 def _cast_target(node: Node, src: bytes) -> tuple[Node | None, Node | None]:
     """For a cast ``(T)e`` or ``xxx_cast<T>(e)``: (type node, operand); else (None, None)."""
     if node.type == "cast_expression":
-        return node.child_by_field_name("type"), node.child_by_field_name("value")
+        return node.child_by_field_id(F_TYPE), node.child_by_field_id(F_VALUE)
     if node.type == "call_expression":
-        fn = node.child_by_field_name("function")
+        fn = node.child_by_field_id(F_FUNCTION)
         if fn is not None and fn.type == "template_function":
-            name = fn.child_by_field_name("name")
+            name = fn.child_by_field_id(F_NAME)
             if name is not None and _text(src, name) in ("reinterpret_cast", "static_cast",
                                                         "const_cast"):
-                targs = fn.child_by_field_name("arguments")
-                args = node.child_by_field_name("arguments")
+                targs = fn.child_by_field_id(F_ARGUMENTS)
+                args = node.child_by_field_id(F_ARGUMENTS)
                 ty = targs.named_children[0] if targs is not None and targs.named_children \
                     else None
                 val = args.named_children[0] if args is not None and args.named_children \
@@ -485,7 +505,7 @@ def _text(src: bytes, node: Node) -> str:
 
 
 def _operator(node: Node) -> str:
-    op = node.child_by_field_name("operator")
+    op = node.child_by_field_id(F_OPERATOR)
     return op.type if op is not None else ""
 
 
@@ -497,7 +517,7 @@ def _roots(node: Node, src: bytes) -> set[str]:
     if t == "identifier":
         return {_text(src, node)}
     if t in ("subscript_expression", "pointer_expression", "field_expression"):
-        arg = node.child_by_field_name("argument")
+        arg = node.child_by_field_id(F_ARGUMENT)
         return _roots(arg, src) if arg is not None else set()
     if t == "binary_expression" and _operator(node) in ("+", "-"):
         out: set[str] = set()
@@ -635,7 +655,7 @@ def _declarations_of(unit: Unit, nodes: list[Node]) -> list[_Decl]:
             if c.type in ("type_qualifier", "storage_class_specifier",
                           "attribute_specifier"):
                 quals.add(_text(src, c))
-        type_node = node.child_by_field_name("type")
+        type_node = node.child_by_field_id(F_TYPE)
         base = _base_type(_text(src, type_node)) if type_node is not None else ""
         align = None
         masks = unit.masks
@@ -645,7 +665,7 @@ def _declarations_of(unit: Unit, nodes: list[Node]) -> list[_Decl]:
             if am:
                 align = int(am.group(1))
             i += 1
-        for d in node.children_by_field_name("declarator"):
+        for d in node.children_by_field_id(F_DECLARATOR):
             decl = _declarator(src, d, base, quals, node, align)
             if decl is not None:
                 out.append(decl)
@@ -657,15 +677,15 @@ def _declarator(src: bytes, d: Node, base: str, quals: set[str], node: Node,
     pointer, restrict, dims, init = 0, False, [], None
     while d is not None and d.type != "identifier":
         if d.type == "init_declarator":
-            init = d.child_by_field_name("value")
+            init = d.child_by_field_id(F_VALUE)
         elif d.type == "pointer_declarator":
             pointer += 1
             restrict |= any(c.type == "type_qualifier" and _text(src, c) in
                             ("__restrict__", "__restrict", "restrict") for c in d.children)
         elif d.type == "array_declarator":
-            size = d.child_by_field_name("size")
+            size = d.child_by_field_id(F_SIZE)
             dims.append(_text(src, size) if size is not None else "")
-        nxt = d.child_by_field_name("declarator")
+        nxt = d.child_by_field_id(F_DECLARATOR)
         if nxt is None:
             nxt = next((c for c in d.named_children if c.type in (
                 "identifier", "pointer_declarator", "array_declarator", "init_declarator",
@@ -783,12 +803,12 @@ def _type_of(ctx: GuardContext, node: Node) -> _Type | None:
         base = ("float" if lit.endswith("f") else "double") if is_float else "int"
         return _Type(base, 0, None, f"literal {lit}")
     if t == "subscript_expression":
-        inner = _type_of(ctx, node.child_by_field_name("argument"))
+        inner = _type_of(ctx, node.child_by_field_id(F_ARGUMENT))
         if inner is None or inner.pointer == 0:
             return None
         return _Type(inner.base, inner.pointer - 1, inner.decl, inner.how)
     if t == "pointer_expression":
-        inner = _type_of(ctx, node.child_by_field_name("argument"))
+        inner = _type_of(ctx, node.child_by_field_id(F_ARGUMENT))
         if inner is None:
             return None
         if _operator(node) == "&":
@@ -802,8 +822,8 @@ def _type_of(ctx: GuardContext, node: Node) -> _Type | None:
                 return inner
         return None
     if t == "field_expression":
-        arg = node.child_by_field_name("argument")
-        fld = node.child_by_field_name("field")
+        arg = node.child_by_field_id(F_ARGUMENT)
+        fld = node.child_by_field_id(F_FIELD)
         if arg is not None and _text(src, arg) in ("threadIdx", "blockIdx", "blockDim",
                                                    "gridDim"):
             return _Type("unsigned int", 0, None, "a CUDA built-in index")
@@ -1016,13 +1036,13 @@ class _Eval:
             body = _text(src, node)[1:-1]
             return ord(body) if len(body) == 1 else None
         if t == "unary_expression":
-            v = self.node(node.child_by_field_name("argument"), src, depth)
+            v = self.node(node.child_by_field_id(F_ARGUMENT), src, depth)
             return None if v is None else _unary(_operator(node), v)
         if t == "binary_expression":
-            a = self.node(node.child_by_field_name("left"), src, depth)
+            a = self.node(node.child_by_field_id(F_LEFT), src, depth)
             if a is None:
                 return None
-            b = self.node(node.child_by_field_name("right"), src, depth)
+            b = self.node(node.child_by_field_id(F_RIGHT), src, depth)
             if b is None:
                 return None
             v = _binary(_operator(node), a, b)
@@ -1030,13 +1050,13 @@ class _Eval:
                 self.why = f"`{_snippet(_text(src, node))}` cannot be folded (division by zero?)"
             return v
         if t == "conditional_expression":
-            c = self.node(node.child_by_field_name("condition"), src, depth)
+            c = self.node(node.child_by_field_id(F_CONDITION), src, depth)
             if c is None:
                 return None
             return self.node(node.child_by_field_name("consequence" if c else "alternative"),
                              src, depth)
         if t == "sizeof_expression":
-            ty = node.child_by_field_name("type")
+            ty = node.child_by_field_id(F_TYPE)
             size = SIZES.get(_norm_type(_text(src, ty))) if ty is not None else None
             if size is None:
                 self.why = f"`{_snippet(_text(src, node))}`: size unknown to the tree"
@@ -1045,8 +1065,8 @@ class _Eval:
             return self.name(_text(src, node), node.start_byte if src is self.unit.source
                              else self.ctx.match.start, depth)
         if t == "field_expression":
-            arg = node.child_by_field_name("argument")
-            fld = node.child_by_field_name("field")
+            arg = node.child_by_field_id(F_ARGUMENT)
+            fld = node.child_by_field_id(F_FIELD)
             if arg is not None and fld is not None and _text(src, arg) == "blockDim":
                 exact, _, how = _block_dims(self.ctx)
                 axis = "xyz".find(_text(src, fld))
@@ -1191,8 +1211,8 @@ def _defines(unit: Unit) -> dict[str, str]:
     def build() -> dict[str, str]:
         out: dict[str, str] = {}
         for node in _nodes(unit, "preproc_def"):
-            name = node.child_by_field_name("name")
-            value = node.child_by_field_name("value")
+            name = node.child_by_field_id(F_NAME)
+            value = node.child_by_field_id(F_VALUE)
             if name is not None and value is not None:
                 out[unit.text(name)] = unit.text(value).strip()
         return out
@@ -1428,7 +1448,7 @@ def _alignment(ctx: GuardContext, node: Node, depth: int = 0) -> tuple[int | Non
             return a, f"{how}, copied into `{name}` ({cite})" if a else how
         return None, f"`{name}` is declared without a known alignment ({cite})"
     if node.type == "binary_expression" and _operator(node) in ("+", "-"):
-        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+        left, right = node.child_by_field_id(F_LEFT), node.child_by_field_id(F_RIGHT)
         for base, off in ((left, right), (right, left)):
             typ = _type_of(ctx, base)
             if typ is None or typ.pointer == 0:
@@ -1454,10 +1474,10 @@ def _alignment(ctx: GuardContext, node: Node, depth: int = 0) -> tuple[int | Non
             return math.gcd(a, abs(k) * elem) or a, (f"{how}, offset by {k} × {elem} bytes")
         return None, f"`{_snippet(_text(src, node))}` is not pointer arithmetic the tree knows"
     if node.type == "pointer_expression" and _operator(node) == "&":
-        inner = _unwrap(node.child_by_field_name("argument"))
+        inner = _unwrap(node.child_by_field_id(F_ARGUMENT))
         if inner.type == "subscript_expression":
-            base = inner.child_by_field_name("argument")
-            idx = inner.child_by_field_name("indices")
+            base = inner.child_by_field_id(F_ARGUMENT)
+            idx = inner.child_by_field_id(F_INDICES)
             idx_node = idx.named_children[0] if idx is not None and idx.named_children else idx
             typ = _type_of(ctx, base)
             a, how = _alignment(ctx, base, depth + 1)
@@ -1494,7 +1514,7 @@ def _multiple_of(ctx: GuardContext, node: Node, depth: int = 0) -> tuple[int, st
         return g, f"the spec gives `{name}` the sizes {', '.join(map(str, sizes))}: " \
                   f"multiples of {g}"
     if node.type == "binary_expression" and _operator(node) in ("*", "+", "-", "<<"):
-        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+        left, right = node.child_by_field_id(F_LEFT), node.child_by_field_id(F_RIGHT)
         (a, why_a), (b, why_b) = (_multiple_of(ctx, left, depth + 1),
                                   _multiple_of(ctx, right, depth + 1))
         why = "; ".join(w for w in (why_a, why_b) if w)
@@ -1642,8 +1662,8 @@ def _writes(ctx: GuardContext, names: frozenset[str], start: int, end: int
             if any(n in names for n, _ in _identifiers(node, src)):
                 yield node.start_byte, node.end_byte, "passes it to inline asm"
         else:
-            fn_node = node.child_by_field_name("function")
-            args = node.child_by_field_name("arguments")
+            fn_node = node.child_by_field_id(F_FUNCTION)
+            args = node.child_by_field_id(F_ARGUMENTS)
             if fn_node is None or args is None:
                 continue
             callee = "".join(_text(src, fn_node).split())
@@ -1753,7 +1773,7 @@ def _field_of(node: Node, src: bytes, base: str, axis: str = "x") -> bool:
     node = _strip_casts(node, src)
     if node.type != "field_expression":
         return False
-    arg, fld = node.child_by_field_name("argument"), node.child_by_field_name("field")
+    arg, fld = node.child_by_field_id(F_ARGUMENT), node.child_by_field_id(F_FIELD)
     return arg is not None and fld is not None and _text(src, arg) == base \
         and _text(src, fld) == axis
 
@@ -1771,13 +1791,13 @@ def _is_linear_index(node: Node, src: bytes) -> bool:
     node = _strip_casts(node, src)
     if node.type != "binary_expression" or _operator(node) != "+":
         return False
-    left = _strip_casts(node.child_by_field_name("left"), src)
-    right = _strip_casts(node.child_by_field_name("right"), src)
+    left = _strip_casts(node.child_by_field_id(F_LEFT), src)
+    right = _strip_casts(node.child_by_field_id(F_RIGHT), src)
     for prod, tid in ((left, right), (right, left)):
         if not _field_of(tid, src, "threadIdx") or prod.type != "binary_expression" \
                 or _operator(prod) != "*":
             continue
-        a, b = prod.child_by_field_name("left"), prod.child_by_field_name("right")
+        a, b = prod.child_by_field_id(F_LEFT), prod.child_by_field_id(F_RIGHT)
         if (_field_of(a, src, "blockIdx") and _field_of(b, src, "blockDim")) or \
                 (_field_of(a, src, "blockDim") and _field_of(b, src, "blockIdx")):
             return True
@@ -1940,7 +1960,7 @@ def _thread_dependent(ctx: GuardContext, fn: Function) -> dict[str, str]:
             if d.init is not None:
                 defs.append((d.name, d.init, d.init))
         for node in _in(_nodes(unit, "assignment_expression"), fn.body_start, fn.body_end):
-            left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+            left, right = node.child_by_field_id(F_LEFT), node.child_by_field_id(F_RIGHT)
             if left is not None and right is not None and _unwrap(left).type == "identifier":
                 defs.append((_text(src, _unwrap(left)), right, node))
         for lp in fn.loops:  # a loop variable stepping from a thread-dependent start
@@ -2040,17 +2060,17 @@ def _condition_of(parent: Node, child: Node) -> Node | None:
     t = parent.type
     if t in ("if_statement", "while_statement", "do_statement", "switch_statement",
              "for_statement"):
-        cond = parent.child_by_field_name("condition")
+        cond = parent.child_by_field_id(F_CONDITION)
         if cond is None or cond.start_byte <= child.start_byte < cond.end_byte:
             return None
         if cond.type == "condition_clause":
-            cond = cond.child_by_field_name("value") or cond
+            cond = cond.child_by_field_id(F_VALUE) or cond
         return _unwrap(cond)
     if t == "conditional_expression":
-        cond = parent.child_by_field_name("condition")
+        cond = parent.child_by_field_id(F_CONDITION)
         return None if cond is not None and cond == child else cond
     if t == "binary_expression" and _operator(parent) in ("&&", "||"):
-        left = parent.child_by_field_name("left")
+        left = parent.child_by_field_id(F_LEFT)
         return left if left is not None and left != child else None
     return None
 
@@ -2228,7 +2248,7 @@ def _loop_node(ctx: GuardContext, what: Any) -> tuple[Node | None, str]:
     cur = node
     while cur is not None:
         if cur.type in ("for_statement", "while_statement", "do_statement"):
-            body = cur.child_by_field_name("body")
+            body = cur.child_by_field_id(F_BODY)
             if cur == node or body is None or not (body.start_byte <= node.start_byte
                                                    < body.end_byte):
                 return cur, ""
@@ -2242,22 +2262,22 @@ def trip_count(ctx: GuardContext, loop: Node) -> tuple[int | None, str]:
     src = ctx.unit.source
     if loop.type != "for_statement":
         return None, f"a {loop.type.split('_')[0]} loop has no counted header"
-    init = loop.child_by_field_name("initializer")
-    cond = loop.child_by_field_name("condition")
-    update = loop.child_by_field_name("update")
+    init = loop.child_by_field_id(F_INITIALIZER)
+    cond = loop.child_by_field_id(F_CONDITION)
+    update = loop.child_by_field_id(F_UPDATE)
     if init is None or cond is None or update is None:
         return None, "the loop header lacks an initializer, a condition or an update"
     var, start_node = None, None
     if init.type == "declaration":
-        d = init.child_by_field_name("declarator")
+        d = init.child_by_field_id(F_DECLARATOR)
         if d is not None and d.type == "init_declarator":
-            name = d.child_by_field_name("declarator")
+            name = d.child_by_field_id(F_DECLARATOR)
             var, start_node = (_text(src, name) if name is not None else None,
-                               d.child_by_field_name("value"))
+                               d.child_by_field_id(F_VALUE))
     elif init.type == "assignment_expression":
-        left = init.child_by_field_name("left")
+        left = init.child_by_field_id(F_LEFT)
         var, start_node = (_text(src, left) if left is not None else None,
-                           init.child_by_field_name("right"))
+                           init.child_by_field_id(F_RIGHT))
     if var is None or start_node is None:
         return None, f"`{_snippet(_text(src, init))}` does not initialise one variable"
     ev = _Eval(ctx)
@@ -2268,7 +2288,7 @@ def trip_count(ctx: GuardContext, loop: Node) -> tuple[int | None, str]:
     if cond.type != "binary_expression":
         return None, f"the condition `{_snippet(_text(src, cond))}` is not a comparison"
     op = _operator(cond)
-    left, right = cond.child_by_field_name("left"), cond.child_by_field_name("right")
+    left, right = cond.child_by_field_id(F_LEFT), cond.child_by_field_id(F_RIGHT)
     flip = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "!=": "!="}
     if _text(src, _unwrap(right)) == var:
         left, right, op = right, left, flip.get(op, op)
@@ -2296,12 +2316,12 @@ def trip_count(ctx: GuardContext, loop: Node) -> tuple[int | None, str]:
 def _step(update: Node, src: bytes, var: str, ev: _Eval) -> tuple[str, int] | None:
     update = _unwrap(update)
     if update.type == "update_expression":
-        arg = update.child_by_field_name("argument")
+        arg = update.child_by_field_id(F_ARGUMENT)
         if arg is None or _text(src, arg) != var:
             return None
         return ("+", 1) if "++" in _text(src, update) else ("+", -1)
     if update.type == "assignment_expression":
-        left, right = update.child_by_field_name("left"), update.child_by_field_name("right")
+        left, right = update.child_by_field_id(F_LEFT), update.child_by_field_id(F_RIGHT)
         if left is None or right is None or _text(src, left) != var:
             return None
         k = ev.node(right, src)
@@ -2316,7 +2336,7 @@ def _step(update: Node, src: bytes, var: str, ev: _Eval) -> tuple[str, int] | No
 
 
 def _assigned_in_body(ctx: GuardContext, loop: Node, var: str) -> bool:
-    body = loop.child_by_field_name("body")
+    body = loop.child_by_field_id(F_BODY)
     return body is not None and _assigned(ctx, var, body.start_byte, body.end_byte)
 
 
@@ -2329,7 +2349,7 @@ def trip_count_known(ctx: GuardContext, what: Any) -> Verdict:
     if node is None:
         return _no(ctx, why)
     count, why = trip_count(ctx, node)
-    header = _snippet(ctx.unit.text(node.start_byte, (node.child_by_field_name("body")
+    header = _snippet(ctx.unit.text(node.start_byte, (node.child_by_field_id(F_BODY)
                                                       or node).start_byte))
     if count is None:
         return _no(ctx, f"the trip count of `{header}` ({ctx.unit.where(node.start_byte)}) "
@@ -2471,7 +2491,7 @@ def _base_identifier(node: Node) -> Node | None:
         if node.type == "identifier":
             return node
         if node.type in ("subscript_expression", "field_expression"):
-            node = node.child_by_field_name("argument") or node.named_children[0]
+            node = node.child_by_field_id(F_ARGUMENT) or node.named_children[0]
         elif node.type == "parenthesized_expression":
             node = node.named_children[0] if node.named_children else None
         else:
@@ -2491,11 +2511,11 @@ def assigns_only_locals(ctx: GuardContext, stmts: Binding) -> Verdict:
     inner = _declared_names_in(unit, start, end)
     targets: list[tuple[Node, Node]] = []
     for node in _in(_nodes(unit, "assignment_expression"), start, end):
-        left = node.child_by_field_name("left")
+        left = node.child_by_field_id(F_LEFT)
         if left is not None:
             targets.append((node, left))
     for node in _in(_nodes(unit, "update_expression"), start, end):
-        arg = node.child_by_field_name("argument")
+        arg = node.child_by_field_id(F_ARGUMENT)
         if arg is not None:
             targets.append((node, arg))
     for node, lvalue in sorted(targets, key=lambda t: t[0].start_byte):

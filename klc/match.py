@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from tree_sitter import Node
 
 from klc.errors import KlcError
-from klc.frontend import SQUEEZED_OUT
+from klc.frontend import F_BODY, F_DECLARATOR, F_VALUE, SQUEEZED_OUT
 
 if TYPE_CHECKING:
     from klc.frontend import Function, Unit
@@ -248,15 +248,15 @@ def _pattern_nodes(root: Node, how: str) -> list[Node] | None:
     if how == "top":
         return [c for c in root.children if c.type != "comment"]
     fn = root.children[0] if root.children else None
-    body = fn.child_by_field_name("body") if fn is not None else None
+    body = fn.child_by_field_id(F_BODY) if fn is not None else None
     if body is None:
         return None
     stmts = [c for c in body.named_children if c.type != "comment"]
     if how == "body":
         return stmts
     decl = stmts[0] if stmts else None
-    init = decl.child_by_field_name("declarator") if decl is not None else None
-    value = init.child_by_field_name("value") if init is not None else None
+    init = decl.child_by_field_id(F_DECLARATOR) if decl is not None else None
+    value = init.child_by_field_id(F_VALUE) if init is not None else None
     if value is None or value.type != "parenthesized_expression":
         return None
     inner = [c for c in value.named_children if c.type != "comment"]

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from klc.errors import KlcError
-from klc.frontend import balanced_end
+from klc.frontend import F_DECLARATOR, F_LEFT, F_OPERATOR, balanced_end
 
 if TYPE_CHECKING:
     from tree_sitter import Node
@@ -143,7 +143,7 @@ def _precedence(node: Node) -> int | None:
     if t in _UNARY_TYPES:
         return _UNARY
     if t == "binary_expression":
-        op = node.child_by_field_name("operator")
+        op = node.child_by_field_id(F_OPERATOR)
         return _BINARY.get(op.type) if op is not None else None
     return _LOWEST.get(t)
 
@@ -216,12 +216,12 @@ def _slot_precedences(template: str) -> dict[int, int]:
 def _slot(node: Node, parent: Node) -> int:
     kind = parent.type
     if kind == "binary_expression":
-        op = parent.child_by_field_name("operator")
+        op = parent.child_by_field_id(F_OPERATOR)
         prec = _BINARY.get(op.type) if op is not None else None
         if prec is None:
             return PRIMARY
         # left-associative: the right operand must bind strictly tighter
-        left = parent.child_by_field_name("left")
+        left = parent.child_by_field_id(F_LEFT)
         return prec if left is not None and left.start_byte == node.start_byte else prec + 1
     for i, child in enumerate(parent.children):
         if child.start_byte == node.start_byte and child.end_byte == node.end_byte:
@@ -460,9 +460,9 @@ def _attribute_edit(match: Match, edit: Edit, holes: dict[str, str]) -> ByteEdit
         if unit.text(*existing) == value:
             return None
         return ByteEdit(existing[0], existing[1], value, edit.kind)
-    declarator = fn.node.child_by_field_name("declarator")
+    declarator = fn.node.child_by_field_id(F_DECLARATOR)
     while declarator is not None and declarator.type != "function_declarator":
-        declarator = declarator.child_by_field_name("declarator")
+        declarator = declarator.child_by_field_id(F_DECLARATOR)
     if declarator is None:
         raise KlcError(f"{unit.where(fn.start)}: cannot find the declarator of {fn.name}")
     at = declarator.start_byte

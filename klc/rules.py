@@ -29,6 +29,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 from tree_sitter import Node, Query, QueryCursor
 
 from klc.errors import KlcError, where
+from klc.frontend import F_BODY, F_DECLARATOR, F_VALUE
 from klc.guards import (
     GuardAnd,
     GuardArg,
@@ -776,12 +777,12 @@ def _is_expression(text: str) -> bool:
     if root.has_error:
         return False
     fns = [c for c in root.named_children if c.type != "comment"]
-    body = fns[0].child_by_field_name("body") if len(fns) == 1 else None
+    body = fns[0].child_by_field_id(F_BODY) if len(fns) == 1 else None
     stmts = [c for c in body.named_children if c.type != "comment"] if body else []
     if len(stmts) != 1 or stmts[0].type != "declaration":
         return False
-    decl = stmts[0].child_by_field_name("declarator")
-    value = decl.child_by_field_name("value") if decl is not None else None
+    decl = stmts[0].child_by_field_id(F_DECLARATOR)
+    value = decl.child_by_field_id(F_VALUE) if decl is not None else None
     start = len(prefix.encode()) - 1
     if value is None or value.type != "parenthesized_expression" or value.start_byte != start \
             or value.end_byte != start + len(text.encode()) + 2:
@@ -803,7 +804,7 @@ def _is_statements(text: str) -> bool:
     fns = [c for c in root.named_children if c.type != "comment"]
     if len(fns) != 1 or fns[0].type != "function_definition":
         return False
-    body = fns[0].child_by_field_name("body")
+    body = fns[0].child_by_field_id(F_BODY)
     return body is not None and body.end_byte == len(src) - 1
 
 
