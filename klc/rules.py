@@ -284,7 +284,11 @@ def grammar() -> Lark:
     from klc.library import _packaged
 
     text = (_packaged("grammar") / "rule.lark").read_text(encoding="utf-8")
-    return Lark(text, parser="lalr", propagate_positions=True, maybe_placeholders=True)
+    options = {"parser": "lalr", "propagate_positions": True, "maybe_placeholders": True}
+    try:  # lark's cache of the parser tables (a file keyed by the grammar and lark's version)
+        return Lark(text, cache=True, **options)
+    except Exception:  # an unreadable or foreign cache file: build the tables here
+        return Lark(text, **options)
 
 
 _TERMINAL_WORDS = {
