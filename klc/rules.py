@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -285,9 +286,16 @@ def grammar() -> Lark:
 
     text = (_packaged("grammar") / "rule.lark").read_text(encoding="utf-8")
     options = {"parser": "lalr", "propagate_positions": True, "maybe_placeholders": True}
-    try:  # lark's cache of the parser tables (a file keyed by the grammar and lark's version)
-        return Lark(text, cache=True, **options)
-    except Exception:  # an unreadable or foreign cache file: build the tables here
+    # lark's cache of the parser tables, in klc's own cache folder ($KLC_CACHE_DIR or
+    # ~/.cache/klc; not a shared temporary folder, since lark unpickles it): the file holds
+    # a hash of the grammar, the options and lark's version, and is rebuilt when they differ
+    root = os.environ.get("KLC_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "klc")
+    try:
+        folder = Path(root) / "lark"
+        folder.mkdir(parents=True, exist_ok=True)
+        return Lark(text, cache=str(folder / "rule-grammar.cache"), **options)
+    except Exception:  # an unwritable folder, an unreadable cache file: build the tables
         return Lark(text, **options)
 
 

@@ -632,3 +632,19 @@ def test_inverse_keeps_the_kinds_of_what_the_skill_anchor_binds() -> None:
         if r.name == "remove_restrict"]
     skill = mechanical_inverse(qualifier).rule
     assert skill.metavar_kinds == (("X", "identifier"),)
+
+
+def test_rule_grammar_cache_is_klcs_own_and_a_broken_one_is_rebuilt(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """lark keeps the parser tables in klc's cache folder (not a shared temporary one), and
+    a cache file that is not lark's (garbage, another version) is rebuilt, not trusted."""
+    from klc.rules import grammar
+
+    monkeypatch.setenv("KLC_CACHE_DIR", str(tmp_path))
+    built = grammar.__wrapped__()  # (grammar() itself is built once per process)
+    cache = tmp_path / "lark" / "rule-grammar.cache"
+    assert cache.is_file() and cache.stat().st_size > 1000
+    cache.write_bytes(b"not a lark cache\n\x80\x04garbage")
+    again = grammar.__wrapped__()
+    assert {t.name for t in again.terminals} == {t.name for t in built.terminals}
+    assert not cache.read_bytes().startswith(b"not a lark")  # rewritten by lark
