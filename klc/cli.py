@@ -10,7 +10,7 @@ import argparse
 import json
 import sys
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.text import Text
@@ -316,10 +316,10 @@ def cmd_list(args: argparse.Namespace) -> int:
     for path, why in problems:
         err.print(f"klc: error: {path}: {why}", markup=False)
     listings = []
-    info: dict[str, tuple[str, str, str, str]] | None = None
-    n_rules = 0
+    plain = not (out.is_terminal or out.color_system is not None)
     for listing in list_paths(paths, rule_paths, show_all=args.all, tree_only=args.tree_only,
-                              jobs=args.jobs, json_sites=args.json):
+                              jobs=args.jobs, json_sites=args.json,
+                              render="" if args.json else "plain" if plain else "styled"):
         if listing.error:
             failed += 1
             err.print(f"klc: error: {listing.error}", markup=False)
@@ -327,74 +327,23 @@ def cmd_list(args: argparse.Namespace) -> int:
         if args.json:
             listings.append(listing)
             continue
-        if info is None:  # what a row does not carry: its rule's, the same for every site
-            from klc.listing import loaded_rules
-
-            rules = loaded_rules()
-            n_rules = len(rules)
-            info = {r.name: (r.location, r.card.intent or r.description, r.card.verdict or "",
-                             " ".join(f"?{h}" for h in r.holes)) for r in rules}
-        _print_listing(listing, info, n_rules, quiet_empty=len(paths) > 1)
+        if not listing.pieces and not listing.text:
+            if len(paths) == 1:
+                out.print(f"{listing.path}: no rule applies ({listing.n_rules} rules, "
+                          f"{listing.refused} refused matches; --all shows why)", markup=False)
+            continue
+        if plain:  # a pipe or a file: the worker's plain text, as it is
+            out.file.write(listing.text)
+        else:  # a terminal: one rich Text styled by span (no markup to parse: a path or a
+            text = Text()  # reason holding "[" prints as it is)
+            for piece, style in listing.pieces:
+                text.append(piece, style)
+            text.rstrip()
+            out.print(text)
     if args.json:
         sites = [s for lst in listings for s in lst.sites]
         print(json.dumps(sites, indent=2))
     return 2 if failed else 0
-
-
-def _print_listing(listing: Any, info: dict[str, tuple[str, str, str, str]], n_rules: int,
-                   quiet_empty: bool) -> None:
-    if not listing.rows:
-        if not quiet_empty:
-            out.print(f"{listing.path}: no rule applies ({n_rules} rules, {listing.refused} "
-                      "refused matches; --all shows why)", markup=False)
-        return
-    # the file's lines as (text, style) pieces: to a terminal one rich Text styled by span
-    # (no markup to parse: a path or a reason holding "[" prints as it is), to a pipe or a
-    # file their plain text joined (building the Text cost as much as finding the sites)
-    pieces: list[tuple[str, str]] = []
-    add = pieces.append
-    path = listing.path
-    for s in listing.rows:
-        location, intent, verdict, holes = info[s.rule]
-        loc = f"{path}:{s.line}:{s.col}"
-        fn = f" in {s.function}" if s.function else ""
-        if s.applicable:
-            add((loc, "green"))
-            add((f"{fn}: ", ""))
-            add((s.rule, "bold"))
-            _add_verdict(add, verdict)
-            add((f" ({location}) {holes}".rstrip() + "\n", ""))
-            if intent:
-                add((f"    {intent}\n", ""))
-        else:
-            add((loc, "yellow"))
-            add((f"{fn}: {s.rule}", ""))
-            _add_verdict(add, verdict)
-            add((f" ({location}) ", ""))
-            add(("not applicable", "red"))
-            add((f"\n    why not: {s.why_not}\n", ""))
-    if out.is_terminal or out.color_system is not None:
-        text = Text()
-        for piece, style in pieces:
-            text.append(piece, style)
-        text.rstrip()
-        out.print(text)
-    else:  # a pipe or a file: the plain text, without rich's rendering per segment
-        out.file.write("".join(piece for piece, _ in pieces).rstrip() + "\n")
-
-
-# a learned card's verdict (klc/reverse.py); a slower skill is "when not" knowledge
-_VERDICTS = {"faster": ("measured faster", ""), "neutral": ("measured neutral", ""),
-             "slower": ("when not: measured slower", "red"),
-             "unmeasured": ("not measured yet", "")}
-
-
-def _add_verdict(add: Any, verdict: str) -> None:
-    words = _VERDICTS.get(verdict)
-    if words is None:
-        return
-    add((" ", ""))
-    add((f"({words[0]})", words[1]))
 
 
 @command("ast")

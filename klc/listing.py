@@ -38,6 +38,11 @@ class FileListing:
     refused: int = 0  # matches whose context or guards failed
     error: str = ""
     rows: list[SiteRow] = field(default_factory=list)
+    # the listing as the text command prints it, made in the worker (``render``): styled
+    # pieces for a terminal, or the plain text for a pipe or a file
+    pieces: list[tuple[str, str]] = field(default_factory=list)
+    text: str = ""
+    n_rules: int = 0
 
 
 _STATE: dict[str, Any] = {}
@@ -55,7 +60,7 @@ def tune_gc() -> None:
 
 
 def _init(rule_paths: list[str], tree_only: bool, show_all: bool,
-          json_sites: bool = True) -> None:
+          json_sites: bool = True, render: str = "") -> None:
     from klc.library import load_rule_paths
 
     if _STATE.get("rule_paths") != rule_paths:  # a forked worker has its parent's rules
@@ -64,6 +69,8 @@ def _init(rule_paths: list[str], tree_only: bool, show_all: bool,
     _STATE["clang"] = not tree_only
     _STATE["all"] = show_all
     _STATE["json"] = json_sites
+    _STATE["render"] = render
+    _STATE.pop("info", None)
     tune_gc()
 
 
@@ -104,9 +111,68 @@ def list_file(path: str) -> FileListing:
     if _STATE.get("json", True):
         return FileListing(path, [site_json(s) for s in shown], refused)
     position = unit.position
-    return FileListing(path, refused=refused, rows=[
-        SiteRow(s.rule.name, *position(s.match.start), s.function_name, s.ok, s.reason)
-        for s in shown])
+    rows = [SiteRow(s.rule.name, *position(s.match.start), s.function_name, s.ok, s.reason)
+            for s in shown]
+    listing = FileListing(path, refused=refused, rows=rows, n_rules=len(_STATE["rules"]))
+    render = _STATE.get("render", "")
+    if render and rows:
+        pieces = render_pieces(path, rows, _rule_info())
+        listing.rows = []
+        if render == "plain":  # (a pipe: the parent writes it as it is)
+            listing.text = "".join(piece for piece, _ in pieces).rstrip() + "\n"
+        else:
+            listing.pieces = pieces
+    return listing
+
+
+# a learned card's verdict (klc/reverse.py); a slower skill is "when not" knowledge
+_VERDICTS = {"faster": ("measured faster", ""), "neutral": ("measured neutral", ""),
+             "slower": ("when not: measured slower", "red"),
+             "unmeasured": ("not measured yet", "")}
+
+
+def _rule_info() -> dict[str, tuple[str, str, str, str]]:
+    """What a row does not carry, by rule: its location, intent, verdict words and holes."""
+    info = _STATE.get("info")
+    if info is None:
+        info = _STATE["info"] = {
+            r.name: (r.location, r.card.intent or r.description, r.card.verdict or "",
+                     " ".join(f"?{h}" for h in r.holes)) for r in _STATE["rules"]}
+    return info  # type: ignore[no-any-return]
+
+
+def render_pieces(path: str, rows: list[SiteRow], info: dict[str, tuple[str, str, str, str]]
+                  ) -> list[tuple[str, str]]:
+    """A file's listing as (text, style) pieces: the location (green when the rule applies,
+    yellow when not), the rule in bold, its verdict, location and holes, then its intent or
+    why not."""
+    pieces: list[tuple[str, str]] = []
+    add = pieces.append
+    for s in rows:
+        location, intent, verdict, holes = info[s.rule]
+        loc = f"{path}:{s.line}:{s.col}"
+        fn = f" in {s.function}" if s.function else ""
+        words = _VERDICTS.get(verdict)
+        if s.applicable:
+            add((loc, "green"))
+            add((f"{fn}: ", ""))
+            add((s.rule, "bold"))
+            if words:
+                add((" ", ""))
+                add((f"({words[0]})", words[1]))
+            add((f" ({location}) {holes}".rstrip() + "\n", ""))
+            if intent:
+                add((f"    {intent}\n", ""))
+        else:
+            add((loc, "yellow"))
+            add((f"{fn}: {s.rule}", ""))
+            if words:
+                add((" ", ""))
+                add((f"({words[0]})", words[1]))
+            add((f" ({location}) ", ""))
+            add(("not applicable", "red"))
+            add((f"\n    why not: {s.why_not}\n", ""))
+    return pieces
 
 
 def _chunk(paths: list[str]) -> list[FileListing]:
@@ -123,15 +189,17 @@ def kernel_files(roots: Sequence[str]) -> tuple[list[str], list[tuple[str, str]]
 
 
 def list_paths(paths: list[str], rule_paths: list[str], *, show_all: bool = False,
-               tree_only: bool = False, jobs: int = 1,
-               json_sites: bool = True) -> Iterator[FileListing]:
+               tree_only: bool = False, jobs: int = 1, json_sites: bool = True,
+               render: str = "") -> Iterator[FileListing]:
     """Every file's listing, in the order of ``paths``; ``jobs`` worker processes (1: in this
     process). Rules are loaded (and checked) before any file is read. ``json_sites``: each
-    site as ``site_json`` (else as a ``SiteRow``, in ``rows``)."""
+    site as ``site_json`` (else as a ``SiteRow``, in ``rows``). ``render`` ("styled" or
+    "plain", with ``json_sites`` off): the worker renders the rows as ``klc list`` prints
+    them, into ``pieces`` or ``text`` (then ``rows`` is left empty)."""
     _load(rule_paths)
     jobs = max(1, min(jobs, len(paths) or 1, os.cpu_count() or 1))
     if jobs == 1:
-        _init(rule_paths, tree_only, show_all, json_sites)
+        _init(rule_paths, tree_only, show_all, json_sites, render)
         for p in paths:
             yield list_file(p)
         return
@@ -139,6 +207,7 @@ def list_paths(paths: list[str], rule_paths: list[str], *, show_all: bool = Fals
     size = max(1, min(16, len(paths) // (jobs * 32) or 1))
     chunks = [paths[i:i + size] for i in range(0, len(paths), size)]
     with ProcessPoolExecutor(jobs, initializer=_init,
-                             initargs=(rule_paths, tree_only, show_all, json_sites)) as pool:
+                             initargs=(rule_paths, tree_only, show_all, json_sites,
+                                       render)) as pool:
         for results in pool.map(_chunk, chunks):
             yield from results
