@@ -585,28 +585,7 @@ def _declarations_named(unit: Unit, name: str) -> list[_Decl]:
     """The declarations of one name (locals and globals), in source order: from the unit's
     declarations, read once (a file's lookups ask for most of its names, and the taint and
     alias analyses for all of them)."""
-    whole = unit.memo.get("declarations")
-    if whole is None:
-        whole = _declarations(unit)
-    return whole.get(name, [])
-
-
-_ASCII_WORD = re.compile(r"[A-Za-z0-9_$]+")
-# a whole word as ``_declarations_named``'s search sees one: a run of [\w$] not preceded by
-# one (the search's look-behind sees the byte before the declaration; its look-ahead stops
-# at the declaration's end, as the run does)
-_WORD_RUN = re.compile(rb"(?<![\w$])[\w$]+")
-
-
-def _declaration_words(unit: Unit) -> dict[bytes, list[Node]]:
-    """The declaration nodes (in source order) that hold each word."""
-    src = unit.source
-    by_word: dict[bytes, list[Node]] = {}
-    find = _WORD_RUN.findall
-    for n in _nodes(unit, "declaration"):
-        for w in set(find(src, n.start_byte, n.end_byte)):
-            by_word.setdefault(w, []).append(n)
-    return by_word
+    return _declarations(unit).get(name, [])
 
 
 def declarations_named(unit: Unit, name: str) -> list[Any]:

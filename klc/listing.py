@@ -74,11 +74,6 @@ def _init(rule_paths: list[str], tree_only: bool, show_all: bool,
     tune_gc()
 
 
-def loaded_rules() -> list[Any]:
-    """The rules ``list_paths`` loaded in this process."""
-    return list(_STATE.get("rules", []))
-
-
 def _load(rule_paths: list[str]) -> None:
     """Load (and so check) the rules and compile their anchors in this process, before any
     worker is forked: the workers start with them."""
