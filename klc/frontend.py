@@ -609,9 +609,9 @@ def parse_bytes(source: bytes, path: str = "<memory>", *,
     masks = _always_masks(source, defs)
     for mask in masks:
         _blank(work, mask.start, mask.end)
+    always = len(masks)  # (after these: the recovery's, carried over or found again)
     if previous is not None and previous[0].recovered:
         _carry_recovered(work, masks, *previous)
-    always = len(masks)
     data = bytes(work)
     old = _edited_tree(*previous, data) if previous is not None else None
     tree = parser().parse(data, old) if old is not None else parser().parse(data)
@@ -620,7 +620,7 @@ def parse_bytes(source: bytes, path: str = "<memory>", *,
     recovered = masks[always:]
     masks.sort(key=lambda m: m.start)
     unit = Unit(path, source, bytes(work[: len(source)]), tree, masks, defs)
-    unit.recovered = [m for m in recovered]
+    unit.recovered = recovered
     return unit
 
 
