@@ -47,7 +47,7 @@ import re
 import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -106,6 +106,27 @@ def parser() -> Parser:
     if p is None:
         p = _local.parser = Parser(LANGUAGE)
     return p
+
+
+_EXPR_PREFIX = b"void __klc_expr__() {\nauto __klc_e__ = ("
+
+
+@lru_cache(maxsize=4096)
+def parse_expression(text: str) -> tuple[Node, bytes] | None:
+    """Parse a text (a #define body, a launch configuration, a hole value) as one C++
+    expression: its node (the parenthesised expression around it) and the bytes it was
+    parsed from; None when it is not one expression."""
+    src = _EXPR_PREFIX + text.encode() + b");\n}\n"
+    root = parser().parse(src).root_node
+    if root.has_error:
+        return None
+    node = root.descendant_for_byte_range(len(_EXPR_PREFIX) - 1, len(src) - 5)
+    while node is not None and not (node.type == "parenthesized_expression"
+                                    and node.start_byte == len(_EXPR_PREFIX) - 1):
+        node = node.parent
+    if node is None or node.end_byte != len(src) - 4:
+        return None  # "a)(b": the parentheses close before the text ends
+    return node, src
 
 
 # One query collects everything the model needs in a single pass in C, instead of a Python

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from tree_sitter import Node
 
+from klc.errors import KlcError
 from klc.frontend import (
     F_ARGUMENT,
     F_ARGUMENTS,
@@ -51,6 +52,7 @@ from klc.frontend import (
     F_TYPE,
     F_UPDATE,
     F_VALUE,
+    parse_expression,
 )
 
 if TYPE_CHECKING:
@@ -994,7 +996,7 @@ class _Eval:
         self.sources: list[str] = []  # where names got their values, for reasons
 
     def text(self, text: str, depth: int = 0) -> int | float | None:
-        parsed = _parse_expression(text)
+        parsed = parse_expression(text)
         if parsed is None:
             self.why = f"`{_snippet(text)}` does not parse as an expression"
             return None
@@ -1158,30 +1160,6 @@ def _binary(op: str, a: int | float, b: int | float) -> int | float | None:
         if op in bits and (op not in ("<<", ">>") or 0 <= b < 64):
             return bits[op](a, b)  # type: ignore[arg-type]
     return None
-
-
-_EXPR_PREFIX = b"void __klc_guard__() {\nauto __klc_e__ = ("
-
-
-@functools.lru_cache(maxsize=4096)
-def _parse_expression(text: str) -> tuple[Node, bytes] | None:
-    """Parse a text (a #define body, a launch configuration) as one expression."""
-    from klc.frontend import parser
-
-    src = _EXPR_PREFIX + text.encode() + b");\n}\n"
-    root = parser().parse(src).root_node
-    if root.has_error:
-        return None
-    for node in _walk(root):
-        if node.type == "parenthesized_expression" and node.start_byte == len(_EXPR_PREFIX) - 1:
-            return node, src
-    return None
-
-
-def _walk(node: Node) -> Iterator[Node]:
-    yield node
-    for c in node.named_children:
-        yield from _walk(c)
 
 
 def _defines(unit: Unit) -> dict[str, str]:
@@ -2165,9 +2143,12 @@ def smem_fits(ctx: GuardContext, limit: int | str = "default") -> Verdict:
         missing = [h for h in re.findall(r"\?([A-Za-z_]\w*)", template) if h not in ctx.holes]
         if missing:
             return Verdict(True, f"smem_fits: depends on ?{missing[0]}", ctx.match.start, True)
-        text = re.sub(r"\?([A-Za-z_]\w*)", lambda m: ctx.holes[m.group(1)], template)
-        text = re.sub(r"\$\$\$(\w+)|\$(\w+)", lambda m: _bound_text(ctx, m.group(1) or
-                                                                     m.group(2)), text)
+        from klc.rewrite import render
+
+        try:  # the declarations exactly as the rewrite writes them (values in parentheses
+            text = render(template, ctx.match, ctx.holes)  # where the template needs them)
+        except KlcError as e:
+            return _unknown(ctx, f"the rewrite's __shared__ declarations: {e}")
         inserted = parse_bytes(f"__global__ void __klc_smem__() {{\n{text}\n}}\n".encode(),
                                "<rewrite>")
         if not inserted.functions:
@@ -2194,11 +2175,6 @@ def smem_fits(ctx: GuardContext, limit: int | str = "default") -> Verdict:
         return _yes(f"{words} = {total} B fits {cap} B", ctx.match.start)
     return _no(ctx, f"{words} = {total} B exceeds {cap} B "
                f"({_cite(ctx.unit, fn.start, fn.body_start)})")
-
-
-def _bound_text(ctx: GuardContext, name: str) -> str:
-    b = ctx.match.bindings.get(name)
-    return b.text if b is not None else name
 
 
 # --------------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from klc.errors import KlcError
-from klc.frontend import F_DECLARATOR, F_LEFT, F_OPERATOR, balanced_end
+from klc.frontend import F_DECLARATOR, F_LEFT, F_OPERATOR, balanced_end, parse_expression
 
 if TYPE_CHECKING:
     from tree_sitter import Node
@@ -150,9 +150,7 @@ def _precedence(node: Node) -> int | None:
 
 def _hole_precedence(value: str) -> int | None:
     """The precedence of a hole value that parses as one expression (None otherwise)."""
-    from klc.guards import _parse_expression
-
-    parsed = _parse_expression(value)
+    parsed = parse_expression(value)
     if parsed is None:
         return None
     inner = [c for c in parsed[0].named_children if c.type != "comment"]

@@ -16,7 +16,7 @@ import pytest
 from klc.frontend import Unit, parse_bytes
 from klc.guards import PREDICATES, GuardContext, Verdict, evaluate
 from klc.match import Binding, Match
-from klc.rules import Edit, parse_guard
+from klc.rules import Edit, HoleDecl, parse_guard
 
 K1 = """\
 #define TILE 32
@@ -399,7 +399,8 @@ def test_no_early_return_before_barrier_and_warp_intrinsics() -> None:
 
 def test_smem_fits_counts_the_rewrite_with_hole_values() -> None:
     rule = SimpleNamespace(edits=(Edit("insert_body_start",
-                                       template="__shared__ float ?name[?tile][$W];"),))
+                                       template="__shared__ float ?name[?tile][$W];"),),
+                           holes={}, location="r.rule:1")
     ctx = context(K1, "int z = N + K + TILE;", rule=rule, W="TILE")
     v = check(ctx, "smem_fits")
     assert v.ok and v.unknown and v.reason == "smem_fits: depends on ?name"
@@ -414,6 +415,22 @@ def test_smem_fits_counts_the_rewrite_with_hole_values() -> None:
        "49152 B (k.cu:4:1:")
     yes(big, "smem_fits(optin) and smem_fits(80000)")
     no(context(K1, "int z"), "smem_fits(4000)", "4480 B declared in `k1` = 4480 B exceeds 4000 B")
+
+
+def test_smem_fits_reads_the_declarations_as_the_rewrite_writes_them() -> None:
+    """A value substituted into a size keeps its meaning (in parentheses), as the rewrite
+    writes it: `?n * 64` with ?n = `8 + 8` is 1024 floats (4096 B), not 8 + 8 * 64 = 520."""
+    rule = SimpleNamespace(edits=(Edit("insert_body_start",
+                                       template="__shared__ float extra[?n * 64];"),),
+                           holes={"n": HoleDecl("n", "expr")}, location="r.rule:1")
+    ctx = context(K1, "int z = N + K + TILE;", rule=rule, holes={"n": "8 + 8"})
+    no(ctx, "smem_fits(8000)", "4480 B declared in `k1` + 4096 B from the rewrite = 8576 B "
+       "exceeds 8000 B")
+    bound = SimpleNamespace(edits=(Edit("insert_body_start",
+                                        template="__shared__ float extra[$W * 64];"),),
+                            holes={}, location="r.rule:1")
+    ctx = context(K1, "int z = N + K + TILE;", rule=bound, W="N + K")
+    no(ctx, "smem_fits(8000)", "+ 34304 B from the rewrite")  # (128 + 6) * 64 * 4
 
 
 # --------------------------------------------------------------------------------------
