@@ -52,6 +52,7 @@ from klc.frontend import (
     F_TYPE,
     F_UPDATE,
     F_VALUE,
+    LOOP_TYPES,
     parse_expression,
 )
 
@@ -1418,6 +1419,8 @@ def _alignment(ctx: GuardContext, node: Node, depth: int = 0) -> tuple[int | Non
             k = ev.node(off, src)
             if elem is not None and not isinstance(k, int):
                 m, why = _multiple_of(ctx, off)  # x + (size_t)row * cols, cols a multiple of 4
+                if m == 0:  # 0 * n: no offset at all
+                    return a, f"{how}, offset by `{_snippet(_text(src, off))}`, which is 0 ({why})"
                 if m > 1:
                     return math.gcd(a, m * elem), (f"{how}, offset by `{_snippet(_text(src, off))}`"
                                                    f", a multiple of {m} × {elem} bytes ({why})")
@@ -1463,6 +1466,9 @@ def _multiple_of(ctx: GuardContext, node: Node, depth: int = 0) -> tuple[int, st
     if node.type == "identifier":
         name = _text(src, node)
         decl, fn = _lookup(ctx, name, node.start_byte), ctx.function
+        if decl is not None and fn is not None and decl.origin == "local" \
+                and decl.pointer == 0 and decl.init is not None:
+            return _local_multiple(ctx, name, decl, fn, depth)
         sizes = _spec_sizes(ctx, name)
         if sizes is None or decl is None or decl.origin != "parameter" or fn is None \
                 or _assigned(ctx, name, fn.body_start, fn.body_end):
@@ -1482,6 +1488,114 @@ def _multiple_of(ctx: GuardContext, node: Node, depth: int = 0) -> tuple[int, st
             return (a << shift, why_a) if isinstance(shift, int) and 0 <= shift < 32 else (1, "")
         return math.gcd(a, b), why
     return 1, ""
+
+
+def _local_multiple(ctx: GuardContext, name: str, decl: _Decl, fn: Function, depth: int
+                    ) -> tuple[int, str]:
+    """What a local integer is known to be a multiple of: its initialiser's, when nothing
+    assigns it later; a for loop's own variable, its start's and its constant step's."""
+    unit, src = ctx.unit, ctx.unit.source
+    node: Node | None = unit.root.descendant_for_byte_range(decl.start, decl.end)
+    while node is not None and (node.start_byte, node.end_byte) != (decl.start, decl.end):
+        node = node.parent
+    assert decl.init is not None
+    loop = node.parent if node is not None else None
+    if loop is not None and loop.type == "for_statement" \
+            and loop.child_by_field_id(F_INITIALIZER) == node:
+        update = loop.child_by_field_id(F_UPDATE)
+        step = _step(update, src, name, _Eval(ctx)) if update is not None else None
+        if step is None or step[0] != "+" or _assigned_in_body(ctx, loop, name):
+            return 1, ""
+        a, why = _multiple_of(ctx, decl.init, depth + 1)
+        m = math.gcd(a, abs(step[1]))
+        return m, (f"`{name}` starts at `{_snippet(_text(src, decl.init))}` and steps by "
+                   f"{step[1]}" + (f" ({why})" if why else ""))
+    if _assigned(ctx, name, decl.end, fn.body_end) or _address_taken(src, name, decl.end,
+                                                                       fn.body_end):
+        return 1, ""
+    a, why = _multiple_of(ctx, decl.init, depth + 1)
+    return a, why
+
+
+def _address_taken(src: bytes, name: str, start: int, end: int) -> bool:
+    """``&name`` in [start, end): something may write the variable through a pointer."""
+    return re.search(rb"&\s*" + re.escape(name.encode()) + rb"\b(?!\s*\[)",
+                     src[start:end]) is not None
+
+
+def _element_alignment(ctx: GuardContext, array: Node, index: Node) -> tuple[int | None, str]:
+    """The known alignment in bytes of ``&array[index]``, where ``array`` may itself be
+    subscripted (``As[buf][k]``): the array's own alignment, and each index times the bytes
+    one step of it spans (its stride) a known multiple (or zero)."""
+    src = ctx.unit.source
+    indices = [index]
+    base = _unwrap(array)
+    while base.type == "subscript_expression":
+        idx = base.child_by_field_id(F_INDICES)
+        inner = [c for c in idx.named_children if c.type != "comment"] if idx else []
+        if len(inner) != 1:
+            return None, f"`{_snippet(_text(src, base))}` is not a plain subscript"
+        indices.insert(0, inner[0])
+        base = _unwrap(base.child_by_field_id(F_ARGUMENT))
+    if base.type != "identifier":
+        return None, f"`{_snippet(_text(src, base))}` is not a named array or pointer"
+    name = _text(src, base)
+    decl = _lookup(ctx, name, base.start_byte)
+    if decl is None:
+        return None, f"`{name}` is not declared in this file"
+    elem = SIZES.get(_norm_type(decl.base))
+    if elem is None:
+        return None, f"the size of {decl.base} is unknown to the tree"
+    dims: tuple[str, ...] = decl.dims
+    if not dims and not (decl.pointer == 1 and len(indices) == 1):
+        return None, f"`{name}` is not an array of {len(indices)} dimension(s) or a pointer"
+    if dims and len(indices) > len(dims):
+        return None, f"`{name}` has {len(dims)} dimension(s), not {len(indices)}"
+    a, how = _alignment(ctx, base)
+    if a is None:
+        return None, how
+    parts = [how]
+    ev = _Eval(ctx)
+    for j, idx in enumerate(indices):
+        m, why = _multiple_of(ctx, idx)
+        if m == 0:
+            continue  # index 0: no offset
+        stride = elem
+        for d in dims[j + 1:]:
+            size = ev.text(d) if d else None
+            if not isinstance(size, int):
+                return None, (f"the stride of index `{_snippet(_text(src, idx))}` of `{name}` "
+                              f"is unknown: dimension `{d}`: {ev.why}")
+            stride *= size
+        a = math.gcd(a, m * stride)
+        parts.append(f"`{_snippet(_text(src, idx))}` × {stride} B, a multiple of {m * stride} B"
+                     + (f" ({why})" if why and m > 1 else ""))
+    return a, "; ".join(parts)
+
+
+@predicate("element_aligned", _metavar("$A"), _metavar("$I"),
+           ArgSpec("N", frozenset({"int", "hole"})))
+def element_aligned(ctx: GuardContext, arr: Binding, i: Binding, n: Any) -> Verdict:
+    """The address of element $A[$I] is known N-byte aligned ($A may be subscripted itself:
+    As[buf][k]): the array's alignment (__align__, natural, a kernel pointer parameter) and
+    every index times its stride a known multiple of N (constants, spec sizes, template
+    arguments, locals initialised from them, loop variables with a constant start and
+    step)."""
+    want = _number_arg(ctx, n)
+    if not isinstance(want, int) or want <= 0:
+        return _no(ctx, f"element_aligned: {n!r} is not a positive integer")
+    array, index = _binding_node(arr), _binding_node(i)
+    if array is None or index is None:
+        return _no(ctx, f"{_code(arr)}[{_code(i)}]: a sequence is not an array element",
+                   arr.start)
+    what = f"`&{_snippet(arr.text)}[{_snippet(i.text)}]`"
+    a, how = _element_alignment(ctx, array, index)
+    if a is None:
+        return _no(ctx, f"{what} is not known to be {want}-byte aligned: {how}", arr.start)
+    if a % want == 0:
+        return _yes(f"{what} is {want}-byte aligned: {how}", arr.start)
+    return _no(ctx, f"{what} is only known to be {a}-byte aligned, not {want}: {how}",
+               arr.start)
 
 
 @predicate("aligned", _metavar(), ArgSpec("N", frozenset({"int", "hole"})))
@@ -1995,7 +2109,7 @@ def _sync_uniform(ctx: GuardContext, fn: Function, start: int, end: int, label: 
                 return _no(ctx, f"`{bar.name}()` ({unit.where(bar.start)}) is under "
                            f"`{_snippet(_text(src, cond))}` ({unit.where(cond.start_byte)}), "
                            f"which depends on the thread{why}", bar.start)
-            if parent.type in ("for_statement", "while_statement", "do_statement"):
+            if parent.type in LOOP_TYPES:
                 for jump in _in(_nodes(unit, "break_statement", "continue_statement",
                                        "return_statement"), parent.start_byte,
                                 parent.end_byte):
@@ -2185,11 +2299,11 @@ def _loop_node(ctx: GuardContext, what: Any) -> tuple[Node | None, str]:
     """The loop statement a predicate is about: the loop a metavariable bound (or whose
     header holds it), ``anchor`` (the match itself), or ``loop`` (the innermost around it)."""
     unit = ctx.unit
-    loops = _nodes(unit, "for_statement", "while_statement", "do_statement")
+    loops = _nodes(unit, *LOOP_TYPES)
     if isinstance(what, str):
         if what == "anchor":
             for n in ctx.match.nodes:
-                if n.type in ("for_statement", "while_statement", "do_statement"):
+                if n.type in LOOP_TYPES:
                     return n, ""
             inside = [n for n in loops if ctx.match.start <= n.start_byte
                       and n.end_byte <= ctx.match.end]
@@ -2202,7 +2316,7 @@ def _loop_node(ctx: GuardContext, what: Any) -> tuple[Node | None, str]:
     node = _binding_node(what)
     cur = node
     while cur is not None:
-        if cur.type in ("for_statement", "while_statement", "do_statement"):
+        if cur.type in LOOP_TYPES:
             body = cur.child_by_field_id(F_BODY)
             if cur == node or body is None or not (body.start_byte <= node.start_byte
                                                    < body.end_byte):
@@ -2212,11 +2326,16 @@ def _loop_node(ctx: GuardContext, what: Any) -> tuple[Node | None, str]:
     return None, f"{_code(what)} ({unit.where(what.start)}) is neither a loop nor in a loop header"
 
 
+_LOOP_WORDS = {"for_range_loop": "range-based for loop", "while_statement": "while loop",
+               "do_statement": "do-while loop"}
+
+
 def trip_count(ctx: GuardContext, loop: Node) -> tuple[int | None, str]:
     """The number of iterations of a counted ``for`` loop, or None and why not."""
     src = ctx.unit.source
     if loop.type != "for_statement":
-        return None, f"a {loop.type.split('_')[0]} loop has no counted header"
+        return None, (f"a {_LOOP_WORDS.get(loop.type, loop.type)} has no counted "
+                      "header")
     init = loop.child_by_field_id(F_INITIALIZER)
     cond = loop.child_by_field_id(F_CONDITION)
     update = loop.child_by_field_id(F_UPDATE)
@@ -2504,8 +2623,7 @@ def no_jumps(ctx: GuardContext, stmts: Binding) -> Verdict:
     reaches its end. A continue of a loop around the code skips the rest of it, and the
     rules that re-wrap code in a loop or unwrap it (loop_of_one, trip_count_one_loop_to_block)
     would hand it to another loop."""
-    from klc.frontend import LOOP_TYPES as loops
-
+    loops = LOOP_TYPES
     unit = ctx.unit
     start, end = stmts.start, stmts.end
     for node in _in(_nodes(unit, "return_statement", "goto_statement", "break_statement",

@@ -22,15 +22,13 @@ from typing import TYPE_CHECKING
 from tree_sitter import Node
 
 from klc.errors import KlcError
-from klc.frontend import Function, Problem, Unit, parse_bytes
+from klc.frontend import LOOP_TYPES, Function, Problem, Unit, parse_bytes
 from klc.match import Match, Pattern, compile_pattern, find_matches, index_nodes
 from klc.rewrite import ByteEdit, Rewrite, apply_edits, plan
 
 if TYPE_CHECKING:
     from klc.guards import Verdict
     from klc.rules import Rule
-
-LOOP_TYPES = frozenset({"for_statement", "while_statement", "do_statement"})
 
 
 @dataclass

@@ -342,3 +342,15 @@ def test_golden_cases_pass() -> None:
     failed = [f"{r.case}: {r.message}" for r in results if not r.ok]
     assert not failed
     assert len(results) >= 12
+
+
+def test_a_range_for_is_a_loop_for_the_context() -> None:
+    """`context: loop` holds inside a range-based for loop as inside any other loop."""
+    rules = [r for r in load_rules_text(RULES, "r.rule") if r.name == "coarsen_nothing"]
+    src = (b"__global__ void f(float* __restrict__ y, const float* x, const int (&idx)[4]) {\n"
+           b"  for (int i : idx) {\n    y[i] += x[i];\n  }\n}\n")
+    sites = find_sites(parse_bytes(src, "k.cu"), rules)
+    assert [(s.ok, s.stage) for s in sites] == [(True, "")]
+    outside = src.replace(b"for (int i : idx) {", b"{ int i = idx[0];")
+    sites = find_sites(parse_bytes(outside, "k.cu"), rules)
+    assert [(s.ok, s.reason) for s in sites] == [(False, "context: not inside a loop")]

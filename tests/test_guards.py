@@ -675,3 +675,91 @@ def test_block_cooperative() -> None:
     late = COOP.replace("RETURN", "if (i == 0) return;")
     yes(context(late, "if (i < n)", spec=_hist_spec(late.replace("BLOCK", "256"))),
         "block_cooperative")
+
+
+RANGE_FOR = """\
+__global__ void r(float* y, const int (&idx)[4]) {
+  for (int i : idx) {
+    if (threadIdx.x > 3) break;
+    __syncthreads();
+    y[i] = 1.0f;
+  }
+}
+"""
+
+
+def test_a_range_for_is_a_loop_to_the_guards() -> None:
+    """A thread-dependent break out of a range-based for loop skips the barrier in it, and a
+    predicate about the loop around a match finds the range-based loop (with a reason)."""
+    ctx = context(RANGE_FOR, "y[i] = 1.0f;")
+    no(ctx, "sync_uniform(kernel)",
+       "`break;` (k.cu:3:26) under the thread-dependent `threadIdx.x > 3` leaves the loop "
+       "around `__syncthreads()` (k.cu:4:5)")
+    no(ctx, "trip_count_known(loop)", "`for (int i : idx)` (k.cu:2:3) is not known: a "
+       "range-based for loop has no counted header")
+    yes(ctx, "not has_pragma_unroll(loop)")
+
+
+def test_an_offset_known_to_be_zero_keeps_the_alignment() -> None:
+    src = ("__global__ void k(float* x, int n) {\n  float* p = x + 0 * n;\n"
+           "  float* q = x + (n << 2) * 0 + 4 * 4;\n  float* u = x + 0 * n + 1;\n"
+           "  p[0] = q[0] + u[0];\n}\n")
+    yes(context(src, "x + 0 * n", X="x + 0 * n"), "aligned($X, 16)")
+    v = yes(context(src, "x + (n << 2) * 0 + 4 * 4", X="x + (n << 2) * 0 + 4 * 4"),
+            "aligned($X, 16)")
+    assert "offset by `(n << 2) * 0`, which is 0" in v.reason
+    no(context(src, "x + 0 * n + 1", X="x + 0 * n + 1"), "aligned($X, 16)",
+       "only known to be 4-byte aligned, not 16")
+
+
+TILES = """\
+#define BK 8
+#define BM 128
+__global__ void g(float* out, int n) {
+  __shared__ __align__(16) float As[2][BK][BM];
+  __shared__ float Bs[BK][BM];
+  __shared__ __align__(16) float Cs[BK][BM + 1];
+  const int ty = threadIdx.x / 16;
+  const int a_col = threadIdx.x % 2 * 4;
+  int moved = 4;
+  int passed = 4;
+  for (int k = 0; k < BK; ++k) {
+    for (int i = 0; i < 8; i += 4) {
+      float4 t = make_float4(As[k % 2][k][ty * 8 + i], 0, 0, 0);
+      float4 u = make_float4(Bs[k][ty * 8 + i], 0, 0, 0);
+      float4 v = make_float4(Cs[k][ty * 8 + i], 0, 0, 0);
+      float4 w = make_float4(As[0][k][ty * 8 + i + 1], 0, 0, 0);
+      float4 x = make_float4(As[1][k][a_col], 0, 0, 0);
+      float4 y = make_float4(As[1][k][n], 0, 0, 0);
+      float4 z = make_float4(As[1][k][moved], 0, 0, 0);
+      float4 p = make_float4(As[1][k][passed], 0, 0, 0);
+      out[0] = t.x + u.x + v.x + w.x + x.x + y.x + z.x + p.x;
+      moved += 2;
+      bump(&passed);
+    }
+  }
+}
+"""
+
+
+def test_element_aligned() -> None:
+    def site(var: str, array: str, index: str) -> GuardContext:
+        line = f"float4 {var} = make_float4({array}[{index}], 0, 0, 0);"
+        return context(TILES, line, A=array, I=index)
+
+    v = yes(site("t", "As[k % 2][k]", "ty * 8 + i"), "element_aligned($A, $I, 16)")
+    assert v.reason.startswith("`&As[k % 2][k][ty * 8 + i]` is 16-byte aligned: __align__(16)")
+    assert "`k % 2` × 4096 B" in v.reason and "`i` starts at `0` and steps by 4" in v.reason
+    yes(site("x", "As[1][k]", "a_col"), "element_aligned($A, $I, 16)")
+    no(site("u", "Bs[k]", "ty * 8 + i"), "element_aligned($A, $I, 16)",
+       "only known to be 4-byte aligned, not 16: the natural alignment of float")
+    yes(site("u", "Bs[k]", "ty * 8 + i"), "element_aligned($A, $I, 4)")
+    no(site("v", "Cs[k]", "ty * 8 + i"), "element_aligned($A, $I, 16)",
+       "`k` × 516 B, a multiple of 516 B")  # the padded row: 129 floats
+    no(site("w", "As[0][k]", "ty * 8 + i + 1"), "element_aligned($A, $I, 16)",
+       "only known to be 4-byte aligned")
+    no(site("y", "As[1][k]", "n"), "element_aligned($A, $I, 16)", "`n` × 4 B, a multiple of 4 B")
+    no(site("z", "As[1][k]", "moved"), "element_aligned($A, $I, 16)")  # reassigned later
+    no(site("p", "As[1][k]", "passed"), "element_aligned($A, $I, 16)")  # its address escapes
+    v = yes(context(TILES, "out[0] = t.x", A="out", I="0"), "element_aligned($A, $I, 16)")
+    assert "kernel parameter `out`, a device allocation at offset 0" in v.reason
