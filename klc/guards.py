@@ -2539,18 +2539,46 @@ def _declared_names_in(unit: Unit, start: int, end: int) -> set[str]:
                                                               start, end)))}
 
 
+def _leaves_in(unit: Unit, start: int, end: int) -> list[str]:
+    """The tokens of the code in [start, end), comments left out."""
+    node = unit.root.descendant_for_byte_range(start, end)
+    out: list[str] = []
+
+    def walk(n: Node) -> None:
+        if n.end_byte <= start or n.start_byte >= end:
+            return
+        if n.child_count == 0:
+            if n.type != "comment":
+                out.append(_text(unit.source, n))
+            return
+        for c in n.children:
+            walk(c)
+
+    if node is not None:
+        walk(node)
+    return out
+
+
 @predicate("mentions", ArgSpec("$X|region", frozenset({"metavar", "sequence", "name"})),
            ArgSpec("NAME", frozenset({"name", "string", "hole", "metavar"})))
 def mentions(ctx: GuardContext, what: Any, name: Any) -> Verdict:
     """The code bound to $X (or REGION: anchor, loop, kernel) uses the identifier NAME (a
-    name, a string, an ident hole, or what a metavariable bound): ``not mentions($$$BODY,
-    threadIdx)`` says the statements never look at the thread index."""
+    name, a string, an ident hole, or what a metavariable bound; an expression bound by a
+    metavariable is looked for token by token): ``not mentions($$$BODY, threadIdx)`` says
+    the statements never look at the thread index."""
     span = _span_of(ctx, what)
     if isinstance(span, Verdict):
         return span
     start, end, label = span
     word = name.text.strip() if hasattr(name, "text") else str(name)
     src = ctx.unit.source
+    bound = _binding_node(name) if hasattr(name, "text") else None
+    if bound is not None and _unwrap(bound).type != "identifier":
+        # an expression: its code, token for token (spacing and comments aside)
+        code = "\0".join(_leaves(bound, src))
+        if code and f"\0{code}\0" in "\0" + "\0".join(_leaves_in(ctx.unit, start, end)) + "\0":
+            return _yes(f"{label} uses `{_snippet(word)}`", start)
+        return _no(ctx, f"{label} never uses `{_snippet(word)}`", start)
     for node in _in(_nodes(ctx.unit, "identifier"), start, end):
         if _text(src, node) == word:
             return _yes(f"{label} uses `{word}` ({ctx.unit.where(node.start_byte)})",

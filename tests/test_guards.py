@@ -763,3 +763,24 @@ def test_element_aligned() -> None:
     no(site("p", "As[1][k]", "passed"), "element_aligned($A, $I, 16)")  # its address escapes
     v = yes(context(TILES, "out[0] = t.x", A="out", I="0"), "element_aligned($A, $I, 16)")
     assert "kernel parameter `out`, a device allocation at offset 0" in v.reason
+
+
+def test_mentions_a_name_or_the_code_a_metavariable_bound() -> None:
+    src = ("__global__ void m(const float* x, float* y, int n, int k, int nn, int kk) {\n"
+           "  float acc = 0.0f;\n"
+           "  for (int j = 4 * (n / 4) + (threadIdx.x); j < n; j += blockDim.x) acc += x[j];\n"
+           "  y[0] = acc + x[nn * kk] + x[n * /* rows */ k];\n}\n")
+    tail = context(src, "for (int j = 4 * (n / 4) + (threadIdx.x); j < n;",
+                   S="4 * (n / 4) + (threadIdx.x)", N=("n", 1))
+    yes(tail, "mentions($S, $N) and mentions($S, threadIdx) and not mentions($S, k)")
+    no(tail, "mentions($S, blockDim)", "never uses `blockDim`")
+    # an expression is looked for token by token, spacing and comments aside, and whole
+    # tokens only: `nn * kk` does not hold `n * k`
+    last = context(src, "y[0] = acc + x[nn * kk] + x[n * /* rows */ k];",
+                   S="nn * kk", N="n * /* rows */ k")
+    yes(last, "mentions(anchor, $N)")
+    no(last, "mentions($S, $N)", "never uses `n * /* rows */ k`")
+    spaced = context(src.replace("x[nn * kk]", "x[n*k]"),
+                     "y[0] = acc + x[n*k] + x[n * /* rows */ k];", S="n*k",
+                     N="n * /* rows */ k")
+    yes(spaced, "mentions($S, $N)")
