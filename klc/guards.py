@@ -1834,6 +1834,52 @@ def no_alias(ctx: GuardContext, x: Binding, y: Binding) -> Verdict:
                x.start)
 
 
+@predicate("restrict_safe", _metavar())
+def restrict_safe(ctx: GuardContext, x: Binding) -> Verdict:
+    """Declaring kernel pointer parameter $X __restrict__ promises nothing the code does not
+    already keep: for every other pointer parameter, that one is __restrict__ itself (its own
+    promise already rules out an overlap with written memory), or neither it nor $X is
+    written in the kernel (read-only buffers may share memory), or the spec allocates both as
+    distinct buffers (the caller's contract). Otherwise a caller that passes overlapping
+    buffers (an in-place call, ``k(x, x)``) would get wrong results."""
+    name = _buffer_name(ctx, x)
+    fn = ctx.function
+    if name is None or fn is None:
+        return _no(ctx, f"{_code(x)} is not a single buffer in a function", x.start)
+    mine = fn.param(name)
+    if mine is None or (mine.pointer == 0 and not mine.array):
+        return _no(ctx, f"`{name}` is not a pointer parameter of `{fn.name}`", x.start)
+    others = [p for p in fn.params if p.name != name and (p.pointer > 0 or p.array)]
+    if not others:
+        return _yes(f"`{name}` is the only pointer parameter of `{fn.name}`", x.start)
+    spec = _spec_for(ctx)
+    inner = getattr(spec, "spec", spec)
+    buffers = {arg.name for arg in getattr(inner, "args", ()) if getattr(arg, "shape", None)}
+
+    def written(param: str) -> str:
+        for s, e, what in _writes(ctx, _aliases(ctx, param), fn.body_start, fn.body_end):
+            return f"`{param}` is written ({_cite(ctx.unit, s, e)} {what})"
+        return ""
+
+    mine_written = written(name)
+    why: list[str] = []
+    for p in others:
+        if p.restrict:
+            why.append(f"`{p.name}` is __restrict__")
+            continue
+        if {name, p.name} <= buffers:
+            why.append(f"`{p.name}` is another buffer of the spec")
+            continue
+        theirs = written(p.name)
+        if not mine_written and not theirs:
+            why.append(f"neither `{name}` nor `{p.name}` is written")
+            continue
+        return _no(ctx, f"`{name}` may share memory with `{p.name}` (not __restrict__, not a "
+                   f"distinct spec buffer): {mine_written or theirs}", x.start)
+    return _yes(f"no other pointer parameter of `{fn.name}` can overlap `{name}` in a way "
+                f"that matters: {'; '.join(why)}", x.start)
+
+
 # --------------------------------------------------------------------------------------
 # Threads and blocks
 

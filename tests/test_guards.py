@@ -16,6 +16,7 @@ import pytest
 from klc.frontend import Unit, parse_bytes
 from klc.guards import PREDICATES, GuardContext, Verdict, evaluate
 from klc.match import Binding, Match
+from klc.pipeline import spec_of
 from klc.rules import Edit, HoleDecl, parse_guard
 
 K1 = """\
@@ -784,3 +785,48 @@ def test_mentions_a_name_or_the_code_a_metavariable_bound() -> None:
                      "y[0] = acc + x[n*k] + x[n * /* rows */ k];", S="n*k",
                      N="n * /* rows */ k")
     yes(spaced, "mentions($S, $N)")
+
+
+SCALE = """\
+__global__ void scale(float* y, const float* x, const float* __restrict__ w, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = w[0] * x[i];
+}
+__global__ void dot(const float* a, const float* b, float* __restrict__ out, int n) {
+  out[0] = a[n] * b[n];
+}
+"""
+
+SCALE_SPEC = """\
+/* klc-spec
+kernel: scale
+sizes: {n: 1024}
+args:
+  - {name: y, shape: [n], role: out}
+  - {name: x, shape: [n], role: in, init: normal}
+  - {name: w, shape: [1], role: in, init: normal}
+  - {name: n, value: n}
+grid: ["ceil_div(n, 256)"]
+block: [256]
+*/
+"""
+
+
+def test_restrict_safe() -> None:
+    """__restrict__ is a promise about the caller: only made where nothing can overlap in a
+    way that matters (an in-place call `scale(x, x, ...)` would break the first kernel)."""
+    y = context(SCALE, "y[i] = w[0] * x[i];", X="y")
+    no(y, "restrict_safe($X)", "`y` may share memory with `x` (not __restrict__, not a "
+       "distinct spec buffer): `y` is written (k.cu:3:14")
+    x = context(SCALE, "y[i] = w[0] * x[i];", X="x")
+    no(x, "restrict_safe($X)", "`x` may share memory with `y`", "`y` is written")
+    # read-only a and b may share memory; out is __restrict__ already
+    a = context(SCALE, "out[0] = a[n] * b[n];", X="a")
+    v = yes(a, "restrict_safe($X)")
+    assert "neither `a` nor `b` is written; `out` is __restrict__" in v.reason
+    # the spec allocates y, x and w as distinct buffers: the caller's contract
+    unit = unit_of(SCALE_SPEC + SCALE)
+    v = yes(context(unit, "y[i] = w[0] * x[i];", X="y", spec=spec_of(unit)),
+            "restrict_safe($X)")
+    assert "`x` is another buffer of the spec; `w` is __restrict__" in v.reason
+    no(context(SCALE, "int i =", X="i"), "restrict_safe($X)", "`i` is not a pointer parameter")
