@@ -1335,6 +1335,12 @@ def divisible(ctx: GuardContext, e: Binding, n: Any) -> Verdict:
             return _yes(f"every spec size of {_code(e)} ({', '.join(map(str, sizes))}) is a "
                         f"multiple of {d}", e.start)
     v, why, definite, sources = _constant(ctx, e)
+    if v is None and node is not None:
+        # not one value, but maybe always a multiple: products, sums and shifts of
+        # constants, spec sizes, locals set once and counted loop variables
+        m, how = _multiple_of(ctx, node)
+        if m == 0 or (m > 1 and m % d == 0):
+            return _yes(f"{_code(e)} is a multiple of {m or d}: {how}", e.start)
     if v is None:
         extra = "" if _spec_for(ctx) is None else (
             "; the spec does not fix it for every verification size")

@@ -830,3 +830,14 @@ def test_restrict_safe() -> None:
             "restrict_safe($X)")
     assert "`x` is another buffer of the spec; `w` is __restrict__" in v.reason
     no(context(SCALE, "int i =", X="i"), "restrict_safe($X)", "`i` is not a pointer parameter")
+
+
+def test_divisible_reads_known_multiples_of_expressions() -> None:
+    src = ("#define TN 8\n__global__ void out(float* c, int n) {\n"
+           "  const int col0 = blockIdx.x * 128;\n  const int tx = threadIdx.x;\n"
+           "  for (int j = 0; j < TN; ++j) {\n"
+           "    c[col0 + tx * TN + j] = 1.0f;\n    c[col0 + tx * 3] = 2.0f;\n  }\n}\n")
+    v = yes(context(src, "c[col0 + tx * TN + j] = 1.0f;", E="col0 + tx * TN"), "divisible($E, 4)")
+    assert "is a multiple of 8" in v.reason and "`TN` = 8" in v.reason
+    no(context(src, "c[col0 + tx * TN + j] = 1.0f;", E="col0 + tx * TN + j"), "divisible($E, 4)")
+    no(context(src, "c[col0 + tx * 3] = 2.0f;", E="col0 + tx * 3"), "divisible($E, 4)")
