@@ -1745,6 +1745,7 @@ def _writes(ctx: GuardContext, names: frozenset[str], start: int, end: int
                 continue
             callee = "".join(_text(src, fn_node).split())
             method = re.split(r"::|\.|->", callee)[-1]
+            method = method.split("<", 1)[0] if method.endswith(">") else method  # casts
             if _READ_ONLY_CALLS.match(method) or "<<<" in unit.text(node):
                 continue
             for i, arg in enumerate(a for a in args.named_children if a.type != "comment"):

@@ -841,3 +841,18 @@ def test_divisible_reads_known_multiples_of_expressions() -> None:
     assert "is a multiple of 8" in v.reason and "`TN` = 8" in v.reason
     no(context(src, "c[col0 + tx * TN + j] = 1.0f;", E="col0 + tx * TN + j"), "divisible($E, 4)")
     no(context(src, "c[col0 + tx * 3] = 2.0f;", E="col0 + tx * 3"), "divisible($E, 4)")
+
+
+def test_a_cast_is_not_a_write() -> None:
+    """A reinterpret_cast hands nothing to a callee: reading through it is no write, while a
+    store through it, or a call that receives it, still is."""
+    src = ("__global__ void k(const float* x, float* y, const float* z) {\n"
+           "  float4 a = reinterpret_cast<const float4*>(x)[threadIdx.x];\n"
+           "  reinterpret_cast<float4*>(y)[threadIdx.x] = a;\n"
+           "  foo(reinterpret_cast<const float4*>(z));\n}\n")
+    line = "float4 a = reinterpret_cast<const float4*>(x)[threadIdx.x];"
+    yes(context(src, line, X="x"), "no_write($X, kernel)")
+    no(context(src, "reinterpret_cast<float4*>(y)[threadIdx.x] = a;", X="y"),
+       "no_write($X, kernel)", "stores through it")
+    no(context(src, "foo(reinterpret_cast<const float4*>(z));", X="z"), "no_write($X, kernel)",
+       "passes it to foo")
