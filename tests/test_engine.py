@@ -354,3 +354,21 @@ def test_a_range_for_is_a_loop_for_the_context() -> None:
     outside = src.replace(b"for (int i : idx) {", b"{ int i = idx[0];")
     sites = find_sites(parse_bytes(outside, "k.cu"), rules)
     assert [(s.ok, s.reason) for s in sites] == [(False, "context: not inside a loop")]
+
+
+def test_grid_stride_loop_refuses_a_body_that_returns() -> None:
+    """A `return` in the body would end a thread's whole grid-stride loop, skipping the
+    elements after it: the skill refuses it, and takes the same body without the return."""
+    from klc.library import load_rule_paths
+
+    rules = [r for r in load_rule_paths([str(ROOT / "skills")]) if r.name == "grid_stride_loop"]
+    src = (b"__global__ void clip(const float* x, float* y, int n) {\n    {\n"
+           b"        int i = blockIdx.x * 256 + threadIdx.x;\n"
+           b"        if (i < n) {\n            if (x[i] < 0.0f) return;\n"
+           b"            y[i] = x[i];\n        }\n    }\n}\n")
+    sites = find_sites(parse_bytes(src, "k.cu"), rules, {"factor": "4"})
+    assert len(sites) == 1 and not sites[0].ok
+    assert sites[0].reason == "k.cu:5:30: return; leaves the code early"
+    fine = src.replace(b"if (x[i] < 0.0f) return;", b"if (x[i] < 0.0f) y[i] = 0.0f;")
+    sites = find_sites(parse_bytes(fine, "k.cu"), rules, {"factor": "4"})
+    assert [s.ok for s in sites] == [True]
