@@ -580,6 +580,11 @@ class _Decl:
     origin: str  # "parameter" | "local" | "global"
     align: int | None = None  # from __align__(N)
 
+    @property
+    def signature(self) -> tuple[object, ...]:
+        """What a declaration says about its variable's type and layout (not where it is)."""
+        return (self.base, self.pointer, self.dims, self.align, tuple(sorted(self.qualifiers)))
+
 
 _ALIGN_RE = re.compile(r"__align__\s*\(\s*(\d+)\s*\)")
 
@@ -625,6 +630,27 @@ def _group(decls: list[_Decl]) -> dict[str, list[_Decl]]:
     for d in decls:
         out.setdefault(d.name, []).append(d)
     return out
+
+
+# the predicates that read a variable's declared type or layout (a rewrite of that
+# declaration in the same run makes their verdict stale: klc.pipeline._stale_sites)
+LAYOUT_PREDICATES = frozenset({"aligned", "element_aligned", "elem_type", "smem_fits",
+                               "index_below", "is_pointer", "restrict_safe"})
+
+
+@functools.lru_cache(maxsize=1024)
+def _signatures_of(text: str) -> tuple[tuple[str, tuple[object, ...]], ...]:
+    from klc.frontend import parse_bytes
+
+    unit = parse_bytes(f"void __klc_decl__() {{\n{text}\n}}\n".encode(), "<declaration>")
+    return tuple((d.name, d.signature)
+                 for d in _declarations_of(unit, list(unit.nodes_of_type("declaration"))))
+
+
+def declaration_signatures(text: str) -> dict[str, tuple[object, ...]]:
+    """The variables that declaration code (a statement, or a rewrite's text) declares, each
+    with its type and layout (``_Decl.signature``)."""
+    return dict(_signatures_of(text))
 
 
 def _declarations_of(unit: Unit, nodes: list[Node]) -> list[_Decl]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import bisect
 import operator
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -419,6 +420,7 @@ def _apply_sites(unit: Unit, sites: list[Site], values: dict[str, dict[str, str]
     launch: list[tuple[str, str, str, int]] = []
     taken: list[tuple[int, int]] = []
     seen_text: set[tuple[int, int, str]] = set()
+    applied: list[tuple[Site, Rewrite]] = []  # outcome.applied with their sites
     for site in sites:
         if not site.ok:
             outcome.refused.append(site)
@@ -439,14 +441,63 @@ def _apply_sites(unit: Unit, sites: list[Site], values: dict[str, dict[str, str]
             if change not in launch:
                 launch.append(change)
         outcome.applied.append(rw)
+        applied.append((site, rw))
     if not outcome.applied:
         return outcome
     new = apply_edits(unit.source, edits)
     if launch:
         new = _change_launch(unit, new, launch, outcome)
     _reparse_check(unit, new, outcome, None if launch else _changes(edits))
+    stale = _stale_sites(unit, applied)
+    if stale:  # judged on declarations that another site of this run changes: left for later
+        keep = [s for s in sites if not s.ok or id(s) not in stale]
+        again = _apply_sites(unit, keep, values)
+        again.skipped[:0] = [(s, why) for s in sites if (why := stale.get(id(s)))]
+        return again
     outcome.source = new
     return outcome
+
+
+def _stale_sites(unit: Unit, applied: list[tuple[Site, Rewrite]]) -> dict[int, str]:
+    """Sites of this run whose guards judged a variable's type or layout (``klc.guards.
+    LAYOUT_PREDICATES``) where another applied site (of another rule) rewrites that
+    variable's declaration into a different one (a padded tile row is no longer 16-byte
+    aligned): ``id(site)`` -> why it waits. Such a site is judged again on the new code by
+    the next run."""
+    from klc.guards import LAYOUT_PREDICATES, calls, declaration_signatures
+
+    changed: dict[str, str] = {}  # name -> the rule that redeclares it
+    for site, rw in applied:
+        decls = [n for n in site.match.nodes if n.type == "declaration"]
+        if not decls:
+            continue
+        old: dict[str, object] = {}
+        for node in decls:
+            old.update(declaration_signatures(unit.text(node)))
+        new: dict[str, object] = {}
+        for e in rw.edits:
+            if e.what == "replace" and e.start < site.match.end and site.match.start < e.end:
+                new.update(declaration_signatures(e.text))
+        for name, sig in old.items():
+            if new.get(name) != sig:
+                changed.setdefault(name, site.rule.name)
+    if not changed:
+        return {}
+    stale: dict[int, str] = {}
+    words = re.compile(r"\b(" + "|".join(map(re.escape, changed)) + r")\b")
+    for site, _ in applied:
+        rule = site.rule
+        if rule.guard is None or not any(c.name in LAYOUT_PREDICATES for c in calls(rule.guard)):
+            continue  # its guards read no variable's type or layout
+        m = site.match
+        for found in words.finditer(unit.text(m.start, m.end)):
+            name = found.group(1)
+            if changed[name] != rule.name:
+                stale[id(site)] = (f"uses `{name}`, whose declaration {changed[name]} "
+                                   "rewrites in this run: it is judged again on the new "
+                                   "code by the next run")
+                break
+    return stale
 
 
 def _change_launch(unit: Unit, source: bytes, changes: list[tuple[str, str, str, int]],
@@ -478,7 +529,7 @@ def _changes(edits: list[ByteEdit]) -> list[tuple[int, int, int]]:
 
 
 def _reparse_check(unit: Unit, new: bytes, outcome: Outcome,
-                   changes: list[tuple[int, int, int]] | None = None) -> None:
+                   changes: list[tuple[int, int, int]] | None = None) -> Unit:
     """Parse the rewritten text (incrementally from the unit's tree, given the changes) and
     refuse the rewrite if it has a syntax problem the original did not have."""
     after = parse_bytes(new, unit.path, previous=(unit, changes) if changes is not None
@@ -491,3 +542,4 @@ def _reparse_check(unit: Unit, new: bytes, outcome: Outcome,
         names = ", ".join(sorted({rw.match.rule.name for rw in outcome.applied}))
         raise KlcError(f"{fresh[0].describe(unit.path)} (in the rewritten text): the rewrite by "
                        f"{names} produces a syntax error, so it was refused and nothing written")
+    return after

@@ -372,3 +372,28 @@ def test_grid_stride_loop_refuses_a_body_that_returns() -> None:
     fine = src.replace(b"if (x[i] < 0.0f) return;", b"if (x[i] < 0.0f) y[i] = 0.0f;")
     sites = find_sites(parse_bytes(fine, "k.cu"), rules, {"factor": "4"})
     assert [s.ok for s in sites] == [True]
+
+
+def test_a_site_judged_on_a_declaration_another_site_changes_waits() -> None:
+    """pad_smem_tile and vectorize_shared_float4_load both hold on the [32][32] tile, each on
+    its own; applied together, the float4 read would land on a padded row (132 bytes, not a
+    multiple of 16). The read waits for the next run, where the padded layout refuses it."""
+    from klc.library import load_rule_paths
+
+    names = ("pad_smem_tile", "vectorize_shared_float4_load")
+    rules = [r for r in load_rule_paths([str(ROOT / "skills")]) if r.name in names]
+    src = (ROOT / "tests" / "data" / "align" / "square_tile.cu").read_bytes()
+    unit = parse_bytes(src, "square_tile.cu")
+    assert sorted(s.rule.name for s in find_sites(unit, rules) if s.ok) == sorted(names)
+    out = apply_rules(unit, rules)
+    assert [rw.match.rule.name for rw in out.applied] == ["pad_smem_tile"]
+    assert [(s.rule.name, why) for s, why in out.skipped] == [
+        ("vectorize_shared_float4_load", "uses `t`, whose declaration pad_smem_tile rewrites "
+         "in this run: it is judged again on the new code by the next run")]
+    assert b"t[32][32 + 1]" in out.source and b"reinterpret_cast" not in out.source
+    again = find_sites(parse_bytes(out.source, "square_tile.cu"), rules)
+    vec = [s for s in again if s.rule.name == "vectorize_shared_float4_load"]
+    assert len(vec) == 1 and not vec[0].ok and "`r` × 132 B" in vec[0].reason
+    # a rule that only reads the tile's declaration and keeps it is not held back
+    alone = apply_rules(unit, [r for r in rules if r.name == names[1]])
+    assert [rw.match.rule.name for rw in alone.applied] == [names[1]] and not alone.skipped
