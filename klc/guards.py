@@ -1867,6 +1867,52 @@ def no_alias(ctx: GuardContext, x: Binding, y: Binding) -> Verdict:
                x.start)
 
 
+@predicate("elementwise_only", _metavar())
+def elementwise_only(ctx: GuardContext, x: Binding) -> Verdict:
+    """Array $X is only used element by element in its function: every use is subscripted
+    as many times as the array has dimensions (``t[i][j]`` of ``float t[32][32]``) and its
+    address is not taken (``&t[i][j]``). No row pointer, cast or call sees its layout, so a
+    change of the layout (a padded row) cannot break an access that assumed the old one."""
+    name = _buffer_name(ctx, x)
+    fn = ctx.function
+    if name is None or fn is None:
+        return _no(ctx, f"{_code(x)} is not an array in a function", x.start)
+    decl = _lookup(ctx, name, x.start)
+    if decl is None or not decl.dims:
+        return _no(ctx, f"`{name}` is not declared as an array here", x.start)
+    unit, src = ctx.unit, ctx.unit.source
+    want = len(decl.dims)
+    uses = 0
+    word = re.compile(rb"(?<![\w.>])" + re.escape(name.encode()) + rb"\b")
+    for found in word.finditer(src, fn.body_start, fn.body_end):  # (the few uses, not a query)
+        if decl.start <= found.start() < decl.end:
+            continue
+        node = unit.root.descendant_for_byte_range(found.start(), found.end())
+        if node is None or node.type != "identifier" or node.start_byte != found.start():
+            continue  # in a comment, a string, a member name
+        uses += 1
+        depth, top = 0, node
+        parent = top.parent
+        while parent is not None:
+            if parent.type == "parenthesized_expression":
+                top = parent
+            elif parent.type == "subscript_expression" \
+                    and parent.child_by_field_id(F_ARGUMENT) == top:
+                depth, top = depth + 1, parent
+            else:
+                break
+            parent = top.parent
+        if depth != want:
+            return _no(ctx, f"`{_snippet(_text(src, top))}` ({unit.where(top.start_byte)}) uses "
+                       f"`{name}` with {depth} of its {want} subscripts: its layout is "
+                       "seen there", top.start_byte)
+        if parent is not None and parent.type == "pointer_expression" and \
+                _operator(parent) == "&":
+            return _no(ctx, f"`{_snippet(_text(src, parent))}` ({unit.where(parent.start_byte)}) "
+                       f"takes the address of an element of `{name}`", parent.start_byte)
+    return _yes(f"all {uses} uses of `{name}` in `{fn.name}` are single elements", x.start)
+
+
 @predicate("restrict_safe", _metavar())
 def restrict_safe(ctx: GuardContext, x: Binding) -> Verdict:
     """Declaring kernel pointer parameter $X __restrict__ promises nothing the code does not

@@ -856,3 +856,21 @@ def test_a_cast_is_not_a_write() -> None:
        "no_write($X, kernel)", "stores through it")
     no(context(src, "foo(reinterpret_cast<const float4*>(z));", X="z"), "no_write($X, kernel)",
        "passes it to foo")
+
+
+def test_elementwise_only() -> None:
+    src = ("__global__ void t(const float* x, float* y) {\n"
+           "  __shared__ float a[32][32];\n  __shared__ float b[32][32];\n"
+           "  __shared__ float c[32][32];\n  __shared__ float d[32][32];\n"
+           "  a[threadIdx.y][threadIdx.x] = x[threadIdx.x];  // a[0] in a comment\n"
+           "  b[threadIdx.y][threadIdx.x] = (a)[threadIdx.x][threadIdx.y];\n"
+           "  float4 v = *reinterpret_cast<const float4*>(&b[threadIdx.y][0]);\n"
+           "  const float* row = c[threadIdx.y];\n"
+           "  d[0][0] = v.x + row[0];\n  y[threadIdx.x] = d[0][0];\n}\n")
+    v = yes(context(src, "__shared__ float a[32][32];", X="a"), "elementwise_only($X)")
+    assert v.reason == "all 2 uses of `a` in `t` are single elements"
+    no(context(src, "__shared__ float b[32][32];", X="b"), "elementwise_only($X)",
+       "`&b[threadIdx.y][0]` (k.cu:8:47) takes the address of an element of `b`")
+    no(context(src, "__shared__ float c[32][32];", X="c"), "elementwise_only($X)",
+       "`c[threadIdx.y]` (k.cu:9:22) uses `c` with 1 of its 2 subscripts")
+    yes(context(src, "__shared__ float d[32][32];", X="d"), "elementwise_only($X)")
