@@ -1935,12 +1935,14 @@ def restrict_safe(ctx: GuardContext, x: Binding) -> Verdict:
     inner = getattr(spec, "spec", spec)
     buffers = {arg.name for arg in getattr(inner, "args", ()) if getattr(arg, "shape", None)}
 
-    def written(param: str) -> str:
-        for s, e, what in _writes(ctx, _aliases(ctx, param), fn.body_start, fn.body_end):
-            return f"`{param}` is written ({_cite(ctx.unit, s, e)} {what})"
-        return ""
+    def written(param: str) -> str:  # (once per function and parameter)
+        def first() -> str:
+            for s, e, what in _writes(ctx, _aliases(ctx, param), fn.body_start, fn.body_end):
+                return f"`{param}` is written ({_cite(ctx.unit, s, e)} {what})"
+            return ""
 
-    mine_written = written(name)
+        return str(_memo(ctx.unit, f"written:{fn.start}:{fn.end}:{param}", first))
+
     why: list[str] = []
     for p in others:
         if p.restrict:
@@ -1949,12 +1951,12 @@ def restrict_safe(ctx: GuardContext, x: Binding) -> Verdict:
         if {name, p.name} <= buffers:
             why.append(f"`{p.name}` is another buffer of the spec")
             continue
-        theirs = written(p.name)
-        if not mine_written and not theirs:
+        written_by = written(name) or written(p.name)
+        if not written_by:
             why.append(f"neither `{name}` nor `{p.name}` is written")
             continue
         return _no(ctx, f"`{name}` may share memory with `{p.name}` (not __restrict__, not a "
-                   f"distinct spec buffer): {mine_written or theirs}", x.start)
+                   f"distinct spec buffer): {written_by}", x.start)
     return _yes(f"no other pointer parameter of `{fn.name}` can overlap `{name}` in a way "
                 f"that matters: {'; '.join(why)}", x.start)
 
