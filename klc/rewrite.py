@@ -351,12 +351,39 @@ def _replace(match: Match, edit: Edit, holes: dict[str, str],
     line_start = unit.source.rfind(b"\n", 0, match.start) + 1
     if unit.source[line_start:match.start].strip():
         indent = line_indent(unit.source, match.start)
-        return ByteEdit(match.start, match.end,
-                        render(edit.template or "", match, holes, indent, overrides), "replace")
+        text = render(edit.template or "", match, holes, indent, overrides)
+        return ByteEdit(match.start, match.end, _keep_attributes(match, text), "replace")
     code = next((n for n in match.nodes if not n.type.startswith("preproc")), match.nodes[0])
     indent = line_indent(unit.source, code.start_byte)
-    text = indent + render(edit.template or "", match, holes, indent, overrides)
-    return ByteEdit(line_start, match.end, text, "replace")
+    text = render(edit.template or "", match, holes, indent, overrides)
+    return ByteEdit(line_start, match.end, indent + _keep_attributes(match, text), "replace")
+
+
+_KEPT_MASKS = frozenset({"attribute", "specifier macro"})
+_LAST_TOKEN = re.compile(r"([A-Za-z_]\w*)\s*$")
+
+
+def _keep_attributes(match: Match, text: str) -> str:
+    """The rendered replacement with the attributes and specifier macros of the matched
+    code that no metavariable carried (``__align__(16)`` in ``__shared__ __align__(16) float
+    t[32][32];``, which the parser saw as blanks, so no pattern names it): each goes back
+    after the word it followed, where the replacement has that word, else in front."""
+    unit = match.unit
+    bound = [(b.start, b.end) for b in match.bindings.values()]
+    for mask in reversed(unit.masks):  # (from the last: earlier insertions keep places)
+        if mask.reason not in _KEPT_MASKS or not (match.start <= mask.start < match.end) \
+                or any(s <= mask.start < e for s, e in bound):
+            continue
+        kept = unit.text(mask.start, mask.end).strip()
+        if not kept or kept in text:
+            continue
+        before = _LAST_TOKEN.search(unit.text(match.start, mask.start))
+        at = -1
+        if before is not None:
+            found = re.search(r"(?<![\w])" + re.escape(before.group(1)) + r"(?![\w])", text)
+            at = found.end() if found is not None else -1
+        text = f"{text[:at]} {kept}{text[at:]}" if at >= 0 else f"{kept} {text}"
+    return text
 
 
 def _function(match: Match, edit: Edit) -> Function:

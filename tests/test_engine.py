@@ -397,3 +397,37 @@ def test_a_site_judged_on_a_declaration_another_site_changes_waits() -> None:
     # a rule that only reads the tile's declaration and keeps it is not held back
     alone = apply_rules(unit, [r for r in rules if r.name == names[1]])
     assert [rw.match.rule.name for rw in alone.applied] == [names[1]] and not alone.skipped
+
+
+def test_a_replacement_keeps_the_attributes_no_metavariable_carried() -> None:
+    """`__align__(16)` is blanks to the parser, so no anchor names it: a replacement of the
+    declaration puts it back after the word it followed (else in front), once."""
+    rules = load_rules_text('''
+rule pad {
+  kind: skill
+  context: any
+  anchor: ```
+    __shared__ $TYPE $TILE[$A][$B];
+  ```
+  rewrite replace: ```
+    __shared__ $TYPE $TILE[$A][$B + 1];
+  ```
+}
+rule swap {
+  kind: skill
+  context: any
+  anchor: ```
+    __shared__ float $V[64];
+  ```
+  rewrite replace: ```
+    float __shared__ $V[64];
+  ```
+}
+''', "r.rule")
+    src = (b"__global__ void k(float* y) {\n"
+           b"    __shared__ __align__(16) float t[32][32];\n"
+           b"    __shared__ __align__(16) float v[64];\n"
+           b"    y[0] = t[1][2] + v[0];\n}\n")
+    out = apply_rules(parse_bytes(src, "k.cu"), rules)
+    assert out.source == src.replace(b"t[32][32]", b"t[32][32 + 1]").replace(
+        b"__shared__ __align__(16) float v[64]", b"float __shared__ __align__(16) v[64]")
