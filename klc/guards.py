@@ -1744,26 +1744,52 @@ def _assigned(ctx: GuardContext, name: str, start: int, end: int) -> bool:
 def _writes(ctx: GuardContext, names: frozenset[str], start: int, end: int
             ) -> Iterator[tuple[int, int, str]]:
     """Places in [start, end) that may write memory reached through one of ``names``."""
-    unit, src = ctx.unit, ctx.unit.source
+    fn = ctx.function
+    lo, hi = (fn.body_start, fn.body_end) if fn is not None and \
+        fn.body_start <= start and end <= fn.body_end else (0, len(ctx.unit.source) + 1)
+    entries = _memo(ctx.unit, f"write_entries:{lo}:{hi}",
+                    lambda: _write_entries(ctx.unit, lo, hi))
+    i = bisect.bisect_left(entries, start, key=_entry_start)
+    n = len(entries)
+    while i < n:
+        s, e, roots, what = entries[i]
+        if s >= end:
+            return
+        if e <= end and not roots.isdisjoint(names):
+            yield s, e, what
+        i += 1
+
+
+def _entry_start(entry: tuple[int, int, frozenset[str], str]) -> int:
+    return entry[0]
+
+
+def _write_entries(unit: Unit, lo: int, hi: int) -> list[tuple[int, int, frozenset[str], str]]:
+    """Every place in [lo, hi) (a function body) that may write memory, once: (start, end,
+    the variables the written memory may be reached through, how), in source order (what
+    ``_writes`` asks of each guard's region and buffers)."""
+    src = unit.source
+    out: list[tuple[int, int, frozenset[str], str]] = []
     nodes = _nodes(unit, "assignment_expression", "update_expression", "call_expression",
                    "gnu_asm_expression")
-    for node in _in(nodes, start, end):
+    for node in _in(nodes, lo, hi):
         t = node.type
+        s, e = node.start_byte, node.end_byte
         if t in ("assignment_expression", "update_expression"):
-            target = node.child_by_field_name("left" if t == "assignment_expression"
-                                              else "argument")
+            target = node.child_by_field_id(F_LEFT if t == "assignment_expression"
+                                            else F_ARGUMENT)
             if target is None:
                 continue
             target = _unwrap(target)
             if target.type == "identifier":
-                if _text(src, target) in names:
-                    yield node.start_byte, node.end_byte, "reassigns the pointer"
+                out.append((s, e, frozenset({_text(src, target)}), "reassigns the pointer"))
                 continue
-            if _roots(target, src) & names:
-                yield node.start_byte, node.end_byte, "stores through it"
+            roots = _roots(target, src)
+            if roots:
+                out.append((s, e, frozenset(roots), "stores through it"))
         elif t == "gnu_asm_expression":
-            if any(n in names for n, _ in _identifiers(node, src)):
-                yield node.start_byte, node.end_byte, "passes it to inline asm"
+            out.append((s, e, frozenset(n for n, _ in _identifiers(node, src)),
+                        "passes it to inline asm"))
         else:
             fn_node = node.child_by_field_id(F_FUNCTION)
             args = node.child_by_field_id(F_ARGUMENTS)
@@ -1774,15 +1800,17 @@ def _writes(ctx: GuardContext, names: frozenset[str], start: int, end: int
             method = method.split("<", 1)[0] if method.endswith(">") else method  # casts
             if _READ_ONLY_CALLS.match(method) or "<<<" in unit.text(node):
                 continue
-            for i, arg in enumerate(a for a in args.named_children if a.type != "comment"):
-                if not _roots(arg, src) & names or not _passes_pointer(arg, src):
+            for k, arg in enumerate(a for a in args.named_children if a.type != "comment"):
+                roots = _roots(arg, src)
+                if not roots or not _passes_pointer(arg, src):
                     continue
                 if method.startswith("atomic") or _STORE_CALLS.match(callee):
-                    if i == 0:
-                        yield node.start_byte, node.end_byte, f"writes it with {callee}"
+                    if k == 0:
+                        out.append((s, e, frozenset(roots), f"writes it with {callee}"))
                 else:
-                    yield node.start_byte, node.end_byte, \
-                        f"passes it to {callee}, which may write through it"
+                    out.append((s, e, frozenset(roots),
+                                f"passes it to {callee}, which may write through it"))
+    return out
 
 
 def _passes_pointer(arg: Node, src: bytes) -> bool:
