@@ -444,16 +444,16 @@ def _apply_sites(unit: Unit, sites: list[Site], values: dict[str, dict[str, str]
         applied.append((site, rw))
     if not outcome.applied:
         return outcome
-    new = apply_edits(unit.source, edits)
-    if launch:
-        new = _change_launch(unit, new, launch, outcome)
-    _reparse_check(unit, new, outcome, None if launch else _changes(edits))
     stale = _stale_sites(unit, applied)
     if stale:  # judged on declarations that another site of this run changes: left for later
         keep = [s for s in sites if not s.ok or id(s) not in stale]
         again = _apply_sites(unit, keep, values)
         again.skipped[:0] = [(s, why) for s in sites if (why := stale.get(id(s)))]
         return again
+    new = apply_edits(unit.source, edits)
+    if launch:
+        new = _change_launch(unit, new, launch, outcome)
+    _reparse_check(unit, new, outcome, None if launch else _changes(edits))
     outcome.source = new
     return outcome
 
@@ -529,7 +529,7 @@ def _changes(edits: list[ByteEdit]) -> list[tuple[int, int, int]]:
 
 
 def _reparse_check(unit: Unit, new: bytes, outcome: Outcome,
-                   changes: list[tuple[int, int, int]] | None = None) -> Unit:
+                   changes: list[tuple[int, int, int]] | None = None) -> None:
     """Parse the rewritten text (incrementally from the unit's tree, given the changes) and
     refuse the rewrite if it has a syntax problem the original did not have."""
     after = parse_bytes(new, unit.path, previous=(unit, changes) if changes is not None
@@ -542,4 +542,3 @@ def _reparse_check(unit: Unit, new: bytes, outcome: Outcome,
         names = ", ".join(sorted({rw.match.rule.name for rw in outcome.applied}))
         raise KlcError(f"{fresh[0].describe(unit.path)} (in the rewritten text): the rewrite by "
                        f"{names} produces a syntax error, so it was refused and nothing written")
-    return after
