@@ -1760,6 +1760,9 @@ def _writes(ctx: GuardContext, names: frozenset[str], start: int, end: int
         i += 1
 
 
+_REASSIGNS = "reassigns the pointer"  # (an assignment or ++/-- of the variable itself)
+
+
 def _entry_start(entry: tuple[int, int, frozenset[str], str]) -> int:
     return entry[0]
 
@@ -1782,7 +1785,7 @@ def _write_entries(unit: Unit, lo: int, hi: int) -> list[tuple[int, int, frozens
                 continue
             target = _unwrap(target)
             if target.type == "identifier":
-                out.append((s, e, frozenset({_text(src, target)}), "reassigns the pointer"))
+                out.append((s, e, frozenset({_text(src, target)}), _REASSIGNS))
                 continue
             roots = _roots(target, src)
             if roots:
@@ -1893,6 +1896,116 @@ def no_alias(ctx: GuardContext, x: Binding, y: Binding) -> Verdict:
     return _no(ctx, f"`{a}` and `{b}` may alias: {', '.join(f'`{n}`' for n in missing)} "
                f"not __restrict__, and {'; '.join(written) or 'no spec says otherwise'}",
                x.start)
+
+
+@predicate("double_buffered", ArgSpec("NAME", frozenset({"hole", "name", "string"})))
+def double_buffered(ctx: GuardContext, name: Any) -> Verdict:
+    """The matched barrier may become the toggle ``NAME ^= 1`` of a double buffer: it is
+    the last statement of the body of the loop around it, an earlier barrier in that body
+    separates the step's stores from its reads, every __shared__ array the loop touches has
+    a first dimension of 2 and is subscripted first with NAME everywhere in the loop, and
+    NAME is a variable declared before the loop that nothing in the loop assigns and nothing
+    after it reads. Then the next step stores into the other buffer while slow warps still
+    read this one, and the barrier before the reads keeps each buffer from being reused
+    too early."""
+    unit, src, fn = ctx.unit, ctx.unit.source, ctx.function
+    word = str(name)
+    if fn is None or not re.fullmatch(r"[A-Za-z_]\w*", word):
+        return _no(ctx, f"`{word}` is not a variable name in a function")
+    loop, why = _loop_node(ctx, "loop")
+    if loop is None:
+        return _no(ctx, why)
+    body = loop.child_by_field_id(F_BODY)
+    stmts = [c for c in body.named_children if c.type != "comment"] if body is not None else []
+    anchor = ctx.match.nodes[-1]
+    if not stmts or (stmts[-1].start_byte, stmts[-1].end_byte) != (anchor.start_byte,
+                                                                   anchor.end_byte):
+        return _no(ctx, f"the barrier ({unit.where(ctx.match.start)}) does not end the body "
+                   f"of the loop at {unit.where(loop.start_byte)}")
+    if not any(_BLOCK_BARRIER.match(b.name) and body.start_byte < b.start < ctx.match.start
+               for b in fn.barriers):
+        return _no(ctx, f"no other barrier in the loop at {unit.where(loop.start_byte)} "
+                   "separates its stores from its reads")
+    decl = _lookup(ctx, word, loop.start_byte)
+    if decl is None or decl.start >= loop.start_byte or decl.pointer:
+        return _no(ctx, f"`{word}` is not a variable declared before the loop")
+    if _assigned(ctx, word, loop.start_byte, loop.end_byte):
+        return _no(ctx, f"`{word}` is assigned in the loop at {unit.where(loop.start_byte)}")
+    after = re.search(rb"(?<![\w.])" + re.escape(word.encode()) + rb"\b", src[loop.end_byte:
+                                                                          fn.body_end])
+    if after is not None:
+        return _no(ctx, f"`{word}` is read after the loop "
+                   f"({unit.where(loop.end_byte + after.start())})")
+    ev, used = _Eval(ctx), []
+    for sh in fn.shared:
+        uses = list(re.finditer(rb"(?<![\w.])" + re.escape(sh.name.encode()) + rb"\s*\[",
+                                src[loop.start_byte:loop.end_byte]))
+        if not uses:
+            continue
+        used.append(sh.name)
+        if not sh.dims or ev.text(sh.dims[0]) != 2:
+            return _no(ctx, f"__shared__ `{sh.name}` ({unit.where(sh.start)}) has no first "
+                       "dimension of 2")
+        for u in uses:
+            at = loop.start_byte + u.end()  # just after the "["
+            depth, close = 1, at
+            while close < loop.end_byte and depth:
+                depth += {91: 1, 93: -1}.get(src[close], 0)  # "[" and "]"
+                close += 1
+            index = src[at:close - 1].strip()
+            if index != word.encode():
+                return _no(ctx, f"`{sh.name}[{index.decode('utf-8', 'replace')}]` "
+                           f"({unit.where(loop.start_byte + u.start())}) is not subscripted "
+                           f"first with `{word}`")
+    if not used:
+        return _no(ctx, f"the loop at {unit.where(loop.start_byte)} touches no __shared__ "
+                   "array")
+    return _yes(f"the barrier ends the loop's step; {', '.join(used)} are double buffers "
+                f"indexed by `{word}`", ctx.match.start)
+
+
+@predicate("moves_before", ArgSpec("$$$S", frozenset({"metavar", "sequence"})),
+           ArgSpec("$$$MID", frozenset({"metavar", "sequence"})))
+def moves_before(ctx: GuardContext, stmts: Binding, mid: Binding) -> Verdict:
+    """The code bound to $$$S may run before the code bound to $$$MID with the same effect
+    (a rewrite that hoists it): $$$S uses no variable that $$$MID declares or assigns and no
+    memory it writes, and assigns nothing, writes no memory, that $$$MID uses. An empty
+    $$$MID always holds."""
+    unit, src = ctx.unit, ctx.unit.source
+    if mid.start >= mid.end or not mid.text.strip():
+        return _yes(f"{_code(mid)} is empty", mid.start)
+
+    def names(b: Binding) -> set[str]:
+        return {n for node in b.nodes for n, _ in _identifiers(node, src)}
+
+    def changes(b: Binding) -> tuple[set[str], set[str]]:
+        """(variables declared or assigned, buffers whose memory is written) in b."""
+        declared = {d.name for d in _declarations_of(unit, [n for n in b.nodes
+                                                               if n.type == "declaration"])}
+        assigned: set[str] = set()
+        memory: set[str] = set()
+        fn = ctx.function
+        lo, hi = (fn.body_start, fn.body_end) if fn is not None else (0, len(src) + 1)
+        entries = _memo(unit, f"write_entries:{lo}:{hi}", lambda: _write_entries(unit, lo, hi))
+        for s, e, roots, what in entries:
+            if b.start <= s and e <= b.end:
+                (assigned if what == _REASSIGNS else memory).update(roots)
+        return declared | assigned, memory
+
+    mid_vars, mid_memory = changes(mid)
+    s_vars, s_memory = changes(stmts)
+    s_names, mid_names = names(stmts), names(mid)
+    for name in sorted(s_names & mid_vars):
+        return _no(ctx, f"{_code(stmts)} uses `{name}`, which {_code(mid)} declares or assigns "
+                   f"({unit.where(mid.start)})", stmts.start)
+    for name in sorted(s_names & mid_memory):
+        return _no(ctx, f"{_code(stmts)} reads memory through `{name}`, which {_code(mid)} "
+                   f"writes ({unit.where(mid.start)})", stmts.start)
+    for name in sorted(mid_names & (s_vars | s_memory)):
+        return _no(ctx, f"{_code(mid)} ({unit.where(mid.start)}) uses `{name}`, which "
+                   f"{_code(stmts)} changes", stmts.start)
+    return _yes(f"{_code(stmts)} and {_code(mid)} touch nothing the other changes",
+                stmts.start)
 
 
 @predicate("elementwise_only", _metavar())

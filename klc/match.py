@@ -378,6 +378,17 @@ def _significant(node: Node) -> list[Node]:
     return [c for c in node.children if c.type not in _IGNORED_TOKENS and not c.is_missing]
 
 
+def block_statements(node: Node) -> list[Node]:
+    """The statements of a block, where a run of statements (``$$$X``) is looked for: its
+    significant children without the braces (a run that took in the ``{`` of a function
+    body would have the rewrite replace it)."""
+    return [c for c in node.children
+            if c.type not in _BLOCK_TOKENS and not c.is_missing]
+
+
+_BLOCK_TOKENS = _IGNORED_TOKENS | {"{", "}"}
+
+
 class _Matcher:
     """Backtracking structural matcher over one unit's source (bindings are byte spans)."""
 
@@ -735,7 +746,7 @@ def find_matches(pattern: Pattern, unit: Unit, rule: Rule | None = None,
         if pattern.is_sequence:
             block = statements.get(node.id)
             if block is None:  # (shared by the runs of every rule: one list per block)
-                kids = _significant(node)
+                kids = block_statements(node)
                 block = statements[node.id] = (kids, [k.type for k in kids])
             kids, types = block
             if not all(any(t == e.type and m.fits(e, kids[i]) for i, t in enumerate(types))

@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from klc.match import Binding, Match, _Matcher, _significant
+from klc.match import Binding, Match, _Matcher, block_statements
 
 if TYPE_CHECKING:
     from tree_sitter import Node
@@ -63,7 +63,8 @@ def _candidates(outer: Match, sub: Rule, start: int, end: int) -> list[tuple[Nod
         if pattern.is_sequence:
             if node.end_byte <= start or node.start_byte >= end:
                 continue
-            kids = [k for k in _significant(node) if start <= k.start_byte and k.end_byte <= end]
+            kids = [k for k in block_statements(node)
+                    if start <= k.start_byte and k.end_byte <= end]
             if kids:
                 out.append((node, kids))
         elif start <= node.start_byte and node.end_byte <= end:

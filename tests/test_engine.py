@@ -431,3 +431,31 @@ rule swap {
     out = apply_rules(parse_bytes(src, "k.cu"), rules)
     assert out.source == src.replace(b"t[32][32]", b"t[32][32 + 1]").replace(
         b"__shared__ __align__(16) float v[64]", b"float __shared__ __align__(16) v[64]")
+
+
+def test_a_run_of_statements_never_takes_a_brace() -> None:
+    """`$$$MID` before a loop binds statements only: not the `{` of the function body
+    (a rewrite that replaced it would tear the body open) nor a `}`."""
+    rules = load_rules_text('''
+rule hoist {
+  kind: skill
+  context: any
+  anchor: ```
+    $$$MID;
+    for (int $I = 0; $I < $N; ++$I) $BODY
+  ```
+  rewrite replace: ```
+    int hoisted = 0;
+    $$$MID;
+    for (int $I = 0; $I < $N; ++$I) $BODY
+  ```
+}
+''', "r.rule")
+    src = (b"__global__ void k(float* y, int n) {\n    int a = 1;\n    int b = 2;\n"
+           b"    for (int i = 0; i < n; ++i) y[i] = a + b;\n}\n")
+    sites = find_sites(parse_bytes(src, "k.cu"), rules)
+    assert [s.match.bindings["MID"].text for s in sites] == ["int a = 1;\n    int b = 2;",
+                                                            "int b = 2;", ""]
+    assert all(n.type not in ("{", "}") for s in sites for n in s.match.nodes)
+    out = apply_rules(parse_bytes(src, "k.cu"), rules)
+    assert out.source == src.replace(b"{\n    int a", b"{\n    int hoisted = 0;\n    int a")

@@ -874,3 +874,66 @@ def test_elementwise_only() -> None:
     no(context(src, "__shared__ float c[32][32];", X="c"), "elementwise_only($X)",
        "`c[threadIdx.y]` (k.cu:9:22) uses `c` with 1 of its 2 subscripts")
     yes(context(src, "__shared__ float d[32][32];", X="d"), "elementwise_only($X)")
+
+
+DOUBLE = """\
+__global__ void dbl(const float* x, float* y, int k) {
+  __shared__ float t[2][64];
+  __shared__ float u[64];
+  float acc = 0.0f;
+  float reg = x[threadIdx.x];
+  int buf = 0;
+  int lead = 1;
+  for (int s = 0; s < k; ++s) {
+    t[buf][threadIdx.x] = reg;
+    __syncthreads();
+    reg = x[(s + 1) * 64 + threadIdx.x];
+    acc += t[buf][63 - threadIdx.x];
+    __syncthreads();
+  }
+  for (int s = 0; s < k; ++s) {
+    u[threadIdx.x] = acc;
+    __syncthreads();
+    acc += u[63 - threadIdx.x];
+    __syncthreads();
+  }
+  y[threadIdx.x] = acc;
+}
+"""
+
+
+def test_double_buffered() -> None:
+    def barrier(nth: int) -> GuardContext:
+        return context(DOUBLE, "__syncthreads();", nth=nth)
+
+    v = yes(barrier(1), "double_buffered(buf)")
+    assert v.reason == "the barrier ends the loop's step; t are double buffers indexed by `buf`"
+    no(barrier(0), "double_buffered(buf)", "does not end the body of the loop")
+    no(barrier(3), "double_buffered(buf)", "__shared__ `u` (k.cu:3:3) has no first dimension of 2")
+    no(barrier(1), "double_buffered(lead)", "`t[buf]` (k.cu:9:5) is not subscripted first with "
+       "`lead`")
+    no(barrier(1), "double_buffered(nope)", "`nope` is not a variable declared before the loop")
+    later = DOUBLE.replace("y[threadIdx.x] = acc;", "y[threadIdx.x] = acc + buf;")
+    no(context(later, "__syncthreads();", nth=1), "double_buffered(buf)", "`buf` is read after "
+       "the loop")
+    single = DOUBLE.replace("    t[buf][threadIdx.x] = reg;\n    __syncthreads();\n",
+                            "    t[buf][threadIdx.x] = reg;\n")
+    no(context(single, "__syncthreads();", nth=0), "double_buffered(buf)",
+       "no other barrier in the loop")
+
+
+def test_moves_before() -> None:
+    src = ("__global__ void m(const float* x, float* y, int n) {\n"
+           "  float a = x[0];\n  int b = 2;\n  float c = x[1];\n  y[0] = 1.0f;\n"
+           "  c = a + b;\n}\n")
+    run = context(src, "float a = x[0];\n  int b = 2;", S="float a = x[0];", M="int b = 2;")
+    # the binding helpers bind single nodes: a load that needs nothing from `int b = 2;`
+    yes(run, "moves_before($S, $M)")
+    uses = context(src, "int b = 2;\n  float c = x[1];\n  y[0] = 1.0f;\n  c = a + b;",
+                   S="c = a + b;", M="int b = 2;")
+    no(uses, "moves_before($S, $M)", "uses `b`, which `int b = 2;` declares or assigns")
+    mem = context(src, "float c = x[1];\n  y[0] = 1.0f;", S="float c = x[1];", M="y[0] = 1.0f;")
+    yes(mem, "moves_before($S, $M)")  # x is read, y is written: different buffers
+    back = context(src, "float c = x[1];\n  y[0] = 1.0f;\n  c = a + b;", S="c = a + b;",
+                   M="float c = x[1];")
+    no(back, "moves_before($S, $M)", "uses `c`, which `float c = x[1];` declares or assigns")

@@ -22,7 +22,7 @@ import pytest
 from klc.frontend import Unit, parse_bytes
 from klc.guards import GuardContext, _declarations_named, _declarations_of, _nodes, evaluate
 from klc.library import load_rule_paths
-from klc.match import _Matcher, _significant, compile_pattern, find_matches
+from klc.match import _Matcher, block_statements, compile_pattern, find_matches
 from klc.pipeline import find_sites, resolve_holes
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -133,7 +133,7 @@ def test_statement_run_prefilter_rejects_only_blocks_without_a_match(units: list
         for p in runs.values():
             plain = []
             for block in unit.nodes_by_type(["compound_statement"])["compound_statement"]:
-                kids = _significant(block)
+                kids = block_statements(block)
                 for j in range(len(kids)):
                     b: dict = {}  # type: ignore[type-arg]
                     end = m.seq(p.elements, 0, kids, j, b, anchored=False)

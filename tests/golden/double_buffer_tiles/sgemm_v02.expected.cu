@@ -71,7 +71,7 @@ sgemm(const float* __restrict__ A, const float* __restrict__ B, float* __restric
         As[buf][a_col + 2][a_row] = a_ld.z;
         As[buf][a_col + 3][a_row] = a_ld.w;
         *reinterpret_cast<float4*>(&Bs[buf][b_row][b_col]) = b_ld;
-        buf ^= 1;
+        __syncthreads();
         if (k0 + BK < K) {
             const int kn = k0 + BK;
             a_ld = reinterpret_cast<const float4*>(A)[((size_t)(row0 + a_row) * K + kn + a_col) / 4];

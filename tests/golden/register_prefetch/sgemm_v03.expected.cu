@@ -36,11 +36,6 @@ template <int BM, int BN, int BK, int TM, int TN>
 __global__ void 
 sgemm(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
       int M, int N, int K) {
-          const int kn = 0;
-          a_ld = reinterpret_cast<const float4*>(A)[((size_t)(row0 + a_row) * K + kn + a_col) / 4];
-          b_ld = reinterpret_cast<const float4*>(B)[((size_t)(kn + b_row) * N + col0 + b_col) / 4];
-      }
-      {
     static_assert(BM * BK == 4 * (BM / TM) * (BN / TN), "one float4 of A per thread per tile");
     static_assert(BK * BN == 4 * (BM / TM) * (BN / TN), "one float4 of B per thread per tile");
     static_assert(BK % 4 == 0 && TM % 4 == 0 && TN % 4 == 0, "tiles are moved as float4");
@@ -64,49 +59,54 @@ sgemm(const float* __restrict__ A, const float* __restrict__ B, float* __restric
     }
     float4 a_ld;
     float4 b_ld;
+    {
+        const int kn = 0;
+        a_ld = reinterpret_cast<const float4*>(A)[((size_t)(row0 + a_row) * K + kn + a_col) / 4];
+        b_ld = reinterpret_cast<const float4*>(B)[((size_t)(kn + b_row) * N + col0 + b_col) / 4];
+    }
     int buf = 0;
-      for (int k0 = 0; k0 < K; k0 += BK) {
-          As[buf][a_col + 0][a_row] = a_ld.x;
-          As[buf][a_col + 1][a_row] = a_ld.y;
-          As[buf][a_col + 2][a_row] = a_ld.z;
-          As[buf][a_col + 3][a_row] = a_ld.w;
-          *reinterpret_cast<float4*>(&Bs[buf][b_row][b_col]) = b_ld;
-          __syncthreads();
-          if (k0 + BK < K) {
-              const int kn = k0 + BK;
-              a_ld = reinterpret_cast<const float4*>(A)[((size_t)(row0 + a_row) * K + kn + a_col) / 4];
-              b_ld = reinterpret_cast<const float4*>(B)[((size_t)(kn + b_row) * N + col0 + b_col) / 4];
-          }
-          #pragma unroll
-          for (int k = 0; k < BK; ++k) {
-              float a_frag[TM];
-              float b_frag[TN];
-              #pragma unroll
-              for (int i = 0; i < TM; i += 4) {
-                  float4 t = *reinterpret_cast<const float4*>(&As[buf][k][ty * TM + i]);
-                  a_frag[i + 0] = t.x;
-                  a_frag[i + 1] = t.y;
-                  a_frag[i + 2] = t.z;
-                  a_frag[i + 3] = t.w;
-              }
-              #pragma unroll
-              for (int j = 0; j < TN; j += 4) {
-                  float4 t = *reinterpret_cast<const float4*>(&Bs[buf][k][tx * TN + j]);
-                  b_frag[j + 0] = t.x;
-                  b_frag[j + 1] = t.y;
-                  b_frag[j + 2] = t.z;
-                  b_frag[j + 3] = t.w;
-              }
-              #pragma unroll
-              for (int i = 0; i < TM; ++i) {
-                  #pragma unroll
-                  for (int j = 0; j < TN; ++j) {
-                      acc[i][j] += a_frag[i] * b_frag[j];
-                  }
-              }
-          }
-          __syncthreads();
-      }
+    for (int k0 = 0; k0 < K; k0 += BK) {
+        As[buf][a_col + 0][a_row] = a_ld.x;
+        As[buf][a_col + 1][a_row] = a_ld.y;
+        As[buf][a_col + 2][a_row] = a_ld.z;
+        As[buf][a_col + 3][a_row] = a_ld.w;
+        *reinterpret_cast<float4*>(&Bs[buf][b_row][b_col]) = b_ld;
+        __syncthreads();
+        if (k0 + BK < K) {
+            const int kn = k0 + BK;
+            a_ld = reinterpret_cast<const float4*>(A)[((size_t)(row0 + a_row) * K + kn + a_col) / 4];
+            b_ld = reinterpret_cast<const float4*>(B)[((size_t)(kn + b_row) * N + col0 + b_col) / 4];
+        }
+        #pragma unroll
+        for (int k = 0; k < BK; ++k) {
+            float a_frag[TM];
+            float b_frag[TN];
+            #pragma unroll
+            for (int i = 0; i < TM; i += 4) {
+                float4 t = *reinterpret_cast<const float4*>(&As[buf][k][ty * TM + i]);
+                a_frag[i + 0] = t.x;
+                a_frag[i + 1] = t.y;
+                a_frag[i + 2] = t.z;
+                a_frag[i + 3] = t.w;
+            }
+            #pragma unroll
+            for (int j = 0; j < TN; j += 4) {
+                float4 t = *reinterpret_cast<const float4*>(&Bs[buf][k][tx * TN + j]);
+                b_frag[j + 0] = t.x;
+                b_frag[j + 1] = t.y;
+                b_frag[j + 2] = t.z;
+                b_frag[j + 3] = t.w;
+            }
+            #pragma unroll
+            for (int i = 0; i < TM; ++i) {
+                #pragma unroll
+                for (int j = 0; j < TN; ++j) {
+                    acc[i][j] += a_frag[i] * b_frag[j];
+                }
+            }
+        }
+        __syncthreads();
+    }
     #pragma unroll
     for (int i = 0; i < TM; ++i) {
         #pragma unroll
