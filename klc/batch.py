@@ -68,6 +68,7 @@ STATUSES = (REWRITTEN, UNCHANGED, REFUSED, PARSE_FAILED, GATE_FAILED, ERROR)
 FAILED = frozenset({PARSE_FAILED, GATE_FAILED, ERROR})
 MAX_REFUSED = 8  # refused sites kept with their reason per file (all are counted)
 ACCEPTED_GATE_VERDICTS = frozenset({"passed", "compiled", "skipped"})
+SLOWER_MARGIN = 0.02  # a gated rewrite slower than the original by more (and the noise) is not kept
 
 
 # --------------------------------------------------------------------------------------
@@ -268,6 +269,7 @@ class BatchSummary:
             "refused_by_guard": sum(r.guard_refusals > 0 for r in rs),
             "parse_failed": sum(r.status == PARSE_FAILED for r in rs),
             "gate_failed": sum(r.status == GATE_FAILED for r in rs),
+            "gate_slower": sum(r.refused_by.get("slower", 0) > 0 for r in rs),
             "errors": sum(r.status == ERROR for r in rs),
             "sites_rewritten": sum(len(r.applied) for r in rs),
             "sites_refused_by_guard": sum(r.guard_refusals for r in rs),
@@ -308,6 +310,7 @@ SUMMARY_LABELS = {
     "unchanged": "files left unchanged",
     "refused_by_guard": "files with a match refused by a guard",
     "parse_failed": "files that failed to parse", "gate_failed": "files that failed the gate",
+    "gate_slower": "files whose rewrite the gate measured slower (kept as they were)",
     "errors": "files that could not be read or are not CUDA source",
     "sites_rewritten": "sites rewritten", "sites_refused_by_guard": "sites refused by a guard",
     "resumed": "files taken from the journal (--resume)",
@@ -638,6 +641,18 @@ def gate_result(config: BatchConfig, res: FileResult, original: bytes, candidate
     if record.verdict not in ACCEPTED_GATE_VERDICTS:
         res.status, res.output, res.diff = GATE_FAILED, None, ""
         res.reason = f"{path}: gate {record.verdict}: {record.reason}"
+        return
+    profile = record.stages.get("profile")
+    data = profile.data if profile is not None else {}
+    speedup, noise = data.get("speedup"), data.get("noise") or 0.0
+    if isinstance(speedup, (int, float)) and speedup < 1 - max(SLOWER_MARGIN, noise):
+        # verified, but slower than the original beyond the noise: a batch keeps the original
+        rules = ", ".join(sorted({a["rule"] for a in res.applied}))
+        res.status, res.output, res.diff = REFUSED, None, ""
+        res.refused_by["slower"] = res.refused_by.get("slower", 0) + len(res.applied)
+        res.reason = (f"{path}: gate: the rewrite ({rules}) verifies but runs {speedup:.2f}x "
+                      "the original, slower beyond the noise: the original is kept")
+        res.applied = []
 
 
 def unified_diff(old: bytes, new: bytes, path: str) -> str:

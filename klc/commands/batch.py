@@ -207,7 +207,8 @@ def _print_summary(err: Any, summary: Any, options: Any) -> None:
     table.add_column("what")
     table.add_column("count", justify="right")
     for key, label in SUMMARY_LABELS.items():
-        if key == "resumed" and not summary.resumed:
+        if (key == "resumed" and not summary.resumed) or (key == "gate_slower"
+                                                          and not counts[key]):
             continue
         style = "red" if key in ("parse_failed", "gate_failed", "errors") and counts[key] \
             else ""
