@@ -1898,6 +1898,28 @@ def no_alias(ctx: GuardContext, x: Binding, y: Binding) -> Verdict:
                x.start)
 
 
+@predicate("no_memory_update", ArgSpec("$$$S", frozenset({"metavar", "sequence"})))
+def no_memory_update(ctx: GuardContext, stmts: Binding) -> Verdict:
+    """The code bound to $$$S updates no memory in place: no compound assignment (``+=``,
+    ``|=``, ...), ``++`` or ``--`` on an array element, a field or through a pointer. Run by
+    several threads at once with the same values (a row's body given to a whole warp), such
+    code leaves memory as one run does; an update in place would be applied once per
+    thread."""
+    unit, src = ctx.unit, ctx.unit.source
+    for node in _in(_nodes(unit, "assignment_expression", "update_expression"), stmts.start,
+                    stmts.end):
+        if node.type == "assignment_expression":
+            if _operator(node) == "=":
+                continue
+            target = node.child_by_field_id(F_LEFT)
+        else:
+            target = node.child_by_field_id(F_ARGUMENT)
+        if target is not None and _unwrap(target).type != "identifier":
+            return _no(ctx, f"`{_snippet(_text(src, node))}` ({unit.where(node.start_byte)}) "
+                       "updates memory in place", node.start_byte)
+    return _yes(f"{_code(stmts)} updates no memory in place", stmts.start)
+
+
 @predicate("double_buffered", ArgSpec("NAME", frozenset({"hole", "name", "string"})))
 def double_buffered(ctx: GuardContext, name: Any) -> Verdict:
     """The matched barrier may become the toggle ``NAME ^= 1`` of a double buffer: it is

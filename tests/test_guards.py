@@ -937,3 +937,21 @@ def test_moves_before() -> None:
     back = context(src, "float c = x[1];\n  y[0] = 1.0f;\n  c = a + b;", S="c = a + b;",
                    M="float c = x[1];")
     no(back, "moves_before($S, $M)", "uses `c`, which `float c = x[1];` declares or assigns")
+
+
+def test_no_memory_update() -> None:
+    src = ("__global__ void r(const float* x, float* y, float* z, int n) {\n"
+           "  int row = blockIdx.x * blockDim.x + threadIdx.x;\n"
+           "  float acc = 0.0f;\n"
+           "  for (int c = 0; c < n; c++) { acc += x[row * n + c]; }\n"
+           "  y[row] = acc;\n"
+           "  z[row] += acc;\n"
+           "  ++*(z + row);\n}\n")
+    first = context(src, "for (int c = 0; c < n; c++) { acc += x[row * n + c]; }\n  y[row] = acc;",
+                    S="for (int c = 0; c < n; c++) { acc += x[row * n + c]; }")
+    yes(first, "no_memory_update($S)")  # acc += and c++ change locals only
+    yes(context(src, "y[row] = acc;", S="y[row] = acc;"), "no_memory_update($S)")
+    no(context(src, "z[row] += acc;", S="z[row] += acc;"), "no_memory_update($S)",
+       "`z[row] += acc` (k.cu:6:3) updates memory in place")
+    no(context(src, "++*(z + row);", S="++*(z + row)"), "no_memory_update($S)",
+       "updates memory in place")
