@@ -635,7 +635,8 @@ def _group(decls: list[_Decl]) -> dict[str, list[_Decl]]:
 # the predicates that read a variable's declared type or layout (a rewrite of that
 # declaration in the same run makes their verdict stale: klc.pipeline._stale_sites)
 LAYOUT_PREDICATES = frozenset({"aligned", "element_aligned", "elem_type", "smem_fits",
-                               "index_below", "is_pointer", "restrict_safe"})
+                               "index_below", "is_pointer", "restrict_safe",
+                               "elementwise_only", "double_buffered"})
 
 
 @functools.lru_cache(maxsize=1024)
