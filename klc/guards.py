@@ -1745,11 +1745,7 @@ def _assigned(ctx: GuardContext, name: str, start: int, end: int) -> bool:
 def _writes(ctx: GuardContext, names: frozenset[str], start: int, end: int
             ) -> Iterator[tuple[int, int, str]]:
     """Places in [start, end) that may write memory reached through one of ``names``."""
-    fn = ctx.function
-    lo, hi = (fn.body_start, fn.body_end) if fn is not None and \
-        fn.body_start <= start and end <= fn.body_end else (0, len(ctx.unit.source) + 1)
-    entries = _memo(ctx.unit, f"write_entries:{lo}:{hi}",
-                    lambda: _write_entries(ctx.unit, lo, hi))
+    entries = _writes_around(ctx, start, end)
     i = bisect.bisect_left(entries, start, key=_entry_start)
     n = len(entries)
     while i < n:
@@ -1762,6 +1758,16 @@ def _writes(ctx: GuardContext, names: frozenset[str], start: int, end: int
 
 
 _REASSIGNS = "reassigns the pointer"  # (an assignment or ++/-- of the variable itself)
+
+
+def _writes_around(ctx: GuardContext, start: int, end: int
+                   ) -> list[tuple[int, int, frozenset[str], str]]:
+    """``_write_entries`` of the enclosing function's body when it holds [start, end), else
+    of the whole unit: found once per function."""
+    fn = ctx.function
+    lo, hi = (fn.body_start, fn.body_end) if fn is not None and \
+        fn.body_start <= start and end <= fn.body_end else (0, len(ctx.unit.source) + 1)
+    return _memo(ctx.unit, f"write_entries:{lo}:{hi}", lambda: _write_entries(ctx.unit, lo, hi))
 
 
 def _entry_start(entry: tuple[int, int, frozenset[str], str]) -> int:
@@ -2007,10 +2013,7 @@ def moves_before(ctx: GuardContext, stmts: Binding, mid: Binding) -> Verdict:
                                                                if n.type == "declaration"])}
         assigned: set[str] = set()
         memory: set[str] = set()
-        fn = ctx.function
-        lo, hi = (fn.body_start, fn.body_end) if fn is not None else (0, len(src) + 1)
-        entries = _memo(unit, f"write_entries:{lo}:{hi}", lambda: _write_entries(unit, lo, hi))
-        for s, e, roots, what in entries:
+        for s, e, roots, what in _writes_around(ctx, b.start, b.end):
             if b.start <= s and e <= b.end:
                 (assigned if what == _REASSIGNS else memory).update(roots)
         return declared | assigned, memory
