@@ -2021,14 +2021,14 @@ def moves_before(ctx: GuardContext, stmts: Binding, mid: Binding) -> Verdict:
     mid_vars, mid_memory = changes(mid)
     s_vars, s_memory = changes(stmts)
     s_names, mid_names = names(stmts), names(mid)
-    for name in sorted(s_names & mid_vars):
-        return _no(ctx, f"{_code(stmts)} uses `{name}`, which {_code(mid)} declares or assigns "
-                   f"({unit.where(mid.start)})", stmts.start)
-    for name in sorted(s_names & mid_memory):
-        return _no(ctx, f"{_code(stmts)} reads memory through `{name}`, which {_code(mid)} "
-                   f"writes ({unit.where(mid.start)})", stmts.start)
-    for name in sorted(mid_names & (s_vars | s_memory)):
-        return _no(ctx, f"{_code(mid)} ({unit.where(mid.start)}) uses `{name}`, which "
+    if clash := sorted(s_names & mid_vars):
+        return _no(ctx, f"{_code(stmts)} uses `{clash[0]}`, which {_code(mid)} declares or "
+                   f"assigns ({unit.where(mid.start)})", stmts.start)
+    if clash := sorted(s_names & mid_memory):
+        return _no(ctx, f"{_code(stmts)} reads memory through `{clash[0]}`, which "
+                   f"{_code(mid)} writes ({unit.where(mid.start)})", stmts.start)
+    if clash := sorted(mid_names & (s_vars | s_memory)):
+        return _no(ctx, f"{_code(mid)} ({unit.where(mid.start)}) uses `{clash[0]}`, which "
                    f"{_code(stmts)} changes", stmts.start)
     return _yes(f"{_code(stmts)} and {_code(mid)} touch nothing the other changes",
                 stmts.start)
