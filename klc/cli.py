@@ -280,6 +280,9 @@ def cmd_apply(args: argparse.Namespace) -> int:
     outcome = apply_rules(unit, rules, holes, spec)
     for note in outcome.notes:
         err.print(f"klc: note: {note}", markup=False)
+    for site, why in outcome.skipped:  # applicable, but left for another run
+        err.print(f"klc: note: {unit.where(site.match.start)}: {site.rule.name}: not applied "
+                  f"in this run: {why}", markup=False)
     if args.json:
         print(json.dumps(outcome_json(outcome), indent=2))
     if not outcome.changed:

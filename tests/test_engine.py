@@ -459,3 +459,17 @@ rule hoist {
     assert all(n.type not in ("{", "}") for s in sites for n in s.match.nodes)
     out = apply_rules(parse_bytes(src, "k.cu"), rules)
     assert out.source == src.replace(b"{\n    int a", b"{\n    int hoisted = 0;\n    int a")
+
+
+def test_cli_apply_says_which_sites_wait_for_another_run(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rules = tmp_path / "both.rule"
+    rules.write_text((ROOT / "skills" / "vectorize.rule").read_text()
+                     + (ROOT / "skills" / "smem_tile.rule").read_text())
+    kernel = ROOT / "tests" / "data" / "align" / "square_tile.cu"
+    assert main(["apply", str(rules), str(kernel), "--rule", "pad_smem_tile",
+                 "--rule", "vectorize_shared_float4_load"]) == 0
+    captured = capsys.readouterr()
+    assert ("square_tile.cu:11:13: vectorize_shared_float4_load: not applied in this run: uses "
+            "`t`, whose declaration pad_smem_tile rewrites in this run") in captured.err
+    assert "+    __shared__ __align__(16) float t[32][32 + 1];" in captured.out
