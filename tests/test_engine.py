@@ -12,7 +12,7 @@ from klc.cli import main
 from klc.errors import KlcError
 from klc.frontend import parse_bytes
 from klc.match import compile_pattern, find_matches
-from klc.pipeline import apply_rules, find_sites
+from klc.pipeline import apply_rules, find_sites, spec_of
 from klc.rules import load_rules, load_rules_text
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -473,3 +473,20 @@ def test_cli_apply_says_which_sites_wait_for_another_run(
     assert ("square_tile.cu:11:13: vectorize_shared_float4_load: not applied in this run: uses "
             "`t`, whose declaration pad_smem_tile rewrites in this run") in captured.err
     assert "+    __shared__ __align__(16) float t[32][32 + 1];" in captured.out
+
+
+def test_row_cache_needs_the_cache_it_fills() -> None:
+    """row_cache_in_registers writes cache[k] and reads it back: without the array's
+    declaration (which its pass leaves in place) the rewrite could not compile."""
+    from klc.library import load_rule_paths
+
+    rules = [r for r in load_rule_paths([str(ROOT / "skills")])
+             if r.name == "row_cache_in_registers"]
+    src = (ROOT / "tests" / "golden" / "row_cache_in_registers" / "layernorm_v03.cu").read_bytes()
+    unit = parse_bytes(src, "layernorm_v03.cu")
+    assert [s.ok for s in find_sites(unit, rules, {"cache": "cache"}, spec_of(unit))] == [True]
+    bare = src.replace(b"    float4 cache[VPT];\n", b"")
+    unit = parse_bytes(bare, "layernorm_v03.cu")
+    sites = find_sites(unit, rules, {"cache": "cache"}, spec_of(unit))
+    assert [s.ok for s in sites] == [False]
+    assert "not (`cache` is a fresh name in `layernorm`)" in sites[0].reason
