@@ -195,6 +195,17 @@ def test_default_mode_only_reports(tmp_path: Path, capsys: pytest.CaptureFixture
     assert tree_bytes(src) == {"k.cu": PLAIN}
 
 
+def test_an_ungated_write_says_it_was_not_gated(tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    src = make_tree(tmp_path / "src", {"k.cu": PLAIN})
+    assert main(["batch", str(src), "--rule", FAST_MATH, "-j", "1", "--out",
+                 str(tmp_path / "o")]) == 0
+    assert "klc: note: the rewrites were not gated" in capsys.readouterr().err
+    assert main(["batch", str(src), "--rule", FAST_MATH, "-j", "1", "--out",
+                 str(tmp_path / "g"), "--gate"]) == 0
+    assert "not gated" not in capsys.readouterr().err
+
+
 def test_summary_counts_and_refusals(tmp_path: Path) -> None:
     # the skills library: unroll_loop refuses loops whose trip count is unknown
     loop = b"""__global__ void k(float* y, int n) {

@@ -190,8 +190,15 @@ def run(args: argparse.Namespace) -> int:
     if not summary.results:
         err.print(f"klc: no .cu/.cuh files under {', '.join(args.roots)}", markup=False)
         return 1
-    if mode == "check" and any(r.status == REWRITTEN for r in summary.results) and show:
+    rewrote = any(r.status == REWRITTEN for r in summary.results)
+    if mode == "check" and rewrote and show:
         err.print("klc: nothing written (give --out DIR, --in-place or --diff)", markup=False)
+    elif mode in ("out", "in_place") and rewrote and show and not (config.gate
+                                                                   or config.optimize):
+        err.print("klc: note: the rewrites were not gated: the guards make them correct where "
+                  "they hold, not faster on this kernel (--gate compiles, verifies and times "
+                  "each one against its original and keeps the original when slower)",
+                  markup=False)
     return 1 if summary.failed else 0
 
 
