@@ -2313,6 +2313,25 @@ def block_size(ctx: GuardContext, op: str, n: Any) -> Verdict:
     return _no(ctx, f"the block size is unknown: {how}")
 
 
+@predicate("block_dim", ArgSpec("axis", frozenset({"name"}), frozenset({"x", "y", "z"})),
+           ArgSpec("op", frozenset({"op", "string"})),
+           ArgSpec("N", frozenset({"int", "hole"})))
+def block_dim(ctx: GuardContext, axis: str, op: str, n: Any) -> Verdict:
+    """The block's extent along AXIS (x, y or z) compares with N, known exactly (the spec's
+    block, or every launch in this file): ``block_dim(y, ==, ?t)`` before a rewrite that
+    divides block.y."""
+    want = _number_arg(ctx, n)
+    if op not in COMPARISONS or not isinstance(want, int):
+        return _no(ctx, f"block_dim: cannot compare with {op} {n!r}")
+    exact, _bound, how = _block_dims(ctx)
+    if exact is None:
+        return _no(ctx, f"the block's {axis} extent is not known exactly: {how}")
+    have = exact["xyz".index(axis)]
+    if COMPARISONS[op](have, want):
+        return _yes(f"block.{axis} = {have} {op} {want} ({how})", ctx.match.start)
+    return _no(ctx, f"block.{axis} is {have} ({how}), and not {have} {op} {want}")
+
+
 def _thread_dependent(ctx: GuardContext, fn: Function) -> dict[str, str]:
     """Variables of ``fn`` whose value may differ between threads of a block, each with the
     assignment that makes it so (a taint analysis to a fixpoint over the function)."""

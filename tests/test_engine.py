@@ -490,3 +490,20 @@ def test_row_cache_needs_the_cache_it_fills() -> None:
     sites = find_sites(unit, rules, {"cache": "cache"}, spec_of(unit))
     assert [s.ok for s in sites] == [False]
     assert "not (`cache` is a fresh name in `layernorm`)" in sites[0].reason
+
+
+def test_rows_per_thread_needs_the_block_rows_it_divides() -> None:
+    """rows_per_thread turns a block of ?t rows into one of ?t / ?factor rows that loops: on
+    a block of other height the loop would miss rows, so it refuses there."""
+    from klc.library import load_rule_paths
+
+    rules = [r for r in load_rule_paths([str(ROOT / "skills")]) if r.name == "rows_per_thread"]
+    src = (ROOT / "tests" / "golden" / "rows_per_thread" / "transpose_v05.cu").read_bytes()
+    holes = {"factor": "4", "r": "8", "t": "32"}
+    unit = parse_bytes(src, "transpose_v05.cu")
+    assert all(s.ok for s in find_sites(unit, rules, holes, spec_of(unit)))
+    short = src.replace(b'block: [TILE, "(ROWS) * 4"]', b'block: [TILE, "(ROWS) * 2"]')
+    unit = parse_bytes(short, "transpose_v05.cu")
+    sites = find_sites(unit, rules, holes, spec_of(unit))
+    assert sites and not any(s.ok for s in sites)
+    assert all("block.y is 16" in s.reason and "not 16 == 32" in s.reason for s in sites)

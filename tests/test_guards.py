@@ -955,3 +955,14 @@ def test_no_memory_update() -> None:
        "`z[row] += acc` (k.cu:6:3) updates memory in place")
     no(context(src, "++*(z + row);", S="++*(z + row)"), "no_memory_update($S)",
        "updates memory in place")
+
+
+def test_block_dim() -> None:
+    src = ("__global__ void t(float* y) { y[threadIdx.y * 32 + threadIdx.x] = 0.0f; }\n"
+           "void launch(float* y) { t<<<64, dim3(32, 8)>>>(y); }\n")
+    ctx = context(src, "y[threadIdx.y * 32 + threadIdx.x] = 0.0f;")
+    v = yes(ctx, "block_dim(y, ==, 8) and block_dim(x, >=, 32) and block_dim(z, ==, 1)")
+    assert v.reason.startswith("block.y = 8 == 8 (the launch at k.cu:2:25)")
+    no(ctx, "block_dim(y, ==, 32)", "block.y is 8 (the launch at k.cu:2:25), and not 8 == 32")
+    unknown = context(src.split("\n")[0] + "\n", "y[threadIdx.y * 32 + threadIdx.x] = 0.0f;")
+    no(unknown, "block_dim(y, ==, 8)", "the block's y extent is not known exactly")
