@@ -507,3 +507,18 @@ def test_rows_per_thread_needs_the_block_rows_it_divides() -> None:
     sites = find_sites(unit, rules, holes, spec_of(unit))
     assert sites and not any(s.ok for s in sites)
     assert all("block.y is 16" in s.reason and "not 16 == 32" in s.reason for s in sites)
+
+
+def test_tile_transpose_needs_a_square_block_of_the_tile_and_the_tile() -> None:
+    from klc.library import load_rule_paths
+
+    rules = [r for r in load_rule_paths([str(ROOT / "skills")]) if r.name == "tile_transpose"]
+    src = (ROOT / "tests" / "golden" / "tile_transpose" / "transpose_v06.cu").read_bytes()
+    holes = {"t": "32", "tile": "tile"}
+    unit = parse_bytes(src, "transpose_v06.cu")
+    assert [s.ok for s in find_sites(unit, rules, holes, spec_of(unit))] == [True]
+    unit = parse_bytes(src, "transpose_v06.cu")
+    sites = find_sites(unit, rules, {"t": "16", "tile": "tile"}, spec_of(unit))
+    assert [s.ok for s in sites] == [False] and "not 32 == 16" in sites[0].reason
+    sites = find_sites(unit, rules, {"t": "32", "tile": "stage"}, spec_of(unit))
+    assert [s.ok for s in sites] == [False] and "`stage` is a fresh name" in sites[0].reason
