@@ -257,3 +257,26 @@ def test_scale_launch_keeps_the_rest_byte_for_byte() -> None:
 def test_scale_launch_refuses(args: tuple, needle: str) -> None:
     with pytest.raises(KlcError, match=needle.replace("|", r"\|").replace("*", r"\*")):
         scale_launch(spec_file(SAXPY_SPEC), *args)
+
+
+def test_libyaml_and_pure_yaml_read_the_same_specs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The spec is composed by libyaml where PyYAML has it; every spec the project ships
+    reads the same (fields and their file positions) through the pure-Python loader."""
+    import klc.spec
+
+    if klc.spec._FAST_LOADER is None:
+        pytest.skip("PyYAML is built without libyaml here")
+    bench = Path(__file__).parent.parent / "bench"
+    files = sorted(p for p in bench.rglob("*.cu") if b"klc-spec" in p.read_bytes())
+    assert len(files) > 50
+    fast = [load_spec(p.read_bytes(), str(p)) for p in files]
+    monkeypatch.setattr(klc.spec, "_FAST_LOADER", None)
+    pure = [load_spec(p.read_bytes(), str(p)) for p in files]
+    assert fast == pure
+    assert all(s is not None and s.loc for s in fast)
+
+
+def test_bad_yaml_keeps_the_pure_loaders_words() -> None:
+    """libyaml says "found character that cannot start any token"; the message names it."""
+    msg = error_of("kernel: saxpy\nsizes:\n\t n: 4\nargs: []\ngrid: [1]\nblock: [1]")
+    assert "k.cu:4:1: bad YAML in klc-spec: found character '\\t'" in msg
