@@ -100,11 +100,16 @@ _BINOPS: dict[type, Callable[[Any, Any], Number]] = {
 _MAX_MAGNITUDE = 1 << 80  # far beyond any size or byte count; stops 2**2**30 style input
 
 
-def expr_names(expr: str) -> set[str]:
+def expr_names(expr: str) -> frozenset[str]:
     """The free names an expression uses (function names excluded); ExprError if unparsable."""
-    tree = _parse_expr(expr)
+    return _names(_parse_expr(expr))
+
+
+@lru_cache(maxsize=4096)
+def _names(tree: ast.Expression) -> frozenset[str]:
     called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
-    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and id(n) not in called}
+    return frozenset(n.id for n in ast.walk(tree)
+                     if isinstance(n, ast.Name) and id(n) not in called)
 
 
 def _parse_expr(expr: str) -> ast.Expression:
