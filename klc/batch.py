@@ -43,6 +43,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -711,7 +712,6 @@ def _die_with_parent() -> None:
     orphan workers); elsewhere a no-op."""
     import ctypes
     import signal
-    import sys
 
     if not sys.platform.startswith("linux"):
         return
@@ -775,24 +775,50 @@ OnResult = Callable[[Source, FileResult], None]
 
 
 class LocalExecutor:
-    """Worker processes on this machine (spawned: safe with the driver's threads).
+    """Worker processes on this machine.
 
     ``jobs`` processes rewrite files, fed chunks of paths; with ``--gate`` or ``--optimize``
     and GPUs present, one more process per GPU (``CUDA_VISIBLE_DEVICES`` set to that GPU
     alone) gates each candidate, or optimizes each file. With ``jobs == 1`` and no GPU the
-    work runs in this process (no process start at all)."""
+    work runs in this process (no process start at all).
+
+    The rewriting workers are forked by ``prefork`` when the driver has no other thread yet
+    (Linux): they start with the driver's modules and loaded rules, 0.3 s sooner than
+    spawned ones that import klc and load the rules again. Any other time (a thread is
+    running, another system, a pool started again after a worker died, GPU workers, which
+    hold a CUDA context) they are spawned: forking a process with threads can copy a lock
+    that another thread held, and the child then waits on it forever."""
 
     name = "local"
 
     def __init__(self, jobs: int, gpus: Sequence[str] = ()) -> None:
         self.jobs = max(1, jobs)
         self.gpus = list(gpus)
+        self._forked: Any = None  # (pool, its initializer's arguments)
 
     def start(self) -> None:
-        """Nothing to join: worker processes start with the work."""
+        """Nothing to join: worker processes start with the work (or ``prefork``)."""
+
+    def prefork(self, config: BatchConfig, want_diff: bool, send_unchanged: bool) -> None:
+        """Fork the rewriting workers now, if that is safe (see the class doc)."""
+        import concurrent.futures as cf
+        import multiprocessing as mp
+        import threading
+
+        if self.jobs == 1 or (self.gpus and (config.gate or config.optimize)) \
+                or not sys.platform.startswith("linux") or threading.active_count() > 1:
+            return
+        init = (config, want_diff, True, False, send_unchanged, None)
+        pool = cf.ProcessPoolExecutor(self.jobs, mp.get_context("fork"), _init_worker, init)
+        # a first task makes the pool fork all its workers, then start its manager thread
+        pool.submit(len, ()).result()
+        self._forked = (pool, init)
 
     def stop(self) -> None:
-        """The pools are shut down at the end of ``run``."""
+        """The pools are shut down at the end of ``run``; a forked one not used, here."""
+        if self._forked is not None:
+            self._forked[0].shutdown(wait=False, cancel_futures=True)
+            self._forked = None
 
     def run(self, config: BatchConfig, sources: list[Source], on_result: OnResult,
             want_diff: bool, send_unchanged: bool) -> None:
@@ -830,10 +856,14 @@ class LocalExecutor:
 
         todo = [s.path for s in sources]
         isolate = False
+        forked, self._forked = self._forked, None
         try:
             while todo:
-                pool = cf.ProcessPoolExecutor(1 if isolate else self.jobs, ctx, _init_worker,
-                                              init)
+                if forked is not None and forked[1] == init and not isolate:
+                    pool, forked = forked[0], None
+                else:
+                    pool = cf.ProcessPoolExecutor(1 if isolate else self.jobs, ctx,
+                                                  _init_worker, init)
                 try:
                     tasks = {pool.submit(_work_chunk, c): c
                              for c in chunks(todo, self.jobs, isolate)}
@@ -853,6 +883,9 @@ class LocalExecutor:
             if gates is not None:
                 gates.close(cancel=True)
             raise
+        finally:
+            if forked is not None:  # (prepared for other work: not used)
+                forked[0].shutdown(wait=False, cancel_futures=True)
         if gates is not None:
             gates.close(cancel=False)
 
@@ -1307,6 +1340,9 @@ def run_batch(config: BatchConfig, options: BatchOptions,
     executor = make_executor(options, config)
     executor.start()
     try:
+        if isinstance(executor, LocalExecutor) and sources:
+            executor.prefork(config, want_diff=options.mode == "diff",
+                             send_unchanged=options.mode == "out")
         return _drive(config, options, executor, sources, results, t0, on_start, on_result)
     finally:
         executor.stop()

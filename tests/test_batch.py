@@ -401,6 +401,35 @@ def test_two_workers_give_the_one_worker_result(tmp_path: Path) -> None:
     assert tree_bytes(tmp_path / "o1") == tree_bytes(tmp_path / "o2")
 
 
+def test_workers_are_forked_only_while_no_other_thread_runs(tmp_path: Path) -> None:
+    """Forked workers start with the driver's rules; with another thread running (a lock it
+    holds would be copied held) the batch spawns them, with the same result."""
+    import threading
+
+    cfg = BatchConfig.from_paths([str(ROOT / "skills" / "pragma_unroll.rule")])
+    ex = kb.LocalExecutor(2)
+    ex.prefork(cfg, want_diff=False, send_unchanged=False)
+    assert ex._forked is not None
+    pool = ex._forked[0]
+    assert pool.submit(os.getppid).result() == os.getpid()  # a worker, forked and ready
+    ex.stop()
+    assert ex._forked is None
+    src = corpus(tmp_path / "src", 12)
+    forked = run_batch(cfg, BatchOptions([str(src)], jobs=2))
+    release = threading.Event()
+    other = threading.Thread(target=release.wait)
+    other.start()
+    try:
+        ex.prefork(cfg, want_diff=False, send_unchanged=False)
+        assert ex._forked is None  # a thread runs: no fork
+        spawned = run_batch(cfg, BatchOptions([str(src)], jobs=2))
+    finally:
+        release.set()
+        other.join()
+    assert essence(forked.results) == essence(spawned.results)
+    assert forked.counts()["rewritten"] >= 6
+
+
 _WORK_CHUNK = kb._work_chunk
 
 

@@ -160,6 +160,9 @@ def run(args: argparse.Namespace) -> int:
     state = {"done": 0}
 
     def on_start(total: int) -> None:
+        # started here, not around run_batch: its refresh thread must not exist yet when the
+        # batch forks its workers (klc.batch.LocalExecutor.prefork)
+        progress.start()
         progress.update(task, total=total)
 
     def on_result(res: Any) -> None:
@@ -174,8 +177,10 @@ def run(args: argparse.Namespace) -> int:
             progress.console.print(f"klc: [red]error[/red]: {escape(res.reason)}",
                                    emoji=False)
 
-    with progress:
+    try:
         summary = run_batch(config, options, on_start, on_result)
+    finally:
+        progress.stop()
     for note in summary.notes:
         err.print(f"klc: note: {note}", markup=False, emoji=False)
     if show:
