@@ -1,6 +1,7 @@
 """Generate a deterministic corpus of varied CUDA kernel files for benchmarks.
 
     python bench/make_corpus.py OUT_DIR [-n 1000] [--seed 0]
+    python bench/make_corpus.py OUT_DIR --shipped     # the project's own kernels, round robin
 
 Each file (1-30 KB) is assembled from kernel families written for klc (elementwise, reduction,
 tiled GEMM, stencil, softmax, scan, transpose, histogram) in the styles real code is written
@@ -393,15 +394,35 @@ def make_file(index: int, seed: int) -> bytes:
     return text.encode()
 
 
+def shipped_kernels() -> list[Path]:
+    """The kernel files the project ships (the lineages' expert and walked versions, the
+    held-out set, the examples), in a fixed order: real kernels, each with its klc-spec."""
+    bench = Path(__file__).resolve().parent
+    return sorted(p for p in bench.rglob("*.cu") if p.is_file())
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("out_dir", metavar="OUT_DIR")
     ap.add_argument("-n", type=int, default=1000, help="number of files (default 1000)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--shipped", action="store_true",
+                    help="copy the project's own kernel files (bench/**/*.cu: lineage versions, "
+                    "held-out set, examples) round robin instead of generating files")
     args = ap.parse_args(argv)
     out = Path(args.out_dir)
     out.mkdir(parents=True, exist_ok=True)
     total = 0
+    if args.shipped:
+        kernels = shipped_kernels()
+        for i in range(args.n):
+            src = kernels[i % len(kernels)]
+            data = src.read_bytes()
+            (out / f"k{i:05d}_{src.parent.name}_{src.name}").write_bytes(data)
+            total += len(data)
+        print(f"wrote {args.n} files ({len(kernels)} kernels shipped in bench/, round robin), "
+              f"{total / 1e6:.2f} MB, to {out}")
+        return 0
     for i in range(args.n):
         data = make_file(i, args.seed)
         suffix = ".cuh" if i % 7 == 3 else ".cu"
