@@ -35,6 +35,14 @@ from klc.batch import BatchConfig, BatchOptions, run_batch  # noqa: E402
 from klc.errors import KlcError  # noqa: E402
 
 
+def corpus_how(corpus: Path) -> str:
+    """How the corpus was made (the CORPUS file bench/make_corpus.py writes), or its path."""
+    try:
+        return (corpus / "CORPUS").read_text().strip()
+    except OSError:
+        return f"{corpus} (not made by bench/make_corpus.py)"
+
+
 def time_batch(config: BatchConfig, corpus: Path, jobs: int, mode: str) -> tuple[float, dict]:
     out = Path(tempfile.mkdtemp(prefix=f"klc-bench-j{jobs}-"))
     shutil.rmtree(out)
@@ -119,8 +127,8 @@ def main() -> int:
     c = counts[1]
     lines = [
         f"# python bench/batch_bench.py {args.corpus} --mode {args.mode}"
-        f"{' --tree-only' if args.tree_only else ''}   (corpus: python "
-        f"bench/make_corpus.py {args.corpus} -n {n_files}; rules: {', '.join(rules)} "
+        f"{' --tree-only' if args.tree_only else ''}   (corpus: {corpus_how(args.corpus)}"
+        f"; rules: {', '.join(rules)} "
         f"({len(config.load_rules())} rules){'; --tree-only' if args.tree_only else ''}; "
         "no gate; "
         f"klc {commit()}; {platform.machine()} with {os.cpu_count()} CPUs, Python "

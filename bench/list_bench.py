@@ -232,6 +232,11 @@ def main() -> int:
             runs.setdefault(key, []).append(t)
     med = {k: statistics.median(v) for k, v in runs.items()}
     n = len(files)
+    try:
+        how = (args.dir / "CORPUS").read_text().strip()
+    except OSError:
+        how = f"{args.dir} (not made by bench/make_corpus.py)"
+    print(f"# corpus: {how}")
     print(f"files: {n}  MB: {mb:.1f}  rules: {len(rules)}  distinct anchors: {len(table)}  "
           f"runs: {len(runs['list'])} (medians)")
     print(f"{'what':<48}{'seconds':>9}{'files/s':>10}{'matches':>9}")

@@ -412,6 +412,10 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     out = Path(args.out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    # how the corpus was made, for the benchmarks' headers (not a .cu file: never listed)
+    how = f"python bench/make_corpus.py {out} -n {args.n}" + (
+        " --shipped" if args.shipped else f" --seed {args.seed}")
+    (out / "CORPUS").write_text(how + "\n")
     total = 0
     if args.shipped:
         kernels = shipped_kernels()
