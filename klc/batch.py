@@ -810,8 +810,15 @@ class LocalExecutor:
             return
         init = (config, want_diff, True, False, send_unchanged, None)
         pool = cf.ProcessPoolExecutor(self.jobs, mp.get_context("fork"), _init_worker, init)
-        # a first task makes the pool fork all its workers, then start its manager thread
-        pool.submit(len, ()).result()
+        try:
+            # a first task makes the pool fork all its workers, then start its manager thread
+            pool.submit(len, ()).result()
+        except Exception:  # a worker that could not start: ``run`` spawns them as before
+            pool.shutdown(wait=False, cancel_futures=True)
+            return
+        except BaseException:  # Ctrl-C while forking: no worker is left behind
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
         self._forked = (pool, init)
 
     def stop(self) -> None:
