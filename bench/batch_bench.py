@@ -31,16 +31,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.make_corpus import corpus_how  # noqa: E402
 from klc.batch import BatchConfig, BatchOptions, run_batch  # noqa: E402
 from klc.errors import KlcError  # noqa: E402
-
-
-def corpus_how(corpus: Path) -> str:
-    """How the corpus was made (the CORPUS file bench/make_corpus.py writes), or its path."""
-    try:
-        return (corpus / "CORPUS").read_text().strip()
-    except OSError:
-        return f"{corpus} (not made by bench/make_corpus.py)"
 
 
 def time_batch(config: BatchConfig, corpus: Path, jobs: int, mode: str) -> tuple[float, dict]:

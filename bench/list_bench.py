@@ -31,6 +31,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.make_corpus import corpus_how  # noqa: E402
 from klc.errors import KlcError  # noqa: E402
 from klc.frontend import parse_bytes  # noqa: E402
 from klc.library import load_rule_paths  # noqa: E402
@@ -241,11 +242,7 @@ def main() -> int:
             runs.setdefault(key, []).append(t)
     med = {k: statistics.median(v) for k, v in runs.items()}
     n = len(files)
-    try:
-        how = (args.dir / "CORPUS").read_text().strip()
-    except OSError:
-        how = f"{args.dir} (not made by bench/make_corpus.py)"
-    print(f"# corpus: {how}")
+    print(f"# corpus: {corpus_how(args.dir)}")
     print(f"files: {n}  MB: {mb:.1f}  rules: {len(rules)}  distinct anchors: {len(table)}  "
           f"runs: {len(runs['list'])} (medians)")
     print(f"{'what':<48}{'seconds':>9}{'files/s':>10}{'matches':>9}")

@@ -394,6 +394,15 @@ def make_file(index: int, seed: int) -> bytes:
     return text.encode()
 
 
+def corpus_how(corpus: Path) -> str:
+    """How a corpus was made (the CORPUS file ``main`` writes), or its path: the
+    benchmarks' headers."""
+    try:
+        return (corpus / "CORPUS").read_text().strip()
+    except OSError:
+        return f"{corpus} (not made by bench/make_corpus.py)"
+
+
 def shipped_kernels() -> list[Path]:
     """The kernel files the project ships (the lineages' expert and walked versions, the
     held-out set, the examples), in a fixed order: real kernels, each with its klc-spec."""

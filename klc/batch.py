@@ -678,6 +678,13 @@ def _rules_for(config: BatchConfig) -> list[Rule]:
     return _RULES_BY_DIGEST[key]
 
 
+def _worker_init(config: BatchConfig, want_diff: bool, use_gpus: bool, send_unchanged: bool
+                 ) -> tuple[Any, ...]:
+    """``_init_worker``'s arguments for a rewriting worker (the gate runs in it unless GPU
+    workers gate, which then need the original bytes)."""
+    return (config, want_diff, not use_gpus, use_gpus, send_unchanged, None)
+
+
 def _init_worker(config: BatchConfig, want_diff: bool, gate_inline: bool, keep_original: bool,
                  send_unchanged: bool, gpu: str | None) -> None:
     """Runs once in each worker process: Ctrl-C is the driver's to handle, the worker dies
@@ -808,7 +815,7 @@ class LocalExecutor:
         if self.jobs == 1 or (self.gpus and (config.gate or config.optimize)) \
                 or not sys.platform.startswith("linux") or threading.active_count() > 1:
             return
-        init = (config, want_diff, True, False, send_unchanged, None)
+        init = _worker_init(config, want_diff, False, send_unchanged)
         pool = cf.ProcessPoolExecutor(self.jobs, mp.get_context("fork"), _init_worker, init)
         try:
             # a first task makes the pool fork all its workers, then start its manager thread
@@ -822,7 +829,8 @@ class LocalExecutor:
         self._forked = (pool, init)
 
     def stop(self) -> None:
-        """The pools are shut down at the end of ``run``; a forked one not used, here."""
+        """The pools are shut down at the end of ``run``; a forked one that ``run`` did not
+        take (no file to do, or other work), here."""
         if self._forked is not None:
             self._forked[0].shutdown(wait=False, cancel_futures=True)
             self._forked = None
@@ -853,7 +861,7 @@ class LocalExecutor:
         ctx = mp.get_context("spawn")
         by_path = {s.path: s for s in sources}
         gates = _GatePools(ctx, config, self.gpus, send_unchanged) if use_gpus else None
-        init = (config, want_diff, not use_gpus, use_gpus, send_unchanged, None)
+        init = _worker_init(config, want_diff, use_gpus, send_unchanged)
 
         def deliver(res: FileResult) -> None:
             if gates is not None and config.gate and res.status == REWRITTEN:
@@ -863,11 +871,10 @@ class LocalExecutor:
 
         todo = [s.path for s in sources]
         isolate = False
-        forked, self._forked = self._forked, None
         try:
             while todo:
-                if forked is not None and forked[1] == init and not isolate:
-                    pool, forked = forked[0], None
+                if self._forked is not None and self._forked[1] == init and not isolate:
+                    pool, self._forked = self._forked[0], None
                 else:
                     pool = cf.ProcessPoolExecutor(1 if isolate else self.jobs, ctx,
                                                   _init_worker, init)
@@ -890,9 +897,6 @@ class LocalExecutor:
             if gates is not None:
                 gates.close(cancel=True)
             raise
-        finally:
-            if forked is not None:  # (prepared for other work: not used)
-                forked[0].shutdown(wait=False, cancel_futures=True)
         if gates is not None:
             gates.close(cancel=False)
 

@@ -102,11 +102,13 @@ _MAX_MAGNITUDE = 1 << 80  # far beyond any size or byte count; stops 2**2**30 st
 
 def expr_names(expr: str) -> frozenset[str]:
     """The free names an expression uses (function names excluded); ExprError if unparsable."""
-    return _names(_parse_expr(expr))
+    _parse_expr(expr)  # (refuses what does not parse)
+    return _names(expr.strip())
 
 
 @lru_cache(maxsize=4096)
-def _names(tree: ast.Expression) -> frozenset[str]:
+def _names(expr: str) -> frozenset[str]:
+    tree = _parsed(expr)
     called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
     return frozenset(n.id for n in ast.walk(tree)
                      if isinstance(n, ast.Name) and id(n) not in called)
