@@ -401,33 +401,51 @@ def test_two_workers_give_the_one_worker_result(tmp_path: Path) -> None:
     assert tree_bytes(tmp_path / "o1") == tree_bytes(tmp_path / "o2")
 
 
+_FORKED_BATCH = """
+import json, os, sys, threading
+from klc import batch as kb
+cfg = kb.BatchConfig.from_paths([sys.argv[1]])
+assert threading.active_count() == 1
+ex = kb.LocalExecutor(2)
+ex.prefork(cfg, want_diff=False, send_unchanged=False)
+assert ex._forked is not None, "no fork in a process without threads"
+assert ex._forked[0].submit(os.getppid).result() == os.getpid()  # forked and ready
+ex.stop()
+assert ex._forked is None
+s = kb.run_batch(cfg, kb.BatchOptions([sys.argv[2]], mode="out", out_dir=sys.argv[3], jobs=2))
+print(json.dumps(s.counts()))
+"""
+
+
 def test_workers_are_forked_only_while_no_other_thread_runs(tmp_path: Path) -> None:
     """Forked workers start with the driver's rules; with another thread running (a lock it
-    holds would be copied held) the batch spawns them, with the same result."""
+    holds would be copied held) the batch spawns them, with the same result. The forked
+    half runs in a fresh interpreter: this one may hold threads that other tests left."""
     import threading
 
-    cfg = BatchConfig.from_paths([str(ROOT / "skills" / "pragma_unroll.rule")])
-    ex = kb.LocalExecutor(2)
-    ex.prefork(cfg, want_diff=False, send_unchanged=False)
-    assert ex._forked is not None
-    pool = ex._forked[0]
-    assert pool.submit(os.getppid).result() == os.getpid()  # a worker, forked and ready
-    ex.stop()
-    assert ex._forked is None
+    rule = str(ROOT / "skills" / "pragma_unroll.rule")
     src = corpus(tmp_path / "src", 12)
-    forked = run_batch(cfg, BatchOptions([str(src)], jobs=2))
+    proc = subprocess.run([sys.executable, "-c", _FORKED_BATCH, rule, str(src),
+                           str(tmp_path / "forked")], capture_output=True, text=True,
+                          check=False, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    forked = json.loads(proc.stdout.strip().splitlines()[-1])
+    cfg = BatchConfig.from_paths([rule])
+    ex = kb.LocalExecutor(2)
     release = threading.Event()
     other = threading.Thread(target=release.wait)
     other.start()
     try:
         ex.prefork(cfg, want_diff=False, send_unchanged=False)
         assert ex._forked is None  # a thread runs: no fork
-        spawned = run_batch(cfg, BatchOptions([str(src)], jobs=2))
+        spawned = run_batch(cfg, BatchOptions([str(src)], mode="out",
+                                              out_dir=str(tmp_path / "spawned"), jobs=2))
     finally:
         release.set()
         other.join()
-    assert essence(forked.results) == essence(spawned.results)
-    assert forked.counts()["rewritten"] >= 6
+    assert forked == spawned.counts()
+    assert forked["rewritten"] >= 6
+    assert tree_bytes(tmp_path / "forked") == tree_bytes(tmp_path / "spawned")
 
 
 _WORK_CHUNK = kb._work_chunk
