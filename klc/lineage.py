@@ -635,8 +635,9 @@ def write_plot(data: dict[str, Any], path: Path) -> str:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        return ("No plot: matplotlib is not installed here. Make it where it is: "
-                f"`klc lineage --report {path.parent}` (or `klc learn`, which draws it too).")
+        return ("No plot: matplotlib is not installed here (pip install 'klc[plot]'). Make "
+                f"it where it is: `klc lineage --report {path.parent}` (or `klc learn`, which "
+                "draws it too).")
     labels = [f"v{v['index']:02d} {v.get('pass') or 'expert'}" for v in versions]
     xs = list(range(len(versions)))
     fig, ax = plt.subplots(figsize=(max(6.0, 0.45 * len(xs) + 2), 4.2))

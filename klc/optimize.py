@@ -250,13 +250,11 @@ def make_filler(name: str, *, model: str | None = None, arch: str | None = None,
     if name == "search":
         return SearchFiller(arch=arch, seed=seed, include_slower=include_slower)
     if name == "llm":
-        try:
-            from klc.fill.llm import LlmFiller  # type: ignore[import-not-found]
-        except ModuleNotFoundError as e:
-            if e.name not in ("klc.fill.llm", "openai"):
-                raise
-            raise KlcError(f"--filler llm: the LLM filler is not available here ({e}); use "
-                           "--filler search") from None
+        from klc.extras import available, missing
+
+        if not available("openai"):  # imported by the filler when it is made
+            raise KlcError(missing("openai", "--filler llm") + " (or use --filler search)")
+        from klc.fill.llm import LlmFiller
         return LlmFiller(model=model)  # type: ignore[no-any-return]  # model: or KLC_LLM_MODEL
     raise KlcError(f"unknown filler {name!r} (fillers: search, llm)")
 
@@ -834,6 +832,11 @@ def optimize(source: bytes, path: str, *, skills: list[Rule] | None = None,
         result.skipped = list(loop.skipped.values())
     result.stop_reason = why
     result.notes.extend(loop.notes)
+    if getattr(fill, "without_optuna", False):
+        from klc.extras import hint
+
+        result.notes.append("the search filler sampled large hole domains at random: optuna "
+                            f"is not installed ({hint('optuna')} for its TPE sampler)")
     result.notes.extend(_skipped_notes(loop.skipped, skills))
     if final.source == source:
         result.notes.append(f"nothing improved the kernel: {why}")

@@ -353,3 +353,17 @@ def test_learned_relation_between_holes_is_never_broken() -> None:
             assert int(v["t"]) == int(v["factor"]) * int(v["r"]), v
         history += [Trial(v, False, None, "failed") for v in got]
     assert sorted(map(str, (t.values for t in history))) == sorted(map(str, every))
+
+
+def test_without_optuna_it_samples_at_random_and_says_so(
+        rules: dict[str, Rule], monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "optuna", None)  # `import optuna` fails: not installed
+    rule = rules["tuned_exp"]  # 400 assignments, budget 6: sampled, not exhaustive
+    history = [Trial({"a": str(a), "b": "1"}, True, 1.0) for a in range(1, 9)]
+    filler = SearchFiller(arch="sm_90", seed=3)
+    got = filler.propose(request(rule, budget=6, history=history), 4)
+    assert filler.strategy == "random" and filler.without_optuna
+    assert len(got) == 4
+    assert not SearchFiller(arch="sm_90", use_optuna=False).without_optuna

@@ -516,6 +516,7 @@ class SearchFiller:
         self.last_reason = ""
         self.refusals: list[tuple[str, StaticCheck]] = []  # (site key, check), all calls
         self.strategy = ""  # "exhaustive" | "tpe" | "random" | "none": the last call's
+        self.without_optuna = False  # sampled at random because optuna is not installed
         self._proposed = 0
         self._checks = 0
 
@@ -565,6 +566,7 @@ class SearchFiller:
                 self._consider(req, values, tried, refused, out)
         else:
             self.strategy = "tpe" if self.use_optuna and _has_optuna() else "random"
+            self.without_optuna |= self.use_optuna and self.strategy == "random"
             for values in ranked_assignments(rule, limit=WARMUP):
                 if len(tried) + len(out) >= WARMUP or len(out) >= k:
                     break

@@ -1,0 +1,52 @@
+"""The optional parts of klc and the extras that install them.
+
+The core install (``pip install klc``) is what ``parse``, ``list``, ``apply``, ``check``,
+``test`` and ``gate`` need. Each heavier dependency belongs to one extra, and a command that
+needs a missing one says which::
+
+    klc[ray]   ray         klc batch --executor ray
+    klc[plot]  matplotlib  the plots of reports (optimize, batch, lineage)
+    klc[tune]  optuna      the search filler's TPE sampler (without it: random sampling)
+    klc[llm]   openai      --filler llm
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from types import ModuleType
+
+from klc.errors import KlcError
+
+EXTRAS = {"ray": "ray", "matplotlib": "plot", "optuna": "tune", "openai": "llm"}
+
+
+def hint(module: str) -> str:
+    """``pip install 'klc[EXTRA]'`` for the extra that installs ``module``."""
+    return f"pip install 'klc[{EXTRAS[module]}]'"
+
+
+def missing(module: str, what: str) -> str:
+    """The sentence saying that ``what`` needs ``module``, which is not installed, and how to
+    install it."""
+    return (f"{what} needs the {module} package, which is not installed: "
+            f"{hint(module)}")
+
+
+def available(module: str) -> bool:
+    """Whether ``module`` can be imported (found on the path; nothing is imported)."""
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # a module set to None in sys.modules, a broken parent
+        return False
+
+
+def require(module: str, what: str) -> ModuleType:
+    """Import ``module``, or raise KlcError naming the extra that installs it (``what``: the
+    command or option that needs it, e.g. ``--executor ray``)."""
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as e:
+        if e.name is not None and e.name.split(".")[0] != module.split(".")[0]:
+            raise  # installed, but broken inside: not the missing-extra case
+        raise KlcError(missing(module.split(".")[0], what)) from None
