@@ -146,6 +146,17 @@ def _add_module_commands(sub: argparse._SubParsersAction) -> None:  # type: igno
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from klc.interrupts import sigint_guard
+
+    try:
+        with sigint_guard(ending=True):  # a second Ctrl-C does not cut the first's cleanup
+            return _main(argv)
+    except KeyboardInterrupt:
+        err.print("klc: interrupted", markup=False)
+        return 130
+
+
+def _main(argv: Sequence[str] | None) -> int:
     ap = build_parser()
     args = ap.parse_args(argv)
     from klc.listing import tune_gc
