@@ -91,6 +91,9 @@ class BatchConfig:
     optimize_options: tuple[tuple[str, Any], ...] = ()  # filler, budget, target_sol
     tree_only: bool = False  # guards on tree-sitter facts only (no libclang): faster
 
+    # the rule files were named (--rule), not a library (--skills, the default): a rule that
+    # changes results (its card's ``precision``) is applied without the gate only when named
+    named: bool = False
     @classmethod
     def from_paths(cls, paths: Sequence[str], **kw: Any) -> BatchConfig:
         """Read rule files and folders (a folder: its ``*.rule`` files in name order)."""
@@ -136,18 +139,30 @@ class BatchConfig:
         where = ", ".join(p for p, _ in self.rule_files)
         rules = select_rules(rules, list(self.rule_names), where)
         holes = dict(self.holes)
+        held = self.held_back(rules)
+        _HELD[self.digest()] = held
+        rules = [r for r in rules if r.name not in held]
         check_hole_names(rules, holes)
         for r in rules:
             resolve_holes(r, holes)  # a bad or missing value stops the batch here
         return rules
 
     def digest(self) -> str:
+    def held_back(self, rules: Sequence[Rule]) -> list[str]:
+        """The rules that change results (their card says how, under ``precision``) and
+        that an ungated batch does not apply: a library's fast-math skill would change every
+        file's numerics with nothing to check them. Naming the rule (``--rule FILE`` or
+        ``--only NAME``) or gating (``--gate``, ``--optimize``) applies it."""
+        if self.gate or self.optimize or self.named:
+            return []
+        return [r.name for r in rules if r.card.precision and r.name not in self.rule_names]
+
         """The configuration's hash: the journal's key, with each file's input hash."""
         doc = {"klc": __version__, "rules": self.rule_files, "names": self.rule_names,
                "holes": self.holes, "gate": self.gate, "optimize": self.optimize,
                "arch": self.arch, "gate_timeout": self.gate_timeout,
                "optimize_options": [(k, repr(v)) for k, v in self.optimize_options],
-               "tree_only": self.tree_only}
+               "tree_only": self.tree_only, "named": self.named}
         return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:24]
 
 
@@ -670,6 +685,7 @@ def unified_diff(old: bytes, new: bytes, path: str) -> str:
 _STATE: WorkerState | None = None
 _RULES_BY_DIGEST: dict[str, list[Rule]] = {}  # a Ray worker process serves many tasks
 
+_HELD: dict[str, list[str]] = {}  # by digest: BatchConfig.held_back of the loaded rules
 
 def _rules_for(config: BatchConfig) -> list[Rule]:
     key = config.digest()
@@ -1373,6 +1389,11 @@ def _drive(config: BatchConfig, options: BatchOptions, executor: LocalExecutor |
         summary.gpus = len(executor.gpus) if (config.gate or config.optimize) else 0
     journal: Journal | None = None
     jpath = options.journal_path()
+    held = _HELD.get(config.digest())
+    if held:
+        summary.notes.append(
+            f"not applied without --gate: {', '.join(held)} (they change results; name them "
+            "with --rule FILE or --only NAME to apply them ungated)")
     todo = sources
     if jpath is not None:
         journal = Journal(jpath, mode_digest)

@@ -230,6 +230,7 @@ class Param:
     array: bool
     start: int
     end: int
+    star_end: int = -1  # just after the `*` nearest the name (where __restrict__ goes); -1: none
 
 
 @dataclass(frozen=True)
@@ -1580,6 +1581,7 @@ def _params(src: bytes, plist: Node) -> Iterator[Param]:
         base = src[type_node.start_byte:type_node.end_byte].decode("utf-8", "replace") \
             if type_node is not None else ""
         pointer, restrict, reference, array = 0, False, False, False
+        star_end = -1
         name, name_start, name_end = "", p.end_byte, p.end_byte
         d = p.child_by_field_id(F_DECLARATOR)
         # the pointee (or value) is const when "const" comes before the declarator; a
@@ -1595,6 +1597,9 @@ def _params(src: bytes, plist: Node) -> Iterator[Param]:
             if dtype == "pointer_declarator" or dtype == "abstract_pointer_declarator":
                 pointer += 1
                 inner = d.child_by_field_id(F_DECLARATOR)
+                star = d.children[0] if d.child_count else None
+                if star is not None and star.type == "*":
+                    star_end = star.end_byte
                 if _RESTRICT_RE.search(src, d.start_byte, inner.start_byte if inner is not None
                                        else d.end_byte):
                     restrict = True
@@ -1614,7 +1619,7 @@ def _params(src: bytes, plist: Node) -> Iterator[Param]:
         if ptype == "optional_parameter_declaration":
             raw = raw.split(b"=", 1)[0]
         yield Param(name, b" ".join(raw.split()).decode("utf-8", "replace"), base, pointer,
-                    const, restrict, reference, array, p.start_byte, p.end_byte)
+                    const, restrict, reference, array, p.start_byte, p.end_byte, star_end)
 
 
 def _template_params(unit: Unit, plist: Node) -> Iterator[TemplateParam]:

@@ -914,6 +914,19 @@ def _decl_type(ctx: GuardContext, x: Binding) -> tuple[_Type | None, Any, str]:
     return None, fact, why
 
 
+def has_type_kind(ctx: GuardContext, x: Binding, kind: str) -> bool:
+    """Does $X have the type a ``metavar $X: pointer`` (or ``scalar``) line asks for? From
+    the declarations (then clang); a type that is not known is not that kind."""
+    typ, fact, _ = _decl_type(ctx, x)
+    if typ is not None:
+        pointer = typ.pointer > 0
+    elif fact is not None:
+        pointer = bool(fact.is_pointer)
+    else:
+        return False
+    return pointer if kind == "pointer" else not pointer
+
+
 @predicate("is_pointer", _metavar())
 def is_pointer(ctx: GuardContext, x: Binding) -> Verdict:
     """$X is a pointer (or an array, which decays to one)."""
@@ -2104,6 +2117,9 @@ def restrict_safe(ctx: GuardContext, x: Binding) -> Verdict:
     mine = fn.param(name)
     if mine is None or (mine.pointer == 0 and not mine.array):
         return _no(ctx, f"`{name}` is not a pointer parameter of `{fn.name}`", x.start)
+    if mine.star_end < 0:
+        return _no(ctx, f"`{name}` is declared as an array (`{ctx.unit.text(mine.start, mine.end)}`"
+                   f"): __restrict__ qualifies a pointer declarator", x.start)
     others = [p for p in fn.params if p.name != name and (p.pointer > 0 or p.array)]
     if not others:
         return _yes(f"`{name}` is the only pointer parameter of `{fn.name}`", x.start)

@@ -131,8 +131,10 @@ def _rule_info() -> dict[str, tuple[str, str, str, str]]:
     info = _STATE.get("info")
     if info is None:
         info = _STATE["info"] = {
-            r.name: (r.location, r.card.intent or r.description, r.card.verdict or "",
-                     " ".join(f"?{h}" for h in r.holes)) for r in _STATE["rules"]}
+            r.name: (r.location, (r.card.intent or r.description) + (
+                " (changes results: see the card's precision)" if r.card.precision else ""),
+                r.card.verdict or "", " ".join(f"?{h}" for h in r.holes))
+            for r in _STATE["rules"]}
     return info  # type: ignore[no-any-return]
 
 

@@ -174,13 +174,19 @@ class Pattern:
             object.__setattr__(self, "key", self.code)
 
 
-# The kinds a metavariable can be declared to have (``metavar $X: identifier``), as the node
-# types it may then bind: like Coccinelle's typed metavariables and ast-grep's `kind`
-# constraints, a match whose binding has another kind is no match at all.
-METAVAR_KINDS: dict[str, frozenset[str]] = {
+# The kinds a metavariable can be declared to have (``metavar $X: identifier, pointer``), as
+# the node types it may then bind: like Coccinelle's typed metavariables and ast-grep's
+# `kind` constraints, a match whose binding has another kind is no match at all. A kind
+# mapped to None is a type, not a node type (``pointer``: a pointer or an array; ``scalar``:
+# an arithmetic value): klc.pipeline checks it on the match, from the declarations, and a
+# binding whose type is not known is no match either (a pointer rule never binds a scalar).
+METAVAR_KINDS: dict[str, frozenset[str] | None] = {
     "identifier": frozenset({"identifier"}),
     "constant": frozenset({"number_literal", "char_literal", "true", "false"}),
+    "pointer": None,
+    "scalar": None,
 }
+TYPE_KINDS = frozenset(k for k, v in METAVAR_KINDS.items() if v is None)
 
 
 def compile_pattern(code: str, where_: str = "<anchor>",
@@ -190,7 +196,13 @@ def compile_pattern(code: str, where_: str = "<anchor>",
     pattern = _compile_pattern(code, where_)
     if not kinds:
         return pattern
-    allowed = {name: METAVAR_KINDS[kind] for name, kind in kinds}
+    allowed: dict[str, frozenset[str]] = {}
+    for name, kind in kinds:
+        types = METAVAR_KINDS[kind]
+        if types is not None:
+            allowed[name] = allowed[name] & types if name in allowed else types
+    if not allowed:
+        return pattern
 
     def typed(p: PNode) -> PNode:
         if p.metavar is not None and p.metavar in allowed:

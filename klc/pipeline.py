@@ -4,7 +4,9 @@
 return plain data and never print. The stages, in order:
 
 1. match   - each rule's compiled anchor against the unit (candidates by node type);
-2. context - the rule's context clause (inside a kernel, a loop, at kernel scope);
+2. context - the rule's context clause (inside a kernel, a loop, at kernel scope), and the
+             execution space: a rewrite that writes device-only code (``__expf``,
+             ``__shfl_xor_sync``, ``threadIdx``) never lands in host code;
 3. region  - a match overlapping a syntax-error region is never rewritten;
 4. guards  - the static predicates, each false one with its reason ("why not");
 5. rewrite - byte-span edits of every applicable site, overlapping ones dropped;
@@ -24,7 +26,7 @@ from tree_sitter import Node
 
 from klc.errors import KlcError
 from klc.frontend import LOOP_TYPES, Function, Problem, Unit, parse_bytes
-from klc.match import Match, Pattern, compile_pattern, find_matches, index_nodes
+from klc.match import TYPE_KINDS, Match, Pattern, compile_pattern, find_matches, index_nodes
 from klc.rewrite import ByteEdit, Rewrite, apply_edits, plan
 
 if TYPE_CHECKING:
@@ -109,9 +111,56 @@ def error_region(match: Match) -> Problem | None:
     return unit.in_error(start, end) or next(iter(unit.problems), None)
 
 
-def check_context(match: Match, context: tuple[str, ...]) -> str:
-    """'' when the match is where the rule's context clause allows, else why not."""
+# names a rewrite may write that host code has too; any other `__name` is a CUDA intrinsic
+_HOST_TOO = frozenset({"__restrict__", "__restrict", "__forceinline__", "__inline__",
+                       "__noinline__", "__host__", "__device__", "__align__",
+                       "__launch_bounds__", "__global__", "__shared__", "__constant__"})
+_DEVICE_ONLY = re.compile(r"__\w+|threadIdx|blockIdx|blockDim|gridDim|warpSize|atomic\w+")
+_PLACEHOLDER = re.compile(r"\$+\w+|\?\w+")
+_WORD = re.compile(r"[A-Za-z_]\w*")
+
+
+@lru_cache(maxsize=512)
+def device_only_names(rule: Rule) -> tuple[str, ...]:
+    """The device-only names (CUDA intrinsics, built-in variables, atomics) that the rule's
+    rewrite writes and its anchor does not have: such a rule rewrites device code only,
+    whatever its context clause says (``expf`` -> ``__expf`` in a CPU reference function
+    would not compile). Sub-rules of ``rewrite within`` count too."""
+    had: set[str] = set()
+    wrote: list[str] = []
+
+    def words(text: str | None) -> list[str]:
+        return _WORD.findall(_PLACEHOLDER.sub(" ", text or ""))
+
+    def visit(r: Rule) -> None:
+        had.update(words(r.anchor))
+        for e in r.edits:
+            wrote.extend(words(e.template))
+            if e.sub is not None:
+                visit(e.sub)
+
+    visit(rule)
+    out = dict.fromkeys(w for w in wrote if w not in had and w not in _HOST_TOO
+                        and _DEVICE_ONLY.fullmatch(w))
+    return tuple(out)
+
+
+def check_context(match: Match, context: tuple[str, ...],
+                  device_names: tuple[str, ...] = ()) -> str:
+    """'' when the match is where the rule's context clause allows, else why not.
+    ``device_names`` (``device_only_names``): the rewrite writes device-only code, so the
+    match must be in a ``__global__`` or ``__device__`` function; a ``__host__ __device__``
+    one is refused too, since its host compile would see the intrinsic."""
     fn = match.function
+    if device_names:
+        names = ", ".join(f"`{n}`" for n in device_names)
+        if fn is None or fn.kind == "host":
+            where = f"`{fn.name}` is a host function" if fn is not None else \
+                "not inside a __global__ or __device__ function"
+            return f"context: host code ({where}); the rewrite writes {names}, device-only"
+        if fn.kind == "host device":
+            return (f"context: `{fn.name}` is __host__ __device__, and its host compile "
+                    f"cannot call {names}")
     for c in context:
         if c == "any":
             continue
@@ -139,7 +188,7 @@ def find_sites(unit: Unit, rules: list[Rule], holes: dict[str, str] | None = Non
     matching pass; a guard made only of declaration predicates
     (``klc.guards.DECLARATION_PREDICATES``) is judged once per function and declarations its
     metavariables name (``_guard_key``), not once per use."""
-    from klc.guards import GuardContext, evaluate
+    from klc.guards import GuardContext, evaluate, has_type_kind
 
     patterns = [pattern_of(r) for r in rules]
     candidates = index_nodes(unit, {p.root_type for p in patterns})
@@ -173,6 +222,8 @@ def find_sites(unit: Unit, rules: list[Rule], holes: dict[str, str] | None = Non
             gkeys = gkeys_of.setdefault((pattern.key, guard_vars), [_UNSET] * len(found))
             gid = guard_ids.setdefault(rule.guard, len(guard_ids))
         has_within = any(e.kind == "within" for e in rule.edits)
+        device_names = device_only_names(rule)
+        typed = [(n, k) for n, k in rule.metavar_kinds if k in TYPE_KINDS]
         by_function = set(rule.context) <= {"any", "global", "device"}
         contexts: dict[int, str] = {}
         seen: set[object] = set()
@@ -185,13 +236,19 @@ def find_sites(unit: Unit, rules: list[Rule], holes: dict[str, str] | None = Non
                     seen.add(key)
             m = Match(rule, unit, shared.function, shared.start, shared.end, shared.nodes,
                       shared.bindings)
+            if typed:  # `metavar $X: pointer`: a binding of another type is no match
+                tctx = GuardContext(m, rule_holes, spec, clang, memos.setdefault(
+                    (pattern.key, i), {}))
+                if not all(has_type_kind(tctx, m.bindings[n], k) for n, k in typed
+                           if n in m.bindings):
+                    continue
             if by_function:  # the context reads only the function: once per function
                 fkey = id(m.function)
                 why = contexts.get(fkey)
                 if why is None:
-                    why = contexts[fkey] = check_context(m, rule.context)
+                    why = contexts[fkey] = check_context(m, rule.context, device_names)
             else:
-                why = check_context(m, rule.context)
+                why = check_context(m, rule.context, device_names)
             if why:
                 sites.append(Site(rule, m, False, why, "context"))
                 continue

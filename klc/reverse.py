@@ -600,6 +600,7 @@ def _with_card(item: Learned, lineages: list[tuple[dict[str, Any], Path]]) -> Ru
             "none seen: the gate refused no candidate of this simplification in these walks",),
         provenance=tuple(_provenance(o) for o in obs),
         verdict=verdict_of([k for k, _ in effects]),
+        precision=p.card.precision,
     )
     rule = replace(inv.rule, holes=holes, guard=guard, card=card,
                    path=f"skills/{item.family}.rule")

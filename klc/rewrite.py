@@ -438,13 +438,14 @@ def _qualifier_edit(match: Match, edit: Edit, holes: dict[str, str]) -> ByteEdit
     qual = _fill(edit.value or "", holes)
     text = unit.text(param.start, param.end)
     if edit.kind == "add_qualifier":
-        name_at = _name_offset(text, param.name)
         if re.search(rf"(?<!\w){re.escape(qual)}(?!\w)", text):
             return None
-        if qual in _QUALIFIERS_AFTER_STAR and param.pointer:
-            star = text.rfind("*", 0, name_at)
-            pos = param.start + len(text[: star + 1].encode())
-            return ByteEdit(pos, pos, f" {qual}", edit.kind)
+        if qual in _QUALIFIERS_AFTER_STAR:
+            # after the `*` nearest the name, found in the tree (not a `*` in a comment);
+            # an array parameter (`float x[]`) has no star to qualify: no edit
+            if param.star_end < 0:
+                return None
+            return ByteEdit(param.star_end, param.star_end, f" {qual}", edit.kind)
         return ByteEdit(param.start, param.start, f"{qual} ", edit.kind)
     m = re.search(rf"(?<!\w){re.escape(qual)}(?!\w)[ \t]*", text)
     if m is None:
@@ -452,11 +453,6 @@ def _qualifier_edit(match: Match, edit: Edit, holes: dict[str, str]) -> ByteEdit
     start, end = m.start(), m.end()  # the qualifier and the blanks after it
     return ByteEdit(param.start + len(text[:start].encode()),
                     param.start + len(text[:end].encode()), "", edit.kind)
-
-
-def _name_offset(param_text: str, name: str) -> int:
-    found = list(re.finditer(rf"(?<!\w){re.escape(name)}(?!\w)", param_text))
-    return found[-1].start() if found else len(param_text)
 
 
 def _attribute_edit(match: Match, edit: Edit, holes: dict[str, str]) -> ByteEdit | None:
@@ -506,14 +502,45 @@ def _fill(text: str, holes: dict[str, str]) -> str:
 
 
 def apply_edits(source: bytes, edits: list[ByteEdit]) -> bytes:
-    """Apply non-overlapping edits (insertions at one offset keep their order)."""
+    """Apply non-overlapping edits (insertions at one offset keep their order).
+
+    An edit never glues two tokens into one: where the text it writes (or, for a deletion,
+    the code it closes up) would put a word character against another (``int *`` +
+    ``__restrict__`` + ``g_data``), a blank goes between them. One rule at the one place
+    where edits meet the file, rather than a spacing case in each kind of edit."""
     ordered = sorted(enumerate(edits), key=lambda ie: (ie[1].start, ie[1].end, ie[0]))
-    out, pos = [], 0
+    out: list[bytes] = []
+    pos = 0
     for _, e in ordered:
         if e.start < pos:
             raise KlcError(f"overlapping edits at byte {e.start} ({e.what})")
         out.append(source[pos:e.start])
-        out.append(e.text.encode())
+        text = e.text.encode()
+        before = _last_byte(out)
+        after = source[e.end:e.end + 1]
+        if text:
+            if _glues(before, text[:1]):
+                text = b" " + text
+            if _glues(text[-1:], after):
+                text += b" "
+        elif _glues(before, after) and not _glues(source[e.start - 1:e.start] if e.start
+                                                  else b"", source[e.start:e.start + 1]):
+            text = b" "  # a deletion that would join the words around it
+        out.append(text)
         pos = e.end
     out.append(source[pos:])
     return b"".join(out)
+
+
+def _last_byte(chunks: list[bytes]) -> bytes:
+    for c in reversed(chunks):
+        if c:
+            return c[-1:]
+    return b""
+
+
+def _glues(left: bytes, right: bytes) -> bool:
+    """Would these two bytes, side by side, run two tokens into one? (word characters: a
+    name, a keyword or a number.)"""
+    return bool(left) and bool(right) and (left.isalnum() or left == b"_") and (
+        right.isalnum() or right == b"_")

@@ -49,7 +49,8 @@ EDIT_KINDS = ("replace", "insert_body_start", "remove_statement", "add_qualifier
               "remove_qualifier", "add_attribute", "remove_attribute", "launch", "within")
 HOLE_TYPES = ("int", "enum", "ident", "expr", "stmts")
 QUALIFIERS = ("const", "volatile", "__restrict__", "__restrict", "restrict")
-CARD_FIELDS = ("intent", "where", "conditions", "effect", "pitfalls", "provenance", "verdict")
+CARD_FIELDS = ("intent", "where", "conditions", "precision", "effect", "pitfalls", "provenance",
+               "verdict")
 # a learned skill's measured verdict (klc/reverse.py): faster somewhere, never beyond the
 # noise either way, slower wherever measured ("when not" knowledge: never recommended), or
 # not measured yet (a compile-only walk)
@@ -143,6 +144,9 @@ class Card:
     pitfalls: tuple[str, ...] = ()
     provenance: tuple[str, ...] = ()
     verdict: str = ""  # one of VERDICTS, or "" (a hand-written rule)
+    # how the rewrite changes results (fast-math intrinsics: the last bits of a value), ""
+    # when it keeps them exactly: such a rule is applied only under the gate, or when named
+    precision: str = ""
 
 
 @dataclass(frozen=True)
@@ -429,7 +433,7 @@ def _field_spec(tree: Tree) -> FieldSpec:
     if kind == "inverse_field":
         return FieldSpec("inverse", tuple(_inverse_item(i) for i in ch), line, col)
     if kind == "metavar_field":
-        return FieldSpec("metavar", (ch[0], ch[1]), line, col)
+        return FieldSpec("metavar", (ch[0], tuple(ch[1:])), line, col)
     assert kind == "card_field"
     items = tuple((str(item.children[0]), _text(item.children[1]), item.meta.line,
                    item.meta.column) for item in ch)
@@ -979,15 +983,24 @@ def _compile(spec: RuleSpec, errs: _Errors) -> Rule | None:
 
 def _metavar_kinds(fields: list[FieldSpec], metavars: set[str], sequences: set[str],
                    errs: Any) -> tuple[tuple[str, str], ...]:
-    """``metavar $X: KIND`` lines: a metavariable the anchor binds as one node, a known
-    kind, once each."""
+    """``metavar $X: KIND, ...`` lines: a metavariable the anchor binds as one node, known
+    kinds, one line per metavariable; a (name, kind) pair per kind, in the order written."""
     from klc.match import METAVAR_KINDS
 
     found: dict[str, str] = {}
+    pairs: list[tuple[str, str]] = []
     for f in fields:
-        var_tok, kind_tok = f.value
-        shown, kind = str(var_tok), str(kind_tok)
+        var_tok, kind_toks = f.value
+        shown = str(var_tok)
         name = shown.lstrip("$")
+        for kind_tok in kind_toks:
+            kind = str(kind_tok)
+            if kind not in METAVAR_KINDS:
+                close = difflib.get_close_matches(kind, METAVAR_KINDS, n=1)
+                hint = f" (did you mean {close[0]}?)" if close else ""
+                errs.add(kind_tok.line, kind_tok.column, f"unknown metavariable kind {kind!r}"
+                         f"{hint}; the kinds are: {', '.join(METAVAR_KINDS)}")
+        kinds = [str(k) for k in kind_toks]
         if shown.startswith("$$$"):
             errs.add(var_tok.line, var_tok.column, f"metavar {shown}: a kind constrains a "
                      f"metavariable that binds one node (${name}), not a run")
@@ -996,15 +1009,22 @@ def _metavar_kinds(fields: list[FieldSpec], metavars: set[str], sequences: set[s
             errs.add(var_tok.line, var_tok.column, f"metavar {shown}: the anchor binds no "
                      f"{shown} (it binds: {bound})")
         elif name in found:
-            errs.add(var_tok.line, var_tok.column, f"metavar {shown}: its kind is given twice")
-        elif kind not in METAVAR_KINDS:
-            close = difflib.get_close_matches(kind, METAVAR_KINDS, n=1)
-            hint = f" (did you mean {close[0]}?)" if close else ""
-            errs.add(kind_tok.line, kind_tok.column, f"unknown metavariable kind {kind!r}"
-                     f"{hint}; the kinds are: {', '.join(METAVAR_KINDS)}")
-        else:
-            found[name] = kind
-    return tuple(sorted(found.items()))
+            errs.add(var_tok.line, var_tok.column, f"metavar {shown}: its kinds are given twice "
+                     f"(write them on one line: metavar {shown}: A, B)")
+        elif all(k in METAVAR_KINDS for k in kinds):
+            nodes = [k for k in kinds if METAVAR_KINDS[k] is not None]
+            if len(set(kinds)) < len(kinds):
+                errs.add(var_tok.line, var_tok.column, f"metavar {shown}: a kind is repeated")
+            elif len(nodes) > 1 and not frozenset.intersection(*(METAVAR_KINDS[k] for k in nodes)):
+                errs.add(var_tok.line, var_tok.column, f"metavar {shown}: no code is both "
+                         f"{' and '.join(nodes)}")
+            elif {"pointer", "scalar"} <= set(kinds):
+                errs.add(var_tok.line, var_tok.column, f"metavar {shown}: no code is both a "
+                         "pointer and a scalar")
+            else:
+                found[name] = kind
+                pairs.extend((name, k) for k in kinds)
+    return tuple(sorted(pairs, key=lambda p: p[0]))
 
 
 def _inverse(f: FieldSpec, kind: str, metavars: set[str], sequences: set[str],
@@ -1322,7 +1342,7 @@ def _card(items: tuple[tuple[str, Text, int, int], ...], errs: _Errors) -> Card:
     return Card(single.get("intent", ""), single.get("where", ""),
                 single.get("conditions", ""), tuple(repeated["effect"]),
                 tuple(repeated["pitfalls"]), tuple(repeated["provenance"]),
-                single.get("verdict", ""))
+                single.get("verdict", ""), single.get("precision", ""))
 
 
 # --------------------------------------------------------------------------------------
@@ -1464,7 +1484,10 @@ def rule_to_text(rule: Rule) -> str:
         out.append(f"  description: {_string(rule.description)}")
     out.append(f"  context: {', '.join(rule.context)}")
     out += _block("anchor", rule.anchor)
-    out += [f"  metavar ${name}: {kind}" for name, kind in rule.metavar_kinds]
+    kinds_of: dict[str, list[str]] = {}
+    for name, kind in rule.metavar_kinds:
+        kinds_of.setdefault(name, []).append(kind)
+    out += [f"  metavar ${name}: {', '.join(kinds)}" for name, kinds in kinds_of.items()]
     if rule.guard is not None:
         out.append(f"  guard: {guard_text(rule.guard)}")
     for e in rule.edits:
@@ -1481,7 +1504,7 @@ def rule_to_text(rule: Rule) -> str:
     out += [f"  {ln}" for h in rule.holes.values() for ln in _hole_lines(h)]
     c = rule.card
     items = [(k, v) for k, v in (("intent", c.intent), ("where", c.where),
-                                 ("conditions", c.conditions)) if v]
+                                 ("conditions", c.conditions), ("precision", c.precision)) if v]
     items += [("effect", v) for v in c.effect] + [("pitfalls", v) for v in c.pitfalls] + \
         [("provenance", v) for v in c.provenance]
     if c.verdict:

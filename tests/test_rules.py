@@ -566,11 +566,19 @@ def test_klc_check_counts_good_files_beside_bad_ones_and_keeps_text_verbatim(
 def test_metavar_kinds_are_checked() -> None:
     assert one_error(rule(BASE + "  metavar $X: identifer\n")) == (
         "r.rule:9:15: unknown metavariable kind 'identifer' (did you mean identifier?); "
-        "the kinds are: identifier, constant")
+        "the kinds are: identifier, constant, pointer, scalar")
     assert one_error(rule(BASE + "  metavar $Y: identifier\n")) == (
         "r.rule:9:11: metavar $Y: the anchor binds no $Y (it binds: $X)")
     msg = one_error(rule(BASE + "  metavar $X: identifier\n  metavar $X: constant\n"))
-    assert msg == "r.rule:10:11: metavar $X: its kind is given twice"
+    assert msg == ("r.rule:10:11: metavar $X: its kinds are given twice (write them on one "
+                   "line: metavar $X: A, B)")
+    assert one_error(rule(BASE + "  metavar $X: identifier, constant\n")) == (
+        "r.rule:9:11: metavar $X: no code is both identifier and constant")
+    assert one_error(rule(BASE + "  metavar $X: pointer, scalar\n")) == (
+        "r.rule:9:11: metavar $X: no code is both a pointer and a scalar")
+    assert one_error(rule(BASE + "  metavar $X: identifier, pointr\n")) == (
+        "r.rule:9:27: unknown metavariable kind 'pointr' (did you mean pointer?); "
+        "the kinds are: identifier, constant, pointer, scalar")
     seq = ("  anchor: ```\n    f($$$A)\n  ```\n  metavar $$$A: identifier\n"
            "  rewrite replace: ```\n    g($$$A)\n  ```\n")
     assert "a kind constrains a metavariable that binds one node ($A), not a run" in \
@@ -631,7 +639,7 @@ def test_inverse_keeps_the_kinds_of_what_the_skill_anchor_binds() -> None:
         (root / "passes" / "qualifiers.rule").read_text(), "q.rule")
         if r.name == "remove_restrict"]
     skill = mechanical_inverse(qualifier).rule
-    assert skill.metavar_kinds == (("X", "identifier"),)
+    assert skill.metavar_kinds == (("X", "identifier"), ("X", "pointer"))
 
 
 def test_rule_grammar_cache_is_klcs_own_and_a_broken_one_is_rebuilt(

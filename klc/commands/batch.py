@@ -113,7 +113,8 @@ def _config(args: argparse.Namespace) -> Any:
                                   holes=_parse_holes(args.hole), gate=args.gate,
                                   optimize=args.optimize, arch=args.arch,
                                   gate_timeout=args.gate_timeout,
-                                  optimize_options=tuple(opts), tree_only=args.tree_only)
+                                  optimize_options=tuple(opts), tree_only=args.tree_only,
+                                  named=bool(args.rule))
 
 
 def run(args: argparse.Namespace) -> int:
