@@ -100,7 +100,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="rule files or folders (default: the skills library)")
     p.add_argument("--all", action="store_true",
                    help="also list matches whose context or guards failed, with the reason")
-    p.add_argument("--json", action="store_true", help="print JSON instead of text")
+    p.add_argument("--json", action="store_true", help="print JSON instead of text "
+                   "(--format json)")
+    p.add_argument("--format", choices=("text", "json", "sarif", "github"), default=None,
+                   help="text (default), json, sarif (SARIF 2.1.0 for code scanning) or "
+                   "github (workflow annotations)")
 
     p = sub.add_parser("ast", help="print a kernel's syntax tree, or how a pattern parses")
     p.add_argument("kernel", metavar="KERNEL", nargs="?")
@@ -324,8 +328,23 @@ def cmd_list(args: argparse.Namespace) -> int:
 
     if args.jobs < 1:
         raise KlcError(f"-j {args.jobs}: the number of workers must be at least 1")
+    if args.json and args.format not in (None, "json"):
+        raise KlcError(f"--json and --format {args.format}: give one of them")
+    args.json = args.json or args.format == "json"
     rule_paths = args.skills or default_skill_dirs()
     paths, problems = kernel_files(args.kernel)
+    if args.format in ("sarif", "github"):  # findings for code scanning (klc/findings.py)
+        from klc.findings import write_findings
+
+        found = list(list_paths(paths, rule_paths, show_all=args.all,
+                                tree_only=args.tree_only, jobs=args.jobs))
+        for path, why in problems:
+            err.print(f"klc: error: {path}: {why}", markup=False)
+        for listing in found:
+            if listing.error:
+                err.print(f"klc: error: {listing.error}", markup=False)
+        write_findings(args.format, found, rule_paths, problems)
+        return 2 if problems or any(lst.error for lst in found) else 0
     failed = len(problems)
     for path, why in problems:
         err.print(f"klc: error: {path}: {why}", markup=False)
