@@ -1104,11 +1104,9 @@ class RayExecutor:
 
     def start(self) -> None:
         """Join the cluster (or start a local instance): before anything is written."""
-        try:
-            import ray
-        except ModuleNotFoundError:
-            raise KlcError("--executor ray needs the ray package (pip install 'ray>=2.9,<3')"
-                           ) from None
+        from klc.extras import require
+
+        ray = require("ray", "--executor ray")
         if ray.is_initialized():
             return
         if self.address:

@@ -80,6 +80,21 @@ def test_core_commands_run_without_the_optional_packages(tmp_path: Path) -> None
     assert imported == "[]"
 
 
+def test_ray_executor_without_ray_names_the_extra(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` fails: not installed
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "k.cu").write_bytes(SIGMOID.read_bytes())
+    rc = main(["batch", str(src), "--executor", "ray", "--out", str(tmp_path / "out"), "-q"])
+    err = capsys.readouterr().err
+    assert rc == 2
+    assert err.strip() == ("klc: error: --executor ray needs the ray package, which is not "
+                           "installed: pip install 'klc[ray]'")
+    assert not (tmp_path / "out").exists()
+
+
 def test_llm_filler_without_openai_names_the_extra(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
