@@ -588,6 +588,7 @@ class _Decl:
     end: int
     origin: str  # "parameter" | "local" | "global"
     align: int | None = None  # from __align__(N)
+    reference: bool = False  # declared `T& r = ...`: another name for what it is bound to
 
     @property
     def signature(self) -> tuple[object, ...]:
@@ -692,8 +693,10 @@ def _declarations_of(unit: Unit, nodes: list[Node]) -> list[_Decl]:
 
 def _declarator(src: bytes, d: Node, base: str, quals: set[str], node: Node,
                 align: int | None) -> _Decl | None:
-    pointer, restrict, dims, init = 0, False, [], None
+    pointer, restrict, dims, init, reference = 0, False, [], None, False
     while d is not None and d.type != "identifier":
+        if d.type == "reference_declarator":
+            reference = True
         if d.type == "init_declarator":
             init = d.child_by_field_id(F_VALUE)
         elif d.type == "pointer_declarator":
@@ -713,7 +716,7 @@ def _declarator(src: bytes, d: Node, base: str, quals: set[str], node: Node,
         return None
     return _Decl(_text(src, d), base, pointer + (1 if dims else 0), "const" in quals, restrict,
                  frozenset(quals), tuple(reversed(dims)), init, node.start_byte, node.end_byte,
-                 "local", align)
+                 "local", align, reference)
 
 
 _TYPE_WORDS = re.compile(r"\b(?:const|volatile|__restrict__|__restrict|restrict|struct|"
@@ -1731,11 +1734,10 @@ def _aliases(ctx: GuardContext, name: str) -> frozenset[str]:
 def _find_aliases(ctx: GuardContext, fn: Function, name: str) -> set[str]:
     names = {name}
     src = ctx.unit.source
-    # the function's initialised local pointers, found once per function (each one's roots
-    # read on first need, once): the closure over them is the same in any order
-    pointers = _memo(ctx.unit, f"pointers:{fn.start}:{fn.end}", lambda: [
-        [d.name, d.init, None] for d in _function_declarations(ctx.unit, fn)
-        if d.pointer > 0 and d.init is not None])
+    # what may hold an address taken from another variable, found once per function (each
+    # one's roots read on first need, once): the closure over them is the same in any order
+    pointers = _memo(ctx.unit, f"pointers:{fn.start}:{fn.end}",
+                     lambda: _address_holders(ctx.unit, fn))
     changed = True
     while changed:
         changed = False
@@ -1749,6 +1751,82 @@ def _find_aliases(ctx: GuardContext, fn: Function, name: str) -> set[str]:
                 names.add(other)
                 changed = True
     return names
+
+
+def _address_holders(unit: Unit, fn: Function) -> list[list[Any]]:
+    """[holder, the expression it takes an address from, None] for each place in ``fn``
+    where a variable may come to reach memory through another: an initialised local pointer
+    (``float *d_Src = d_Input + base;``), reference (``Node &node = nodes[i];``) or ``auto``;
+    an assignment of an address to a variable (``p = x + off;``); an address stored into an
+    aggregate or array (``s.ptr = x;``, ``Params p = {x, n};``: then ``p`` reaches ``x``).
+    Over-approximate on purpose: a write through any holder counts as a write."""
+    src = unit.source
+    decls = _function_declarations(unit, fn)
+    levels = {p.name: p.pointer + (1 if p.array else 0) for p in fn.params}
+    for d in decls:
+        levels[d.name] = max(levels.get(d.name, 0), d.pointer)
+    out: list[list[Any]] = []
+    for d in decls:
+        if d.init is None:
+            continue
+        if d.pointer > 0 or d.reference:
+            out.append([d.name, d.init, None])
+        elif d.init.type in ("initializer_list", "argument_list") or d.base == "auto":
+            for part in (d.init.named_children if d.base != "auto" else [d.init]):
+                if part.type != "comment" and _pointer_valued(part, src, levels):
+                    out.append([d.name, part, None])
+    for node in _in(_nodes(unit, "assignment_expression"), fn.body_start, fn.body_end):
+        if _operator(node) != "=":
+            continue
+        left, right = node.child_by_field_id(F_LEFT), node.child_by_field_name("right")
+        if left is None or right is None or not _pointer_valued(right, src, levels):
+            continue
+        holder = _unwrap(left)
+        if holder.type == "identifier":
+            out.append([_text(src, holder), right, None])
+        else:
+            for root in _roots(holder, src):
+                out.append([root, right, None])
+    return out
+
+
+def _pointer_valued(node: Node, src: bytes, levels: Mapping[str, int], depth: int = 0) -> bool:
+    """Is this expression an address (not a value loaded through one)? ``levels``: the
+    pointer levels of the function's parameters and locals by name."""
+    node = _unwrap(node)
+    t = node.type
+    if depth > 50:
+        return True  # (deeper than real code: count it as an address, which is the safe side)
+    if t == "identifier":
+        return levels.get(_text(src, node), 0) > 0
+    if t == "pointer_expression":
+        if _operator(node) == "&":
+            return True
+        arg = node.child_by_field_id(F_ARGUMENT)
+        return arg is not None and _pointer_level(arg, src, levels) > 1
+    if t == "subscript_expression":
+        return _pointer_level(node.child_by_field_id(F_ARGUMENT), src, levels) > 1
+    if t == "binary_expression" and _operator(node) in ("+", "-"):
+        return any(_pointer_valued(c, src, levels, depth + 1) for c in
+                   (node.child_by_field_name("left"), node.child_by_field_name("right"))
+                   if c is not None)
+    if t == "conditional_expression":
+        return any(_pointer_valued(c, src, levels, depth + 1) for c in
+                   (node.child_by_field_name("consequence"),
+                    node.child_by_field_name("alternative")) if c is not None)
+    ty, _ = _cast_target(node, src)
+    return ty is not None and "*" in _text(src, ty)
+
+
+def _pointer_level(node: Node | None, src: bytes, levels: Mapping[str, int]) -> int:
+    node = _unwrap(node) if node is not None else None
+    if node is None:
+        return 0
+    if node.type == "identifier":
+        return levels.get(_text(src, node), 0)
+    if node.type == "subscript_expression":
+        return max(0, _pointer_level(node.child_by_field_id(F_ARGUMENT), src, levels) - 1)
+    return 0
 
 
 def _assigned(ctx: GuardContext, name: str, start: int, end: int) -> bool:
@@ -1830,6 +1908,12 @@ def _write_entries(unit: Unit, lo: int, hi: int) -> list[tuple[int, int, frozens
             callee = "".join(_text(src, fn_node).split())
             method = re.split(r"::|\.|->", callee)[-1]
             method = method.split("<", 1)[0] if method.endswith(">") else method  # casts
+            if fn_node.type == "field_expression":  # obj.f(...): the object may change
+                obj = fn_node.child_by_field_id(F_ARGUMENT)
+                roots = _roots(obj, src) if obj is not None else set()
+                if roots:
+                    out.append((s, e, frozenset(roots),
+                                f"calls its method {method}, which may write to it"))
             if _READ_ONLY_CALLS.match(method) or "<<<" in unit.text(node):
                 continue
             for k, arg in enumerate(a for a in args.named_children if a.type != "comment"):
@@ -1882,6 +1966,88 @@ def no_write(ctx: GuardContext, x: Binding, region: str = "kernel") -> Verdict:
     for s, e, what in _writes(ctx, _aliases(ctx, name), start, end):
         return _no(ctx, f"`{name}` is written in {label}: {_cite(ctx.unit, s, e)} {what}", s)
     return _yes(f"no write through `{name}` in {label}", x.start)
+
+
+@predicate("const_safe", _metavar())
+def const_safe(ctx: GuardContext, x: Binding) -> Verdict:
+    """Kernel pointer parameter $X can point to const: the kernel writes nothing through it
+    or anything derived from it (``no_write($X, kernel)``: aliases, references, escapes into
+    aggregates, member calls, calls that receive it); nothing derived from it is a non-const
+    pointer or reference (``float *p = x + off;``) or a ``reinterpret_cast``/``static_cast``
+    to one, which would not compile with a const source; and the kernel's type may change:
+    its name is used only where it is called or launched, and the file declares it once
+    (``kernel = &copy;`` with a ``void (*)(float*)``, a prototype or an explicit
+    instantiation would no longer match). Where the file cannot tell, no."""
+    verdict = no_write(ctx, x, "kernel")
+    if not verdict.ok:
+        return verdict
+    fn, unit, src = ctx.function, ctx.unit, ctx.unit.source
+    name = _buffer_name(ctx, x)
+    if fn is None or name is None:
+        return _no(ctx, f"{_code(x)} is not a buffer of a function", x.start)
+    names = _aliases(ctx, name)
+    for d in _function_declarations(unit, fn):
+        if d.init is not None and (d.pointer > 0 or d.reference) and not d.const \
+                and _roots(d.init, src) & names:
+            return _no(ctx, f"`{d.name}` ({_cite(unit, d.start, d.end)}) is a non-const "
+                       f"{'reference' if d.reference else 'pointer'} into `{name}`", d.start)
+    for node in _in(_nodes(unit, "call_expression", "cast_expression"), fn.body_start,
+                    fn.body_end):
+        ty, operand = _cast_target(node, src)
+        if ty is None or operand is None or node.type == "cast_expression":
+            continue  # (a C-style cast may drop const: it compiles)
+        target = _text(src, ty)
+        if ("*" in target or "&" in target) and "const" not in target \
+                and _roots(operand, src) & names:
+            return _no(ctx, f"{_cite(unit, node.start_byte, node.end_byte)} casts `{name}` to "
+                       f"the non-const `{' '.join(target.split())}`", node.start_byte)
+    why = _kernel_type_pinned(ctx, fn)
+    if why:
+        return _no(ctx, why, x.start)
+    return _yes(f"`{name}` is only read in `{fn.name}`, through const views, and the type "
+                f"of `{fn.name}` is free to change", x.start)
+
+
+def _kernel_type_pinned(ctx: GuardContext, fn: Function) -> str:
+    """Why the function's parameter types may not change ('' when they may): its name used
+    other than as a callee or a launch, declared elsewhere in the file, or in a header the
+    file includes with quotes."""
+    unit, src = ctx.unit, ctx.unit.source
+    declarator = fn.node.child_by_field_id(F_DECLARATOR)
+    own = (declarator.start_byte, declarator.end_byte) if declarator is not None else (0, 0)
+    word = fn.name.encode()
+    root = unit.tree.root_node
+    for m in re.finditer(rb"(?<![\w])" + re.escape(word) + rb"(?![\w])", src):
+        if own[0] <= m.start() < own[1]:
+            continue
+        node = root.descendant_for_byte_range(m.start(), m.end())
+        if node is None or node.type != "identifier" \
+                or node.start_byte != m.start():
+            continue  # (in a comment or a string)
+        parent = node.parent
+        if parent is not None and parent.type == "template_function":
+            node, parent = parent, parent.parent
+        if parent is not None and parent.type == "call_expression" \
+                and parent.child_by_field_id(F_FUNCTION) == node:
+            continue
+        if parent is not None and parent.type == "function_declarator":
+            where = _cite(unit, parent.start_byte, parent.end_byte)
+            return f"`{fn.name}` is declared again at {where}: the declarations would disagree"
+        where = _cite(unit, node.start_byte, node.end_byte)
+        return f"the name `{fn.name}` is used at {where}, where the kernel's type matters"
+    import os
+    folder = os.path.dirname(unit.path)
+    for m in re.finditer(rb'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', src, re.M):
+        header = os.path.join(folder, m.group(1).decode("utf-8", "replace"))
+        try:
+            with open(header, "rb") as f:
+                text = f.read(4 << 20)
+        except OSError:
+            continue
+        if re.search(rb"(?<![\w])" + re.escape(fn.name.encode()) + rb"(?![\w])", text):
+            return (f"`{fn.name}` is named in the included {m.group(1).decode()}: a declaration "
+                    "there would no longer agree")
+    return ""
 
 
 @predicate("writes_in", _metavar(), _region_arg(optional=False))

@@ -352,11 +352,57 @@ def _replace(match: Match, edit: Edit, holes: dict[str, str],
     if unit.source[line_start:match.start].strip():
         indent = line_indent(unit.source, match.start)
         text = render(edit.template or "", match, holes, indent, overrides)
-        return ByteEdit(match.start, match.end, _keep_attributes(match, text), "replace")
+        return minimal_edit(unit.source, ByteEdit(match.start, match.end,
+                                                  _keep_attributes(match, text), "replace"))
     code = next((n for n in match.nodes if not n.type.startswith("preproc")), match.nodes[0])
     indent = line_indent(unit.source, code.start_byte)
     text = render(edit.template or "", match, holes, indent, overrides)
-    return ByteEdit(line_start, match.end, indent + _keep_attributes(match, text), "replace")
+    return minimal_edit(unit.source, ByteEdit(line_start, match.end,
+                                              indent + _keep_attributes(match, text), "replace"))
+
+
+# C++ tokens, for comparing code as the compiler reads it: a preprocessor line whole (its
+# line break ends it), string and character literals, names and numbers, operators (the
+# longest first); blanks and comments separate tokens and are not tokens
+_TOKEN_RE = re.compile(rb"""
+    (?P<skip>\s+|//[^\n]*|/\*[\s\S]*?\*/)
+  | (?P<tok>\#(?:\\\n|[^\n])*|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'|[A-Za-z_0-9.]+
+           |>>=|<<=|->\*|\.\.\.|::|->|\+\+|--|<<|>>|<=>|<=|>=|==|!=|&&|\|\||[-+*/%&|^]=
+           |\#\#|[^\sA-Za-z_0-9.])
+""", re.X)
+
+
+def _tokens(text: bytes) -> list[tuple[int, int, bytes]]:
+    """(start, end, the token as compared: a directive with its blanks collapsed)."""
+    return [(m.start(), m.end(), b" ".join(m.group().split()) if m.group()[:1] == b"#"
+             else m.group()) for m in _TOKEN_RE.finditer(text) if m.lastgroup == "tok"]
+
+
+def minimal_edit(source: bytes, edit: ByteEdit) -> ByteEdit:
+    """The edit shrunk to the tokens it changes: the leading and trailing tokens that the
+    replacement writes as the original had them keep the original bytes, with their blanks,
+    line breaks and comments (``#pragma unroll`` put before ``for (...)\n    stmt;`` leaves
+    the loop as it was written, not joined onto one line). Tokens are compared as the
+    compiler reads them, so the result means what the full replacement means."""
+    old = source[edit.start:edit.end]
+    new = edit.text.encode()
+    a, b = _tokens(old), _tokens(new)
+    p = 0
+    while p < len(a) and p < len(b) and a[p][2] == b[p][2]:
+        p += 1
+    q = 0
+    while q < len(a) - p and q < len(b) - p and a[-1 - q][2] == b[-1 - q][2]:
+        q += 1
+    if p == 0 and q == 0:
+        return edit
+    old_from = a[p - 1][1] if p else 0
+    new_from = b[p - 1][1] if p else 0
+    old_to = a[len(a) - q][0] if q else len(old)
+    new_to = b[len(b) - q][0] if q else len(new)
+    if p + q == len(a) == len(b):  # the same tokens: only blanks differ, keep them
+        return ByteEdit(edit.start, edit.start, "", edit.what)
+    return ByteEdit(edit.start + old_from, edit.start + old_to,
+                    new[new_from:new_to].decode("utf-8"), edit.what)
 
 
 _KEPT_MASKS = frozenset({"attribute", "specifier macro"})
