@@ -32,11 +32,20 @@ from klc.frontend import Unit
 
 DEFAULT_ARCH = "sm_90"  # the design's target (H100 / H200) when no GPU is there to ask
 BASE_OPTIONS = ("-std=c++17", "-Xptxas=-v")
+# Headers blanked from the device source: host-only ones (NVRTC has printf and assert built
+# in; <algorithm>, <numeric> and <functional> are blanked too, as libcu++'s versions cost
+# seconds of NVRTC time and device code seldom uses more of them than std::min and std::max,
+# which klc_math.h gives). Standard headers that device code does use (<cmath>, <cstdint>,
+# <limits>, <type_traits>, ...) are compiled from klc's shims (klc/nvrtc_include).
 HOST_HEADERS = frozenset({
     "cstdio", "stdio.h", "cstdlib", "stdlib.h", "iostream", "vector", "string", "chrono",
-    "algorithm", "cuda_runtime.h", "cuda_runtime_api.h", "cuda.h", "cstring", "string.h",
-    "cassert", "assert.h", "random", "memory", "numeric", "iomanip", "fstream", "sstream",
-    "ctime", "time.h", "map", "unordered_map", "functional", "thread", "cmath", "math.h",
+    "algorithm", "numeric", "functional", "cuda_runtime.h", "cuda_runtime_api.h", "cuda.h",
+    "cstring", "string.h",
+    "cassert", "assert.h", "random", "memory", "iomanip", "fstream", "sstream",
+    "ctime", "time.h", "map", "unordered_map", "thread", "omp.h", "unistd.h", "sys/time.h",
+    "cublas_v2.h", "cublasLt.h", "cudnn.h", "curand.h", "nvtx3/nvToolsExt.h",
+    "nvToolsExt.h", "set", "unordered_set", "list", "deque", "queue", "stack", "ostream",
+    "istream", "mutex", "optional", "filesystem", "cerrno", "errno.h", "getopt.h",
 })
 _INCLUDE_RE = re.compile(rb"^[ \t]*#[ \t]*include[ \t]*[<\"]([^>\"]+)[>\"][^\n]*", re.M)
 _LOG_LINE_RE = re.compile(r"^(?P<file>.*?)\((?P<line>\d+)\): (?P<rest>.*)$")
@@ -93,22 +102,108 @@ def check_arch(arch: str) -> str:
     return f"sm_{num}{m.group(2)}"
 
 
-@cache
-def include_dirs() -> tuple[str, ...]:
-    """CUDA's headers (cuda_fp16.h and friends) for NVRTC: from CuPy's CUDA path, which is
-    the pip-installed toolkit or a system one."""
-    dirs = []
-    try:
-        import cupy
+SHIM_DIR = Path(__file__).resolve().parent.parent / "nvrtc_include"
+# Which pip package carries which headers (CUDA 13 wheels install under nvidia/cu13/include)
+CCCL_PACKAGE = "nvidia-cuda-cccl"
+RUNTIME_PACKAGE = "nvidia-cuda-runtime"
+CRT_PACKAGE = "nvidia-cuda-crt"
+_CCCL_PREFIXES = ("cub/", "thrust/", "cuda/", "nv/")
 
-        cuda = cupy.cuda.get_cuda_path()
-    except Exception:  # any failure here means "no toolkit headers"
-        cuda = None
-    for root in (cuda, os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
-        if root and os.path.isfile(os.path.join(root, "include", "cuda_fp16.h")):
-            dirs.append(os.path.join(root, "include"))
-            break
+
+def _wheel_roots() -> list[Path]:
+    """``nvidia/cu13/include`` folders of the installed NVIDIA wheels, in sys.path order."""
+    import sys
+
+    seen: list[Path] = []
+    for entry in sys.path:
+        inc = Path(entry or ".") / "nvidia" / "cu13" / "include"
+        if inc.is_dir() and inc.resolve() not in seen:
+            seen.append(inc.resolve())
+    return seen
+
+
+@cache
+def cuda_include_dirs() -> tuple[str, ...]:
+    """CUDA's headers for NVRTC, from pip packages only (never a system toolkit; NVRTC itself
+    searches no folder): the runtime and math headers (``cuda_fp16.h``,
+    ``cooperative_groups.h``, ``mma.h``, ``crt/``: nvidia-cuda-runtime, nvidia-cuda-crt),
+    and CCCL (CUB, Thrust, libcu++'s ``cuda/std``, ``cuda/pipeline``: nvidia-cuda-cccl, under
+    ``include/cccl``)."""
+    dirs: list[str] = []
+    for root in _wheel_roots():
+        for d in (root, root / "cccl"):
+            marker = "cuda_runtime.h" if d == root else "cuda/std/version"
+            if (d / marker).is_file() and str(d) not in dirs:
+                dirs.append(str(d))
     return tuple(dirs)
+
+
+def include_dirs(local: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """The gate's include path: CUDA's headers (above), the kernel's own folder, then klc's
+    shims for the standard headers device code includes (``<cmath>`` with ``M_PI`` and
+    ``INFINITY``, ``<cstdint>``, ``<limits>``, ...), last, so that the kernel's own headers
+    win."""
+    return (*cuda_include_dirs(), *local, str(SHIM_DIR))
+
+
+def header_package(header: str) -> str | None:
+    """The pip package that carries a CUDA header, or None for a header of no CUDA package."""
+    h = header.replace("\\", "/")
+    if h.startswith(_CCCL_PREFIXES):
+        return CCCL_PACKAGE
+    if h.startswith("crt/"):
+        return CRT_PACKAGE
+    if (h.startswith(("cuda_", "cooperative_groups", "sm_", "device_", "vector_", "cuComplex"))
+            or h in {"mma.h", "math_constants.h", "math_functions.h", "builtin_types.h",
+                     "host_defines.h", "driver_types.h", "library_types.h",
+                     "texture_types.h", "surface_types.h", "channel_descriptor.h"}):
+        return RUNTIME_PACKAGE
+    return None
+
+
+_MISSING_RE = re.compile(r'(?:cannot|could not) open source file "([^"]+)"')
+
+
+def missing_header_note(log: str) -> str | None:
+    """For NVRTC's "cannot open source file" error, one line saying which header is missing,
+    where the gate looked, and what provides it."""
+    m = _MISSING_RE.search(log)
+    if m is None:
+        return None
+    header = m.group(1)
+    pkg = header_package(header)
+    where = ", ".join(include_dirs())
+    if pkg is not None:
+        return (f"missing header <{header}>: it comes from the pip package {pkg}, which does "
+                f"not have it in this environment (searched: {where}); install klc's "
+                f"dependencies (pip install -e .) or a {pkg} that has it")
+    return (f"missing header <{header}>: no CUDA package has it, and NVRTC has no system "
+            "include path; the gate searches the kernel's folder, the CUDA wheels' headers "
+            "and klc's shims of the standard headers device code uses (cmath, cstdint, "
+            "limits, type_traits, ...; see docs/spec.md)")
+
+
+@cache
+def headers_fingerprint() -> str:
+    """The header packages' versions and the shims' bytes, for the compile cache's key: a
+    cubin built against other headers is not reused."""
+    from importlib import metadata
+
+    h = hashlib.sha256()
+    for pkg in (RUNTIME_PACKAGE, CRT_PACKAGE, CCCL_PACKAGE):
+        try:
+            h.update(f"{pkg}={metadata.version(pkg)}\0".encode())
+        except metadata.PackageNotFoundError:
+            h.update(f"{pkg}=none\0".encode())
+    for p in sorted(SHIM_DIR.iterdir()):
+        h.update(p.name.encode() + b"\0" + p.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+@cache
+def shim_headers() -> tuple[str, ...]:
+    return tuple(sorted(p.name for p in SHIM_DIR.iterdir()
+                        if p.is_file() and not p.name.startswith("klc_")))
 
 
 # --------------------------------------------------------------------------------------
@@ -133,6 +228,8 @@ def prepare_device_source(unit: Unit) -> Prepared:
     """Blank host functions (they launch kernels, use the runtime API: NVRTC cannot compile
     them) and includes of host-only headers; line numbers stay those of the file."""
     buf = bytearray(unit.source)
+    if buf.startswith(b"\xef\xbb\xbf"):  # a UTF-8 byte-order mark: NVRTC reads it as a token
+        _blank(buf, 0, 3)
     removed: list[str] = []
     for f in unit.functions:
         if f.kind == "host" and "constexpr" not in f.specifiers:
@@ -179,6 +276,7 @@ class CompileResult:
     resources: dict[str, Resources] = field(default_factory=dict)  # by name expression
     resources_source: str = "ptxas -v (NVRTC -Xptxas=-v), no GPU needed"
     removed: tuple[str, ...] = ()
+    include: tuple[str, ...] = ()  # the -I folders, in order
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -187,7 +285,7 @@ class CompileResult:
             "lowered": self.lowered,
             "resources": {k: vars(v) for k, v in self.resources.items()},
             "resources_source": self.resources_source, "removed_host_code": list(self.removed),
-            "nvrtc": nvrtc_version(),
+            "include": list(self.include), "nvrtc": nvrtc_version(),
         }
 
 
@@ -268,10 +366,14 @@ def compile_source(source: bytes, path: str, *, arch: str,
     options, name expressions and NVRTC version. A compile error is a result (``ok`` false,
     ``error`` the log with file:line:col), a bad option or arch a KlcError."""
     arch = check_arch(arch)
-    opts = (f"-arch={arch}", *BASE_OPTIONS, *options,
-            *(f"-I{d}" for d in (*include_dirs(), *include)))
+    inc = include_dirs(include)
+    # nvcc's implicit cuda_runtime.h brings the host's <math.h> (M_PI, INFINITY) into every
+    # file: klc_math.h (in the shims' folder) is pre-included for the same effect
+    opts = (f"-arch={arch}", *BASE_OPTIONS, *options, *(f"-I{d}" for d in inc),
+            "--pre-include=klc_math.h")
     h = hashlib.sha256()
-    for part in (source, *opts, "\0", *name_expressions, nvrtc_version()):
+    for part in (source, *opts, "\0", *name_expressions, nvrtc_version(),
+                 headers_fingerprint()):
         h.update(part if isinstance(part, bytes) else part.encode())
         h.update(b"\0")
     key = h.hexdigest()
@@ -283,6 +385,7 @@ def compile_source(source: bytes, path: str, *, arch: str,
             meta = json.loads(meta_path.read_text())
             return CompileResult(
                 ok=True, arch=arch, options=shown_opts, key=key, cached=True, log=meta["log"],
+                include=inc,
                 cubin_path=str(cubin_path), lowered=meta["lowered"],
                 resources=_resources_by_name(parse_ptxas(meta["log"]), meta["lowered"]))
         except (OSError, ValueError, KeyError):
@@ -301,9 +404,12 @@ def compile_source(source: bytes, path: str, *, arch: str,
             if "INVALID_OPTION" in str(e):
                 raise KlcError(f"NVRTC {nvrtc_version()} refused the options "
                                f"{' '.join(shown_opts)}: {log.strip()}") from None
-            mapped = map_log(log, program, path, source)
+            mapped = map_log(log, program, path, source) or str(e)
+            note = missing_header_note(log)
+            if note:
+                mapped = _note_after_first_line(mapped, note)
             return CompileResult(ok=False, arch=arch, options=shown_opts, key=key,
-                                 cached=False, log=log, error=mapped or str(e))
+                                 cached=False, log=log, error=mapped, include=inc)
         log = nvrtc.getProgramLog(prog)
         lowered = {ne: nvrtc.getLoweredName(prog, ne) for ne in name_expressions}
         cubin = nvrtc.getCUBIN(prog)
@@ -313,8 +419,15 @@ def compile_source(source: bytes, path: str, *, arch: str,
     _atomic_write(cubin_path, cubin)
     _atomic_write(meta_path, json.dumps({"log": log, "lowered": lowered}).encode())
     return CompileResult(ok=True, arch=arch, options=shown_opts, key=key, cached=False, log=log,
-                         cubin_path=str(cubin_path), lowered=lowered,
+                         cubin_path=str(cubin_path), lowered=lowered, include=inc,
                          resources=_resources_by_name(parse_ptxas(log), lowered))
+
+
+def _note_after_first_line(text: str, note: str) -> str:
+    """The missing-header note goes on the error's first line (the one a report shows), as
+    ``file:line:col: catastrophic error: cannot open source file "x" (missing header ...)``."""
+    first, sep, rest = text.partition("\n")
+    return f"{first} ({note}){sep}{rest}"
 
 
 def _resources_by_name(by_mangled: dict[str, Resources], lowered: dict[str, str]
