@@ -193,6 +193,7 @@ class BatchOptions:
     executor: str = "local"  # local | ray
     address: str | None = None  # Ray cluster address
     gpus: list[str] | None = None  # GPU ids for gate workers; None: discover
+    diffs: bool = False  # keep each rewritten file's diff in its result (an HTML report)
 
     def journal_path(self) -> Path | None:
         if self.mode not in WRITE_MODES:
@@ -1366,7 +1367,7 @@ def run_batch(config: BatchConfig, options: BatchOptions,
     executor.start()
     try:
         if isinstance(executor, LocalExecutor) and sources:
-            executor.prefork(config, want_diff=options.mode == "diff",
+            executor.prefork(config, want_diff=options.mode == "diff" or options.diffs,
                              send_unchanged=options.mode == "out")
         return _drive(config, options, executor, sources, results, t0, on_start, on_result)
     finally:
@@ -1434,7 +1435,7 @@ def _drive(config: BatchConfig, options: BatchOptions, executor: LocalExecutor |
 
     writer = _Writer(finished)
     try:
-        executor.run(config, todo, writer.put, want_diff=options.mode == "diff",
+        executor.run(config, todo, writer.put, want_diff=options.mode == "diff" or options.diffs,
                      send_unchanged=options.mode == "out")
     except KeyboardInterrupt:
         summary.interrupted = True

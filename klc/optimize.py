@@ -144,6 +144,7 @@ class Step:
     speedup_vs_original: float | None
     pct_of_sol: float | None
     gate: dict[str, Any]  # the record's summary (verdict, reason, times, noise)
+    diff: str = ""  # the unified diff from the version before the step to the one after
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -218,6 +219,16 @@ class OptimizeResult:
         }
 
 
+def step_diff(before: bytes, after: bytes, path: str) -> str:
+    """The unified diff of one accepted step (what a report shows of it)."""
+    import difflib
+
+    a = before.decode("utf-8", "replace").splitlines(keepends=True)
+    b = after.decode("utf-8", "replace").splitlines(keepends=True)
+    return "".join(line if line.endswith("\n") else line + "\n"
+                   for line in difflib.unified_diff(a, b, f"a/{path}", f"b/{path}"))
+
+
 def summarize(record: GateRecord) -> dict[str, Any]:
     """The numbers of a gate record a report shows."""
     out: dict[str, Any] = {"verdict": record.verdict, "reason": record.reason,
@@ -254,7 +265,13 @@ def make_filler(name: str, *, model: str | None = None, arch: str | None = None,
 
         if not available("openai"):  # imported by the filler when it is made
             raise KlcError(missing("openai", "--filler llm") + " (or use --filler search)")
-        from klc.fill.llm import LlmFiller
+        try:
+            from klc.fill.llm import LlmFiller
+        except ModuleNotFoundError as e:
+            if e.name != "klc.fill.llm":
+                raise
+            raise KlcError(f"--filler llm: the LLM filler is not available here ({e}); use "
+                           "--filler search") from None
         return LlmFiller(model=model)  # type: ignore[no-any-return]  # model: or KLC_LLM_MODEL
     raise KlcError(f"unknown filler {name!r} (fillers: search, llm)")
 
@@ -650,7 +667,8 @@ class _Loop:
         unit = parse_bytes(cand.source, self.path)
         step = Step(self.round, cand.site.rule.name, log.site, log.function, cand.values, kind,
                     log.median_ms, (log.speedup / cur.speedup) if log.speedup else None,
-                    log.speedup, log.pct_of_sol, summarize(cand.record))
+                    log.speedup, log.pct_of_sol, summarize(cand.record),
+                    step_diff(cur.source, cand.source, self.path))
         self.steps.append(step)
         self.visited.add(hashlib.sha256(cand.source).hexdigest())
         self.emit("accept", skill=step.skill, site=step.site, kind=kind,
@@ -700,7 +718,8 @@ class _Loop:
 
         self.steps.append(Step(self.round, best.label, self.path, "", {}, "recipe",
                                log.median_ms, (log.speedup / cur.speedup) if log.speedup
-                               else None, log.speedup, log.pct_of_sol, summarize(record)))
+                               else None, log.speedup, log.pct_of_sol, summarize(record),
+                               step_diff(cur.source, best.source, self.path)))
         self.emit("accept", skill=best.label, site=self.path, kind="recipe",
                   speedup=log.speedup)
         unit = parse_bytes(best.source, self.path)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import Any
 
 from klc.errors import KlcError
@@ -70,7 +69,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument("--journal", metavar="FILE",
                    help="the journal (default: OUT/.klc-batch.jsonl with --out, "
                    "./.klc-batch.jsonl with --in-place)")
-    p.add_argument("--report", metavar="FILE", help="write a report: FILE.json or FILE.md")
+    p.add_argument("--report", metavar="FILE", help="write a report: FILE.json, FILE.md "
+                   "(with FILE.png, the plot of time and %% of SOL per file, where klc[plot] "
+                   "is installed) or FILE.html (a page with the plot and every change's diff)")
     p.add_argument("--exclude", action="append", default=[], metavar="GLOB",
                    help="skip files and folders whose name or path under the input matches "
                    "GLOB (repeatable)")
@@ -134,11 +135,10 @@ def run(args: argparse.Namespace) -> int:
     from klc.batch import FAILED, REWRITTEN, BatchOptions, run_batch
 
     err = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
-    if args.report and not args.report.endswith((".json", ".md")):
-        raise KlcError(f"--report {args.report}: give a .json or .md file")
-    if args.report and str(Path(args.report).parent) and not Path(args.report).parent.is_dir():
-        raise KlcError(f"--report {args.report}: folder {Path(args.report).parent} does not "
-                       "exist")
+    if args.report:
+        from klc.htmlreport import check_report_path
+
+        check_report_path(args.report)
     if args.address and args.executor != "ray":
         raise KlcError("--address needs --executor ray")
     config = _config(args)
@@ -150,7 +150,8 @@ def run(args: argparse.Namespace) -> int:
     options = BatchOptions(roots=args.roots, mode=mode, out_dir=args.out,
                            exclude=args.exclude, jobs=jobs,
                            resume=args.resume, journal=args.journal, executor=args.executor,
-                           address=args.address)
+                           address=args.address,
+                           diffs=bool(args.report) and args.report.lower().endswith(".html"))
     show = not args.quiet
     stdout = sys.stdout  # diffs go here, never through the progress bar's console (stderr)
     progress = Progress(TextColumn("[bold]klc batch"), BarColumn(), MofNCompleteColumn(),
@@ -171,7 +172,7 @@ def run(args: argparse.Namespace) -> int:
         elapsed = progress.tasks[0].elapsed or 0.0
         rate = f"{state['done'] / elapsed:.0f} files/s" if elapsed > 0.5 else ""
         progress.update(task, advance=1, rate=rate)
-        if res.diff:
+        if res.diff and mode == "diff":  # (an HTML report keeps the diffs too)
             stdout.write(res.diff)
             stdout.flush()
         if res.status in FAILED:  # the reason names the file (and line:col) and the cause
@@ -230,12 +231,6 @@ def _print_summary(err: Any, summary: Any, options: Any) -> None:
 
 
 def _write_report(path: str, summary: Any) -> None:
-    import json
+    from klc.htmlreport import write_batch_report
 
-    from klc.fsutil import atomic_write
-
-    if path.endswith(".json"):
-        data = json.dumps(summary.to_json(), indent=2) + "\n"
-    else:
-        data = summary.to_markdown()
-    atomic_write(path, data.encode())
+    write_batch_report(path, summary)

@@ -16,7 +16,7 @@ from typing import Any
 
 from klc.errors import KlcError
 
-REPORT_SUFFIXES = (".json", ".md")
+REPORT_SUFFIXES = (".json", ".md", ".html")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -44,7 +44,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     out.add_argument("-o", "--output", metavar="OUT", help="write the optimized kernel here")
     out.add_argument("--in-place", action="store_true",
                      help="overwrite KERNEL (atomically) when it improved")
-    p.add_argument("--report", metavar="FILE", help="write the report: FILE.json or FILE.md")
+    p.add_argument("--report", metavar="FILE", help="write the report: FILE.json, FILE.md "
+                   "(with FILE.png, the plot of time and %% of SOL per step, where klc[plot] "
+                   "is installed) or FILE.html (a page with the plot and every step's diff)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("--unverified", action="store_true",
                    help="without a GPU, write the first compile-clean candidate anyway (it is "
@@ -60,7 +62,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 def _check_outputs(args: argparse.Namespace) -> None:
     """Refuse unusable output paths before any trial is spent."""
     if args.report and Path(args.report).suffix.lower() not in REPORT_SUFFIXES:
-        raise KlcError(f"--report {args.report}: give a .json or .md file")
+        raise KlcError(f"--report {args.report}: give a .json, .md or .html file")
     for opt, target in (("--report", args.report), ("-o", args.output)):
         if target:
             folder = Path(target).parent
@@ -76,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
     from klc.frontend import read_source
     from klc.fsutil import atomic_write
     from klc.library import default_skill_dirs, load_rule_paths
-    from klc.optimize import optimize, to_markdown
+    from klc.optimize import optimize
 
     if args.budget < 1:
         raise KlcError(f"--budget {args.budget}: give at least 1 gate trial")
@@ -96,9 +98,9 @@ def run(args: argparse.Namespace) -> int:
                           include_slower=args.include_slower)
     data = result.to_json()
     if args.report:
-        text = json.dumps(data, indent=2) if args.report.lower().endswith(".json") \
-            else to_markdown(result)
-        atomic_write(args.report, text.encode())
+        from klc.htmlreport import write_optimize_report
+
+        write_optimize_report(args.report, result)
     written = ""
     if result.changed:
         if args.in_place:
