@@ -577,19 +577,9 @@ _type_queries: dict[str, Query] = {}
 
 def read_source(path: str | Path) -> bytes:
     """Read a source file, or raise KlcError with a message naming the file."""
-    p = Path(path)
-    try:
-        if p.is_dir():
-            raise KlcError(f"{path}: is a directory, expected a CUDA source file")
-        data = p.read_bytes()
-    except FileNotFoundError:
-        raise KlcError(f"{path}: no such file") from None
-    except PermissionError:
-        raise KlcError(f"{path}: permission denied") from None
-    except IsADirectoryError:
-        raise KlcError(f"{path}: is a directory, expected a CUDA source file") from None
-    except OSError as e:
-        raise KlcError(f"{path}: cannot read: {e.strerror or e}") from None
+    from klc.fsutil import read_input
+
+    data = read_input(path, "CUDA source file")  # regular files only, bounded, never blocks
     check_text(str(path), data)
     return data
 
@@ -637,6 +627,8 @@ def parse_bytes(source: bytes, path: str = "<memory>", *,
     data = bytes(work)
     old = _edited_tree(*previous, data) if previous is not None else None
     tree = parser().parse(data, old) if old is not None else parser().parse(data)
+    if len(source) > DEPTH_CHECK_BYTES:
+        _check_depth(tree, path)
     if tree.root_node.has_error:
         tree = _recover(source, work, tree, masks)
     recovered = masks[always:]
@@ -644,6 +636,31 @@ def parse_bytes(source: bytes, path: str = "<memory>", *,
     unit = Unit(path, source, bytes(work[: len(source)]), tree, masks, defs)
     unit.recovered = recovered
     return unit
+
+
+MAX_DEPTH = 8192  # syntax tree levels: real code nests a few dozen deep
+DEPTH_CHECK_BYTES = 65536  # checked above this size (below, a tree cannot nest deep enough to
+# slow the queries down: they slowed past 65,536 levels, and a level takes 2 bytes or more)
+
+
+def _check_depth(tree: Tree, path: str) -> None:
+    """Refuse a tree nested deeper than MAX_DEPTH (one expression of 70,000 terms made the
+    model's queries run for minutes), with the place where it gets too deep."""
+    cursor = tree.walk()
+    depth = 0
+    while True:
+        if cursor.goto_first_child():
+            depth += 1
+            if depth > MAX_DEPTH:
+                row, col = cursor.node.start_point
+                raise KlcError(f"{where(path, row + 1, col + 1)}: code nested more than "
+                               f"{MAX_DEPTH} levels deep (an expression of that many terms?); "
+                               "klc does not read it")
+            continue
+        while not cursor.goto_next_sibling():
+            if not cursor.goto_parent():
+                return
+            depth -= 1
 
 
 def _carry_recovered(work: bytearray, masks: list[Mask], unit: Unit,

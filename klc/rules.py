@@ -477,8 +477,19 @@ def _text(tree: Tree) -> Text:
         value = "\n".join([lines[0].strip()] + [ln[len(indent):].rstrip() for ln in lines[1:]]
                           ) if lines else ""
         return Text(value, tok.line, tok.column, False)
-    value = json.loads(raw)
+    try:  # (strict off: a tab or another control character inside quotes is taken as it is)
+        value = json.loads(raw, strict=False)
+    except json.JSONDecodeError as e:
+        raise _BadText(tok.line, tok.column + e.pos, f"bad string: {e.msg}") from None
     return Text(value, tok.line, tok.column, "\\" not in raw)
+
+
+class _BadText(Exception):
+    """A quoted string that does not decode (``\\q``); load_rules_text locates it."""
+
+    def __init__(self, line: int, col: int, msg: str) -> None:
+        super().__init__(msg)
+        self.line, self.col, self.msg = line, col, msg
 
 
 def _common_indent(lines: list[str]) -> str:
@@ -1349,8 +1360,46 @@ def _card(items: tuple[tuple[str, Text, int, int], ...], errs: _Errors) -> Card:
 # Loading
 
 
+MAX_RULE_NESTING = 200  # parentheses, brackets and braces open at once in a rule file
+
+
 def load_rules_text(text: str, path: str) -> list[Rule]:
-    """Every rule of a rule file's text; RuleError lists all problems with file:line:col."""
+    """Every rule of a rule file's text; RuleError lists all problems with file:line:col.
+
+    The one place rule text is read: whatever the text holds, the outcome is the rules or a
+    KlcError naming the file (never another exception); nesting is bounded first."""
+    _check_nesting(text, path)
+    try:
+        return _load_rules_text(text, path)
+    except KlcError:
+        raise
+    except _BadText as e:
+        raise KlcError(f"{where(path, e.line, e.col)}: {e.msg}") from None
+    except RecursionError:
+        raise KlcError(f"{path}: nested too deeply to compile (a guard or an anchor); split "
+                       "it") from None
+
+
+def _check_nesting(text: str, path: str) -> None:
+    """Refuse text nested deeper than MAX_RULE_NESTING (the parsers recurse on nesting)."""
+    if sum(text.count(c) for c in "([{") <= MAX_RULE_NESTING:
+        return
+    depth = line = 1
+    col = 0
+    for ch in text:
+        col += 1
+        if ch in "([{":
+            depth += 1
+            if depth > MAX_RULE_NESTING:
+                raise KlcError(f"{where(path, line, col)}: nested more than "
+                               f"{MAX_RULE_NESTING} deep")
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "\n":
+            line, col = line + 1, 0
+
+
+def _load_rules_text(text: str, path: str) -> list[Rule]:
     specs = parse_specs(text, path)
     errs = _Errors(path)
     seen: dict[str, RuleSpec] = {}
@@ -1373,15 +1422,9 @@ def load_rules_text(text: str, path: str) -> list[Rule]:
 
 def load_rules(path: str | Path) -> list[Rule]:
     """The rules of one ``.rule`` file."""
-    p = Path(path)
-    try:
-        data = p.read_bytes()
-    except FileNotFoundError:
-        raise KlcError(f"{path}: no such rule file") from None
-    except IsADirectoryError:
-        raise KlcError(f"{path}: is a directory, expected a .rule file") from None
-    except OSError as e:
-        raise KlcError(f"{path}: cannot read: {e.strerror or e}") from None
+    from klc.fsutil import read_input
+
+    data = read_input(path, "rule file")  # regular files only, bounded, never blocks
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:

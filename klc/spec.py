@@ -78,7 +78,7 @@ class ExprError(KlcError):
 
 
 def _ceil_div(a: Number, b: Number) -> int:
-    if b == 0:
+    if int(b) == 0:
         raise ExprError("ceil_div by zero")
     return -(-int(a) // int(b))
 
@@ -120,14 +120,49 @@ def _parse_expr(expr: str) -> ast.Expression:
     return _parsed(expr.strip())
 
 
+MAX_EXPR_CHARS = 2000  # a spec expression longer than this is refused (real ones: < 100)
+MAX_EXPR_DEPTH = 48  # and one nested deeper (each operator and call is a level)
+_ALLOWED_NODES = (ast.Expression, ast.Constant, ast.Name, ast.Load, ast.UnaryOp, ast.USub,
+                  ast.UAdd, ast.BinOp, ast.Call, *_BINOPS)
+
+
 @lru_cache(maxsize=4096)
 def _parsed(expr: str) -> ast.Expression:
     """The tree of an expression (read only: shared by every use of the same text, as the
-    spec of each file names the same few grid, block and byte expressions)."""
+    spec of each file names the same few grid, block and byte expressions). What the
+    evaluator would refuse (attributes, lambdas, subscripts, keywords...) is refused here, at
+    load, and so is an expression too long or too deeply nested to be a real one."""
+    if len(expr) > MAX_EXPR_CHARS:
+        raise ExprError(f"expression of {len(expr)} characters (at most {MAX_EXPR_CHARS})")
     try:
-        return ast.parse(expr, mode="eval")
+        tree = ast.parse(expr, mode="eval")
     except SyntaxError as e:
         raise ExprError(f"cannot parse expression {expr!r}: {e.msg}") from None
+    except (RecursionError, MemoryError, ValueError):
+        raise ExprError(f"cannot parse expression {expr[:40]!r}...: nested too deeply"
+                        ) from None
+    stack: list[tuple[ast.AST, int]] = [(tree, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_EXPR_DEPTH:
+            raise ExprError(f"expression {expr[:40]!r}... is nested more than "
+                            f"{MAX_EXPR_DEPTH} deep")
+        if not isinstance(node, _ALLOWED_NODES) or (
+                isinstance(node, ast.Constant) and (isinstance(node.value, bool)
+                                                    or not isinstance(node.value, int | float))
+        ) or (
+                isinstance(node, ast.Call) and (node.keywords or not isinstance(node.func, ast.Name)
+                                                or node.func.id not in _FUNCS)):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                    and node.func.id not in _FUNCS:
+                raise ExprError(f"{expr!r}: unknown function {node.func.id!r} "
+                                f"(allowed: {', '.join(sorted(_FUNCS))})")
+            if isinstance(node, ast.Constant):
+                raise ExprError(f"{expr!r}: only numbers are allowed, not {node.value!r}")
+            raise ExprError(f"{expr!r}: {type(node).__name__} is not allowed in a spec "
+                            "expression (only numbers, names, arithmetic, min/max/ceil_div/abs)")
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    return tree
 
 
 def evaluate(expr: str | Number, env: Mapping[str, Number]) -> Number:
@@ -140,7 +175,16 @@ def evaluate(expr: str | Number, env: Mapping[str, Number]) -> Number:
         raise ExprError(f"expected a number or an expression, got {expr!r}")
     if isinstance(expr, int | float):
         return expr
-    return _eval(_parse_expr(expr).body, env, expr)
+    try:
+        value = _eval(_parse_expr(expr).body, env, expr)
+    except ExprError:
+        raise
+    except (ArithmeticError, ValueError, TypeError, RecursionError, MemoryError) as e:
+        raise ExprError(f"{expr!r}: {type(e).__name__}: {e}") from None
+    if isinstance(value, bool) or not isinstance(value, int | float) or (
+            isinstance(value, float) and not math.isfinite(value)):
+        raise ExprError(f"{expr!r} = {value!r} is not a finite real number")
+    return value
 
 
 def _eval(node: ast.AST, env: Mapping[str, Number], text: str) -> Number:
@@ -190,7 +234,7 @@ def evaluate_int(expr: str | Number, env: Mapping[str, Number]) -> int:
     """Evaluate an expression that must be a whole number (a shape, a grid dimension)."""
     v = evaluate(expr, env)
     if isinstance(v, float):
-        if not v.is_integer():
+        if not math.isfinite(v) or not v.is_integer():
             raise ExprError(f"{expr!r} = {v} is not a whole number (use // or ceil_div)")
         v = int(v)
     return v
@@ -412,8 +456,9 @@ def _compose_fast(text: str) -> object:
 
 
 def _compose_pure(doc: _Doc) -> object:
-    loader = yaml.SafeLoader(doc.text)
+    loader = None
     try:
+        loader = yaml.SafeLoader(doc.text)  # (its reader refuses control characters)
         return loader.get_single_node()
     except yaml.MarkedYAMLError as e:
         line, col = doc.pos(e.problem_mark)
@@ -421,8 +466,11 @@ def _compose_pure(doc: _Doc) -> object:
                        ) from None
     except yaml.YAMLError as e:
         raise KlcError(f"{doc.at(None)}: bad YAML in klc-spec: {e}") from None
+    except RecursionError:
+        raise KlcError(f"{doc.at(None)}: bad YAML in klc-spec: nested too deeply") from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
 
 
 def _scalar(doc: _Doc, node: yaml.Node, what: str) -> Any:
@@ -430,7 +478,11 @@ def _scalar(doc: _Doc, node: yaml.Node, what: str) -> Any:
         raise KlcError(f"{doc.at(node)}: {what} must be a single value")
     # a constructor alone: a whole SafeLoader per scalar (reader, scanner, parser) cost more
     # than the document's composition
-    return yaml.constructor.SafeConstructor().construct_object(node)
+    try:
+        return yaml.constructor.SafeConstructor().construct_object(node)
+    except (yaml.YAMLError, ValueError, TypeError, OverflowError) as e:  # a !!tag it refuses
+        problem = getattr(e, "problem", None) or str(e)
+        raise KlcError(f"{doc.at(node)}: {what}: {problem}") from None
 
 
 def _items(doc: _Doc, node: yaml.MappingNode, known: tuple[str, ...], what: str
@@ -478,10 +530,12 @@ def _sizes(doc: _Doc, node: yaml.Node, what: str) -> dict[str, int]:
         name = _scalar(doc, k, "a size name")
         if not isinstance(name, str) or not name.isidentifier():
             raise KlcError(f"{doc.at(k)}: size name {name!r} is not an identifier")
+        if name in out:
+            raise KlcError(f"{doc.at(k)}: size {name} given twice in {what}")
         value = _scalar(doc, v, f"size {name}")
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise KlcError(f"{doc.at(v)}: size {name} must be a positive integer, "
-                           f"got {value!r}")
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_SIZE:
+            raise KlcError(f"{doc.at(v)}: size {name} must be a positive integer (at most "
+                           f"2**40), got {value!r}")
         out[name] = value
     if not out:
         raise KlcError(f"{doc.at(node)}: {what} is empty")
@@ -566,11 +620,39 @@ def _arg(doc: _Doc, node: yaml.Node, index: int) -> ArgSpec:
     return ArgSpec(name, typ, shape, role, init, value, line, col)
 
 
+MAX_SIZE = 1 << 40  # a size beyond this is a typo, not a buffer
+MAX_SPEC_BYTES = 256 * 1024  # a spec block longer than this is refused (real ones: < 2 KB)
+
+
 def load_spec(source: bytes, path: str) -> Spec | None:
-    """Read the file's spec block; None when it has none, KlcError (file:line:col) if bad."""
+    """Read the file's spec block; None when it has none, KlcError (file:line:col) if bad.
+
+    The one place spec text is read: whatever the block holds, the outcome is a Spec, None or
+    a KlcError naming the file and line (never another exception)."""
     span = find_spec_block(source)
     if span is None:
         return None
+    line = source.count(b"\n", 0, span[0]) + 1
+    if span[1] - span[0] > MAX_SPEC_BYTES:
+        raise KlcError(f"{where(path, line, 1)}: klc-spec block of {span[1] - span[0]} bytes "
+                       f"(at most {MAX_SPEC_BYTES})")
+    again = _HEADER_RE.search(source, span[1])
+    if again is not None:
+        second = source.count(b"\n", 0, again.start()) + 1
+        raise KlcError(f"{where(path, second, 1)}: a second klc-spec block (the first is at "
+                       f"line {line}); a file has one")
+    try:
+        return _load_spec(source, path, span)
+    except KlcError:
+        raise
+    except RecursionError:
+        raise KlcError(f"{where(path, line, 1)}: klc-spec nested too deeply") from None
+    except (yaml.YAMLError, ArithmeticError, ValueError, TypeError, MemoryError) as e:
+        raise KlcError(f"{where(path, line, 1)}: bad klc-spec: {type(e).__name__}: {e}"
+                       ) from None
+
+
+def _load_spec(source: bytes, path: str, span: tuple[int, int]) -> Spec:
     doc = _Doc(source, path, span)
     root = _compose(doc)
     f = _items(doc, root, _TOP_FIELDS, "klc-spec")
@@ -647,7 +729,7 @@ def load_spec(source: bytes, path: str) -> Spec | None:
         vals = {}
         for key in ("rtol", "atol"):
             v = _scalar(doc, t[key][1], key) if key in t else 0.0
-            if isinstance(v, bool) or not isinstance(v, int | float) or v < 0 or v >= 1:
+            if isinstance(v, bool) or not isinstance(v, int | float) or not 0 <= v < 1:
                 raise KlcError(f"{doc.at(t[key][1] if key in t else node)}: {key} must be a "
                                "number in [0, 1)")
             vals[key] = float(v)
@@ -655,8 +737,10 @@ def load_spec(source: bytes, path: str) -> Spec | None:
     timeout = DEFAULT_TIMEOUT_S
     if "timeout_s" in f:
         timeout = _scalar(doc, f["timeout_s"][1], "timeout_s")
-        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
-            raise KlcError(f"{doc.at(f['timeout_s'][1])}: timeout_s must be a positive number")
+        if isinstance(timeout, bool) or not isinstance(timeout, int | float) \
+                or not 0 < timeout <= 86400:
+            raise KlcError(f"{doc.at(f['timeout_s'][1])}: timeout_s must be a number of seconds "
+                           "in (0, 86400]")
         timeout = float(timeout)
     options: tuple[str, ...] = ()
     if "options" in f:
@@ -827,7 +911,60 @@ def check_spec(spec: Spec, unit: Unit) -> Bound:
     bound: list[BoundArg] = []
     for a, p in zip(spec.args, params, strict=True):
         bound.append(_bind_arg(spec, unit, fn, a, p.type, types))
-    return Bound(spec, fn.name, name_expr, constants, tuple(bound))
+    result = Bound(spec, fn.name, name_expr, constants, tuple(bound))
+    _check_values(result)
+    return result
+
+
+MAX_BLOCK = (1024, 1024, 64)  # CUDA's limits on a block's and a grid's dimensions
+MAX_GRID = ((1 << 31) - 1, 65535, 65535)
+MAX_THREADS = 1024
+MAX_SHARED = 256 * 1024  # dynamic shared memory bytes (228 KB on the largest GPUs today)
+
+
+def _check_values(b: Bound) -> None:
+    """Every expression evaluates, at the profiling sizes and at each verify size, to a value
+    a launch can take: a block of 1 to 1024 threads, grid dimensions within CUDA's limits,
+    shared memory in 0..256 KB, finite non-negative bytes and flops, shapes of at least one
+    element. Bad values are bad input, caught here rather than as a failed trial."""
+    spec = b.spec
+    for sizes in (spec.sizes, *spec.verify_sizes):
+        env = b.env(sizes)
+        at = "" if sizes is spec.sizes else f" (at verify sizes {sizes})"
+
+        def value(key: str, expr: str, what: str, whole: bool = True,
+                  env: dict[str, Number] = env, at: str = at) -> Number:
+            try:
+                return evaluate_int(expr, env) if whole else evaluate(expr, env)
+            except ExprError as err:
+                raise KlcError(f"{spec.where(key)}: {what}{at}: {err}") from None
+
+        for key, limits in (("block", MAX_BLOCK), ("grid", MAX_GRID)):
+            dims = [value(key, e, key) for e in getattr(spec, key)]
+            for axis, (v, hi) in enumerate(zip(dims, limits, strict=False)):
+                if not 1 <= v <= hi:
+                    raise KlcError(f"{spec.where(key)}: {key}.{AXES[axis]} = {v}{at}: must be in "
+                                   f"1..{hi}")
+            if key == "block" and math.prod(dims) > MAX_THREADS:
+                raise KlcError(f"{spec.where(key)}: a block of {math.prod(dims)} threads{at} "
+                               f"(at most {MAX_THREADS})")
+        shared = value("shared", spec.shared, "shared")
+        if not 0 <= shared <= MAX_SHARED:
+            raise KlcError(f"{spec.where('shared')}: shared = {shared}{at}: must be in "
+                           f"0..{MAX_SHARED} bytes")
+        for key in ("bytes", "flops"):
+            expr = getattr(spec, key)
+            if expr is not None and value(key, expr, key, whole=False) < 0:
+                raise KlcError(f"{spec.where(key)}: {key}{at} is negative")
+        for a in spec.args:
+            for e in a.shape or ():
+                if value(f"arg.{a.name}", e, f"shape of {a.name}") < 1:
+                    raise KlcError(f"{spec.where('arg.' + a.name)}: shape of {a.name}{at}: "
+                                   f"{e} is less than 1")
+            if a.value is not None:
+                value(f"arg.{a.name}", a.value, f"value of {a.name}", whole=False)
+            for e in a.init.args if a.init else ():
+                value(f"arg.{a.name}", e, f"init of {a.name}", whole=False)
 
 
 def _find_kernel(spec: Spec, unit: Unit) -> Function:

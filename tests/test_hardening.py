@@ -84,3 +84,225 @@ def test_two_ctrl_c_end_the_batch_and_its_workers(tmp_path: Path, when: str) -> 
     for rel, data in files_under(out).items():
         if rel.endswith(".cu"):
             assert data in (SIGMOID, fast), rel
+
+
+# -- helpers for in-process runs ------------------------------------------------------------
+
+
+def klc(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    from klc.cli import main
+
+    rc = main(list(argv))
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def spec_file(tmp_path: Path, yaml_text: str, name: str = "k.cu") -> Path:
+    """A saxpy kernel with the given klc-spec YAML."""
+    body = (b"__global__ void saxpy(float a, const float* x, float* y, int n) {\n"
+            b"    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+            b"    if (i < n) y[i] = a * x[i] + y[i];\n}\n")
+    p = tmp_path / name
+    p.write_bytes(b"/* klc-spec\n" + yaml_text.encode() + b"\n*/\n" + body)
+    return p
+
+
+GOOD_SPEC = ("kernel: saxpy\nsizes: {n: 4096}\nargs:\n  - {name: a, value: 2.0}\n"
+             "  - {name: x, shape: [n], role: in}\n  - {name: y, shape: [n], role: inout}\n"
+             "  - {name: n, value: n}\ngrid: [\"ceil_div(n, 256)\"]\nblock: [256]\n"
+             "bytes: 12 * n\n")
+
+
+def _with(field: str, value: str) -> str:
+    lines = [ln for ln in GOOD_SPEC.splitlines() if not ln.startswith(field + ":")]
+    return "\n".join(lines) + f"\n{field}: {value}\n"
+
+
+# -- 2 and 7. spec blocks ----------------------------------------------------------------------
+
+BAD_SPECS = [
+    ("control byte", GOOD_SPEC.replace("kernel: saxpy", "kernel: sax\x0bpy"), ""),
+    ("merge key", GOOD_SPEC + "tolerance: {<<: {rtol: 0.1}}\n", ""),
+    ("python tag", GOOD_SPEC.replace("kernel: saxpy", "kernel: !!python/name:os.system saxpy"),
+     ""),
+    ("ceil_div by a fraction", _with("grid", '["ceil_div(n, 0.1)"]'), "grid"),
+    ("int of infinity", _with("bytes", '"int(1e999)"'), "bytes"),
+    ("int of nan", _with("bytes", '"int(1e999-1e999)"'), "bytes"),
+    ("min of one", _with("bytes", '"min(1)"'), "bytes"),
+    ("complex power", _with("bytes", '"(-8)**0.5"'), "bytes"),
+    ("long expression", _with("bytes", '"' + "+".join(["n"] * 1000) + '"'), "bytes"),
+    ("deep yaml", GOOD_SPEC + "options: " + "[" * 10000 + "]" * 10000 + "\n", ""),
+    ("import", _with("bytes", "\"__import__('os')\""), "bytes"),
+    ("lambda", _with("bytes", '"(lambda: 1)()"'), "bytes"),
+    ("tower", _with("bytes", '"9**9**9"'), "bytes"),
+    ("floor by zero", _with("bytes", '"n // 0"'), "bytes"),
+    ("negative grid", _with("grid", "[-1]"), "grid"),
+    ("empty block", _with("block", "[0]"), "block"),
+    ("huge block", _with("block", "[100000000000]"), "block"),
+    ("block of 2048", _with("block", "[64, 32]"), "block"),
+    ("negative shared", _with("shared", "-1"), "shared"),
+    ("nan bytes", _with("bytes", ".nan"), "bytes"),
+    ("infinite bytes", _with("bytes", ".inf"), "bytes"),
+    ("nan tolerance", GOOD_SPEC + "tolerance: {rtol: .nan}\n", "rtol"),
+    ("duplicate size", GOOD_SPEC.replace("{n: 4096}", "{n: 4096, n: 8}"), "twice"),
+    ("negative shape", GOOD_SPEC.replace("shape: [n], role: in", "shape: [n - 5000], role: in"),
+     "shape"),
+]
+
+
+@pytest.mark.parametrize(("name", "yaml_text", "needle"), BAD_SPECS,
+                         ids=[c[0] for c in BAD_SPECS])
+def test_bad_spec_is_a_located_error_with_status_2(capsys: pytest.CaptureFixture[str],
+                                                  tmp_path: Path, name: str, yaml_text: str,
+                                                  needle: str) -> None:
+    """The compile-only gate (no reference) and the listing refuse each with exit 2 and one
+    line naming the file and line; never a traceback, never "compiled"."""
+    path = spec_file(tmp_path, yaml_text)
+    rc, out, err = klc(capsys, "gate", str(path), "--stages", "compile")
+    assert rc == 2, (out, err)
+    line = err.strip().splitlines()[0]
+    assert line.startswith(f"klc: error: {path}:"), err
+    assert needle in line and "Traceback" not in err
+
+
+def test_two_spec_blocks_are_refused(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = spec_file(tmp_path, GOOD_SPEC)
+    path.write_bytes(path.read_bytes() + b"/* klc-spec\n" + GOOD_SPEC.encode() + b"*/\n")
+    rc, _, err = klc(capsys, "gate", str(path), "--stages", "compile")
+    assert rc == 2 and "a second klc-spec block (the first is at line 1)" in err
+    assert f"{path}:18:1" in err
+
+
+def test_good_spec_still_compiles(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = spec_file(tmp_path, GOOD_SPEC)
+    rc, out, err = klc(capsys, "gate", str(path), "--stages", "compile")
+    assert rc == 0 and "compiled" in out, err
+
+
+def test_bom_compiles_in_the_gate_and_stays(capsys: pytest.CaptureFixture[str],
+                                           tmp_path: Path) -> None:
+    """A file starting with a UTF-8 byte-order mark: the gate compiles it (NVRTC would read
+    the mark as a token), and a rewrite keeps the mark."""
+    path = tmp_path / "bom.cu"
+    path.write_bytes(b"\xef\xbb\xbf" + SIGMOID)
+    rc, out, err = klc(capsys, "gate", str(path), "--stages", "compile")
+    assert rc == 0 and "compile  passed" in out, out + err
+    rc, _, err = klc(capsys, "apply", FAST_MATH, str(path), "--in-place")
+    assert rc == 0, err
+    assert path.read_bytes() == b"\xef\xbb\xbf" + SIGMOID.replace(b"expf(", b"__expf(")
+
+
+# -- 3. rule files --------------------------------------------------------------------------
+
+RULE = (ROOT / "skills" / "fast_math.rule").read_text()
+
+
+@pytest.mark.parametrize(("name", "text", "needle"), [
+    ("bad escape", RULE.replace('description: "Use the', 'description: "Use \\q the', 1),
+     ":6:21: bad string: Invalid \\escape"),
+    ("a thousand nots", RULE.replace("  rewrite replace:", "  guard: " + "not " * 1000
+                                     + "in_loop\n  rewrite replace:", 1), "nested too deeply"),
+    ("500 parentheses", RULE.replace("expf($X)\n  ```\n  rewrite", "expf(" + "(" * 500 + "$X"
+                                     + ")" * 500 + ")\n  ```\n  rewrite", 1),
+     "nested more than 200 deep"),
+])
+def test_bad_rule_file_is_a_located_error(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                          name: str, text: str, needle: str) -> None:
+    rule = tmp_path / "r.rule"
+    rule.write_text(text)
+    kernel = tree(tmp_path / "src", {"s.cu": SIGMOID})
+    for argv in (["check", str(rule)], ["apply", str(rule), str(kernel / "s.cu")],
+                 ["list", "--skills", str(rule), str(kernel / "s.cu")],
+                 ["batch", str(kernel), "--rule", str(rule)]):
+        rc, _, err = klc(capsys, *argv)
+        assert rc == 2, (argv, err)
+        assert f"{rule}" in err and needle in err and "Traceback" not in err, (argv, err)
+
+
+def test_a_tab_inside_a_quoted_string_is_taken(capsys: pytest.CaptureFixture[str],
+                                               tmp_path: Path) -> None:
+    rule = tmp_path / "r.rule"
+    rule.write_text(RULE.replace('description: "Use the', 'description: "Use\tthe', 1))
+    rc, _, err = klc(capsys, "check", str(rule))
+    assert rc == 0, err
+
+
+# -- 4 and 10. what is not a regular file, and what is too big -------------------------------
+
+
+def test_fifo_device_loop_and_broken_link_are_refused_without_blocking(tmp_path: Path) -> None:
+    """In a child process with a time limit, so that a regression fails instead of hanging."""
+    os.mkfifo(tmp_path / "fifo.cu")
+    (tmp_path / "zero.cu").symlink_to("/dev/zero")
+    (tmp_path / "loop1.cu").symlink_to(tmp_path / "loop2.cu")
+    (tmp_path / "loop2.cu").symlink_to(tmp_path / "loop1.cu")
+    (tmp_path / "broken.cu").symlink_to(tmp_path / "nothing.cu")
+    os.mkfifo(tmp_path / "fifo.rule")
+    script = f"""
+import sys
+from klc.cli import main
+d = {str(tmp_path)!r}
+for name in ("fifo.cu", "zero.cu", "loop1.cu", "broken.cu"):
+    for argv in (["parse"], ["list"], ["apply", {FAST_MATH!r}], ["gate", "--stages", "compile"]):
+        print(name, argv[0], main([*argv, d + "/" + name]), flush=True)
+print("rule", "check", main(["check", d + "/fifo.rule"]), flush=True)
+k = {str(ROOT / "bench/examples/sigmoid.cu")!r}
+print("rule", "apply", main(["apply", d + "/fifo.rule", k]), flush=True)
+"""
+    proc = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    codes = [line.split() for line in proc.stdout.splitlines()]
+    assert len(codes) == 18 and all(c[2] == "2" for c in codes), proc.stdout
+    err = proc.stderr
+    assert "Traceback" not in err
+    assert f"{tmp_path}/fifo.cu: is a FIFO (named pipe), not a regular file" in err
+    assert f"{tmp_path}/zero.cu: is a character device, not a regular file" in err
+    assert f"{tmp_path}/loop1.cu: symbolic link loop" in err
+    assert f"{tmp_path}/broken.cu: broken symbolic link" in err
+    assert f"{tmp_path}/fifo.rule: is a FIFO (named pipe), not a regular file" in err
+
+
+def test_a_folder_walk_names_each_kind(capsys: pytest.CaptureFixture[str],
+                                       tmp_path: Path) -> None:
+    d = tree(tmp_path / "d", {"ok.cu": SIGMOID})
+    os.mkfifo(d / "fifo.cu")
+    (d / "zero.cu").symlink_to("/dev/zero")
+    (d / "loop1.cu").symlink_to(d / "loop2.cu")
+    (d / "loop2.cu").symlink_to(d / "loop1.cu")
+    (d / "broken.cu").symlink_to(d / "nothing.cu")
+    rc, out, err = klc(capsys, "list", str(d))
+    assert rc == 2 and "ok.cu" in out
+    assert f"{d}/fifo.cu: is a FIFO (named pipe), not a regular file" in err
+    assert f"{d}/zero.cu: is a character device, not a regular file" in err
+    assert f"{d}/loop1.cu: symbolic link loop" in err
+    assert f"{d}/broken.cu: broken symbolic link" in err
+
+
+def test_max_bytes(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("KLC_MAX_BYTES", raising=False)
+    path = tmp_path / "s.cu"
+    path.write_bytes(SIGMOID)
+    rc, _, err = klc(capsys, "parse", str(path), "--max-bytes", "100")
+    assert rc == 2 and f"{path}: {len(SIGMOID)} bytes, over the limit of 100 (--max-bytes)" in err
+    rc, _, err = klc(capsys, "parse", str(path), "--max-bytes", "1M")
+    assert rc == 0, err
+    rc, _, err = klc(capsys, "parse", str(path), "--max-bytes", "lots")
+    assert rc == 2 and "--max-bytes 'lots': expected a size" in err
+    (tmp_path / "big.cu").write_bytes(SIGMOID + b"// padding\n" * 20000)
+    monkeypatch.setenv("KLC_MAX_BYTES", "100000")  # (what --max-bytes hands to batch workers)
+    rc, _, err = klc(capsys, "batch", str(tmp_path), "--rule", FAST_MATH, "-j", "2")
+    assert rc == 1 and f"{tmp_path}/big.cu: {220000 + len(SIGMOID)} bytes, over the limit" in err
+
+
+def test_deep_expression_is_refused_quickly(capsys: pytest.CaptureFixture[str],
+                                            tmp_path: Path) -> None:
+    """One expression of 100,000 terms ran for over 300 s in the model's queries."""
+    path = tmp_path / "deep.cu"
+    path.write_text("__global__ void k(float* y, float a) {\n  y[0] = "
+                    + "+".join(["a"] * 100000) + ";\n}\n")
+    t0 = time.monotonic()
+    rc, _, err = klc(capsys, "list", str(path))
+    assert rc == 2 and f"{path}:2:" in err and "nested more than" in err
+    assert time.monotonic() - t0 < 30
