@@ -246,6 +246,13 @@ class CudaDevice:
         events[-1][1].synchronize()
         return [float(cp.cuda.get_elapsed_time(s, e)) for s, e in events]
 
+    def free_memory(self) -> int:
+        """Bytes the job may still allocate: the driver's free memory plus what CuPy's pool
+        holds unused."""
+        free, _ = self.cp.cuda.runtime.memGetInfo()
+        pool = self.cp.get_default_memory_pool()
+        return int(free + pool.total_bytes() - pool.used_bytes())
+
     def release(self) -> None:
         """Give the job's device memory back (the next job allocates its own)."""
         self.cp.get_default_memory_pool().free_all_blocks()
@@ -305,8 +312,67 @@ class OutputCache:
         return len(self.entries)
 
 
+class DeviceOutputCache:
+    """The reference's outputs at the profiling size, kept on the device between jobs (the
+    one thing a job leaves there), by key, least recently used first out when over
+    ``max_bytes``. Each entry carries position-weighted checksums of its bytes, taken when it
+    was kept and checked before every use: a candidate that wrote far outside its buffers
+    and reached one makes the checksum differ, the entry is dropped, the reference runs
+    again."""
+
+    def __init__(self, max_bytes: int):
+        self.max_bytes = max_bytes
+        self.entries: OrderedDict[str, tuple[dict[str, Any], dict[str, tuple[int, int]]]] = \
+            OrderedDict()
+        self.bytes = 0
+        self.dropped_damaged = 0
+
+    def get(self, xp: Any, key: str) -> dict[str, Any] | None:
+        from klc.gate.verify import checksum_in_place
+
+        entry = self.entries.get(key)
+        if entry is None:
+            return None
+        arrays, sums = entry
+        if any(checksum_in_place(xp, a) != sums[n] for n, a in arrays.items()):
+            self._drop(key)
+            self.dropped_damaged += 1
+            return None
+        self.entries.move_to_end(key)
+        return arrays
+
+    def put(self, xp: Any, key: str, arrays: dict[str, Any]) -> bool:
+        """Keep ``arrays`` (the caller's own copies, not to be written again); False when
+        they are over the budget."""
+        from klc.gate.verify import checksum_in_place
+
+        size = sum(int(a.nbytes) for a in arrays.values())
+        if size > self.max_bytes:
+            return False
+        if key in self.entries:
+            self._drop(key)
+        while self.entries and self.bytes + size > self.max_bytes:
+            self._drop(next(iter(self.entries)))
+        self.entries[key] = (dict(arrays),
+                             {n: checksum_in_place(xp, a) for n, a in arrays.items()})
+        self.bytes += size
+        return True
+
+    def _drop(self, key: str) -> None:
+        arrays, _ = self.entries.pop(key)
+        self.bytes -= sum(int(a.nbytes) for a in arrays.values())
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+
 MAX_MODULES = 64
 REFERENCE_CACHE_BYTES = int(os.environ.get("KLC_GATE_REFERENCE_CACHE_MB", "512")) << 20
+DEVICE_REFERENCE_CACHE_BYTES = int(
+    os.environ.get("KLC_GATE_DEVICE_REFERENCE_CACHE_MB", "4096")) << 20
+# the check at the profiling size runs only when its buffers (twice the inputs, the outputs
+# once more for the reference's copy) fit this fraction of the device's free memory
+PROFILE_SIZE_MEMORY_FRACTION = 0.7
 
 
 class Session:
@@ -315,13 +381,15 @@ class Session:
     has a session too, used once."""
 
     def __init__(self, make_device: Callable[[], Any] = CudaDevice,
-                 reference_cache_bytes: int = REFERENCE_CACHE_BYTES):
+                 reference_cache_bytes: int = REFERENCE_CACHE_BYTES,
+                 device_reference_cache_bytes: int = DEVICE_REFERENCE_CACHE_BYTES):
         self.make_device = make_device
         self.device: Any = None
         self.info: dict[str, Any] | None = None
         self.figures: dict[str, Any] | None = None
         self.modules: OrderedDict[str, tuple[Any, str]] = OrderedDict()
         self.outputs = OutputCache(reference_cache_bytes)
+        self.device_outputs = DeviceOutputCache(device_reference_cache_bytes)
         self.jobs = 0
 
     def start(self) -> dict[str, Any]:
@@ -436,8 +504,9 @@ class JobRunner:
 
     def all_cases(self) -> list[dict[str, Any]]:
         cases = list(self.job.get("verify_cases", []))
-        if self.job.get("profile_case"):
-            cases.append(self.job["profile_case"])
+        for extra in ("profile_size_case", "profile_case"):
+            if self.job.get(extra):
+                cases.append(self.job[extra])
         return cases
 
     def role_of(self, role: str) -> str:
@@ -573,8 +642,90 @@ class JobRunner:
             del bufs
             self.dev.release()
         self._where = ""
-        return {"cases": checked, "seeds": sorted({c["seed"] for c in cases}),
-                "inputs_made_on": where, "reference_outputs_reused": reused}
+        out = {"cases": checked, "seeds": sorted({c["seed"] for c in cases}),
+               "inputs_made_on": where, "reference_outputs_reused": reused}
+        large = self.job.get("profile_size_case")
+        if large is not None:
+            out["profile_size"] = self.verify_profile_size(large)
+            self.dev.release()
+        return out
+
+    def verify_profile_size(self, case: dict[str, Any]) -> dict[str, Any]:
+        """One seed at the profiling sizes, where the kernel is timed: the same checks as
+        the small cases (poison, guard zones, inputs unchanged, tolerance), made on the
+        device; only guard zones and the first bad element come to the host. The
+        reference's outputs are kept on the device for the next trials (checksummed)."""
+        from klc.gate.verify import (
+            GuardedBuffers,
+            compare_in_place,
+            storage_dtype,
+            unwritten_count,
+        )
+
+        t0 = time.perf_counter()
+        xp = self.dev.xp
+        same = self.job["same_kernel"]
+        label = case["label"]
+        info: dict[str, Any] = {"label": label, "seed": case["seed"]}
+        for role in self.job["kernels"]:
+            self.check_launch(role, case, self.result["device"])
+        plan = self.plan(case)
+        written = [a for a in self.job["args"] if a["kind"] == "buffer" and a["role"] != "in"]
+        size = {a["name"]: a["elements"] * storage_dtype(a["dtype"]).itemsize
+                for a in plan if a["kind"] == "buffer"}
+        out_bytes = sum(size[a["name"]] for a in written)
+        need = 2 * sum(size.values()) + out_bytes
+        free = getattr(self.dev, "free_memory", lambda: None)()
+        if free is not None and need > PROFILE_SIZE_MEMORY_FRACTION * free:
+            return {**info, "skipped": f"needs {need / 2**30:.2f} GiB of device memory, "
+                                       f"{free / 2**30:.2f} GiB are free"}
+        self.step(f"verify {label}: making the inputs")
+        inputs, where = self.inputs(case, keep_host=False)
+        bufs = GuardedBuffers(xp, plan)
+        key = None if same else self.reference_key(case, where)
+        reference = self.session.device_outputs.get(xp, key) if key else None
+        info["reference_outputs_reused"] = reference is not None
+        for role in ("reference", "candidate"):
+            if role == "reference" and reference is not None:
+                continue
+            who = role if not same else \
+                ("the kernel" if role == "reference" else "the kernel (again)")
+            self._where = f" in the {role} run, verify {label}"
+            self.step(f"verify {label}: {role} run")
+            fn = self.functions[self.role_of(role)][0]
+            self.dev.launch(fn, case["launch"][self.role_of(role)], bufs.load(inputs))
+            self.dev.sync()
+            problems = bufs.check_in_place(xp, self.dev.to_host, inputs, who)
+            if problems:
+                raise _Failed(f"verify {label}: {problems[0]}",
+                              retire=f"{who} wrote outside its outputs")
+            if role == "reference":
+                reference = {a["name"]: bufs.body(a["name"]).copy() for a in written}
+                for a in written:
+                    count, first = unwritten_count(xp, reference[a["name"]], a["dtype"])
+                    if count:
+                        raise _Failed(f"verify {label}: the reference left {a['name']}[{first}]"
+                                      f" unwritten: the spec's shape for {a['name']} is larger "
+                                      "than what the kernel writes")
+                if key is not None:
+                    info["reference_outputs_kept"] = self.session.device_outputs.put(
+                        xp, key, reference)
+                continue
+            self.step(f"verify {label}: comparing on the device")
+            for a in written:
+                m = compare_in_place(xp, a["name"], bufs.body(a["name"]), reference[a["name"]],
+                                     a["dtype"], a["lanes"],
+                                     tuple(self.job["tolerance"][a["name"]]),
+                                     who="candidate" if not same else "the second run")
+                if m is not None:
+                    why = "" if not same else (" (the kernel is not deterministic within "
+                                               "tolerance: a race?)")
+                    raise _Failed(f"verify {label}: {m.describe()}{why}")
+        self._where = ""
+        del inputs, bufs, reference
+        info.update(inputs_made_on=where, elapsed_ms=(time.perf_counter() - t0) * 1e3,
+                    bytes=need)
+        return info
 
     def _check_reference_wrote(self, case: dict[str, Any], buffers: dict[str, np.ndarray]
                                ) -> None:

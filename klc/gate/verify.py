@@ -351,3 +351,149 @@ class GuardedBuffers:
                                     "buffer must be left as it was")
             out[a["name"]] = body
         return RunOutput(out, problems)
+
+    def check_in_place(self, xp: Any, to_host: Any, inputs: CaseInputs, who: str
+                       ) -> list[str]:
+        """``read``'s checks without copying the buffers to the host: only the guard zones
+        come back (4 KiB a side); ``in`` buffers are compared on the device with the
+        pristine copies they were loaded from."""
+        problems: list[str] = []
+        for a in self.plan:
+            if a["kind"] == "scalar":
+                continue
+            whole, g = self.whole[a["name"]]
+            count = a["elements"]
+            st = storage_dtype(a["dtype"])
+            before = guard_damage(to_host(whole[:g]).view(np.uint8))
+            after = guard_damage(to_host(whole[g + count:]).view(np.uint8))
+            if before is not None:
+                problems.append(f"{who} wrote out of bounds before {a['name']}[0] (byte "
+                                f"{before - GUARD_BYTES} relative to its start)")
+            if after is not None:
+                problems.append(f"{who} wrote out of bounds past the end of {a['name']} "
+                                f"(element {a['name']}[{count + after // st.itemsize}] of "
+                                f"{count})")
+            if a["role"] == "in":
+                now = self.body(a["name"]).view(np.uint8)
+                was = inputs.device[a["name"]].view(np.uint8)
+                if not bool(xp.array_equal(now, was)):
+                    i = _first(xp, now != was)
+                    problems.append(f"{who} wrote into input {a['name']} (byte {i}): an 'in' "
+                                    "buffer must be left as it was")
+        return problems
+
+
+# --------------------------------------------------------------------------------------
+# The check at the profiling size: the same comparison, made where the buffers are (on the
+# device, in chunks), bringing back only the first bad element. Written against ``xp`` so
+# that the tests run it over NumPy too, and compare it with ``compare``.
+
+CHUNK_ELEMENTS = 1 << 24  # temporaries of one chunk: a few float64 arrays of 128 MiB
+
+
+def _first(xp: Any, mask: Any) -> int:
+    return int(xp.argmax(mask))
+
+
+def _item(xp: Any, a: Any, i: int, dtype: str) -> Any:
+    """One element, as the host message shows it (float64 for floats)."""
+    one = a[i:i + 1]
+    return (to_float64(one, dtype) if is_float(dtype) else one)[0]
+
+
+def compare_in_place(xp: Any, name: str, cand: Any, ref: Any, dtype: str, lanes: int,
+                     tol: tuple[float, float], who: str = "candidate",
+                     chunk: int = CHUNK_ELEMENTS) -> Mismatch | None:
+    """``compare`` without copying the buffers anywhere: equal bits first (one reduction),
+    then the poison check and the tolerance check chunk by chunk; the scale (rms of the
+    reference's finite values) is one pass over the whole buffer, as ``compare`` takes it."""
+    st = storage_dtype(dtype)
+    u = _UINT_OF_SIZE[st.itemsize]
+    if cand.shape == ref.shape and bool(xp.array_equal(cand.view(u), ref.view(u))):
+        return None
+    n = cand.size
+    pois = poison(1, dtype).view(u)[0]
+    count, first = 0, -1
+    for s in range(0, n, chunk):
+        loose = (cand[s:s + chunk].view(u) == pois) & (ref[s:s + chunk].view(u) != pois)
+        c = int(loose.sum())
+        if c and first < 0:
+            first = s + _first(xp, loose)
+        count += c
+    if count:
+        r = _fmt(_item(xp, ref, first, dtype))
+        return Mismatch(name, first, "unwritten", r, "unwritten", count,
+                        f"{who} left {name}{_element(first, lanes)} unwritten (still the "
+                        f"poison NaN; {count} of {n} elements), reference = {r}")
+    if not is_float(dtype):
+        count, first = 0, -1
+        for s in range(0, n, chunk):
+            bad = cand[s:s + chunk] != ref[s:s + chunk]
+            c = int(bad.sum())
+            if c and first < 0:
+                first = s + _first(xp, bad)
+            count += c
+        if not count:
+            return None
+        cv, rv = _fmt(_item(xp, cand, first, dtype)), _fmt(_item(xp, ref, first, dtype))
+        return Mismatch(name, first, cv, rv, "mismatch", count,
+                        f"{who} differs at {name}{_element(first, lanes)}: {cv} vs reference "
+                        f"{rv} ({count} of {n} elements differ; integers must match exactly)")
+    sq, finite = 0.0, 0
+    for s in range(0, n, chunk):
+        r = to_float64(ref[s:s + chunk], dtype)
+        ok = xp.isfinite(r)
+        sq += float(xp.where(ok, r * r, 0.0).sum())
+        finite += int(ok.sum())
+    scale = float(np.sqrt(sq / finite)) if finite else 0.0
+    rtol, atol = tol
+    count, first, first_err, first_bound = 0, -1, 0.0, 0.0
+    for s in range(0, n, chunk):
+        c, r = to_float64(cand[s:s + chunk], dtype), to_float64(ref[s:s + chunk], dtype)
+        err = xp.abs(c - r)
+        bound = atol + rtol * xp.maximum(xp.abs(r), scale)
+        same_special = (c == r) | (xp.isnan(c) & xp.isnan(r))
+        bad = ~same_special & ~(err <= bound)
+        k = int(bad.sum())
+        if k and first < 0:
+            j = _first(xp, bad)
+            first, first_err, first_bound = s + j, float(err[j]), float(bound[j])
+        count += k
+    if not count:
+        return None
+    cv, rv = _item(xp, cand, first, dtype), _item(xp, ref, first, dtype)
+    kind = "nan" if np.isnan(float(cv)) else "mismatch"
+    what = "produced NaN at" if kind == "nan" else "differs at"
+    return Mismatch(name, first, _fmt(cv), _fmt(rv), kind, count,
+                    f"{who} {what} {name}{_element(first, lanes)}: {_fmt(cv)} vs reference "
+                    f"{_fmt(rv)} (|diff| {first_err:.3g} > {first_bound:.3g}; {count} of {n} "
+                    f"elements bad, rtol {rtol:g}, atol {atol:g})")
+
+
+def unwritten_count(xp: Any, a: Any, dtype: str, chunk: int = CHUNK_ELEMENTS
+                    ) -> tuple[int, int]:
+    """(how many elements still hold the poison, the first of them or -1), in place."""
+    u = _UINT_OF_SIZE[storage_dtype(dtype).itemsize]
+    pois = poison(1, dtype).view(u)[0]
+    count, first = 0, -1
+    for s in range(0, a.size, chunk):
+        m = a[s:s + chunk].view(u) == pois
+        c = int(m.sum())
+        if c and first < 0:
+            first = s + _first(xp, m)
+        count += c
+    return count, first
+
+
+def checksum_in_place(xp: Any, a: Any, chunk: int = CHUNK_ELEMENTS) -> tuple[int, int]:
+    """Two position-weighted sums of a buffer's bytes (in place, chunk by chunk): what the
+    worker checks before it trusts a reference output it kept on the device."""
+    b = a.view(np.uint8).ravel()
+    s1 = s2 = 0
+    for s in range(0, b.size, chunk):
+        v = b[s:s + chunk].astype(np.uint64)
+        i = xp.arange(s, s + v.size, dtype=np.uint64)
+        s1 = (s1 + int((v * (i + np.uint64(1))).sum())) & 0xFFFFFFFFFFFFFFFF
+        s2 = (s2 + int(((v + np.uint64(1)) * ((i * np.uint64(2654435761)) | np.uint64(1)))
+                       .sum())) & 0xFFFFFFFFFFFFFFFF
+    return s1, s2
