@@ -13,9 +13,10 @@ batch gets its own). Isolation is what the design requires (DESIGN.md, "The gate
   is not worth the doubt), after a write outside a buffer (it may have reached memory the
   next job relies on), or an unexpected error in the job, the worker answers and exits
   (*retires*); the next job starts a fresh worker;
-- nothing a kernel can write survives a job on the device: each job allocates its buffers
-  and gives them back; the reference's cached verify outputs are host copies (read-only,
-  checksummed), compared on the host.
+- each job allocates its buffers and gives them back; the reference's cached verify outputs
+  are host copies (read-only, checksummed), compared on the host, except its outputs at
+  the profiling size, kept on the device and checksummed before each use (a wild write that
+  reached them drops them: the reference runs again).
 
 Protocol (JSON lines; the parent writes the worker's stdin, reads its stdout):
 
