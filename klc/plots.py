@@ -59,6 +59,13 @@ def _figure(labels: list[str], width: float) -> tuple[Any, Any, Any]:
     return plt, fig, ax
 
 
+def _legend(ax: Any, ax2: Any) -> None:
+    """One legend for the bars and the % of SOL line of the twin axis."""
+    h1, l1 = ax.get_legend_handles_labels()
+    h2, l2 = ax2.get_legend_handles_labels()
+    ax2.legend(h1 + h2, l1 + l2, loc="upper right", fontsize=8, framealpha=0.85)
+
+
 def _png(plt: Any, fig: Any) -> bytes:
     fig.tight_layout()
     buf = io.BytesIO()
@@ -86,6 +93,7 @@ def optimize_plot(report: dict[str, Any]) -> tuple[bytes | None, str]:
              color="#dd8452", marker="o", label="% of SOL")
     ax2.set_ylabel("% of speed of light")
     ax2.set_ylim(0, max(100.0, *[p or 0 for _, _, p in points]) * 1.05)
+    _legend(ax, ax2)
     ax.set_title(f"klc optimize: {report.get('path', '')}", fontsize=10)
     return _png(plt, fig), ""
 
@@ -108,11 +116,11 @@ def batch_plot(files: list[dict[str, Any]]) -> tuple[bytes | None, str]:
            label="klc")
     ax.set_ylabel("median time (us)")
     ax.set_xticks(xs, labels, rotation=40, ha="right", fontsize=8)
-    ax.legend(loc="upper left", fontsize=8)
     ax2 = ax.twinx()
     ax2.plot(xs, [p[3] if p[3] is not None else float("nan") for p in points],
-             color="#dd8452", marker="o", linestyle="none")
+             color="#dd8452", marker="o", linestyle="none", label="% of SOL (klc)")
     ax2.set_ylabel("% of speed of light (klc)")
     ax2.set_ylim(0, max(100.0, *[p[3] or 0 for p in points]) * 1.05)
+    _legend(ax, ax2)
     ax.set_title("klc batch: time per file", fontsize=10)
     return _png(plt, fig), ""
