@@ -91,13 +91,18 @@ class BatchConfig:
     optimize_options: tuple[tuple[str, Any], ...] = ()  # filler, budget, target_sol
     tree_only: bool = False  # guards on tree-sitter facts only (no libclang): faster
 
-    # the rule files were named (--rule), not a library (--skills, the default): a rule that
-    # changes results (its card's ``precision``) is applied without the gate only when named
-    named: bool = False
+    # the rule files named one by one (--rule FILE), not found in a library folder (--skills,
+    # the default): a rule that changes results (its card's ``precision``) is applied without
+    # the gate only from a named file, or when --only names it
+    named_files: tuple[str, ...] = ()
+    # without the gate, each rewritten file is compiled (NVRTC, device code; no GPU) with its
+    # original, and kept only if it compiles where the original did (off: --no-compile-check)
+    compile_check: bool = False
     @classmethod
     def from_paths(cls, paths: Sequence[str], **kw: Any) -> BatchConfig:
         """Read rule files and folders (a folder: its ``*.rule`` files in name order)."""
         files: list[tuple[str, str]] = []
+        named: list[str] = []
         for p in paths:
             path = Path(p)
             if path.is_dir():
@@ -107,9 +112,10 @@ class BatchConfig:
                 files += [(str(f), _read_rule_text(f)) for f in found]
             elif path.exists():
                 files.append((str(path), _read_rule_text(path)))
+                named.append(str(path))
             else:
                 raise KlcError(f"{p}: no such rule file or folder")
-        return cls(rule_files=tuple(files), **kw)
+        return cls(rule_files=tuple(files), named_files=tuple(named), **kw)
 
     def load_rules(self) -> list[Rule]:
         """The rules, compiled: every problem of every file reported together (RuleError),
@@ -147,22 +153,24 @@ class BatchConfig:
             resolve_holes(r, holes)  # a bad or missing value stops the batch here
         return rules
 
-    def digest(self) -> str:
     def held_back(self, rules: Sequence[Rule]) -> list[str]:
         """The rules that change results (their card says how, under ``precision``) and
         that an ungated batch does not apply: a library's fast-math skill would change every
         file's numerics with nothing to check them. Naming the rule (``--rule FILE`` or
         ``--only NAME``) or gating (``--gate``, ``--optimize``) applies it."""
-        if self.gate or self.optimize or self.named:
+        if self.gate or self.optimize:
             return []
-        return [r.name for r in rules if r.card.precision and r.name not in self.rule_names]
+        return [r.name for r in rules if r.card.precision and r.name not in self.rule_names
+                and r.path not in self.named_files]
 
+    def digest(self) -> str:
         """The configuration's hash: the journal's key, with each file's input hash."""
         doc = {"klc": __version__, "rules": self.rule_files, "names": self.rule_names,
                "holes": self.holes, "gate": self.gate, "optimize": self.optimize,
                "arch": self.arch, "gate_timeout": self.gate_timeout,
                "optimize_options": [(k, repr(v)) for k, v in self.optimize_options],
-               "tree_only": self.tree_only, "named": self.named}
+               "tree_only": self.tree_only, "named": self.named_files,
+               "compile_check": self.compile_check}
         return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:24]
 
 
@@ -287,6 +295,8 @@ class BatchSummary:
             "parse_failed": sum(r.status == PARSE_FAILED for r in rs),
             "gate_failed": sum(r.status == GATE_FAILED for r in rs),
             "gate_slower": sum(r.refused_by.get("slower", 0) > 0 for r in rs),
+            "compile_kept": sum(r.refused_by.get("compile", 0) > 0 for r in rs),
+            "compile_unchecked": sum(r.refused_by.get("compile_unchecked", 0) > 0 for r in rs),
             "errors": sum(r.status == ERROR for r in rs),
             "sites_rewritten": sum(len(r.applied) for r in rs),
             "sites_refused_by_guard": sum(r.guard_refusals for r in rs),
@@ -328,6 +338,10 @@ SUMMARY_LABELS = {
     "refused_by_guard": "files with a match refused by a guard",
     "parse_failed": "files that failed to parse", "gate_failed": "files that failed the gate",
     "gate_slower": "files whose rewrite the gate measured slower (kept as they were)",
+    "compile_kept": "files whose rewrite did not compile where the original did (kept as "
+                    "they were)",
+    "compile_unchecked": "rewritten files not compile-checked (the original does not compile "
+                         "with NVRTC here)",
     "errors": "files that could not be read or are not CUDA source",
     "sites_rewritten": "sites rewritten", "sites_refused_by_guard": "sites refused by a guard",
     "resumed": "files taken from the journal (--resume)",
@@ -561,6 +575,10 @@ def _process(state: WorkerState, data: bytes, path: str, res: FileResult) -> Non
     if new is None:
         return
     res.status, res.output = REWRITTEN, new
+    if state.config.compile_check and not (state.config.gate or state.config.optimize):
+        compile_check(state.config, res, unit, new)
+        if res.output is None:
+            return
     if state.want_diff:
         res.diff = unified_diff(data, new, path)
     if state.config.gate and state.gate_inline:
@@ -626,6 +644,41 @@ def _optimize(state: WorkerState, unit: Any, res: FileResult) -> bytes | None:
     if result.changed and result.source != unit.source:
         return bytes(result.source)
     return None
+
+
+def compile_check(config: BatchConfig, res: FileResult, unit: Any, new: bytes) -> None:
+    """An ungated rewrite is kept only if it compiles where its original does: both are
+    compiled by NVRTC (the gate's compile stage: device code, host code blanked, no GPU).
+    A rewrite that breaks the build keeps the original (counted under ``refused_by``
+    "compile", with NVRTC's first error); an original that does not compile here (a header
+    NVRTC cannot find, host-only code it cannot blank) leaves nothing to compare against:
+    the rewrite is kept, and counted as "compile_unchecked"."""
+    from klc.frontend import parse_bytes
+    from klc.gate.compile import DEFAULT_ARCH, compile_unit
+
+    arch = config.arch or DEFAULT_ARCH
+    try:
+        before = compile_unit(unit, arch=arch)
+        if not before.ok:
+            res.refused_by["compile_unchecked"] = 1
+            first = (before.error or "").strip().splitlines()[:1]
+            res.notes.append(f"{res.path}: not compile-checked: the original does not compile "
+                             f"with NVRTC here ({first[0] if first else 'no log'})")
+            return
+        after = compile_unit(parse_bytes(new, unit.path), arch=arch)
+    except KlcError as e:
+        res.refused_by["compile_unchecked"] = 1
+        res.notes.append(f"{res.path}: not compile-checked: {e}")
+        return
+    if after.ok:
+        return
+    rules = ", ".join(sorted({a["rule"] for a in res.applied}))
+    first = (after.error or "").strip().splitlines()[:1]
+    res.status, res.output, res.diff = REFUSED, None, ""
+    res.refused_by["compile"] = res.refused_by.get("compile", 0) + len(res.applied)
+    res.reason = (f"the rewrite ({rules}) does not compile where the original does: "
+                  f"{first[0] if first else 'NVRTC failed'}; the original is kept")
+    res.applied = []
 
 
 def gate_result(config: BatchConfig, res: FileResult, original: bytes, candidate: bytes) -> None:
@@ -1388,11 +1441,6 @@ def _drive(config: BatchConfig, options: BatchOptions, executor: LocalExecutor |
         summary.gpus = len(executor.gpus) if (config.gate or config.optimize) else 0
     journal: Journal | None = None
     jpath = options.journal_path()
-    held = _HELD.get(config.digest())
-    if held:
-        summary.notes.append(
-            f"not applied without --gate: {', '.join(held)} (they change results; name them "
-            "with --rule FILE or --only NAME to apply them ungated)")
     todo = sources
     if jpath is not None:
         journal = Journal(jpath, mode_digest)
@@ -1445,9 +1493,98 @@ def _drive(config: BatchConfig, options: BatchOptions, executor: LocalExecutor |
             journal.close()
     if isinstance(executor, RayExecutor):
         summary.gpus = executor.gpus if (config.gate or config.optimize) else 0
+    if options.mode == "out" and not summary.interrupted:
+        copied, unchanged, skipped = copy_rest(options)
+        note = (f"copied {copied} other file(s) of the tree (headers, build files) into "
+                f"{options.out_dir}" + (f", {unchanged} already there" if unchanged else ""))
+        if skipped:
+            note += f"; not copied: {'; '.join(skipped[:5])}" + (
+                f" and {len(skipped) - 5} more" if len(skipped) > 5 else "")
+        if copied or unchanged or skipped:
+            summary.notes.append(note)
+    held = _HELD.get(config.digest())
+    if held:
+        summary.notes.append(
+            f"not applied without --gate: {', '.join(held)} (they change results; name them "
+            "with --rule FILE or --only NAME to apply them ungated)")
     summary.results.sort(key=lambda r: r.path)
     summary.elapsed_s = time.monotonic() - t0
     return summary
+
+
+def copy_rest(options: BatchOptions) -> tuple[int, int, list[str]]:
+    """``--out``: copy the files of each input folder that are not CUDA sources (headers,
+    ``CMakeLists.txt``, data) into the mirror, so that the output tree builds as the input
+    does. The walk is the batch's: hidden folders and ``--exclude`` globs are skipped, links
+    are followed once (a loop is not entered again), only regular files are copied, each
+    atomically (temporary file, fsync, rename) and only when the mirror's copy differs
+    (size and modification time). A destination whose folder resolves outside the output
+    folder (a link planted there) is refused, not followed. Returns (copied, already there,
+    what was not copied and why)."""
+    import filecmp
+
+    assert options.out_dir is not None
+    out_real = os.path.realpath(options.out_dir)
+    multi = len(options.roots) > 1
+    copied = unchanged = 0
+    skipped: list[str] = []
+    for root in options.roots:
+        if not os.path.isdir(root):
+            continue
+        base = os.path.join(options.out_dir, os.path.basename(os.path.normpath(root))) \
+            if multi else options.out_dir
+        seen: set[tuple[int, int]] = set()
+        for folder, dirs, files in os.walk(root, followlinks=True):
+            try:
+                st = os.stat(folder)
+            except OSError:
+                continue
+            if (st.st_dev, st.st_ino) in seen:
+                dirs[:] = []
+                continue
+            seen.add((st.st_dev, st.st_ino))
+            rel_dir = os.path.relpath(folder, root)
+            rel_dir = "" if rel_dir == "." else rel_dir
+            dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not _excluded(
+                f"{rel_dir}/{d}" if rel_dir else d, d, options.exclude))
+            for name in sorted(files):
+                rel = f"{rel_dir}/{name}" if rel_dir else name
+                if name.endswith(SOURCE_SUFFIXES) or name.endswith(TMP_SUFFIX) \
+                        or _excluded(rel, name, options.exclude):
+                    continue
+                src = os.path.join(folder, name)
+                dest = os.path.join(base, rel)
+                if not os.path.isfile(src):
+                    skipped.append(f"{src}: not a regular file (or a broken link)")
+                    continue
+                try:
+                    os.makedirs(os.path.dirname(dest), exist_ok=True)
+                    if not _inside(os.path.dirname(dest), out_real):
+                        skipped.append(f"{dest}: its folder leads outside {options.out_dir}")
+                        continue
+                    if os.path.islink(dest) or (os.path.exists(dest)
+                                                and not os.path.isfile(dest)):
+                        skipped.append(f"{dest}: not a regular file; left as it is")
+                        continue
+                    if os.path.exists(dest) and filecmp.cmp(src, dest, shallow=True):
+                        unchanged += 1
+                        continue
+                    tmp = os.path.join(os.path.dirname(dest),
+                                       f".{name}.{os.getpid()}{TMP_SUFFIX}")
+                    try:
+                        with open(src, "rb") as fin, open(tmp, "wb") as fout:
+                            shutil.copyfileobj(fin, fout, 1 << 20)
+                            fout.flush()
+                            os.fsync(fout.fileno())
+                        shutil.copystat(src, tmp)
+                        os.replace(tmp, dest)
+                    finally:
+                        with contextlib.suppress(FileNotFoundError):
+                            os.unlink(tmp)
+                    copied += 1
+                except OSError as e:
+                    skipped.append(f"{dest}: {e.strerror or e}")
+    return copied, unchanged, skipped
 
 
 class _Writer:

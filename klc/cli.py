@@ -344,7 +344,7 @@ def cmd_list(args: argparse.Namespace) -> int:
             if listing.error:
                 err.print(f"klc: error: {listing.error}", markup=False)
         write_findings(args.format, found, rule_paths, problems)
-        return 2 if problems or any(lst.error for lst in found) else 0
+        return 2 if problems or any(lst.error or lst.problems for lst in found) else 0
     failed = len(problems)
     for path, why in problems:
         err.print(f"klc: error: {path}: {why}", markup=False)
@@ -355,6 +355,8 @@ def cmd_list(args: argparse.Namespace) -> int:
                               render="" if args.json else "plain" if plain else "styled"):
         if listing.error:
             failed += 1
+            for problem in listing.problems:
+                err.print(f"klc: error: {problem}", markup=False)
             err.print(f"klc: error: {listing.error}", markup=False)
             continue
         if args.json:
@@ -369,6 +371,10 @@ def cmd_list(args: argparse.Namespace) -> int:
             out.file.write(listing.text)
         else:  # a terminal: one rich Text styled by span (no markup to parse: a path or a
             text = Text()  # reason holding "[" prints as it is)
+        if listing.problems:  # listed all the same, outside the syntax errors
+            failed += 1
+            for problem in listing.problems:
+                err.print(f"klc: error: {problem}", markup=False)
             for piece, style in listing.pieces:
                 text.append(piece, style)
             text.rstrip()

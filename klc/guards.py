@@ -2426,12 +2426,21 @@ def _find_block_dims(ctx: GuardContext, fn: Function, spec: Any
         if dims is not None:
             return dims, math.prod(dims), f"the spec's block {list(block)}"
     launches = [lc for lc in unit.launches if lc.kernel == fn.name and len(lc.config) >= 2]
+    launch_why = ""
     if launches:
-        found = {_launch_block(ctx, lc.config[1]) for lc in launches}
+        blocks = [_launch_block(ctx, lc.config[1]) for lc in launches]
+        found = set(blocks)
         if len(found) == 1 and None not in found:
             dims = found.pop()
             assert dims is not None
             return dims, math.prod(dims), f"the launch at {unit.where(launches[0].start)}"
+        unknown = next((lc for lc, b in zip(launches, blocks, strict=True) if b is None), None)
+        if unknown is not None:
+            launch_why = (f"the launch at {unit.where(unknown.start)} gives block "
+                          f"`{' '.join(unknown.config[1].split())}`, not a constant")
+        else:
+            launch_why = (f"the launches of `{fn.name}` give different blocks: "
+                          + ", ".join(sorted({str(list(b or ())) for b in blocks})))
     lb = fn.launch_bounds
     if lb is not None:
         ev = _Eval(ctx)
@@ -2440,6 +2449,8 @@ def _find_block_dims(ctx: GuardContext, fn: Function, spec: Any
             return None, v, f"__launch_bounds__({lb.max_threads}) ({unit.where(lb.start)})"
         return None, None, (f"__launch_bounds__({lb.max_threads}) has no known value: "
                             f"{ev.why}")
+    if launch_why:
+        return None, None, f"no spec block, {launch_why}, and no __launch_bounds__"
     return None, None, (f"no spec block, no launch of `{fn.name}` in this file and no "
                         "__launch_bounds__")
 

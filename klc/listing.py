@@ -43,6 +43,9 @@ class FileListing:
     pieces: list[tuple[str, str]] = field(default_factory=list)
     text: str = ""
     n_rules: int = 0
+    # syntax problems left after recovery (file:line:col: ...): the rest of the file is
+    # listed, and the command exits 2 as ``klc parse`` does for the same file
+    problems: list[str] = field(default_factory=list)
 
 
 _STATE: dict[str, Any] = {}
@@ -103,12 +106,14 @@ def list_file(path: str) -> FileListing:
         return FileListing(path, error=str(e))
     shown = [s for s in sites if s.ok or _STATE["all"]]
     refused = sum(1 for s in sites if not s.ok)
+    problems = [p.describe(unit.path) for p in unit.problems]
     if _STATE.get("json", True):
-        return FileListing(path, [site_json(s) for s in shown], refused)
+        return FileListing(path, [site_json(s) for s in shown], refused, problems=problems)
     position = unit.position
     rows = [SiteRow(s.rule.name, *position(s.match.start), s.function_name, s.ok, s.reason)
             for s in shown]
-    listing = FileListing(path, refused=refused, rows=rows, n_rules=len(_STATE["rules"]))
+    listing = FileListing(path, refused=refused, rows=rows, n_rules=len(_STATE["rules"]),
+                          problems=problems)
     render = _STATE.get("render", "")
     if render and rows:
         pieces = render_pieces(path, rows, _rule_info())

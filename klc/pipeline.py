@@ -414,7 +414,10 @@ def resolve_holes(rule: Rule, given: dict[str, str], strict: bool = True) -> dic
     values: dict[str, str] = {}
     for name, decl in rule.holes.items():
         if name in given:
-            values[name] = decl.validate(given[name])
+            try:
+                values[name] = decl.validate(given[name])
+            except KlcError as e:  # (the rule that declares the hole, by file:line:col)
+                raise KlcError(f"{rule.location}: {rule.name}: {e}") from None
         elif decl.default is not None:
             values[name] = str(decl.default)
         elif strict:
@@ -483,7 +486,11 @@ def _apply_sites(unit: Unit, sites: list[Site], values: dict[str, dict[str, str]
             outcome.refused.append(site)
             continue
         rw = plan(site.match, values[site.rule.name])
-        spans = [(e.start, e.end) for e in rw.edits if e.what == "replace"]
+        # a replace edit claims the whole match (its edit may have shrunk to the tokens it
+        # changes, but a match that overlaps this one was judged on code this one rewrites)
+        m = site.match
+        spans = [(min(e.start, m.start), max(e.end, m.end)) for e in rw.edits
+                 if e.what == "replace"]
         clash = next(((s, e) for s, e in spans for ts, te in taken if s < te and ts < e), None)
         if clash is not None:
             outcome.skipped.append((site, "overlaps a site rewritten earlier in this run"))

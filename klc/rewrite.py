@@ -484,7 +484,11 @@ def _qualifier_edit(match: Match, edit: Edit, holes: dict[str, str]) -> ByteEdit
     qual = _fill(edit.value or "", holes)
     text = unit.text(param.start, param.end)
     if edit.kind == "add_qualifier":
-        if re.search(rf"(?<!\w){re.escape(qual)}(?!\w)", text):
+        # already there: const of the pointee (`const T* p`, not the `* const p` of the
+        # pointer itself), __restrict__ of the pointer; another qualifier as a word
+        if (param.const if qual == "const" else param.restrict
+                if qual in _QUALIFIERS_AFTER_STAR else
+                re.search(rf"(?<!\w){re.escape(qual)}(?!\w)", text) is not None):
             return None
         if qual in _QUALIFIERS_AFTER_STAR:
             # after the `*` nearest the name, found in the tree (not a `*` in a comment);

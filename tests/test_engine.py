@@ -267,7 +267,10 @@ def test_cli_apply_json_has_offsets_and_bindings(kernel_file: Path, rule_file: P
     assert site["rule"] == "fast_exp"
     assert (site["line"], site["col"]) == (2, 12)
     assert site["bindings"]["X"]["text"] == "y[0]"
-    assert site["edits"][0]["replacement"] == "__expf(y[0])"
+    # the edit is the tokens the rewrite changes: `expf` -> `__expf`, `(y[0])` stays as it was
+    edit = site["edits"][0]
+    assert edit["replacement"] == "__expf"
+    assert kernel_file.read_bytes()[edit["start"]:edit["end"]] == b"expf"
 
 
 def test_cli_apply_errors_exit_2_and_write_nothing(kernel_file: Path, rule_file: Path,

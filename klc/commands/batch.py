@@ -52,7 +52,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument("--gate", action="store_true",
                    help="gate each rewritten file against its original (compile, verify, "
                    "profile; one gate worker per GPU); a failed gate keeps the original")
-    p.add_argument("--arch", help="gate: NVRTC target arch, e.g. sm_90")
+    p.add_argument("--no-compile-check", action="store_true",
+                   help="without --gate, write rewrites without compiling them first (by "
+                   "default each is compiled with NVRTC, no GPU needed, and kept only if it "
+                   "compiles where its original does)")
+    p.add_argument("--arch", help="gate: NVRTC target arch, e.g. sm_90 (also the compile "
+                   "check's)")
     p.add_argument("--gate-timeout", type=float, metavar="S",
                    help="gate: seconds for verify and profile of one file")
     p.add_argument("--optimize", action="store_true",
@@ -107,15 +112,24 @@ def _config(args: argparse.Namespace) -> Any:
             opts.append((key, value))
     if args.tree_only and args.optimize:
         raise KlcError("--tree-only applies rules once; --optimize lists sites its own way")
-    if (args.arch or args.gate_timeout is not None) and not (args.gate or args.optimize):
-        raise KlcError("--arch and --gate-timeout need --gate or --optimize")
+    if args.gate_timeout is not None and not (args.gate or args.optimize):
+        raise KlcError("--gate-timeout needs --gate or --optimize")
+    if args.arch and not (args.gate or args.optimize or _compile_check(args)):
+        raise KlcError("--arch needs --gate, --optimize, or a compile check (--out, --in-place "
+                       "or --diff without --no-compile-check)")
     paths = args.rule or args.skills or default_skill_dirs()
     return BatchConfig.from_paths(paths, rule_names=tuple(args.only or ()),
                                   holes=_parse_holes(args.hole), gate=args.gate,
                                   optimize=args.optimize, arch=args.arch,
                                   gate_timeout=args.gate_timeout,
                                   optimize_options=tuple(opts), tree_only=args.tree_only,
-                                  named=bool(args.rule))
+                                  compile_check=_compile_check(args))
+
+
+def _compile_check(args: argparse.Namespace) -> bool:
+    """Ungated rewrites that are written or shown are compile-checked, unless told not to."""
+    writes = bool(args.out or args.in_place or args.diff)
+    return writes and not (args.gate or args.optimize or args.no_compile_check)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -185,6 +199,9 @@ def run(args: argparse.Namespace) -> int:
         progress.stop()
     for note in summary.notes:
         err.print(f"klc: note: {note}", markup=False, emoji=False)
+    for r in summary.results:
+        if r.refused_by.get("compile"):
+            err.print(f"klc: kept {r.path} as it was: {r.reason}", markup=False, emoji=False)
     if show:
         _print_summary(err, summary, options)
     if args.report:
@@ -221,8 +238,8 @@ def _print_summary(err: Any, summary: Any, options: Any) -> None:
     table.add_column("what")
     table.add_column("count", justify="right")
     for key, label in SUMMARY_LABELS.items():
-        if (key == "resumed" and not summary.resumed) or (key == "gate_slower"
-                                                          and not counts[key]):
+        if (key == "resumed" and not summary.resumed) or (key in (
+                "gate_slower", "compile_kept", "compile_unchecked") and not counts[key]):
             continue
         style = "red" if key in ("parse_failed", "gate_failed", "errors") and counts[key] \
             else ""
