@@ -61,6 +61,7 @@ COMPILERS = ("nvrtc", "nvcc")
 INCLUDE_NAMES = frozenset({"include", "inc", "common", "Common"})
 SOURCE_EXTS = (".cu", ".cuh")
 MAX_DIFF_LINES = 60
+NVCC_FLAGS = ("--expt-relaxed-constexpr", "--expt-extended-lambda", "-w")
 
 
 @dataclass(frozen=True)
@@ -193,6 +194,7 @@ class Compiler:
         self.cfg = cfg
         self.cache = Path(cfg.cache) if cfg.cache else None
         self._nvcc_version: str | None = None
+        self._salts: dict[str, str] = {}
 
     def ids(self) -> dict[str, str]:
         from klc.gate.compile import nvrtc_version
@@ -214,9 +216,23 @@ class Compiler:
                 raise SystemExit(f"soundness: {self.cfg.nvcc}: cannot run nvcc: {e}") from None
         return self._nvcc_version
 
+    def salt(self, compiler: str) -> str:
+        """What a cached result depends on besides the bytes and the folders: the compiler,
+        its options, and for NVRTC the gate's compile stage itself (its source, and the
+        headers it gives NVRTC), so that a change there compiles everything again."""
+        if compiler == "nvcc":
+            return self.ids()["nvcc"] + " " + " ".join(NVCC_FLAGS)
+        import klc.gate.compile as gc
+
+        fingerprint = getattr(gc, "headers_fingerprint", lambda: "")()
+        stage = hashlib.sha256(Path(gc.__file__).read_bytes()).hexdigest()
+        return f"{self.ids()['nvrtc']} {stage} {fingerprint}"
+
     def _key(self, compiler: str, data: bytes, src: Source) -> str:
         h = hashlib.sha256()
-        for part in (self.ids()[compiler], os.path.dirname(src.path),
+        if compiler not in self._salts:
+            self._salts[compiler] = self.salt(compiler)
+        for part in (self._salts[compiler], os.path.dirname(src.path),
                      Path(src.path).suffix, *src.include, "\0"):
             h.update(part.encode() + b"\0")
         h.update(data)
@@ -266,7 +282,7 @@ class Compiler:
             f = Path(tmp) / name
             f.write_bytes(data)
             cmd = [cfg.nvcc, "-c", "-x", "cu", f"-std={cfg.nvcc_std}", f"-arch={cfg.arch}",
-                   "--expt-relaxed-constexpr", "--expt-extended-lambda", "-w",
+                   *NVCC_FLAGS,
                    f"-I{os.path.dirname(src.path)}", *(f"-I{i}" for i in src.include),
                    str(f), "-o", str(Path(tmp) / "out.o")]
             try:
@@ -278,6 +294,16 @@ class Compiler:
             log = (run.stderr + run.stdout).replace(str(f), src.path).replace(tmp + "/", "")
         return {"ok": run.returncode == 0,
                 "error": "" if run.returncode == 0 else _first_error(log), "timeout": False}
+
+
+_COMPILERS: dict[Config, Compiler] = {}
+
+
+def _compiler(cfg: Config) -> Compiler:
+    """One per configuration and process (it asks nvcc its version once)."""
+    if cfg not in _COMPILERS:
+        _COMPILERS[cfg] = Compiler(cfg)
+    return _COMPILERS[cfg]
 
 
 def _atomic_write(path: Path, data: bytes) -> None:
@@ -414,7 +440,7 @@ def _check(src: Source, cfg: Config, res: dict[str, Any]) -> None:
             runs.append((ALL.format(lib=lib), rules))
     compiled: dict[bytes, dict[str, Any]] = {}  # new bytes -> results by compiler
     compilers = [c for c in COMPILERS if c == "nvrtc" or cfg.nvcc]
-    comp = Compiler(cfg)
+    comp = _compiler(cfg)
     for name, rules in runs:
         rw: dict[str, Any] = {"rule": name, "changed": False}
         res["rewrites"].append(rw)
@@ -481,7 +507,8 @@ def run(sources: list[Source], cfg: Config, jobs: int = 1,
             if progress:
                 progress(out[-1])
         return out
-    size = max(1, min(8, len(sources) // (jobs * 8) or 1))
+    # nvcc takes seconds a file: one file a task, so that results come back steadily
+    size = 1 if cfg.nvcc else max(1, min(4, len(sources) // (jobs * 8) or 1))
     chunks = [sources[i:i + size] for i in range(0, len(sources), size)]
     results: dict[int, list[dict[str, Any]]] = {}
     ctx = mp.get_context("spawn")  # no fork after threads (the progress bar runs one)
