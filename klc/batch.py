@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import errno
 import fnmatch
 import hashlib
 import json
@@ -52,6 +53,7 @@ from typing import TYPE_CHECKING, Any
 
 from klc import __version__
 from klc.errors import KlcError
+from klc.interrupts import end_pool, sigint_guard
 
 if TYPE_CHECKING:
     from klc.rules import Rule
@@ -175,10 +177,9 @@ class BatchConfig:
 
 
 def _read_rule_text(path: Path) -> str:
-    try:
-        data = path.read_bytes()
-    except OSError as e:
-        raise KlcError(f"{path}: cannot read: {e.strerror or e}") from None
+    from klc.fsutil import read_input
+
+    data = read_input(path, "rule file")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -378,7 +379,7 @@ def walk(roots: Sequence[str], exclude: Sequence[str] = ()) -> tuple[list[tuple[
     seen_files: set[tuple[int, int]] = set()
     for root in roots:
         if not os.path.exists(root):
-            raise KlcError(f"{root}: no such file or folder")
+            raise KlcError(f"{root}: {_not_there(root)}")
         if not os.path.isdir(root):
             st = os.stat(root)
             if (st.st_dev, st.st_ino) not in seen_files:
@@ -411,17 +412,16 @@ def _walk_dir(root: str, folder: str, rel: str, exclude: Sequence[str],
             try:
                 is_dir = entry.is_dir()  # follows symbolic links
                 is_file = entry.is_file()
-            except OSError as e:
-                problems.append((entry.path, f"cannot stat: {e.strerror or e}"))
+            except OSError:
+                problems.append((entry.path, _not_there(entry.path)))
                 continue
             if is_dir:
                 if not entry.name.startswith("."):
                     _walk_dir(root, entry.path, sub, exclude, active, seen_files, found,
                               problems)
             elif entry.name.endswith(SOURCE_SUFFIXES):
-                if not is_file:
-                    if entry.is_symlink():
-                        problems.append((entry.path, "broken symbolic link"))
+                if not is_file:  # a link to nothing or to a device, a FIFO, a socket...
+                    problems.append((entry.path, _not_there(entry.path)))
                     continue
                 try:
                     fst = entry.stat()
@@ -435,6 +435,21 @@ def _walk_dir(root: str, folder: str, rel: str, exclude: Sequence[str],
                 found.append((root, entry.path, sub))
     finally:
         active.discard(ident)
+
+
+def _not_there(path: str) -> str:
+    """Why a path that is not a regular file or a folder cannot be read, in a few words."""
+    from klc.fsutil import kind_of
+
+    try:
+        return f"is {kind_of(os.stat(path).st_mode)}, not a regular file"
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            return "symbolic link loop"
+        if os.path.islink(path):
+            return "broken symbolic link"
+        return "no such file or folder" if e.errno == errno.ENOENT else \
+            f"cannot stat: {e.strerror or e}"
 
 
 def _inside(child: str, parent: str) -> bool:
@@ -509,15 +524,9 @@ def _sha(data: bytes) -> str:
 
 
 def _read(path: str) -> bytes:
-    try:
-        if os.path.isdir(path):
-            raise KlcError(f"{path}: is a directory")
-        with open(path, "rb") as f:
-            return f.read()
-    except PermissionError:
-        raise KlcError(f"{path}: cannot read: permission denied") from None
-    except OSError as e:
-        raise KlcError(f"{path}: cannot read: {e.strerror or e}") from None
+    from klc.fsutil import read_input
+
+    return read_input(path)  # regular files only, bounded (--max-bytes), never blocks
 
 
 def process_path(state: WorkerState, path: str) -> FileResult:
@@ -728,7 +737,9 @@ def gate_result(config: BatchConfig, res: FileResult, original: bytes, candidate
 def unified_diff(old: bytes, new: bytes, path: str) -> str:
     a = old.decode("utf-8", "replace").splitlines(keepends=True)
     b = new.decode("utf-8", "replace").splitlines(keepends=True)
-    lines = difflib.unified_diff(a, b, f"a/{path}", f"b/{path}")
+    from klc.fsutil import diff_name
+
+    lines = difflib.unified_diff(a, b, diff_name("a/", path), diff_name("b/", path))
     return "".join(ln if ln.endswith("\n") else ln + "\n\\ No newline at end of file\n"
                    for ln in lines)
 
@@ -894,7 +905,7 @@ class LocalExecutor:
             pool.shutdown(wait=False, cancel_futures=True)
             return
         except BaseException:  # Ctrl-C while forking: no worker is left behind
-            pool.shutdown(wait=False, cancel_futures=True)
+            end_pool(pool)
             raise
         self._forked = (pool, init)
 
@@ -902,7 +913,7 @@ class LocalExecutor:
         """The pools are shut down at the end of ``run``; a forked one that ``run`` did not
         take (no file to do, or other work), here."""
         if self._forked is not None:
-            self._forked[0].shutdown(wait=False, cancel_futures=True)
+            end_pool(self._forked[0])
             self._forked = None
 
     def run(self, config: BatchConfig, sources: list[Source], on_result: OnResult,
@@ -953,7 +964,7 @@ class LocalExecutor:
                              for c in chunks(todo, self.jobs, isolate)}
                     left = _drain(tasks, gates, deliver, on_result, by_path)
                 finally:
-                    pool.shutdown(wait=False, cancel_futures=True)
+                    end_pool(pool)
                 if left and isolate:  # the first file not finished killed its worker
                     culprit, left = left[0], left[1:]
                     on_result(by_path[culprit], FileResult(
@@ -1009,7 +1020,7 @@ class LocalExecutor:
                         running[pools[i].submit(_work_chunk, [nxt.path])] = (i, nxt)
         finally:
             for p in pools:
-                p.shutdown(wait=False, cancel_futures=True)
+                end_pool(p)
 
 
 def _drain(tasks: dict[Any, list[str]], gates: _GatePools | None,
@@ -1113,7 +1124,10 @@ class _GatePools:
 
     def close(self, cancel: bool) -> None:
         for p in self.pools:
-            p.shutdown(wait=not cancel, cancel_futures=cancel)
+            if cancel:
+                end_pool(p)
+            else:
+                p.shutdown(wait=True)
 
 
 MAX_CHUNK = 32
@@ -1315,31 +1329,63 @@ class Journal:
         return entries
 
     def open(self, fresh: bool) -> None:
+        """Open for appending, under an exclusive advisory lock held until ``close``: a second
+        batch on the same journal stops here, before it touches any file."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            if fresh:
-                from klc.fsutil import atomic_write
-
-                atomic_write(self.path, (json.dumps({"journal": "klc batch", "klc": __version__,
-                                                     "config": self.digest}) + "\n").encode())
+            if os.path.lexists(self.path) and not self.path.is_file():
+                raise KlcError(f"{self.path}: the journal path is not a regular file")
             self._f = open(self.path, "ab")  # noqa: SIM115 (held open for the batch)
+            self._lock()
+            if fresh:  # truncated in place: the lock stays on this file
+                self._f.truncate(0)
+                self._f.write((json.dumps({"journal": "klc batch", "klc": __version__,
+                                           "config": self.digest}) + "\n").encode())
+                self._f.flush()
+                os.fsync(self._f.fileno())
             if self._f.tell() > 0:
                 with open(self.path, "rb") as f:
                     f.seek(-1, os.SEEK_END)
                     if f.read(1) != b"\n":
                         self._f.write(b"\n")  # end the line a kill tore
         except OSError as e:
+            self.close()
             raise KlcError(f"{self.path}: cannot write the journal: {e.strerror or e}") from None
+        except BaseException:
+            self.close()
+            raise
+
+    def _lock(self) -> None:
+        try:
+            import fcntl
+        except ImportError:  # not a POSIX system: no lock
+            return
+        try:
+            fcntl.flock(self._f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as e:
+            if e.errno in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+                raise KlcError(f"{self.path}: another klc batch is running with this journal "
+                               "(it holds the journal's lock); wait for it to end, or give "
+                               "another --journal") from None
+            # a file system without locks: go on unlocked
 
     def append(self, doc: dict[str, Any]) -> None:
-        self._f.write((json.dumps({"config": self.digest, **doc}) + "\n").encode())
-        self._f.flush()
-        os.fsync(self._f.fileno())
+        """One fsync'd line. A failed write (a full disk) stops the batch: every file already
+        written is whole and journaled, and --resume continues once there is room."""
+        try:
+            self._f.write((json.dumps({"config": self.digest, **doc}) + "\n").encode())
+            self._f.flush()
+            os.fsync(self._f.fileno())
+        except OSError as e:
+            raise KlcError(f"{self.path}: cannot write the journal: {e.strerror or e}; the "
+                           "batch stopped (every file is as it was or completely written; "
+                           "run it again with --resume once this is fixed)") from None
 
     def close(self) -> None:
         if self._f is not None:
-            self._f.close()
-            self._f = None
+            f, self._f = self._f, None
+            with contextlib.suppress(OSError):  # (a line a full disk cut is ignored on reading)
+                f.close()
 
 
 def _done_before(entry: dict[str, Any] | None, src: Source, mode: str,
@@ -1418,13 +1464,15 @@ def run_batch(config: BatchConfig, options: BatchOptions,
     sources, results = plan_sources(options)
     executor = make_executor(options, config)
     executor.start()
-    try:
-        if isinstance(executor, LocalExecutor) and sources:
-            executor.prefork(config, want_diff=options.mode == "diff" or options.diffs,
-                             send_unchanged=options.mode == "out")
-        return _drive(config, options, executor, sources, results, t0, on_start, on_result)
-    finally:
-        executor.stop()
+    with sigint_guard():  # a second Ctrl-C must not break the cleanup of the first
+        try:
+            if isinstance(executor, LocalExecutor) and sources:
+                executor.prefork(config, want_diff=options.mode == "diff" or options.diffs,
+                                 send_unchanged=options.mode == "out")
+            return _drive(config, options, executor, sources, results, t0, on_start,
+                          on_result)
+        finally:
+            executor.stop()
 
 
 def _drive(config: BatchConfig, options: BatchOptions, executor: LocalExecutor | RayExecutor,
@@ -1472,7 +1520,7 @@ def _drive(config: BatchConfig, options: BatchOptions, executor: LocalExecutor |
 
     def finished(src: Source, res: FileResult) -> None:
         if options.mode in WRITE_MODES and res.output is not None:
-            _write(src, res, options.mode, journal)
+            _write(src, res, options.mode, journal, options.out_dir)
         if journal is not None:
             journal.append({"key": src.real, "phase": "done", "input_sha": res.input_sha,
                             "output_sha": res.output_sha, "result": res.to_json()})
@@ -1628,9 +1676,12 @@ class _Writer:
             raise error
 
 
-def _write(src: Source, res: FileResult, mode: str, journal: Journal | None) -> None:
+def _write(src: Source, res: FileResult, mode: str, journal: Journal | None,
+           out_dir: str | None = None) -> None:
     """Write one result atomically. In place, the file must still hold the bytes that were
-    read (else someone changed it meanwhile: it is left alone, and that is the result)."""
+    read (else someone changed it meanwhile: it is left alone, and that is the result), and
+    have no other hard link. With --out, nothing is written (not even a folder made) where a
+    symbolic link already in the output folder leads out of it."""
     from klc.fsutil import atomic_write
 
     assert src.dest is not None and res.output is not None
@@ -1645,9 +1696,16 @@ def _write(src: Source, res: FileResult, mode: str, journal: Journal | None) -> 
             if journal is not None:
                 journal.append({"key": src.real, "phase": "begin", "input_sha": res.input_sha,
                                 "output_sha": res.output_sha, "result": res.to_json()})
+        elif out_dir is not None:
+            real, root = os.path.realpath(src.dest), os.path.realpath(out_dir)
+            if os.path.commonpath([real, root]) != root:
+                raise KlcError(f"{src.dest}: a symbolic link in the output folder leads out of "
+                               f"it (to {real}); not written")
+            os.makedirs(os.path.dirname(src.dest) or ".", exist_ok=True)
         else:
             os.makedirs(os.path.dirname(src.dest) or ".", exist_ok=True)
-        atomic_write(src.dest, res.output)
+        atomic_write(src.dest, res.output, in_place=mode == "in_place",
+                     inside=out_dir if mode != "in_place" else None)
     except (KlcError, OSError) as e:
         res.status, res.output_sha = ERROR, ""
         res.reason = str(e) if isinstance(e, KlcError) else f"{src.dest}: cannot write: {e}"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
@@ -140,6 +141,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--predicates", action="store_true",
                    help="list the guard predicates rules may use, with what each checks")
     _add_module_commands(sub)
+    for p in sub.choices.values():  # every command reads files: one limit for all
+        p.add_argument("--max-bytes", metavar="SIZE",
+                       help="refuse an input file (source, rule) larger than SIZE (e.g. 64M; "
+                       "default 16M, far above any real source file; also $KLC_MAX_BYTES)")
     return ap
 
 
@@ -170,6 +175,10 @@ def _main(argv: Sequence[str] | None) -> int:
         ap.print_help()
         return 2
     try:
+        if getattr(args, "max_bytes", None):  # (the environment carries it to workers)
+            from klc.fsutil import MAX_BYTES_ENV, parse_size
+
+            os.environ[MAX_BYTES_ENV] = str(parse_size(args.max_bytes))
         return _COMMANDS[args.command](args)
     except KlcError as e:
         err.print(f"klc: error: {e}", markup=False)
@@ -309,14 +318,17 @@ def cmd_apply(args: argparse.Namespace) -> int:
             for r in reasons:
                 err.print(r, markup=False)
         return 1
-    if args.in_place:
-        atomic_write(args.kernel, outcome.source)
+    if args.in_place:  # (a link: its target is rewritten; a file with hard links: refused)
+        atomic_write(args.kernel, outcome.source, in_place=True)
     elif args.output:
         atomic_write(args.output, outcome.source)
     elif not args.json:
         old = unit.source.decode("utf-8").splitlines(keepends=True)
         new = outcome.source.decode("utf-8").splitlines(keepends=True)
-        diff = difflib.unified_diff(old, new, f"a/{args.kernel}", f"b/{args.kernel}")
+        from klc.fsutil import diff_name
+
+        diff = difflib.unified_diff(old, new, diff_name("a/", args.kernel),
+                                    diff_name("b/", args.kernel))
         sys.stdout.writelines(line if line.endswith("\n") else line + "\n" for line in diff)
     return 0
 
@@ -343,6 +355,8 @@ def cmd_list(args: argparse.Namespace) -> int:
         for listing in found:
             if listing.error:
                 err.print(f"klc: error: {listing.error}", markup=False)
+            for problem in listing.problems:
+                err.print(f"klc: error: {problem}", markup=False)
         write_findings(args.format, found, rule_paths, problems)
         return 2 if problems or any(lst.error or lst.problems for lst in found) else 0
     failed = len(problems)
@@ -355,10 +369,12 @@ def cmd_list(args: argparse.Namespace) -> int:
                               render="" if args.json else "plain" if plain else "styled"):
         if listing.error:
             failed += 1
-            for problem in listing.problems:
-                err.print(f"klc: error: {problem}", markup=False)
             err.print(f"klc: error: {listing.error}", markup=False)
             continue
+        if listing.problems:  # listed all the same, outside the syntax errors
+            failed += 1
+            for problem in listing.problems:
+                err.print(f"klc: error: {problem}", markup=False)
         if args.json:
             listings.append(listing)
             continue
@@ -371,10 +387,6 @@ def cmd_list(args: argparse.Namespace) -> int:
             out.file.write(listing.text)
         else:  # a terminal: one rich Text styled by span (no markup to parse: a path or a
             text = Text()  # reason holding "[" prints as it is)
-        if listing.problems:  # listed all the same, outside the syntax errors
-            failed += 1
-            for problem in listing.problems:
-                err.print(f"klc: error: {problem}", markup=False)
             for piece, style in listing.pieces:
                 text.append(piece, style)
             text.rstrip()

@@ -18,6 +18,19 @@ from pathlib import Path
 
 from klc.errors import KlcError
 
+
+def diff_name(prefix: str, path: str) -> str:
+    """A file name for a diff header (``a/NAME``), quoted as git quotes it when it holds a
+    control character, a quote or a backslash (a newline in a name would end the header)."""
+    name = prefix + path
+    if not any(ord(c) < 0x20 or c in '"\\' or ord(c) == 0x7F for c in name):
+        return name
+    escaped = "".join({"\n": "\\n", "\t": "\\t", '"': '\\"', "\\": "\\\\"}.get(c)
+                      or (f"\\{ord(c):03o}" if ord(c) < 0x20 or ord(c) == 0x7F else c)
+                      for c in name)
+    return f'"{escaped}"'
+
+
 DEFAULT_MAX_BYTES = 16 * 1024 * 1024  # the largest real CUDA file we know is ~2 MB
 MAX_BYTES_ENV = "KLC_MAX_BYTES"
 
@@ -114,7 +127,14 @@ def atomic_write(path: str | Path, data: bytes, *, in_place: bool = False,
     in this folder (``klc batch --out`` never follows a link out of its output folder).
     ``in_place``: the file being rewritten is the input; one with other hard links is refused
     (the rename would give this name new bytes and leave the other names the old ones)."""
-    target = Path(os.path.realpath(path)) if os.path.islink(path) else Path(path)
+    target = Path(path)
+    if os.path.islink(path):
+        target = Path(os.path.realpath(path))
+        if os.path.exists(path) and not (os.path.exists(target)
+                                         and os.path.samefile(path, target)):
+            # a "magic" link (/proc/self/fd/1) names no file that a rename could replace
+            raise KlcError(f"{path}: a link to {os.readlink(path)}, not a regular file; not "
+                           "replaced")
     if inside is not None:
         real, root = os.path.realpath(path), os.path.realpath(inside)
         if os.path.commonpath([real, root]) != root:

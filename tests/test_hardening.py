@@ -306,3 +306,145 @@ def test_deep_expression_is_refused_quickly(capsys: pytest.CaptureFixture[str],
     rc, _, err = klc(capsys, "list", str(path))
     assert rc == 2 and f"{path}:2:" in err and "nested more than" in err
     assert time.monotonic() - t0 < 30
+
+
+# -- 8. writes stay in their place -----------------------------------------------------------
+
+FAST = SIGMOID.replace(b"expf(", b"__expf(")
+
+
+def test_out_never_follows_a_link_out_of_the_output_folder(capsys: pytest.CaptureFixture[str],
+                                                           tmp_path: Path) -> None:
+    src = tree(tmp_path / "in", {"d0/a.cu": SIGMOID, "d1/b.cu": SIGMOID, "c.cu": SIGMOID})
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "d0").symlink_to(outside)  # a folder link, already there
+    (out / "c.cu").symlink_to(outside / "c.cu")  # a file link to a file not yet there
+    rc, _, err = klc(capsys, "batch", str(src), "--rule", FAST_MATH, "--out", str(out), "-j",
+                     "1")
+    assert rc == 1
+    assert list(outside.iterdir()) == []  # nothing written outside
+    assert f"{out}/d0/a.cu: a symbolic link in the output folder leads out of it" in err
+    assert f"{out}/c.cu: a symbolic link in the output folder leads out of it" in err
+    assert (out / "d1" / "b.cu").read_bytes() == FAST
+
+
+def test_output_must_be_a_regular_file(capsys: pytest.CaptureFixture[str],
+                                       tmp_path: Path) -> None:
+    kernel = tree(tmp_path, {"s.cu": SIGMOID}) / "s.cu"
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "stdout").symlink_to("/proc/self/fd/1")
+    for target in (os.devnull, str(tmp_path / "fifo"), str(tmp_path / "stdout"),
+                   str(tmp_path)):
+        rc, _, err = klc(capsys, "apply", FAST_MATH, str(kernel), "-o", target)
+        assert rc == 2 and "not a regular file; not replaced" in err, (target, err)
+    assert os.path.islink(tmp_path / "stdout") and kernel.read_bytes() == SIGMOID
+    proc = subprocess.run([*KLC, "apply", FAST_MATH, str(kernel), "-o", str(tmp_path / "stdout")],
+                          cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and proc.stdout == "", proc.stderr  # (fd 1 is a pipe here)
+    assert "not a regular file; not replaced" in proc.stderr
+
+
+def test_in_place_on_a_link_writes_its_target_in_apply_and_batch(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """One behaviour for both: the file the link names is rewritten, the link stays a link."""
+    real = tree(tmp_path / "real", {"a.cu": SIGMOID, "b.cu": SIGMOID})
+    links = tmp_path / "links"
+    links.mkdir()
+    (links / "a.cu").symlink_to(real / "a.cu")
+    (links / "b.cu").symlink_to(real / "b.cu")
+    rc, _, err = klc(capsys, "apply", FAST_MATH, str(links / "a.cu"), "--in-place")
+    assert rc == 0, err
+    rc, _, err = klc(capsys, "batch", str(links / "b.cu"), "--rule", FAST_MATH, "--in-place",
+                     "--journal", str(tmp_path / "j.jsonl"), "-j", "1")
+    assert rc == 0, err
+    for name in ("a.cu", "b.cu"):
+        assert (links / name).is_symlink() and (real / name).read_bytes() == FAST
+
+
+def test_in_place_refuses_a_file_with_hard_links(capsys: pytest.CaptureFixture[str],
+                                                 tmp_path: Path) -> None:
+    d = tree(tmp_path / "d", {"a.cu": SIGMOID})
+    os.link(d / "a.cu", tmp_path / "other_name.cu")
+    rc, _, err = klc(capsys, "apply", FAST_MATH, str(d / "a.cu"), "--in-place")
+    assert rc == 2 and "has 2 hard links" in err
+    rc, _, err = klc(capsys, "batch", str(d), "--rule", FAST_MATH, "--in-place", "--journal",
+                     str(tmp_path / "j.jsonl"), "-j", "1")
+    assert rc == 1 and "has 2 hard links" in err
+    assert (tmp_path / "other_name.cu").read_bytes() == SIGMOID == (d / "a.cu").read_bytes()
+    rc, _, err = klc(capsys, "apply", FAST_MATH, str(d / "a.cu"), "-o", str(tmp_path / "c.cu"))
+    assert rc == 0 and (tmp_path / "c.cu").read_bytes() == FAST
+
+
+# -- 9. one batch at a time on a journal ----------------------------------------------------
+
+
+def test_a_second_batch_on_the_same_journal_stops_before_touching_anything(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    import fcntl
+
+    src = tree(tmp_path / "src", {"a.cu": SIGMOID})
+    journal = tmp_path / "j.jsonl"
+    journal.write_bytes(b"")
+    with open(journal, "ab") as held:  # as a running batch holds it
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX)
+        rc, _, err = klc(capsys, "batch", str(src), "--rule", FAST_MATH, "--in-place",
+                         "--journal", str(journal), "-j", "1")
+        assert rc == 2 and "another klc batch is running with this journal" in err
+        assert (src / "a.cu").read_bytes() == SIGMOID and journal.read_bytes() == b""
+    rc, _, err = klc(capsys, "batch", str(src), "--rule", FAST_MATH, "--in-place",
+                     "--journal", str(journal), "-j", "1")
+    assert rc == 0 and (src / "a.cu").read_bytes() == FAST, err
+
+
+# -- 5. a full disk during --out ---------------------------------------------------------------
+
+
+def test_a_journal_that_cannot_grow_stops_the_batch_cleanly(tmp_path: Path) -> None:
+    """RLIMIT_FSIZE makes the kernel refuse writes past 6 KB (EFBIG, the same path as a full
+    disk's ENOSPC): the journal outgrows it after a few files, the kernel files never do."""
+    import resource
+
+    src = tree(tmp_path / "in", {f"k{i:02}.cu": SIGMOID for i in range(20)})
+    out = tmp_path / "out"
+
+    def limit() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (6000, 6000))
+
+    cmd = [*KLC, "batch", str(src), "--rule", FAST_MATH, "--out", str(out), "-j", "1", "-q"]
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120,
+                          preexec_fn=limit)
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert f"{out}/.klc-batch.jsonl: cannot write the journal: File too large; the batch " \
+        "stopped" in proc.stderr
+    written = [p for p in out.glob("*.cu")]
+    assert 0 < len(written) < 20 and all(p.read_bytes() == FAST for p in written)
+    resumed = subprocess.run([*cmd, "--resume"], cwd=ROOT, capture_output=True, text=True,
+                             timeout=120)
+    assert resumed.returncode == 0, resumed.stderr
+    assert sorted(p.name for p in out.glob("*.cu")) == sorted(p.name for p in src.iterdir())
+
+
+# -- 10. smaller ones ----------------------------------------------------------------------
+
+
+def test_a_bad_hole_value_names_the_rule_file(capsys: pytest.CaptureFixture[str],
+                                              tmp_path: Path) -> None:
+    kernel = tree(tmp_path, {"s.cu": SIGMOID}) / "s.cu"
+    rule = str(ROOT / "skills" / "launch_bounds.rule")
+    rc, _, err = klc(capsys, "apply", rule, str(kernel), "--hole", "threads=7")
+    assert rc == 2 and f"klc: error: {rule}:" in err and "hole ?threads" in err
+
+
+def test_diff_header_quotes_a_name_with_a_newline(capsys: pytest.CaptureFixture[str],
+                                                  tmp_path: Path) -> None:
+    kernel = tree(tmp_path, {"a\nb.cu": SIGMOID}) / "a\nb.cu"
+    rc, out, _ = klc(capsys, "apply", FAST_MATH, str(kernel))
+    assert rc == 0
+    assert out.splitlines()[0] == f'--- "a/{tmp_path}/a\\nb.cu"'
+    rc, out, _ = klc(capsys, "batch", str(tmp_path), "--rule", FAST_MATH, "--diff", "-j", "1")
+    assert f'--- "a/{tmp_path}/a\\nb.cu"' in out.splitlines()
