@@ -11,11 +11,12 @@ Both are made from the plain listing of each file (``klc.report.site_json`` dict
   in its properties and a fingerprint that survives lines moving (rule, function, bound
   code). With ``--all``, each refused match is a result too, of ``kind: notApplicable`` and
   ``level: none`` (SARIF's rule for any kind but ``fail``), whose message is the why-not
-  reason. A file that could not be listed is an error notification of the invocation, whose
+  reason. A file that could not be listed, or a syntax error left in one after recovery (the
+  rest of it is listed), is an error notification of the invocation, whose
   ``executionSuccessful`` is then false.
 - GitHub: one ``::notice file=…,line=…,col=…,endLine=…,endColumn=…,title=…::message``
   workflow command per site (refused ones with ``--all`` too, titled "does not apply"), and
-  ``::error`` for a file that could not be listed.
+  ``::error`` for a file that could not be listed and for a syntax error left in one.
 """
 
 from __future__ import annotations
@@ -136,6 +137,10 @@ def sarif_log(listings: Iterable[Any], rules: Sequence[Any],
                                   "locations": [{"physicalLocation": {"artifactLocation": {
                                       "uri": _uri(listing.path)}}}]})
             continue
+        for problem in getattr(listing, "problems", ()):  # syntax left after recovery
+            notifications.append({"level": "error", "message": {"text": problem},
+                                  "locations": [{"physicalLocation": {"artifactLocation": {
+                                      "uri": _uri(listing.path)}}}]})
         for site in listing.sites:
             name = site["rule"]
             if name not in index:
@@ -220,6 +225,8 @@ def github_annotations(listings: Iterable[Any],
             lines.append(f"::error file={_escape_property(listing.path)}::"
                          f"{_escape_data(listing.error)}")
             continue
+        lines += [f"::error file={_escape_property(listing.path)}::{_escape_data(problem)}"
+                  for problem in getattr(listing, "problems", ())]
         for site in listing.sites:
             path = site.get("file") or listing.path
             title = (f"klc: {site['rule']}" if site["applicable"]

@@ -198,3 +198,21 @@ def test_json_and_another_format_conflict(capsys: pytest.CaptureFixture[str]) ->
     rc, out, err = run_list(capsys, "--json", "--format", "sarif", str(SIGMOID))
     assert rc == 2 and out == ""
     assert err.strip() == "klc: error: --json and --format sarif: give one of them"
+
+
+def test_a_syntax_error_is_a_notification_and_the_rest_is_listed(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    src = SIGMOID.read_text() + "\n__global__ void broken(float* z) { z[0] = ; }\n"
+    path = tmp_path / "k.cu"
+    path.write_text(src)
+    rc, out, err = run_list(capsys, "--format", "sarif", str(path))
+    assert rc == 2 and f"klc: error: {path}:" in err
+    log = json.loads(out)
+    validate(log)
+    inv = log["runs"][0]["invocations"][0]
+    assert inv["executionSuccessful"] is False
+    assert any(f"{path}:" in n["message"]["text"] for n in inv["toolExecutionNotifications"])
+    assert any(r["ruleId"] == "precise_exp_to_fast" for r in log["runs"][0]["results"])
+    rc, out, _ = run_list(capsys, "--format", "github", str(path))
+    assert rc == 2 and any(line.startswith(f"::error file={path}::{path}:")
+                           for line in out.splitlines())
