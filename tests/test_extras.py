@@ -123,3 +123,20 @@ def test_require_and_available() -> None:
                 del sys.modules["optuna"]
             else:
                 sys.modules["optuna"] = saved
+
+
+def test_lineage_report_without_matplotlib_names_the_extra(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    import shutil
+
+    walk = tmp_path / "walk"
+    shutil.copytree(ROOT / "bench" / "lineages" / "reduce_sum" / "walk", walk)
+    (walk / "lineage.png").unlink(missing_ok=True)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    assert main(["lineage", "--report", str(walk)]) == 0
+    err = capsys.readouterr().err
+    assert "klc: note: the plot (lineage.png) needs the matplotlib package, which is not " \
+           "installed: pip install 'klc[plot]'" in err
+    assert "pip install 'klc[plot]'" in (walk / "report.md").read_text()
+    assert not (walk / "lineage.png").exists()

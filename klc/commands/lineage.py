@@ -51,6 +51,10 @@ def run(args: argparse.Namespace) -> int:
         data = load_lineage(args.report)
         for p in write_report(data, Path(args.report)):
             err.print(f"wrote {p}")
+        from klc.extras import available, missing
+
+        if not available("matplotlib"):
+            err.print(f"klc: note: {missing('matplotlib', 'the plot (lineage.png)')}")
         return 0
     if not args.expert:
         raise KlcError("klc lineage: give the EXPERT kernel file (or --report DIR)")
