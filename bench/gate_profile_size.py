@@ -54,7 +54,7 @@ def main() -> int:
             trials.append({"verdict": rec.verdict, "elapsed_s": rec.elapsed_s,
                            "check_ms": big.get("elapsed_ms"), "reused":
                            big.get("reference_outputs_reused"), "bytes": big.get("bytes"),
-                           "skipped": big.get("skipped")})
+                           "skipped": big.get("skipped"), "phases_ms": big.get("phases_ms")})
         later = [t for t in trials[1:] if t["check_ms"] is not None]
         later_ms = statistics.median(t["check_ms"] for t in later) if later else None
         later_s = statistics.median(t["elapsed_s"] for t in trials[1:]) if later else None
@@ -70,6 +70,10 @@ def main() -> int:
               f"{(trials[0]['bytes'] or 0) / 2**20:.0f} MiB; verdicts "
               f"{','.join(str(t['verdict']) for t in trials)}"
               + (f"; skipped: {trials[0]['skipped']}" if trials[0]["skipped"] else ""))
+        for i in (0, len(trials) - 1):
+            ph = trials[i].get("phases_ms") or {}
+            print(f"    trial {i + 1} phases: "
+                  + ", ".join(f"{k[:-3]} {v:.1f}" for k, v in ph.items()) + " (ms)")
     if args.json:
         Path(args.json).write_text(json.dumps({"device": arch, "rows": rows}, indent=1))
     return 0

@@ -679,12 +679,23 @@ class JobRunner:
         if free is not None and need > PROFILE_SIZE_MEMORY_FRACTION * free:
             return {**info, "skipped": f"needs {need / 2**30:.2f} GiB of device memory, "
                                        f"{free / 2**30:.2f} GiB are free"}
+        phases: dict[str, float] = {}
+        last = [time.perf_counter()]
+
+        def phase(name: str) -> None:  # where the check's time goes (synchronised)
+            self.dev.sync()
+            now = time.perf_counter()
+            phases[name] = phases.get(name, 0.0) + (now - last[0]) * 1e3
+            last[0] = now
+
         self.step(f"verify {label}: making the inputs")
         inputs, where = self.inputs(case, keep_host=False)
         bufs = GuardedBuffers(xp, plan)
+        phase("inputs_ms")
         key = None if same else self.reference_key(case, where)
         reference = self.session.device_outputs.get(xp, key) if key else None
         info["reference_outputs_reused"] = reference is not None
+        phase("reference_lookup_ms")
         for role in ("reference", "candidate"):
             if role == "reference" and reference is not None:
                 continue
@@ -693,9 +704,13 @@ class JobRunner:
             self._where = f" in the {role} run, verify {label}"
             self.step(f"verify {label}: {role} run")
             fn = self.functions[self.role_of(role)][0]
-            self.dev.launch(fn, case["launch"][self.role_of(role)], bufs.load(inputs))
+            args = bufs.load(inputs)
+            phase("load_ms")
+            self.dev.launch(fn, case["launch"][self.role_of(role)], args)
             self.dev.sync()
+            phase(f"{role}_run_ms")
             problems = bufs.check_in_place(xp, self.dev.to_host, inputs, who)
+            phase("guard_and_input_checks_ms")
             if problems:
                 raise _Failed(f"verify {label}: {problems[0]}",
                               retire=f"{who} wrote outside its outputs")
@@ -710,6 +725,7 @@ class JobRunner:
                 if key is not None:
                     info["reference_outputs_kept"] = self.session.device_outputs.put(
                         xp, key, reference)
+                phase("reference_keep_ms")
                 continue
             self.step(f"verify {label}: comparing on the device")
             for a in written:
@@ -721,10 +737,11 @@ class JobRunner:
                     why = "" if not same else (" (the kernel is not deterministic within "
                                                "tolerance: a race?)")
                     raise _Failed(f"verify {label}: {m.describe()}{why}")
+            phase("compare_ms")
         self._where = ""
         del inputs, bufs, reference
         info.update(inputs_made_on=where, elapsed_ms=(time.perf_counter() - t0) * 1e3,
-                    bytes=need)
+                    bytes=need, phases_ms={k: round(v, 2) for k, v in phases.items()})
         return info
 
     def _check_reference_wrote(self, case: dict[str, Any], buffers: dict[str, np.ndarray]
