@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import json
 import os
 import signal
 import sys
@@ -47,6 +48,7 @@ SPEC_END = SPEC_KERNEL.index(b"*/")
 SPEC_SEEDS = [SPEC_KERNEL[:SPEC_END]]  # the block up to its */; the kernel follows unchanged
 APPLY_RULE = str(ROOT / "skills" / "fast_math.rule")
 APPLY_KERNEL = str(ROOT / "bench" / "examples" / "sigmoid.cu")
+SKILLS = str(ROOT / "skills")  # named, so that a run of another checkout lists its own
 
 # what a careless or hostile input holds
 TOKENS = [
@@ -181,7 +183,7 @@ def commands(kind: str, path: str, out: str) -> list[tuple[list[str], str]]:
         return [(["check", path], path),
                 (["apply", path, APPLY_KERNEL, "-o", out], path),
                 (["list", "--skills", path, APPLY_KERNEL], path)]
-    runs = [(["parse", path], path), (["list", path], path)]
+    runs = [(["parse", path], path), (["list", "--skills", SKILLS, path], path)]
     if kind == "kernel":
         runs.append((["apply", APPLY_RULE, path, "-o", out], path))
     runs.append((["gate", path, "--stages", "compile"], path))
@@ -243,6 +245,32 @@ def fuzz(kind: str, count: int, seed: int | None = None) -> Tally:
     return tally
 
 
+_FIELDS = ("inputs", "runs", "ok", "clean_errors", "tracebacks", "hangs", "wrong_exit",
+           "data_lost")
+
+
+def _counts(t: Tally) -> dict[str, float]:
+    return {**{k: getattr(t, k) for k in _FIELDS}, "slowest_s": round(t.slowest_s, 2)}
+
+
+def add(total: Tally, t: Tally) -> None:
+    for k in _FIELDS:
+        setattr(total, k, getattr(total, k) + getattr(t, k))
+    total.slowest_s = max(total.slowest_s, t.slowest_s)
+    total.examples += t.examples[: max(0, 12 - len(total.examples))]
+
+
+def summed(path: Path) -> dict[str, Tally]:
+    """The tallies of a --jsonl file, added up per kind."""
+    rows: dict[str, Tally] = {}
+    for line in path.read_text().splitlines():
+        doc = json.loads(line)
+        t = Tally(**{k: doc[k] for k in _FIELDS}, slowest_s=doc["slowest_s"],
+                  examples=doc["examples"])
+        add(rows.setdefault(doc["kind"], Tally()), t)
+    return rows
+
+
 COLUMNS = ("inputs", "runs", "clean errors", "ok (0/1)", "tracebacks", "hangs",
            "wrong exit codes", "data lost", "slowest s")
 
@@ -263,12 +291,31 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--kinds", default=",".join(KINDS), help="kernel,rule,spec")
     ap.add_argument("--seed", type=int, help="hypothesis seed (default: derandomized)")
     ap.add_argument("--title", default="klc fuzz", help="the table's title")
+    ap.add_argument("--chunk", type=int, default=0, metavar="N",
+                    help="draw the inputs N at a time, each chunk with its own seed (seed, "
+                    "seed + 1, ...), appending each chunk's tally to --jsonl as it ends")
+    ap.add_argument("--jsonl", metavar="FILE", help="append each chunk's tally here")
+    ap.add_argument("--summarize", metavar="FILE",
+                    help="print the table of the tallies in FILE (from --jsonl) and exit")
     args = ap.parse_args(argv)
-    rows: dict[str, Tally] = {}
+    if args.summarize:
+        rows = summed(Path(args.summarize))
+        print(table(rows, args.title))
+        return 0
+    rows = {}
     for kind in args.kinds.split(","):
         t0 = time.monotonic()
-        rows[kind] = fuzz(kind, args.count, args.seed)
-        t = rows[kind]
+        size = args.chunk or args.count
+        total = Tally()
+        for i, start in enumerate(range(0, args.count, size)):
+            seed = None if args.seed is None else args.seed + i
+            t = fuzz(kind, min(size, args.count - start), seed)
+            add(total, t)
+            if args.jsonl:
+                with open(args.jsonl, "a") as f:
+                    f.write(json.dumps({"kind": kind, "seed": seed, **_counts(t),
+                                        "examples": t.examples}) + "\n")
+        rows[kind] = t = total
         print(f"{kind}: {t.inputs} inputs, {t.runs} runs in {time.monotonic() - t0:.0f} s",
               file=sys.stderr, flush=True)
         for example in t.examples:

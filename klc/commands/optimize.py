@@ -104,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
     written = ""
     if result.changed:
         if args.in_place:
-            atomic_write(args.kernel, result.source)
+            atomic_write(args.kernel, result.source, in_place=True)
             written = args.kernel
         elif args.output:
             atomic_write(args.output, result.source)
