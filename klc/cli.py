@@ -40,7 +40,7 @@ def command(name: str) -> Callable[[Command], Command]:
 # Commands that live in their own module under klc/commands/: each module defines
 # ``add_parser(sub)`` (its argparse subparser) and ``run(args) -> int``; its heavy imports stay
 # inside ``run`` so that ``klc --help`` stays fast.
-_COMMAND_MODULES = ("lineage", "learn", "optimize", "batch")
+_COMMAND_MODULES = ("lineage", "learn", "optimize", "batch", "spec")
 
 
 def _command_modules() -> list[tuple[str, object]]:
