@@ -399,6 +399,18 @@ def test_a_second_batch_on_the_same_journal_stops_before_touching_anything(
     assert rc == 0 and (src / "a.cu").read_bytes() == FAST, err
 
 
+def test_a_fifo_named_as_the_journal_is_refused_without_blocking(tmp_path: Path) -> None:
+    src = tree(tmp_path / "src", {"a.cu": SIGMOID})
+    os.mkfifo(tmp_path / "journal")
+    for extra in ([], ["--resume"]):
+        proc = subprocess.run([*KLC, "batch", str(src), "--rule", FAST_MATH, "--in-place",
+                               "--journal", str(tmp_path / "journal"), *extra], cwd=ROOT,
+                              capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 2 and "journal" in proc.stderr, proc.stderr
+        assert "is a FIFO" in proc.stderr or "not a regular file" in proc.stderr
+    assert (src / "a.cu").read_bytes() == SIGMOID
+
+
 # -- 5. a full disk during --out ---------------------------------------------------------------
 
 
