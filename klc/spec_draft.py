@@ -1009,6 +1009,8 @@ def _tidy(expr: str) -> str:
         new = re.sub(r"\(0 \+ ", "(", e)
         new = re.sub(r"\(\(([^()]*)\)\)", r"(\1)", new)
         new = re.sub(r"\((\w+)\)", r"\1", new)
+        # a whole function argument needs no parentheses of its own
+        new = re.sub(r"([(,]\s*)\(([^()]*)\)(\s*[,)])", r"\1\2\3", new)
         new = re.sub(r"^\((.*)\)$", lambda m: m.group(1) if _balanced(m.group(1)) else
                      m.group(0), new)
         if new == e:
