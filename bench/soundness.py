@@ -681,12 +681,20 @@ def print_table(summary: dict[str, Any], compilers: list[str]) -> None:
 
 
 def _git_commit() -> str:
+    """The checkout's commit, and how many files of klc/, passes/, skills/ differ from it
+    (the benchmark runs the working tree)."""
     try:
         sha = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
                              capture_output=True, text=True, timeout=30).stdout.strip()
-        return sha or "unknown"
+        dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--",
+                                "klc", "passes", "skills", "grammar"],
+                               capture_output=True, text=True, timeout=30).stdout.splitlines()
     except (OSError, subprocess.TimeoutExpired):
         return "unknown"
+    if not sha:
+        return "unknown"
+    return sha + (f" + {len(dirty)} uncommitted files in klc/, passes/, skills/, grammar/"
+                  if dirty else "")
 
 
 def default_cache() -> Path:
