@@ -12,7 +12,9 @@ args:
   - {name: scale, value: 0.125}
 grid: [BH, T]
 block: [128]
-bytes: 8 * BH * T * T
+# spec fix 2026-11-25: the masked entries (t2 > t) are never needed, only written:
+# the lower triangle read (4 BH T (T + 1) / 2) plus att written (4 BH T T)
+bytes: 2 * BH * T * (T + 1) + 4 * BH * T * T
 flops: 5 * BH * T * T
 tolerance: {rtol: 0.0001, atol: 0.000001}
 */
