@@ -1208,6 +1208,11 @@ def _build_model(unit: Unit) -> None:
     for t in _INDEXED_TYPES:
         index.setdefault(t, [])
     for node in caps.get("function", []):
+        if _inside_a_body(node):
+            # `CUDA_KERNEL_LOOP(i, n) { ... }` in a kernel reads as a function definition
+            # with no type: it is a statement of the function around it (a loop macro), not
+            # a function of its own (the gate would blank it as host code)
+            continue
         f = _function(unit, node)
         if f is not None:
             unit._functions.append(f)
@@ -1587,6 +1592,17 @@ def _meaning(unit: Unit, text: str) -> MacroMeaning:
 
 _CONST_RE = re.compile(rb"\bconst\b")
 _RESTRICT_RE = re.compile(rb"\b(?:__restrict__|__restrict|restrict)\b")
+
+
+def _inside_a_body(node: Node) -> bool:
+    """Is this definition inside a function's body (a block), not at file, namespace or
+    class scope?"""
+    parent = node.parent
+    while parent is not None:
+        if parent.type == "compound_statement":
+            return True
+        parent = parent.parent
+    return False
 
 
 def _params(src: bytes, plist: Node) -> Iterator[Param]:

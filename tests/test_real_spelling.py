@@ -297,3 +297,22 @@ def test_why_not_names_a_run_time_block_size(tmp_path: Path) -> None:
                        "k.cu")
     (site,) = [s for s in find_sites(unit, _rules("add_launch_bounds"))]
     assert "the launch at k.cu:12:5 gives block `block_size`, not a constant" in site.reason
+
+
+def test_a_loop_macro_in_a_kernel_is_part_of_the_kernel() -> None:
+    """``CUDA_KERNEL_LOOP(i, n) { ... }`` reads as a function definition with no type; it is
+    a statement of the kernel: not a function of the model, not host code the gate blanks."""
+    from klc.gate.compile import prepare_device_source
+
+    code = (b"#define KERNEL_LOOP(i, n) \\\n"
+            b"    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < (n); "
+            b"i += blockDim.x * gridDim.x)\n"
+            b"__global__ void relu_grad(const int n, float* x, float* dy, float* dx) {\n"
+            b"    KERNEL_LOOP(index, n) {\n        dx[index] = x[index] > 0 ? dy[index] : 0.0f;\n"
+            b"    }\n}\n")
+    unit = parse_bytes(code, "k.cu")
+    assert [f.name for f in unit.functions] == ["relu_grad"]
+    prepared = prepare_device_source(unit)
+    assert prepared.removed == () and prepared.source == code
+    sites = find_sites(unit, _rules("add_const_param"))
+    assert {s.function_name for s in sites} == {"relu_grad"}
