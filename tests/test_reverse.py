@@ -110,7 +110,7 @@ def test_mechanical_inverse_swaps_anchor_and_rewrite() -> None:
     assert [(e.kind, e.value) for e in r.edits] == [("add_qualifier", "const")]
     guard = str(r.guard)
     assert "GuardNot(operand=GuardCall(name='is_const'" in guard
-    assert "no_write" in guard  # the inverse block's forward-only condition
+    assert "const_safe" in guard  # the inverse block's forward-only condition
     # an attribute: removed from the anchor, its value a hole
     lb = mechanical_inverse(rules["remove_launch_bounds"]).rule
     assert "__launch_bounds__" not in lb.anchor
