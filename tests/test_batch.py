@@ -337,7 +337,7 @@ def test_rule_file_that_fails_to_load_stops_everything(tmp_path: Path,
     (["--address", "127.0.0.1:1"], "--address needs --executor ray"),
     (["--budget", "3"], "is an --optimize option"),
     (["--tree-only", "--optimize"], "--tree-only applies rules once"),
-    (["--report", "r.txt"], "give a .json or .md file"),
+    (["--report", "r.txt"], "give a .json, .md or .html file"),
     (["-j", "0"], "at least one job"),
 ])
 def test_bad_options_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str],
