@@ -1,7 +1,7 @@
 // A training step's element-wise and per-row kernels, written the way training code is: each
 // kernel has a host launcher that picks its block size and grid, and main() sets the model's
 // sizes (batch B, sequence T, channels C), allocates the buffers and calls the launchers.
-// Written for klc's tests of `klc spec init` (no klc-spec block: that is what it drafts).
+// Written for klc's tests of `klc spec init` (no spec block: that is what it drafts).
 #include <cstdio>
 #include <cstdlib>
 #include <cuda_runtime.h>
