@@ -201,13 +201,13 @@ def batch_html(summary: dict[str, Any], diffs: dict[str, str], png: bytes | None
             rules = ", ".join(st.get("skill", "") for st in opt["steps"])
         why_text = f.get("reason") or "; ".join(f.get("notes") or [])
         anchor = (f'<a href="#file-{_slug(f["path"])}">{_e(f["path"])}</a>'
-                  if f["path"] in diffs or opt.get("steps") else _e(f["path"]))
+                  if _changed(f, diffs) else _e(f["path"]))
         rows.append([anchor, _e(f.get("status")), _e(rules),
                      str(sum((f.get("refused_by") or {}).values())), _e(why_text)])
     body += ['<h2 id="files">Files</h2>',
              _table(["file", "status", "rules applied", "refused", "why"], rows, {3},
                     "files-table")]
-    shown = [f for f in files if f["path"] in diffs or (f.get("optimize") or {}).get("steps")]
+    shown = [f for f in files if _changed(f, diffs)]
     body.append('<h2 id="diffs">Changes</h2>')
     if not shown:
         body.append('<p class="note">No file was rewritten.</p>')
@@ -219,11 +219,19 @@ def batch_html(summary: dict[str, Any], diffs: dict[str, str], png: bytes | None
             body += _steps_html(steps)
         elif f["path"] in diffs:
             body.append(diff_html(diffs[f["path"]]))
+        else:  # only a result read back from the journal has none
+            body.append('<p class="note">No diff: this result was taken from the journal '
+                        "(--resume), which keeps no diffs.</p>")
         body.append("</section>")
     if s.get("notes"):
         body += ["<h2>Notes</h2>", "<ul>" + "".join(f"<li>{_e(n)}</li>" for n in s["notes"])
                  + "</ul>"]
     return _page("klc batch report", body)
+
+
+def _changed(f: dict[str, Any], diffs: dict[str, str]) -> bool:
+    return (f["path"] in diffs or f.get("status") == "rewritten"
+            or bool((f.get("optimize") or {}).get("steps")))
 
 
 def _slug(path: str) -> str:

@@ -238,3 +238,18 @@ def test_optimize_json_report_keeps_step_diffs(tmp_path: Path) -> None:
     data = json.loads(report.read_text())
     assert [s["diff"] for s in data["steps"]] == [s.diff for s in result.steps]
     assert all(s["diff"].startswith("--- a/") for s in data["steps"])
+
+
+def test_batch_html_names_a_rewrite_without_diff(tmp_path: Path) -> None:
+    from klc.batch import SUMMARY_LABELS
+    from klc.htmlreport import batch_html
+
+    files = [{"path": "a.cu", "status": "rewritten", "applied": [{"rule": "r"}]},
+             {"path": "b.cu", "status": "rewritten", "applied": [{"rule": "r"}]},
+             {"path": "c.cu", "status": "unchanged"}]
+    page = batch_html({"files": files, "counts": {}}, {"a.cu": "--- a/a.cu\n+++ b/a.cu\n+x\n"},
+                      None, "No plot: no file was timed.", SUMMARY_LABELS)
+    assert page.count('<section class="file"') == 2
+    assert '<span class="add">+x</span>' in page
+    assert page.count("taken from the journal (--resume)") == 1
+    assert 'id="no-plot">No plot: no file was timed.</p>' in page
