@@ -689,6 +689,17 @@ def draft_spec(unit: Unit, kernel: str | None = None) -> Draft:
         sig.append((p, parsed[0], parsed[1] > 0 or p.array))
 
     host = _host_launch(unit, fn.name)
+    if host is not None:  # usable only where the launch is a function of constant sizes
+        exprs = [*host.grid, *host.block,
+                 *(a for (p, ct, ptr), a in zip(sig, host.args, strict=False)
+                   if not ptr and not ct.dtype.startswith("float"))]
+        unknown = sorted({n for e in exprs for n in re.findall(r"\b[A-Za-z_]\w*\b", e)}
+                         - set(host.sizes) - {"ceil_div", "min", "max", "int", "abs"})
+        if unknown or len(host.args) != len(sig):
+            guessed.append(f"the launch at {host.where} is not used: " + (
+                f"{', '.join(unknown)} not set from constants" if unknown else
+                "its arguments do not match the parameters"))
+            host = None
     int_scalars = [p.name for p, ct, ptr in sig if not ptr and not ct.dtype.startswith("float")
                    and ct.dtype != "bool" and ct.dtype != "bfloat16"]
     texts = [a.index for a in k.accesses] + [r for lo_hi in ranges.values() for r in lo_hi]

@@ -176,3 +176,35 @@ def test_cli_check_bad_specs(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert re.search(r"k\.cu:5:\d+: argument 'y' is out of order", err), err
     assert main(["spec", "check", str(tmp_path / "none.cu")]) == 2
     assert "no such file" in capsys.readouterr().err
+
+
+HOST_DIM3 = """__global__ void transpose(const float* in, float* out, int rows, int cols) {
+    int c = blockIdx.x * blockDim.x + threadIdx.x;
+    int r = blockIdx.y * blockDim.y + threadIdx.y;
+    if (r < rows && c < cols) out[c * rows + r] = in[r * cols + c];
+}
+int main() {
+    int rows = 4096, cols = 2048;
+    float *in, *out;
+    dim3 block(32, 8);
+    dim3 grid((cols + 31) / 32, (rows + 7) / 8);
+    transpose<<<grid, block>>>(in, out, rows, cols);
+    return 0;
+}
+"""
+
+
+def test_host_dim3_launch_and_a_launch_it_cannot_use() -> None:
+    d, spec, _ = drafted(HOST_DIM3.encode(), "t.cu")
+    assert d.host_launch and spec.sizes == {"rows": 4096, "cols": 2048}
+    assert list(spec.grid) == ["(cols + 31) // 32", "(rows + 7) // 8"]
+    assert list(spec.block) == ["32", "8"]
+    assert [list(a.shape or ()) for a in spec.args[:2]] == [["rows", "cols"]] * 2
+    # sizes read from the command line: the launch is not used, and the draft says why
+    argv = HOST_DIM3.replace("int main() {\n    int rows = 4096, cols = 2048;",
+                             "int main(int argc, char** argv) {\n"
+                             "    int rows = atoi(argv[1]), cols = 2048;")
+    d, spec, _ = drafted(argv.encode(), "t.cu")
+    assert not d.host_launch
+    assert "the launch at t.cu:11:5 is not used: argv, atoi not set from constants" in d.text
+    assert list(spec.grid) == ["ceil_div(cols, 32)", "ceil_div(rows, 8)"]
