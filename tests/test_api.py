@@ -62,3 +62,18 @@ def test_bad_input_raises_klcerror(call, message: str) -> None:  # type: ignore[
     with pytest.raises(api.KlcError, match=message.replace("?", r"\?")):
         call()
     assert sorted(p.name for p in (ROOT / "bench" / "examples").iterdir()) == before
+
+
+def test_the_api_and_the_command_line_agree(capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from klc.cli import main
+
+    assert main(["list", "--all", "--json", SIGMOID]) == 0
+    cli = [(s["rule"], s["line"], s["col"], s["applicable"], s["why_not"] or "")
+           for s in json.loads(capsys.readouterr().out)]
+    sites = api.list_sites(SIGMOID, all=True)
+    assert [(s.rule, s.line, s.col, s.applicable, s.why_not) for s in sites] == cli
+    assert main(["apply", "skills/launch_bounds.rule", SIGMOID, "--hole", "threads=256"]) == 0
+    diff = capsys.readouterr().out
+    assert diff and api.apply(SIGMOID, "skills/launch_bounds.rule", {"threads": 256}).diff == diff
