@@ -1,5 +1,6 @@
-"""bfloat16 kernels end to end: an element-wise kernel (GELU) and a row reduction (RMS norm),
-both bf16 in and out with float arithmetic, as mixed-precision training code writes them.
+"""bfloat16 and float16 kernels end to end: an element-wise kernel (GELU) and a row reduction
+(RMS norm), both bf16 in and out with float arithmetic, as mixed-precision training code writes
+them, and an fp16 SiLU-and-multiply.
 Without a GPU: they compile (cuda_bf16.h from the nvidia-cuda-runtime wheel), skills list on
 them, `klc spec init` drafts bf16 buffers. On a GPU: each passes its own gate with the bf16
 tolerance, a reordered float reduction passes against the original, an element scaled by the
@@ -25,7 +26,7 @@ from klc.spec_draft import draft_spec
 ROOT = Path(__file__).parent.parent
 BF16 = ROOT / "bench" / "bf16"
 DATA = Path(__file__).parent / "data" / "gate"
-KERNELS = [BF16 / "gelu_bf16.cu", BF16 / "rms_norm_bf16.cu"]
+KERNELS = [BF16 / "gelu_bf16.cu", BF16 / "rms_norm_bf16.cu", BF16 / "silu_mul_fp16.cu"]
 QUICK = Budget(warmup=1, target_s=0.02, max_runs=20, min_runs=5, check_runs=5)
 
 
