@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 __all__ = [
     "API_VERSION", "Applied", "AppliedSite", "Card", "FunctionInfo", "GateResult", "Hole",
     "KlcError", "Optimized", "Param", "ParsedFile", "RuleInfo", "RuleSet", "SiteInfo", "Step",
-    "apply", "gate", "list_sites", "load_rules", "optimize", "parse",
+    "apply", "gate", "list_sites", "load_rules", "optimize", "parse", "unified_diff",
 ]
 
 API_VERSION = 1  # raised only when a name or a field below changes meaning or goes away
@@ -292,9 +292,15 @@ class Applied:
     notes: tuple[str, ...]
 
 
-def unified_diff(old: str, new: str, path: str) -> str:
-    lines = difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
-                                 f"a/{path}", f"b/{path}")
+def unified_diff(old: str | bytes, new: str | bytes, path: str) -> str:
+    """The unified diff of a file's two versions, as ``klc apply`` prints it (a name that
+    holds a control character or a quote is quoted in the headers, as git does)."""
+    from klc.fsutil import diff_name
+
+    a = old.decode("utf-8") if isinstance(old, bytes) else old
+    b = new.decode("utf-8") if isinstance(new, bytes) else new
+    lines = difflib.unified_diff(a.splitlines(keepends=True), b.splitlines(keepends=True),
+                                 diff_name("a/", path), diff_name("b/", path))
     return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
 
 

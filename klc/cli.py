@@ -288,8 +288,6 @@ def _parse_holes(items: list[str]) -> dict[str, str]:
 
 @command("apply")
 def cmd_apply(args: argparse.Namespace) -> int:
-    import difflib
-
     from klc.frontend import parse_file
     from klc.fsutil import atomic_write
     from klc.library import select_rules
@@ -323,13 +321,9 @@ def cmd_apply(args: argparse.Namespace) -> int:
     elif args.output:
         atomic_write(args.output, outcome.source)
     elif not args.json:
-        old = unit.source.decode("utf-8").splitlines(keepends=True)
-        new = outcome.source.decode("utf-8").splitlines(keepends=True)
-        from klc.fsutil import diff_name
+        from klc.api import unified_diff
 
-        diff = difflib.unified_diff(old, new, diff_name("a/", args.kernel),
-                                    diff_name("b/", args.kernel))
-        sys.stdout.writelines(line if line.endswith("\n") else line + "\n" for line in diff)
+        sys.stdout.write(unified_diff(unit.source, outcome.source, args.kernel))
     return 0
 
 

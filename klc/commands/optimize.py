@@ -211,9 +211,6 @@ def _print_report(result: Any, out: Any, written: str) -> None:
 
 
 def _print_diff(path: str, old: bytes, new: bytes) -> None:
-    import difflib
+    from klc.api import unified_diff
 
-    a = old.decode("utf-8").splitlines(keepends=True)
-    b = new.decode("utf-8").splitlines(keepends=True)
-    diff = difflib.unified_diff(a, b, f"a/{path}", f"b/{path}")
-    sys.stdout.writelines(line if line.endswith("\n") else line + "\n" for line in diff)
+    sys.stdout.write(unified_diff(old, new, path))
