@@ -103,14 +103,64 @@ def mutate(seed: bytes, ops: list[tuple[str, float, float, bytes]]) -> bytes:
     return bytes(data)
 
 
+# spec fields set to values the gate must refuse (exit 2): a launch it cannot make, an
+# expression it must not evaluate, YAML it must not construct
+BAD_FIELDS = [
+    ("grid", v) for v in ("[-1]", "[0]", '["n // 0"]', '["9**9**9"]', "[\"__import__('os')\"]",
+                          '["ceil_div(n, 0.1)"]', "[100000000000]", '["n.real"]', "[.nan]")
+] + [
+    ("block", v) for v in ("[0]", "[100000000000]", "[64, 32]", '["(-8)**0.5"]', '["min(1)"]',
+                           "[-256]", '["int(1e999)"]')
+] + [
+    ("shared", v) for v in ("-1", '"int(1e999)"', ".nan", "1e12", '"n[0]"')
+] + [
+    ("bytes", v) for v in (".nan", ".inf", "-5", '"int(1e999-1e999)"', '"lambda: 1"',
+                           '"' + "+".join(["n"] * 1000) + '"', '"(' * 60 + "n" + ')"' * 60)
+] + [
+    ("flops", v) for v in (".inf", '"(lambda: 1)()"', '"[n]"', "-.inf")
+] + [
+    ("tolerance", v) for v in ("{rtol: .nan}", "{rtol: -1}", "{<<: {rtol: 0.1}}", "{atol: 2}")
+] + [
+    ("sizes", v) for v in ("{n: 0}", "{n: 4096, n: 8}", "{n: !!python/name:os.system}",
+                           "{n: 1e30}", "{n: -3}", "{n: 18446744073709551616999}")
+] + [
+    ("kernel", v) for v in ("!!python/name:os.system", "sax\x0bpy", "saxpy; rm")
+] + [
+    ("timeout_s", v) for v in (".nan", "-1", "1e300")
+] + [
+    ("options", "[" * 10000 + "]" * 10000),
+    ("peak", "fp128"),
+]
+
+
+def set_field(block: bytes, name: str, value: str) -> bytes:
+    """The spec block with ``name: value`` in place of that field's line (or added)."""
+    lines = block.split(b"\n")
+    line = f"{name}: {value}".encode()
+    for i, ln in enumerate(lines):
+        if ln.startswith(name.encode() + b":"):
+            lines[i] = line
+            return b"\n".join(lines)
+    return block.rstrip(b"\n") + b"\n" + line + b"\n"
+
+
 @st.composite
-def inputs(draw: st.DrawFn, kind: str) -> bytes:
+def inputs(draw: st.DrawFn, kind: str) -> tuple[bytes, bool]:
+    """An input of ``kind`` and whether the gate must refuse it (a spec field set to a value
+    from BAD_FIELDS and nothing else changed: the oracle for wrong exit codes)."""
     seeds = {"kernel": KERNEL_SEEDS, "rule": RULE_SEEDS, "spec": SPEC_SEEDS}[kind]
     seed = draw(st.sampled_from(seeds))
-    data = mutate(seed, draw(edits()))
+    must_fail = False
+    if kind == "spec" and draw(st.booleans()):
+        name, value = draw(st.sampled_from(BAD_FIELDS))
+        data, must_fail = set_field(seed, name, value), True
+    elif kind == "spec" and draw(st.booleans()):  # a second block
+        data, must_fail = seed + SPEC_KERNEL[SPEC_END:] + seed, True
+    else:
+        data = mutate(seed, draw(edits()))
     if kind == "spec":
         data = data + SPEC_KERNEL[SPEC_END:]
-    return data
+    return data, must_fail
 
 
 # --------------------------------------------------------------------------------------
@@ -190,8 +240,9 @@ def commands(kind: str, path: str, out: str) -> list[tuple[list[str], str]]:
     return runs
 
 
-def judge(kind: str, data: bytes, tally: Tally, workdir: Path) -> None:
-    """Run every command of ``kind`` on ``data`` and count what happened."""
+def judge(kind: str, data: bytes, tally: Tally, workdir: Path, must_fail: bool = False) -> None:
+    """Run every command of ``kind`` on ``data`` and count what happened. ``must_fail``: the
+    gate must refuse the input (exit 2); a 0 or 1 from it is a wrong exit code."""
     suffix = ".rule" if kind == "rule" else ".cu"
     path = workdir / f"input{suffix}"
     out = workdir / "out.cu"
@@ -213,6 +264,9 @@ def judge(kind: str, data: bytes, tally: Tally, workdir: Path) -> None:
         elif rc not in (0, 1, 2) or (rc == 2 and named not in err):
             tally.wrong_exit += 1
             tally.bad("wrong exit", f"{what}: {rc}: {err.strip()[:200]}")
+        elif must_fail and argv[0] == "gate" and rc != 2:
+            tally.wrong_exit += 1
+            tally.bad("wrong exit", f"{argv[0]} accepted (exit {rc}) {data[:200]!r}")
         elif rc == 2:
             tally.clean_errors += 1
         else:
@@ -236,8 +290,8 @@ def fuzz(kind: str, count: int, seed: int | None = None) -> Tally:
                   suppress_health_check=list(HealthCheck), phases=[
                       __import__("hypothesis").Phase.generate])
         @given(inputs(kind))
-        def run(data: bytes) -> None:
-            judge(kind, data, tally, workdir)
+        def run(case: tuple[bytes, bool]) -> None:
+            judge(kind, case[0], tally, workdir, must_fail=case[1])
 
         if seed is not None:
             run = __import__("hypothesis").seed(seed)(run)
