@@ -223,10 +223,13 @@ def step_diff(before: bytes, after: bytes, path: str) -> str:
     """The unified diff of one accepted step (what a report shows of it)."""
     import difflib
 
+    from klc.fsutil import diff_name
+
     a = before.decode("utf-8", "replace").splitlines(keepends=True)
     b = after.decode("utf-8", "replace").splitlines(keepends=True)
     return "".join(line if line.endswith("\n") else line + "\n"
-                   for line in difflib.unified_diff(a, b, f"a/{path}", f"b/{path}"))
+                   for line in difflib.unified_diff(a, b, diff_name("a/", path),
+                                                    diff_name("b/", path)))
 
 
 def summarize(record: GateRecord) -> dict[str, Any]:
