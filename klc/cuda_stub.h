@@ -344,4 +344,35 @@ template <typename Group, typename T, typename Op>
 __device__ T reduce(const Group& group, T value, Op op);
 }  // namespace cooperative_groups
 
+/* ---- what nvcc's implicit cuda_runtime.h brings from the host's <math.h> ---------------- */
+/* nvcc compiles `float m = -INFINITY;` and `M_PI` with no #include at all. Spelled as glibc
+ * spells them, so that a kernel that includes <math.h> after this redefines nothing. */
+#ifndef INFINITY
+#define INFINITY (__builtin_inff ())
+#endif
+#ifndef NAN
+#define NAN (__builtin_nanf (""))
+#endif
+#ifndef HUGE_VALF
+#define HUGE_VALF (__builtin_huge_valf ())
+#endif
+#ifndef HUGE_VAL
+#define HUGE_VAL (__builtin_huge_val ())
+#endif
+#ifndef M_PI
+#define M_E		2.7182818284590452354	/* e */
+#define M_LOG2E	1.4426950408889634074	/* log_2 e */
+#define M_LOG10E	0.43429448190325182765	/* log_10 e */
+#define M_LN2		0.69314718055994530942	/* log_e 2 */
+#define M_LN10		2.30258509299404568402	/* log_e 10 */
+#define M_PI		3.14159265358979323846	/* pi */
+#define M_PI_2		1.57079632679489661923	/* pi/2 */
+#define M_PI_4		0.78539816339744830962	/* pi/4 */
+#define M_1_PI		0.31830988618379067154	/* 1/pi */
+#define M_2_PI		0.63661977236758134308	/* 2/pi */
+#define M_2_SQRTPI	1.12837916709551257390	/* 2/sqrt(pi) */
+#define M_SQRT2	1.41421356237309504880	/* sqrt(2) */
+#define M_SQRT1_2	0.70710678118654752440	/* 1/sqrt(2) */
+#endif
+
 #endif /* KLC_CUDA_STUB_H */

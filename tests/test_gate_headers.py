@@ -174,3 +174,16 @@ __global__ void k(float* y) { y[0] = M_LN2 + M_PI_2; }
     bad = src.replace(b"M_PI < 3.1415926535898", b"M_PI < 3.14")
     r = compile_unit(parse_bytes(bad, "consts.cu"), arch="sm_90")
     assert not r.ok and "static assertion failed" in r.error
+
+
+@pytest.mark.parametrize("name", ["no_include_infinity.cu", "math_constants.cu",
+                                  "cmath_std.cu", "half_types.cu"])
+def test_libclang_sees_what_nvcc_sees(name: str) -> None:
+    """klc's libclang facts (klc/cuda_stub.h) know M_PI and INFINITY without an include, as
+    nvcc does, and agree with the host's <math.h> where a kernel includes it (no
+    redefinition: no diagnostic at all)."""
+    from klc.frontend import parse_file
+
+    unit = parse_file(HEADERS / name)
+    assert unit.facts.diagnostics == []
+    assert [d.spelling for d in unit.facts.tu.diagnostics] == []
