@@ -22,7 +22,7 @@ def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("KLC_CACHE_DIR", str(tmp_path / "cache"))
 
 
-@pytest.mark.parametrize(("kind", "count"), [("rule", 12), ("kernel", 3), ("spec", 3)])
+@pytest.mark.parametrize(("kind", "count"), [("rule", 12), ("kernel", 2), ("spec", 4)])
 def test_short_fuzz_profile(kind: str, count: int) -> None:
     t = fuzz.fuzz(kind, count, seed=21)
     assert t.inputs == count and t.runs >= 3 * count
