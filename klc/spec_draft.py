@@ -711,9 +711,17 @@ def draft_spec(unit: Unit, kernel: str | None = None) -> Draft:
 
     # data-dependent index ranges
     range_sizes: dict[str, tuple[str, int]] = {}  # index buffer -> (size name or "", value)
+    same_place: dict[str, str] = {}  # index buffer -> the bound of the loop it stands in for
     for var, buf in k.data_index.items():
         ct = next(c for p, c, _ in sig if p.name == buf)
-        if ct.dtype in ("uint8", "int8", "bool"):
+        w = _same_position(var, k, ranges)
+        if w is not None:  # row[labels[r]] beside row[c], c < classes: labels in [0, classes)
+            ranges[var] = ranges[w]
+            hi = ranges[w][1]
+            m = re.fullmatch(r"\((.*) - 1\)", hi)
+            same_place[buf] = _tidy(m.group(1) if m and _balanced(m.group(1)) else
+                                    f"{hi} + 1")
+        elif ct.dtype in ("uint8", "int8", "bool"):
             range_sizes[buf] = ("", 256 if ct.dtype == "uint8" else 128)
             ranges[var] = ("0", str(range_sizes[buf][1] - 1))
         else:
@@ -857,7 +865,15 @@ def draft_spec(unit: Unit, kernel: str | None = None) -> Draft:
         lanes = ct.lanes
         if lanes > 1:
             pass  # a vector type's shape counts vectors, as the index does
-        if p.name in range_sizes:
+        if p.name in same_place:
+            bound = same_place[p.name]
+            if host is not None:
+                bound = _tidy(_subst(bound, {q: param_value[q] for q in size_params
+                                             if q in param_value and param_value[q] != q}))
+            inits[p.name] = f"randint(0, {bound})"
+            guessed.append(f"args.{p.name}.init: its values index where a loop variable "
+                           f"does, so they range over [0, {bound})")
+        elif p.name in range_sizes:
             name, value = range_sizes[p.name]
             inits[p.name] = f"randint(0, {name or value})"
         elif roles[p.name] != "out":
@@ -925,6 +941,23 @@ def draft_spec(unit: Unit, kernel: str | None = None) -> Draft:
         lines.append(f"# TODO: {t}")
     lines.append("*/")
     return Draft(fn.name, "\n".join(lines) + "\n", guessed, todo, sizes, host is not None)
+
+
+def _same_position(var: str, k: _Kernel, ranges: dict[str, tuple[str, str]]) -> str | None:
+    """A loop (or thread) variable that indexes the same buffer in the same place as the
+    data-dependent index ``var`` does elsewhere (``row[labels[r]]`` and ``row[c]``)."""
+    for a in k.accesses:
+        if not re.search(rf"\b{re.escape(var)}\b", a.index):
+            continue
+        for b in k.accesses:
+            if b.buffer != a.buffer or "_v_" in b.index:
+                continue
+            for w in ranges:
+                if w.startswith("_") or not re.search(rf"\b{re.escape(w)}\b", b.index):
+                    continue
+                if re.sub(rf"\b{re.escape(var)}\b", w, a.index) == b.index:
+                    return w
+    return None
 
 
 def _resolve_free(expr: str, ranges: dict[str, tuple[str, str]], env: dict[str, int]

@@ -80,6 +80,8 @@ def test_specific_drafts() -> None:
     text, emb = get("embedding_gather.cu")
     assert sorted(emb["table"]) == ["dim", "table_rows"]
     assert 'init: "randint(0, table_rows)"' in text
+    text, ce = get("cross_entropy.cu")  # labels index a row where the loop's c does
+    assert ce["logits"] == ["rows", "classes"] and 'init: "randint(0, classes)"' in text
     text, hist = get("histogram.cu")
     assert hist["bins"] == ["256"] and 'init: "randint(0, 256)"' in text
     text, _ = get("adam_update.cu")
