@@ -32,6 +32,7 @@ KERNELS = {
     "libcudacxx.cu": "saturate",
     "math_constants.cu": "gelu_rows",
     "no_include_infinity.cu": "row_max",
+    "std_mix.cu": "std_mix",
     "wmma_tile.cu": "wmma_16x16",
 }
 SYSTEM_ROOTS = ("/usr/local/cuda", "/opt/cuda", "/usr/include")
