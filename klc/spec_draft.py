@@ -504,7 +504,7 @@ def _host_launch(unit: Unit, kernel: str) -> _Host | None:
     def c_to_spec(text: str) -> str:
         t = re.sub(r"\(\s*(?:size_t|int|long|unsigned|long long|unsigned int|int64_t)\s*\)",
                    "", text)
-        t = re.sub(r"sizeof\s*\(\s*\w+\s*\)", "1", t)
+        t = re.sub(r"sizeof\s*\(\s*([\w\s]+?)\s*\)", lambda m: _sizeof(m.group(1)), t)
         t = re.sub(r"\bCEIL_DIV\b|\bceil_div\b|\bcdiv\b|\bdiv_up\b|\bDIV_UP\b", "ceil_div", t)
         t = re.sub(r"(\d)[fF]\b", r"\1", t)
         t = t.replace("/", "//").replace("////", "//")
@@ -595,16 +595,31 @@ def _host_launch(unit: Unit, kernel: str) -> _Host | None:
     block = dim3_var(launch.config[1]) if len(launch.config) > 1 else ["1"]
     shared = config[2] if len(config) > 2 else None
     used = set()
-    for t in [*args, *grid, *block]:
+    for t in [*args, *grid, *block, *([shared] if shared else [])]:
         used |= set(re.findall(r"\b[A-Za-z_]\w*\b", t))
     sizes = {n: v for n, v in literals.items() if n in used}
     # block sizes and other constants only in the launch config are written as numbers
     config_only = {n for n in sizes if not any(re.search(rf"\b{n}\b", a) for a in args)}
     grid = [_subst(g, {n: str(sizes[n]) for n in config_only}) for g in grid]
     block = [_subst(b, {n: str(sizes[n]) for n in config_only}) for b in block]
+    if shared:
+        shared = _subst(shared, {n: str(sizes[n]) for n in config_only})
     for n in config_only:
         del sizes[n]
     return _Host(sizes, args, grid, block, shared, unit.where(launch.start))
+
+
+def _sizeof(type_name: str) -> str:
+    """``sizeof(T)`` of a type the gate knows (float: 4, __half: 2, float4: 16), else the
+    text as it was (and the draft will not check: a person gives the number)."""
+    import numpy as np
+
+    parsed = parse_ctype(type_name)
+    if parsed is None or parsed[1]:
+        return f"sizeof({type_name})"
+    ct = parsed[0]
+    item = 2 if ct.dtype == "bfloat16" else np.dtype(ct.dtype).itemsize
+    return str(item * ct.lanes)
 
 
 def _split_args(text: str) -> list[str]:
@@ -690,7 +705,7 @@ def draft_spec(unit: Unit, kernel: str | None = None) -> Draft:
 
     host = _host_launch(unit, fn.name)
     if host is not None:  # usable only where the launch is a function of constant sizes
-        exprs = [*host.grid, *host.block,
+        exprs = [*host.grid, *host.block, *([host.shared] if host.shared else []),
                  *(a for (p, ct, ptr), a in zip(sig, host.args, strict=False)
                    if not ptr and not ct.dtype.startswith("float"))]
         unknown = sorted({n for e in exprs for n in re.findall(r"\b[A-Za-z_]\w*\b", e)}
@@ -897,6 +912,13 @@ def draft_spec(unit: Unit, kernel: str | None = None) -> Draft:
             grid, block = ["TODO"], ["TODO"]
         else:
             guessed.append(f"grid, block: {why}")
+
+    dynamic = next((sh for sh in fn.shared if sh.extern), None)
+    if dynamic is not None and not (shared and shared.strip() not in ("0", "")):
+        todo.append(f"{unit.where(dynamic.start)}: {fn.name} uses dynamic shared memory "
+                    f"(extern __shared__ {dynamic.name}) and no launch in the file says how "
+                    "much: give shared: (bytes)")
+        shared = "TODO"
 
     # the block
     lines = ["/* klc-spec", f"kernel: {fn.name}"]

@@ -210,3 +210,26 @@ def test_host_dim3_launch_and_a_launch_it_cannot_use() -> None:
     assert not d.host_launch
     assert "the launch at t.cu:11:5 is not used: argv, atoi not set from constants" in d.text
     assert list(spec.grid) == ["ceil_div(cols, 32)", "ceil_div(rows, 8)"]
+
+
+DYNAMIC = """__global__ void dyn(const float* x, float* y, int n) {
+    extern __shared__ float buf[];
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) { buf[threadIdx.x] = x[i]; y[i] = buf[threadIdx.x]; }
+}
+"""
+
+
+def test_dynamic_shared_memory_from_the_launch_or_todo() -> None:
+    d = draft_spec(parse_bytes(DYNAMIC.encode(), "d.cu"))
+    assert d.todo and "uses dynamic shared memory (extern __shared__ buf)" in d.todo[0]
+    host = DYNAMIC + """int main() {
+    int n = 1 << 20;
+    const int bs = 128;
+    float *x, *y;
+    dyn<<<(n + bs - 1) / bs, bs, bs * sizeof(float)>>>(x, y, n);
+}
+"""
+    d, spec, _ = drafted(host.encode(), "d.cu")
+    assert not d.todo and spec.shared == "128 * 4" and list(spec.block) == ["128"]
+    assert spec.sizes == {"n": 1 << 20}

@@ -81,7 +81,14 @@ def _init(args: argparse.Namespace) -> int:
     unit = parse_bytes(source, path)
     if unit.problems:
         raise KlcError(unit.problems[0].describe(path))
-    draft = draft_spec(unit, args.kernel)
+    try:
+        draft = draft_spec(unit, args.kernel)
+    except KlcError:
+        raise
+    except (RecursionError, ValueError, KeyError, IndexError, TypeError, AttributeError) as e:
+        # the drafter met code it does not model: one line, as for bad input
+        raise KlcError(f"{path}: klc spec init cannot draft this kernel ({type(e).__name__}: "
+                       f"{e}); write the spec by hand (docs/spec.md)") from None
     block = draft.text.encode()
     print(draft.text, end="")
     if draft.todo:
