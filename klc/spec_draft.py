@@ -268,7 +268,13 @@ class _Kernel:
         for n in self._walk(body):
             if n.type != "subscript_expression":
                 continue
-            base = self.pointer_base(n.child_by_field_name("argument"))
+            try:
+                base = self.pointer_base(n.child_by_field_name("argument"))
+            except _Unknown as e:
+                problems.append(f"{self.unit.where(n.start_byte)}: the pointer "
+                                f"{self.text(n.child_by_field_name('argument'))} is an offset "
+                                f"klc cannot read ({e})")
+                continue
             if base is None:
                 continue
             buf, off = base
@@ -654,6 +660,14 @@ def _calls(unit: Unit, fn: Function, name: str) -> Iterator[Node]:
 
 def draft_spec(unit: Unit, kernel: str | None = None) -> Draft:
     """Draft the klc-spec block of one kernel of ``unit`` (see the module doc)."""
+    try:
+        return _draft(unit, kernel)
+    except _Unknown as e:
+        raise DraftError(f"{unit.path}: klc spec init cannot read an expression of the "
+                         f"kernel ({e}); write the spec by hand (docs/spec.md)") from None
+
+
+def _draft(unit: Unit, kernel: str | None) -> Draft:
     kernels = [f for f in unit.kernels]
     if not kernels:
         raise DraftError(f"{unit.path}: no __global__ kernel in the file")
@@ -785,10 +799,10 @@ def draft_spec(unit: Unit, kernel: str | None = None) -> Draft:
                     break
                 e2[v] = val
                 sub[v] = r
-            if not ok:
-                continue
-            got = _eval(expr, e2)
-            if got is not None and (best is None or got > best):
+            got = _eval(expr, e2) if ok else None
+            if got is None:  # a corner that cannot be evaluated (too large): no bound at all
+                return None, expr
+            if best is None or got > best:
                 best, best_expr = got, _subst(expr, sub)
         return best, best_expr
 
@@ -832,7 +846,7 @@ def draft_spec(unit: Unit, kernel: str | None = None) -> Draft:
         acc = [a for a in k.accesses if a.buffer == p.name]
         written = any(a.write for a in acc)
         read_any = any(a.read for a in acc)
-        if p.const or not written:
+        if p.const or parse_ctype(p.type)[2] or not written:  # (the spec's notion of const)
             roles[p.name] = "in"
         else:
             roles[p.name] = "inout" if read_any else "out"
@@ -1017,7 +1031,8 @@ def _choose_sizes(size_params: list[str], loop_bounded: set[str], k: _Kernel,
         for a in k.accesses:
             got, _ = corners(a.index, env)
             if got is None:
-                continue
+                ok = False
+                break
             biggest = max(biggest, got + 1)
         for var, (_, hi) in ranges.items():
             if var.startswith("_v_"):
