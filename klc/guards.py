@@ -2008,10 +2008,33 @@ def const_safe(ctx: GuardContext, x: Binding) -> Verdict:
                 f"of `{fn.name}` is free to change", x.start)
 
 
-def _kernel_type_pinned(ctx: GuardContext, fn: Function) -> str:
+# predicates that a simplification's guard needs and its inverse skill does not: klc learn
+# leaves them out of the skill's guard (removing const needs every caller to pass non-const
+# pointers; adding it does not)
+PASS_ONLY_PREDICATES = frozenset({"const_removable"})
+
+
+@predicate("const_removable", _metavar())
+def const_removable(ctx: GuardContext, x: Binding) -> Verdict:
+    """Removing const from kernel pointer parameter $X's pointee keeps the file compiling:
+    the kernel's name is used nowhere else in the file (a launch or a call could pass a
+    const pointer, which no longer converts), is declared once, and no header the file
+    includes with quotes names it. For simplifications (the inverse, adding const, needs
+    ``const_safe`` instead)."""
+    fn = ctx.function
+    if fn is None:
+        return _no(ctx, f"{_code(x)} is not in a function", x.start)
+    why = _kernel_type_pinned(ctx, fn, calls_too=True)
+    if why:
+        return _no(ctx, why, x.start)
+    return _yes(f"`{fn.name}` is not called, launched or declared elsewhere in this file",
+                x.start)
+
+
+def _kernel_type_pinned(ctx: GuardContext, fn: Function, calls_too: bool = False) -> str:
     """Why the function's parameter types may not change ('' when they may): its name used
-    other than as a callee or a launch, declared elsewhere in the file, or in a header the
-    file includes with quotes."""
+    other than as a callee or a launch (any use, with ``calls_too``), declared elsewhere in
+    the file, or in a header the file includes with quotes."""
     unit, src = ctx.unit, ctx.unit.source
     declarator = fn.node.child_by_field_id(F_DECLARATOR)
     own = (declarator.start_byte, declarator.end_byte) if declarator is not None else (0, 0)
@@ -2029,6 +2052,9 @@ def _kernel_type_pinned(ctx: GuardContext, fn: Function) -> str:
             node, parent = parent, parent.parent
         if parent is not None and parent.type == "call_expression" \
                 and parent.child_by_field_id(F_FUNCTION) == node:
+            if calls_too:
+                where = _cite(unit, parent.start_byte, parent.end_byte)
+                return f"`{fn.name}` is called or launched at {where}"
             continue
         if parent is not None and parent.type == "function_declarator":
             where = _cite(unit, parent.start_byte, parent.end_byte)
