@@ -69,7 +69,7 @@ def test_restrict_goes_after_the_star_nearest_the_name(base: str, declarator: st
     head_old, head_new = code.split("(", 1)[1].split(",")[0], new.split("(", 1)[1].split(",")[0]
     old_t, new_t = _tokens(head_old), _tokens(head_new)
     last_star = max(i for i, t in enumerate(old_t) if t == "*")
-    assert new_t == old_t[:last_star + 1] + ["__restrict__"] + old_t[last_star + 1:], new
+    assert new_t == [*old_t[:last_star + 1], "__restrict__", *old_t[last_star + 1:]], new
     assert parse_bytes(out.source, "k.cu").problems == []
     again = apply_rules(parse_bytes(out.source, "k.cu"), _rules("add_restrict"))
     assert not again.changed  # once is enough
