@@ -347,6 +347,37 @@ def layout_changes(old: str, new: str) -> list[str]:
     return out
 
 
+def outside_edits(old: bytes, new: bytes, edits: list[Any], launch: bool) -> list[int]:
+    """Lines of the rewrite whose bytes are not what the rule's edits make of the original
+    (``klc.rewrite.apply_edits``: each span replaced, everything else kept, a blank where
+    two words would touch): bytes changed outside the edit spans. A rewrite that also
+    changes the launch geometry writes it into the klc-spec block: its lines are judged on
+    the spans and that block (``outside_lines``)."""
+    if launch:
+        from klc.spec import find_spec_block
+
+        spans = [(e.start, e.end) for e in edits]
+        block = find_spec_block(old)
+        if block is not None:
+            spans.append(block)
+        return outside_lines(old, new, spans)
+    from klc.errors import KlcError
+    from klc.rewrite import apply_edits
+
+    try:
+        expected = apply_edits(old, edits)
+    except KlcError:
+        return outside_lines(old, new, [(e.start, e.end) for e in edits])
+    if expected == new:
+        return []
+    a = expected.decode("utf-8", "replace").splitlines()
+    b = new.decode("utf-8", "replace").splitlines()
+    bad = [j + 1 for tag, _, _, j1, j2 in
+           difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+           if tag != "equal" for j in range(j1, max(j2, j1 + 1))]
+    return bad or [1]
+
+
 def outside_lines(old: bytes, new: bytes, spans: list[tuple[int, int]]) -> list[int]:
     """Lines of the original (1-based) that the rewrite changed although no edit span
     touches them."""
@@ -455,14 +486,8 @@ def _check(src: Source, cfg: Config, res: dict[str, Any]) -> None:
         rw["changed"] = True
         rw["sites"] = len(outcome.applied)
         rw["rules"] = sorted({a.match.rule.name for a in outcome.applied})
-        spans = [(e.start, e.end) for a in outcome.applied for e in a.edits]
-        if any(a.launch for a in outcome.applied):
-            from klc.spec import find_spec_block
-
-            block = find_spec_block(data)
-            if block is not None:  # the launch geometry is written into the spec
-                spans.append(block)
-        rw["outside"] = outside_lines(data, new, spans)
+        edits = [e for a in outcome.applied for e in a.edits]
+        rw["outside"] = outside_edits(data, new, edits, any(a.launch for a in outcome.applied))
         layout: list[str] = []
         for a in outcome.applied:
             for e in a.edits:

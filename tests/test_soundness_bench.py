@@ -161,6 +161,12 @@ def test_layout_and_outside_checks() -> None:
     new = b"int a;\nint bb;\nint c2;\n"
     assert sb.outside_lines(src, new, [(7, 13)]) == [3]  # the edit covered line 2 only
     assert sb.outside_lines(src, new, [(7, 20)]) == []
+    # against the edits themselves: `b` -> `bb` is the edit, `c` -> `c2` is not
+    from klc.rewrite import ByteEdit
+
+    edit = [ByteEdit(11, 12, "bb", "replace")]
+    assert sb.outside_edits(src, b"int a;\nint bb;\nint c;\n", edit, False) == []
+    assert sb.outside_edits(src, new, edit, False) == [3]
 
 
 def test_round_robin_takes_files_in_turn() -> None:
