@@ -92,7 +92,6 @@ class BatchConfig:
     gate_timeout: float | None = None
     optimize_options: tuple[tuple[str, Any], ...] = ()  # filler, budget, target_sol
     tree_only: bool = False  # guards on tree-sitter facts only (no libclang): faster
-
     # the rule files named one by one (--rule FILE), not found in a library folder (--skills,
     # the default): a rule that changes results (its card's ``precision``) is applied without
     # the gate only from a named file, or when --only names it
@@ -100,6 +99,7 @@ class BatchConfig:
     # without the gate, each rewritten file is compiled (NVRTC, device code; no GPU) with its
     # original, and kept only if it compiles where the original did (off: --no-compile-check)
     compile_check: bool = False
+
     @classmethod
     def from_paths(cls, paths: Sequence[str], **kw: Any) -> BatchConfig:
         """Read rule files and folders (a folder: its ``*.rule`` files in name order)."""
@@ -146,10 +146,10 @@ class BatchConfig:
             raise RuleError(errors)
         where = ", ".join(p for p, _ in self.rule_files)
         rules = select_rules(rules, list(self.rule_names), where)
-        holes = dict(self.holes)
         held = self.held_back(rules)
         _HELD[self.digest()] = held
         rules = [r for r in rules if r.name not in held]
+        holes = dict(self.holes)
         check_hole_names(rules, holes)
         for r in rules:
             resolve_holes(r, holes)  # a bad or missing value stops the batch here
@@ -749,8 +749,8 @@ def unified_diff(old: bytes, new: bytes, path: str) -> str:
 
 _STATE: WorkerState | None = None
 _RULES_BY_DIGEST: dict[str, list[Rule]] = {}  # a Ray worker process serves many tasks
-
 _HELD: dict[str, list[str]] = {}  # by digest: BatchConfig.held_back of the loaded rules
+
 
 def _rules_for(config: BatchConfig) -> list[Rule]:
     key = config.digest()
