@@ -353,6 +353,8 @@ def outside_edits(old: bytes, new: bytes, edits: list[Any], launch: bool) -> lis
     two words would touch): bytes changed outside the edit spans. A rewrite that also
     changes the launch geometry writes it into the klc-spec block: its lines are judged on
     the spans and that block (``outside_lines``)."""
+    # the same edit asked twice (two uses of one parameter) is made once, as the pipeline does
+    edits = list({(e.start, e.end, e.text): e for e in edits}.values())
     if launch:
         from klc.spec import find_spec_block
 
