@@ -2062,14 +2062,18 @@ def _kernel_type_pinned(ctx: GuardContext, fn: Function, calls_too: bool = False
         where = _cite(unit, node.start_byte, node.end_byte)
         return f"the name `{fn.name}` is used at {where}, where the kernel's type matters"
     import os
+
+    from klc.fsutil import read_input
+
     folder = os.path.dirname(unit.path)
     for m in re.finditer(rb'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', src, re.M):
         header = os.path.join(folder, m.group(1).decode("utf-8", "replace"))
+        if not os.path.lexists(header):
+            continue  # (on the build's include path, which the file does not say)
         try:
-            with open(header, "rb") as f:
-                text = f.read(4 << 20)
-        except OSError:
-            continue
+            text = read_input(header, "header")  # regular files only, never blocks
+        except KlcError as e:
+            return f"cannot read the included {m.group(1).decode()} to check it: {e}"
         if re.search(rb"(?<![\w])" + re.escape(fn.name.encode()) + rb"(?![\w])", text):
             return (f"`{fn.name}` is named in the included {m.group(1).decode()}: a declaration "
                     "there would no longer agree")
