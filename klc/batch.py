@@ -1570,8 +1570,9 @@ def copy_rest(options: BatchOptions) -> tuple[int, int, list[str]]:
     what was not copied and why)."""
     import filecmp
 
+    from klc.fsutil import atomic_write
+
     assert options.out_dir is not None
-    out_real = os.path.realpath(options.out_dir)
     multi = len(options.roots) > 1
     copied = unchanged = 0
     skipped: list[str] = []
@@ -1604,31 +1605,21 @@ def copy_rest(options: BatchOptions) -> tuple[int, int, list[str]]:
                 if not os.path.isfile(src):
                     skipped.append(f"{src}: not a regular file (or a broken link)")
                     continue
+                if not _inside(os.path.dirname(dest), options.out_dir):  # before any mkdir
+                    skipped.append(f"{dest}: its folder leads outside {options.out_dir}")
+                    continue
                 try:
                     os.makedirs(os.path.dirname(dest), exist_ok=True)
-                    if not _inside(os.path.dirname(dest), out_real):
-                        skipped.append(f"{dest}: its folder leads outside {options.out_dir}")
-                        continue
-                    if os.path.islink(dest) or (os.path.exists(dest)
-                                                and not os.path.isfile(dest)):
-                        skipped.append(f"{dest}: not a regular file; left as it is")
-                        continue
-                    if os.path.exists(dest) and filecmp.cmp(src, dest, shallow=True):
+                    if os.path.isfile(dest) and not os.path.islink(dest) \
+                            and filecmp.cmp(src, dest, shallow=True):
                         unchanged += 1
                         continue
-                    tmp = os.path.join(os.path.dirname(dest),
-                                       f".{name}.{os.getpid()}{TMP_SUFFIX}")
-                    try:
-                        with open(src, "rb") as fin, open(tmp, "wb") as fout:
-                            shutil.copyfileobj(fin, fout, 1 << 20)
-                            fout.flush()
-                            os.fsync(fout.fileno())
-                        shutil.copystat(src, tmp)
-                        os.replace(tmp, dest)
-                    finally:
-                        with contextlib.suppress(FileNotFoundError):
-                            os.unlink(tmp)
+                    with open(src, "rb") as fin:  # (links out, non-regular targets refused)
+                        atomic_write(dest, fin, inside=options.out_dir)
+                    shutil.copystat(src, dest)  # mode, and the times the next run compares
                     copied += 1
+                except KlcError as e:
+                    skipped.append(str(e))
                 except OSError as e:
                     skipped.append(f"{dest}: {e.strerror or e}")
     return copied, unchanged, skipped

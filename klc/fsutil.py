@@ -12,9 +12,11 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import shutil
 import stat
 import tempfile
 from pathlib import Path
+from typing import BinaryIO
 
 from klc.errors import KlcError
 
@@ -120,9 +122,10 @@ def _why_not(name: str, e: OSError, what: str) -> str:
     return f"cannot read: {e.strerror or e}"
 
 
-def atomic_write(path: str | Path, data: bytes, *, in_place: bool = False,
+def atomic_write(path: str | Path, data: bytes | BinaryIO, *, in_place: bool = False,
                  inside: str | Path | None = None) -> None:
-    """Write ``data`` to ``path`` atomically. A symbolic link is written at its target (the
+    """Write ``data`` (bytes, or a binary file read to its end in chunks: a copy) to ``path``
+    atomically. A symbolic link is written at its target (the
     link stays a link), the same for every command. ``inside``: the resolved target must lie
     in this folder (``klc batch --out`` never follows a link out of its output folder).
     ``in_place``: the file being rewritten is the input; one with other hard links is refused
@@ -157,7 +160,10 @@ def atomic_write(path: str | Path, data: bytes, *, in_place: bool = False,
         raise KlcError(f"{path}: cannot write: {e.strerror or e}") from None
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(data)
+            if isinstance(data, bytes | bytearray):
+                f.write(data)
+            else:
+                shutil.copyfileobj(data, f, 1 << 20)
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, mode)
