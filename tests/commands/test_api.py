@@ -12,7 +12,7 @@ import pytest
 
 from klc import api
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SIGMOID = "bench/examples/sigmoid.cu"
 
 

@@ -16,7 +16,7 @@ from klc.cli import main
 jsonschema = pytest.importorskip("jsonschema")
 sarif_loader = pytest.importorskip("sarif.loader")
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SIGMOID = ROOT / "bench" / "examples" / "sigmoid.cu"
 
 

@@ -21,7 +21,7 @@ from klc.gate.cache import GateCache, cache_key, record_from_json
 from klc.optimize import optimize, to_markdown
 from klc.rules import Rule, load_rules
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SIGMOID = ROOT / "bench" / "examples" / "sigmoid.cu"
 # fixed skills written for these tests (their cards are the tests' premises); the shipped
 # library is learned and regenerated, so only test_real_library_static_path uses it

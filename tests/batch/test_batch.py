@@ -19,10 +19,13 @@ import pytest
 
 from klc import batch as kb
 from klc.batch import BatchConfig, BatchOptions, FileResult, Journal, run_batch, walk
+from klc.batch import local as kb_local
+from klc.batch import run as kb_run
+from klc.batch import worker as kb_worker
 from klc.cli import main
 from klc.errors import KlcError
 
-ROOT = Path(__file__).parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 KLC = [sys.executable, "-c", "import sys; from klc.cli import main; sys.exit(main())"]
 FAST_MATH = str(ROOT / "skills" / "fast_math.rule")
 
@@ -160,14 +163,14 @@ def test_in_place_through_a_symbolic_link_rewrites_its_target(tmp_path: Path) ->
 def test_in_place_leaves_a_file_changed_during_the_batch(tmp_path: Path,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     src = make_tree(tmp_path / "src", {"a.cu": PLAIN, "b.cu": PLAIN})
-    real_write = kb._write
+    real_write = kb_run._write
 
     def someone_edits_b_first(src_: kb.Source, res: FileResult, *a: object) -> None:
         if src_.path.endswith("b.cu"):
             Path(src_.path).write_bytes(PLAIN + b"// edited meanwhile\n")
         real_write(src_, res, *a)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(kb, "_write", someone_edits_b_first)
+    monkeypatch.setattr(kb_run, "_write", someone_edits_b_first)
     s = run_batch(config(), BatchOptions([str(src)], mode="in_place",
                                          journal=str(tmp_path / "j")))
     by = {Path(r.path).name: r for r in s.results}
@@ -448,7 +451,7 @@ def test_workers_are_forked_only_while_no_other_thread_runs(tmp_path: Path) -> N
     assert tree_bytes(tmp_path / "forked") == tree_bytes(tmp_path / "spawned")
 
 
-_WORK_CHUNK = kb._work_chunk
+_WORK_CHUNK = kb_worker._work_chunk
 
 
 def crashing_chunk(paths: list[str]) -> list[FileResult]:
@@ -463,7 +466,7 @@ def test_a_worker_that_dies_costs_its_file_only(tmp_path: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     files = {f"k{i:02}.cu": PLAIN for i in range(12)} | {"m_crash.cu": PLAIN}
     src = make_tree(tmp_path / "src", files)
-    monkeypatch.setattr(kb, "_work_chunk", crashing_chunk)
+    monkeypatch.setattr(kb_local, "_work_chunk", crashing_chunk)
     s = run_batch(config(), BatchOptions([str(src)], mode="out", out_dir=str(tmp_path / "out"),
                                          jobs=2))
     by = {Path(r.path).name: r for r in s.results}

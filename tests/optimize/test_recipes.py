@@ -17,7 +17,7 @@ from klc.optimize import optimize
 from klc.recipes import RECIPES_FILE, build, load, replay, to_yaml
 from klc.reverse import learn
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SKILLS = ROOT / "skills"
 NAIVE_SGEMM = ROOT / "bench/lineages/sgemm/walk/v38_register_tile_1x1_to_scalar.cu"
 

@@ -18,7 +18,7 @@ import pytest
 yaml = pytest.importorskip("yaml")
 pytest.importorskip("pre_commit")
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 
 

@@ -25,7 +25,7 @@ from klc.library import load_rule_paths
 from klc.match import _Matcher, block_statements, compile_pattern, find_matches
 from klc.pipeline import find_sites, resolve_holes
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 SHADOWS = b"""\
 __global__ void scale(float* x, const float* w, float* out, int n) {

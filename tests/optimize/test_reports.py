@@ -4,7 +4,7 @@ matplotlib is installed, and an HTML page with the diff of every accepted step, 
 a real browser (headless Chromium, Debian's package, installed by .ci/run) and checked.
 
 The optimizations are real runs of the optimize loop on bench/examples/sigmoid.cu against
-the scripted gate of tests/test_optimize.py (the loop's own test double: a kernel's time
+the scripted gate of tests/optimize/test_optimize.py (the loop's own test double: a kernel's time
 follows the features its source has), so the steps, diffs and numbers are the loop's."""
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from test_optimize import FakeGate, run
 from klc.cli import main
 from klc.htmlreport import write_batch_report, write_optimize_report
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SIGMOID = ROOT / "bench" / "examples" / "sigmoid.cu"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 

@@ -13,7 +13,7 @@ import pytest
 
 from klc.cli import main
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SIGMOID = ROOT / "bench" / "examples" / "sigmoid.cu"
 OPTIONAL = {"ray": "ray", "matplotlib": "plot", "optuna": "tune", "openai": "llm"}
 

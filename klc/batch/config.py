@@ -1,0 +1,312 @@
+"""Batch configuration and results: what a batch runs (``BatchConfig``: rules, holes,
+gate and optimize options), where (``BatchOptions``), and what each file gives back
+(``FileResult``, ``BatchSummary``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from klc import __version__
+from klc.errors import KlcError
+
+if TYPE_CHECKING:
+    from klc.rules import Rule
+
+SOURCE_SUFFIXES = (".cu", ".cuh")
+JOURNAL_NAME = ".klc-batch.jsonl"
+TMP_SUFFIX = ".klc-tmp"  # klc.fsutil.atomic_write's temporary files end so
+MODES = ("check", "diff", "out", "in_place")
+WRITE_MODES = ("out", "in_place")
+
+# Per-file statuses. The first three are successes; the others make the exit status 1.
+REWRITTEN, UNCHANGED, REFUSED = "rewritten", "unchanged", "refused"
+PARSE_FAILED, GATE_FAILED, ERROR = "parse_failed", "gate_failed", "error"
+STATUSES = (REWRITTEN, UNCHANGED, REFUSED, PARSE_FAILED, GATE_FAILED, ERROR)
+FAILED = frozenset({PARSE_FAILED, GATE_FAILED, ERROR})
+MAX_REFUSED = 8  # refused sites kept with their reason per file (all are counted)
+ACCEPTED_GATE_VERDICTS = frozenset({"passed", "compiled", "skipped"})
+SLOWER_MARGIN = 0.02  # a gated rewrite slower than the original by more (and the noise) is not kept
+
+
+_HELD: dict[str, list[str]] = {}  # by digest: BatchConfig.held_back of the loaded rules
+
+
+# --------------------------------------------------------------------------------------
+# Configuration
+
+
+@dataclass(frozen=True)
+class BatchConfig:
+    """What is done to each file. It carries the rule files' text (not their paths), so a
+    worker anywhere, on any node, loads exactly the rules the driver checked."""
+
+    rule_files: tuple[tuple[str, str], ...]  # (path, text) of each rule file, in load order
+    rule_names: tuple[str, ...] = ()  # apply only these rules (all when empty)
+    holes: tuple[tuple[str, str], ...] = ()  # --hole NAME=VALUE
+    gate: bool = False
+    optimize: bool = False
+    arch: str | None = None
+    gate_timeout: float | None = None
+    optimize_options: tuple[tuple[str, Any], ...] = ()  # filler, budget, target_sol
+    tree_only: bool = False  # guards on tree-sitter facts only (no libclang): faster
+    # the rule files named one by one (--rule FILE), not found in a library folder (--skills,
+    # the default): a rule that changes results (its card's ``precision``) is applied without
+    # the gate only from a named file, or when --only names it
+    named_files: tuple[str, ...] = ()
+    # without the gate, each rewritten file is compiled (NVRTC, device code; no GPU) with its
+    # original, and kept only if it compiles where the original did (off: --no-compile-check)
+    compile_check: bool = False
+
+    @classmethod
+    def from_paths(cls, paths: Sequence[str], **kw: Any) -> BatchConfig:
+        """Read rule files and folders (a folder: its ``*.rule`` files in name order)."""
+        files: list[tuple[str, str]] = []
+        named: list[str] = []
+        for p in paths:
+            path = Path(p)
+            if path.is_dir():
+                found = sorted(path.glob("*.rule"))
+                if not found:
+                    raise KlcError(f"{p}: no .rule files in this folder")
+                files += [(str(f), _read_rule_text(f)) for f in found]
+            elif path.exists():
+                files.append((str(path), _read_rule_text(path)))
+                named.append(str(path))
+            else:
+                raise KlcError(f"{p}: no such rule file or folder")
+        return cls(rule_files=tuple(files), named_files=tuple(named), **kw)
+
+    def load_rules(self) -> list[Rule]:
+        """The rules, compiled: every problem of every file reported together (RuleError),
+        a rule name defined twice refused, unknown ``rule_names`` refused."""
+        from klc.library import select_rules
+        from klc.pipeline import check_hole_names, resolve_holes
+        from klc.rules import RuleError, load_rules_text
+
+        rules: list[Rule] = []
+        errors: list[str] = []
+        seen: dict[str, str] = {}
+        for path, text in self.rule_files:
+            try:
+                loaded = load_rules_text(text, path)
+            except RuleError as e:
+                errors.extend(e.errors)
+                continue
+            for r in loaded:
+                if r.name in seen:
+                    errors.append(f"{r.location}: rule {r.name} is also defined at "
+                                  f"{seen[r.name]}")
+                    continue
+                seen[r.name] = r.location
+                rules.append(r)
+        if errors:
+            raise RuleError(errors)
+        where = ", ".join(p for p, _ in self.rule_files)
+        rules = select_rules(rules, list(self.rule_names), where)
+        held = self.held_back(rules)
+        _HELD[self.digest()] = held
+        rules = [r for r in rules if r.name not in held]
+        holes = dict(self.holes)
+        check_hole_names(rules, holes)
+        for r in rules:
+            resolve_holes(r, holes)  # a bad or missing value stops the batch here
+        return rules
+
+    def held_back(self, rules: Sequence[Rule]) -> list[str]:
+        """The rules that change results (their card says how, under ``precision``) and
+        that an ungated batch does not apply: a library's fast-math skill would change every
+        file's numerics with nothing to check them. Naming the rule (``--rule FILE`` or
+        ``--only NAME``) or gating (``--gate``, ``--optimize``) applies it."""
+        if self.gate or self.optimize:
+            return []
+        return [r.name for r in rules if r.card.precision and r.name not in self.rule_names
+                and r.path not in self.named_files]
+
+    def digest(self) -> str:
+        """The configuration's hash: the journal's key, with each file's input hash."""
+        doc = {"klc": __version__, "rules": self.rule_files, "names": self.rule_names,
+               "holes": self.holes, "gate": self.gate, "optimize": self.optimize,
+               "arch": self.arch, "gate_timeout": self.gate_timeout,
+               "optimize_options": [(k, repr(v)) for k, v in self.optimize_options],
+               "tree_only": self.tree_only, "named": self.named_files,
+               "compile_check": self.compile_check}
+        return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:24]
+
+
+def _read_rule_text(path: Path) -> str:
+    from klc.fsutil import read_input
+
+    data = read_input(path, "rule file")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
+        raise KlcError(f"{path}:{line}:{col}: not UTF-8 text") from None
+
+
+@dataclass
+class BatchOptions:
+    """Where the files come from and go to, and how the work is spread."""
+
+    roots: list[str]
+    mode: str = "check"  # check | diff | out | in_place
+    out_dir: str | None = None
+    exclude: list[str] = field(default_factory=list)
+    jobs: int = 1
+    resume: bool = False
+    journal: str | None = None  # default: OUT/.klc-batch.jsonl, or ./.klc-batch.jsonl
+    executor: str = "local"  # local | ray
+    address: str | None = None  # Ray cluster address
+    gpus: list[str] | None = None  # GPU ids for gate workers; None: discover
+    diffs: bool = False  # keep each rewritten file's diff in its result (an HTML report)
+
+    def journal_path(self) -> Path | None:
+        if self.mode not in WRITE_MODES:
+            return None
+        if self.journal:
+            return Path(self.journal)
+        if self.mode == "out":
+            return Path(self.out_dir or ".") / JOURNAL_NAME
+        return Path(JOURNAL_NAME)
+
+
+# --------------------------------------------------------------------------------------
+# Results
+
+
+@dataclass
+class FileResult:
+    """What the batch did to one file. ``output`` (the bytes to write) and ``diff`` travel
+    from the worker to the driver but are never journaled."""
+
+    path: str  # as the user named it (root joined with the path under it)
+    status: str
+    reason: str = ""  # why, for a refusal or a failure (file:line:col where there is one)
+    input_sha: str = ""
+    output_sha: str = ""  # the bytes this run leaves for the file (the input's when unchanged)
+    applied: list[dict[str, Any]] = field(default_factory=list)  # rule, line, col
+    refused: list[dict[str, Any]] = field(default_factory=list)  # the first MAX_REFUSED
+    refused_by: dict[str, int] = field(default_factory=dict)  # stage -> refused sites
+    skipped: int = 0  # applicable sites left out because they overlap an earlier one
+    notes: list[str] = field(default_factory=list)
+    gate: dict[str, Any] | None = None  # the gate record (GateRecord.to_json)
+    optimize: dict[str, Any] | None = None  # OptimizeResult.to_json
+    elapsed_s: float = 0.0
+    output: bytes | None = field(default=None, repr=False)
+    original: bytes | None = field(default=None, repr=False)  # kept only for a later gate
+    diff: str = field(default="", repr=False)
+
+    @property
+    def matched(self) -> bool:
+        return bool(self.applied or self.refused_by or self.skipped)
+
+    @property
+    def failed(self) -> bool:
+        return self.status in FAILED
+
+    @property
+    def guard_refusals(self) -> int:
+        return self.refused_by.get("guard", 0)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "status": self.status, "reason": self.reason,
+                "input_sha": self.input_sha, "output_sha": self.output_sha,
+                "applied": self.applied, "refused": self.refused,
+                "refused_by": self.refused_by, "skipped": self.skipped,
+                "notes": self.notes, "gate": self.gate, "optimize": self.optimize,
+                "elapsed_s": round(self.elapsed_s, 4)}
+
+    @classmethod
+    def from_json(cls, doc: dict[str, Any]) -> FileResult:
+        return cls(path=doc["path"], status=doc["status"], reason=doc.get("reason", ""),
+                   input_sha=doc.get("input_sha", ""), output_sha=doc.get("output_sha", ""),
+                   applied=list(doc.get("applied", [])), refused=list(doc.get("refused", [])),
+                   refused_by=dict(doc.get("refused_by", {})),
+                   skipped=int(doc.get("skipped", 0)), notes=list(doc.get("notes", [])),
+                   gate=doc.get("gate"), optimize=doc.get("optimize"),
+                   elapsed_s=float(doc.get("elapsed_s", 0.0)))
+
+
+@dataclass
+class BatchSummary:
+    """Every file's result (sorted by path) and the counts of the summary table."""
+
+    results: list[FileResult]
+    config_digest: str
+    elapsed_s: float = 0.0
+    resumed: int = 0  # results taken from the journal
+    interrupted: bool = False
+    executor: str = "local"
+    jobs: int = 1
+    gpus: int = 0
+    notes: list[str] = field(default_factory=list)  # about the batch itself
+
+    def counts(self) -> dict[str, int]:
+        rs = self.results
+        return {
+            "scanned": len(rs),
+            "matched": sum(r.matched for r in rs),
+            "rewritten": sum(r.status == REWRITTEN for r in rs),
+            "unchanged": sum(r.status in (UNCHANGED, REFUSED) for r in rs),
+            "refused_by_guard": sum(r.guard_refusals > 0 for r in rs),
+            "parse_failed": sum(r.status == PARSE_FAILED for r in rs),
+            "gate_failed": sum(r.status == GATE_FAILED for r in rs),
+            "gate_slower": sum(r.refused_by.get("slower", 0) > 0 for r in rs),
+            "compile_kept": sum(r.refused_by.get("compile", 0) > 0 for r in rs),
+            "compile_unchecked": sum(r.refused_by.get("compile_unchecked", 0) > 0 for r in rs),
+            "errors": sum(r.status == ERROR for r in rs),
+            "sites_rewritten": sum(len(r.applied) for r in rs),
+            "sites_refused_by_guard": sum(r.guard_refusals for r in rs),
+            "resumed": self.resumed,
+        }
+
+    @property
+    def failed(self) -> bool:
+        return any(r.failed for r in self.results)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"klc": __version__, "config": self.config_digest, "executor": self.executor,
+                "jobs": self.jobs, "gpus": self.gpus, "interrupted": self.interrupted,
+                "notes": self.notes,
+                "elapsed_s": round(self.elapsed_s, 3), "counts": self.counts(),
+                "files": [r.to_json() for r in self.results]}
+
+    def to_markdown(self) -> str:
+        c = self.counts()
+        lines = ["# klc batch report", "",
+                 f"configuration `{self.config_digest}`, executor {self.executor}, "
+                 f"{self.jobs} job(s), {self.gpus} GPU(s), {self.elapsed_s:.1f} s"
+                 + (" (interrupted)" if self.interrupted else ""), "",
+                 "| what | count |", "| --- | ---: |"]
+        lines += [f"| {SUMMARY_LABELS[k]} | {v} |" for k, v in c.items()]
+        lines += ["", "| file | status | rules applied | refused | why |",
+                  "| --- | --- | --- | ---: | --- |"]
+        for r in self.results:
+            rules = ", ".join(sorted({a["rule"] for a in r.applied}))
+            why = r.reason or ("; ".join(r.notes))
+            lines.append(f"| `{r.path}` | {r.status} | {rules} | {sum(r.refused_by.values())} | "
+                         f"{why.replace('|', '/').replace(chr(10), ' ')} |")
+        return "\n".join(lines) + "\n"
+
+
+SUMMARY_LABELS = {
+    "scanned": "files scanned", "matched": "files matched", "rewritten": "files rewritten",
+    "unchanged": "files left unchanged",
+    "refused_by_guard": "files with a match refused by a guard",
+    "parse_failed": "files that failed to parse", "gate_failed": "files that failed the gate",
+    "gate_slower": "files whose rewrite the gate measured slower (kept as they were)",
+    "compile_kept": "files whose rewrite did not compile where the original did (kept as "
+                    "they were)",
+    "compile_unchecked": "rewritten files not compile-checked (the original does not compile "
+                         "with NVRTC here)",
+    "errors": "files that could not be read or are not CUDA source",
+    "sites_rewritten": "sites rewritten", "sites_refused_by_guard": "sites refused by a guard",
+    "resumed": "files taken from the journal (--resume)",
+}

@@ -1,0 +1,204 @@
+"""``klc list`` over many files: which rules apply where, file by file, in worker processes.
+
+Each worker loads the rules once and parses each file once; a result is plain JSON (the
+``site_json`` of every site), so that nothing but text crosses a process boundary. Results
+come back in the order of the files, whatever the number of workers.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+from klc.batch.walk import walk
+from klc.errors import KlcError
+from klc.interrupts import tune_gc
+
+
+class SiteRow(NamedTuple):
+    """What ``klc list`` prints of a site (the rest is the rule's: its location, intent,
+    verdict and holes): a few plain values, cheap to make and to send between processes."""
+
+    rule: str
+    line: int
+    col: int
+    function: str
+    applicable: bool
+    why_not: str
+
+
+@dataclass
+class FileListing:
+    """The sites of one file (every one with ``all``; else the applicable ones), or why the
+    file could not be listed: as JSON (``site_json``), or as rows for the text listing."""
+
+    path: str
+    sites: list[dict[str, Any]] = field(default_factory=list)
+    refused: int = 0  # matches whose context or guards failed
+    error: str = ""
+    rows: list[SiteRow] = field(default_factory=list)
+    # the listing as the text command prints it, made in the worker (``render``): styled
+    # pieces for a terminal, or the plain text for a pipe or a file
+    pieces: list[tuple[str, str]] = field(default_factory=list)
+    text: str = ""
+    n_rules: int = 0
+    # syntax problems left after recovery (file:line:col: ...): the rest of the file is
+    # listed, and the command exits 2 as ``klc parse`` does for the same file
+    problems: list[str] = field(default_factory=list)
+
+
+_STATE: dict[str, Any] = {}
+
+
+def _init(rule_paths: list[str], tree_only: bool, show_all: bool,
+          json_sites: bool = True, render: str = "") -> None:
+    from klc.library import load_rule_paths
+
+    if _STATE.get("rule_paths") != rule_paths:  # a forked worker has its parent's rules
+        _STATE["rules"] = load_rule_paths(rule_paths)
+        _STATE["rule_paths"] = list(rule_paths)
+    _STATE["clang"] = not tree_only
+    _STATE["all"] = show_all
+    _STATE["json"] = json_sites
+    _STATE["render"] = render
+    _STATE.pop("info", None)
+    tune_gc()
+
+
+def _load(rule_paths: list[str]) -> None:
+    """Load (and so check) the rules and compile their anchors in this process, before any
+    worker is forked: the workers start with them."""
+    from klc.library import load_rule_paths
+    from klc.pipeline import pattern_of
+
+    rules = load_rule_paths(rule_paths)  # a broken rule stops everything before any file
+    for r in rules:
+        pattern_of(r)
+    _STATE["rules"] = rules
+    _STATE["rule_paths"] = list(rule_paths)
+
+
+def list_file(path: str) -> FileListing:
+    from klc.frontend import parse_file
+    from klc.pipeline import find_sites, spec_of
+    from klc.report import site_json
+
+    try:
+        unit = parse_file(path)
+        try:
+            spec = spec_of(unit)
+        except KlcError:
+            spec = None  # a broken spec block: the guards that read it fail closed
+        sites = find_sites(unit, _STATE["rules"], None, spec, clang=_STATE["clang"])
+    except KlcError as e:
+        return FileListing(path, error=str(e))
+    shown = [s for s in sites if s.ok or _STATE["all"]]
+    refused = sum(1 for s in sites if not s.ok)
+    problems = [p.describe(unit.path) for p in unit.problems]
+    if _STATE.get("json", True):
+        return FileListing(path, [site_json(s) for s in shown], refused, problems=problems)
+    position = unit.position
+    rows = [SiteRow(s.rule.name, *position(s.match.start), s.function_name, s.ok, s.reason)
+            for s in shown]
+    listing = FileListing(path, refused=refused, rows=rows, n_rules=len(_STATE["rules"]),
+                          problems=problems)
+    render = _STATE.get("render", "")
+    if render and rows:
+        pieces = render_pieces(path, rows, _rule_info())
+        listing.rows = []
+        if render == "plain":  # (a pipe: the parent writes it as it is)
+            listing.text = "".join(piece for piece, _ in pieces).rstrip() + "\n"
+        else:
+            listing.pieces = pieces
+    return listing
+
+
+# a learned card's verdict (klc.reverse); a slower skill is "when not" knowledge
+_VERDICTS = {"faster": ("measured faster", ""), "neutral": ("measured neutral", ""),
+             "slower": ("when not: measured slower", "red"),
+             "unmeasured": ("not measured yet", "")}
+
+
+def _rule_info() -> dict[str, tuple[str, str, str, str]]:
+    """What a row does not carry, by rule: its location, intent, verdict words and holes."""
+    info = _STATE.get("info")
+    if info is None:
+        info = _STATE["info"] = {
+            r.name: (r.location, (r.card.intent or r.description) + (
+                " (changes results: see the card's precision)" if r.card.precision else ""),
+                r.card.verdict or "", " ".join(f"?{h}" for h in r.holes))
+            for r in _STATE["rules"]}
+    return info  # type: ignore[no-any-return]
+
+
+def render_pieces(path: str, rows: list[SiteRow], info: dict[str, tuple[str, str, str, str]]
+                  ) -> list[tuple[str, str]]:
+    """A file's listing as (text, style) pieces: the location (green when the rule applies,
+    yellow when not), the rule in bold, its verdict, location and holes, then its intent or
+    why not."""
+    pieces: list[tuple[str, str]] = []
+    add = pieces.append
+    for s in rows:
+        location, intent, verdict, holes = info[s.rule]
+        loc = f"{path}:{s.line}:{s.col}"
+        fn = f" in {s.function}" if s.function else ""
+        words = _VERDICTS.get(verdict)
+        if s.applicable:
+            add((loc, "green"))
+            add((f"{fn}: ", ""))
+            add((s.rule, "bold"))
+            if words:
+                add((" ", ""))
+                add((f"({words[0]})", words[1]))
+            add((f" ({location}) {holes}".rstrip() + "\n", ""))
+            if intent:
+                add((f"    {intent}\n", ""))
+        else:
+            add((loc, "yellow"))
+            add((f"{fn}: {s.rule}", ""))
+            if words:
+                add((" ", ""))
+                add((f"({words[0]})", words[1]))
+            add((f" ({location}) ", ""))
+            add(("not applicable", "red"))
+            add((f"\n    why not: {s.why_not}\n", ""))
+    return pieces
+
+
+def _chunk(paths: list[str]) -> list[FileListing]:
+    return [list_file(p) for p in paths]
+
+
+def kernel_files(roots: Sequence[str]) -> tuple[list[str], list[tuple[str, str]]]:
+    """The .cu/.cuh files under the roots (a file named as a root is taken as is), and
+    ``(path, why)`` for what could not be walked."""
+    found, problems = walk(roots)
+    return [path for _root, path, _rel in found], problems
+
+
+def list_paths(paths: list[str], rule_paths: list[str], *, show_all: bool = False,
+               tree_only: bool = False, jobs: int = 1, json_sites: bool = True,
+               render: str = "") -> Iterator[FileListing]:
+    """Every file's listing, in the order of ``paths``; ``jobs`` worker processes (1: in this
+    process). Rules are loaded (and checked) before any file is read. ``json_sites``: each
+    site as ``site_json`` (else as a ``SiteRow``, in ``rows``). ``render`` ("styled" or
+    "plain", with ``json_sites`` off): the worker renders the rows as ``klc list`` prints
+    them, into ``pieces`` or ``text`` (then ``rows`` is left empty)."""
+    _load(rule_paths)
+    jobs = max(1, min(jobs, len(paths) or 1, os.cpu_count() or 1))
+    if jobs == 1:
+        _init(rule_paths, tree_only, show_all, json_sites, render)
+        for p in paths:
+            yield list_file(p)
+        return
+    # small chunks (about 32 per worker): the last ones keep both workers busy to the end
+    size = max(1, min(16, len(paths) // (jobs * 32) or 1))
+    chunks = [paths[i:i + size] for i in range(0, len(paths), size)]
+    with ProcessPoolExecutor(jobs, initializer=_init,
+                             initargs=(rule_paths, tree_only, show_all, json_sites,
+                                       render)) as pool:
+        for results in pool.map(_chunk, chunks):
+            yield from results

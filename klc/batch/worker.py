@@ -1,0 +1,352 @@
+"""The work on one file, in a worker process or a Ray task: read, parse once, apply the rules
+(or optimize), compile-check or gate; a bad file is a result, never an exception.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import hashlib
+import os
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from klc.batch.config import (
+    ACCEPTED_GATE_VERDICTS,
+    ERROR,
+    GATE_FAILED,
+    MAX_REFUSED,
+    PARSE_FAILED,
+    REFUSED,
+    REWRITTEN,
+    SLOWER_MARGIN,
+    UNCHANGED,
+    BatchConfig,
+    FileResult,
+)
+from klc.errors import KlcError
+from klc.interrupts import tune_gc
+
+if TYPE_CHECKING:
+    from klc.rules import Rule
+
+# The work on one file (in a worker process or a Ray task)
+
+
+@dataclass
+class WorkerState:
+    """What a worker holds for its lifetime: the configuration and its rules, loaded once."""
+
+    config: BatchConfig
+    rules: list[Rule]
+    want_diff: bool
+    gate_inline: bool  # gate here (no GPU workers: compile only) rather than on a GPU worker
+    keep_original: bool  # send the original back (a GPU worker gates it later)
+    send_unchanged: bool  # send the bytes back even when unchanged (--out copies them)
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _read(path: str) -> bytes:
+    from klc.fsutil import read_input
+
+    return read_input(path)  # regular files only, bounded (--max-bytes), never blocks
+
+
+def process_path(state: WorkerState, path: str) -> FileResult:
+    """Read one file and process it; never raises on a bad file."""
+    t0 = time.perf_counter()
+    try:
+        data = _read(path)
+    except KlcError as e:
+        return FileResult(path, ERROR, str(e), elapsed_s=time.perf_counter() - t0)
+    return process_bytes(state, data, path)
+
+
+def process_bytes(state: WorkerState, data: bytes, path: str) -> FileResult:
+    """Parse once, apply the rules (or optimize), gate: the result never raises on a bad
+    file (LibCST's codemod results: a bad file is a result, not an exception)."""
+    t0 = time.perf_counter()
+    res = FileResult(path, UNCHANGED, input_sha=_sha(data))
+    try:
+        _process(state, data, path, res)
+    except KlcError as e:
+        res.status, res.reason, res.output = ERROR, str(e), None
+    except Exception as e:  # a bug must cost this file only, and say what it was
+        res.status, res.output = ERROR, None
+        res.reason = f"{path}: internal error: {type(e).__name__}: {e}"
+    if state.keep_original and res.status == REWRITTEN:
+        res.original = data
+    _settle(res, data, state.send_unchanged)
+    res.elapsed_s = time.perf_counter() - t0
+    return res
+
+
+def _settle(res: FileResult, data: bytes, send_unchanged: bool) -> None:
+    """Fix the bytes the run leaves for a file: the rewrite, or (an ``--out`` mirror) the
+    original as it was, whatever happened to it."""
+    if res.status != REWRITTEN:
+        res.output = data if send_unchanged else None
+    res.output_sha = _sha(res.output) if res.output is not None else res.input_sha
+
+
+def _process(state: WorkerState, data: bytes, path: str, res: FileResult) -> None:
+    from klc.frontend import check_text, parse_bytes
+
+    if not data.strip():
+        res.notes.append(f"{path}: empty file")
+        return
+    check_text(path, data)
+    unit = parse_bytes(data, path)
+    if unit.problems:
+        p = unit.problems[0]
+        more = f" (and {len(unit.problems) - 1} more)" if len(unit.problems) > 1 else ""
+        res.status = PARSE_FAILED
+        res.reason = f"{p.describe(path)}{more}; the file was not rewritten"
+        return
+    new = _optimize(state, unit, res) if state.config.optimize else _apply(state, unit, res)
+    if new is None:
+        return
+    res.status, res.output = REWRITTEN, new
+    if state.config.compile_check and not (state.config.gate or state.config.optimize):
+        compile_check(state.config, res, unit, new)
+        if res.output is None:
+            return
+    if state.want_diff:
+        res.diff = unified_diff(data, new, path)
+    if state.config.gate and state.gate_inline:
+        gate_result(state.config, res, data, new)
+
+
+def _apply(state: WorkerState, unit: Any, res: FileResult) -> bytes | None:
+    from klc.pipeline import apply_rules, spec_of
+
+    spec = spec_of(unit)  # a malformed spec is an error of the file, not a refusal
+    try:
+        outcome = apply_rules(unit, state.rules, dict(state.config.holes), spec,
+                              clang=not state.config.tree_only)
+    except KlcError as e:
+        # the rewrite would produce a syntax error: refused whole, nothing written
+        res.status, res.reason = REFUSED, str(e)
+        return None
+    for rw in outcome.applied:
+        line, col = unit.position(rw.match.start)
+        res.applied.append({"rule": rw.match.rule.name, "line": line, "col": col,
+                            "holes": dict(rw.holes)})
+    for site in outcome.refused:
+        res.refused_by[site.stage] = res.refused_by.get(site.stage, 0) + 1
+        if len(res.refused) < MAX_REFUSED:
+            line, col = unit.position(site.match.start)
+            res.refused.append({"rule": site.rule.name, "line": line, "col": col,
+                                "stage": site.stage, "reason": site.reason})
+    res.skipped = len(outcome.skipped)
+    res.notes.extend(outcome.notes)
+    if outcome.changed:
+        return outcome.source
+    if outcome.refused:
+        res.status = REFUSED
+        first = outcome.refused[0]
+        res.reason = (f"{unit.where(first.match.start)}: {first.rule.name}: {first.reason}"
+                      + (f" (and {len(outcome.refused) - 1} more refused)"
+                         if len(outcome.refused) > 1 else ""))
+    return None
+
+
+def optimizer() -> Callable[..., Any]:
+    """``klc.optimize.optimize``, imported when first needed; a clear error without it."""
+    try:
+        from klc.optimize import optimize
+    except ModuleNotFoundError as e:
+        if e.name != "klc.optimize":
+            raise
+        raise KlcError("--optimize needs the forward optimizer (klc.optimize), which this "
+                       "installation of klc does not have yet") from None
+    except ImportError as e:
+        raise KlcError(f"--optimize: klc.optimize cannot be loaded: {e}") from None
+    return optimize
+
+
+def _optimize(state: WorkerState, unit: Any, res: FileResult) -> bytes | None:
+    opts = dict(state.config.optimize_options)
+    result = optimizer()(unit.source, unit.path, skills=state.rules, arch=state.config.arch,
+                         **opts)
+    res.optimize = result.to_json()
+    why = getattr(result, "stop_reason", "")
+    if why:
+        res.notes.append(f"{unit.path}: optimize: {why}")
+    if result.changed and result.source != unit.source:
+        return bytes(result.source)
+    return None
+
+
+def compile_check(config: BatchConfig, res: FileResult, unit: Any, new: bytes) -> None:
+    """An ungated rewrite is kept only if it compiles where its original does: both are
+    compiled by NVRTC (the gate's compile stage: device code, host code blanked, no GPU).
+    A rewrite that breaks the build keeps the original (counted under ``refused_by``
+    "compile", with NVRTC's first error); an original that does not compile here (a header
+    NVRTC cannot find, host-only code it cannot blank) leaves nothing to compare against:
+    the rewrite is kept, and counted as "compile_unchecked"."""
+    from klc.frontend import parse_bytes
+    from klc.gate.compile import DEFAULT_ARCH, compile_unit
+
+    arch = config.arch or DEFAULT_ARCH
+    try:
+        before = compile_unit(unit, arch=arch)
+        if not before.ok:
+            res.refused_by["compile_unchecked"] = 1
+            first = (before.error or "").strip().splitlines()[:1]
+            res.notes.append(f"{res.path}: not compile-checked: the original does not compile "
+                             f"with NVRTC here ({first[0] if first else 'no log'})")
+            return
+        after = compile_unit(parse_bytes(new, unit.path), arch=arch)
+    except KlcError as e:
+        res.refused_by["compile_unchecked"] = 1
+        res.notes.append(f"{res.path}: not compile-checked: {e}")
+        return
+    if after.ok:
+        return
+    rules = ", ".join(sorted({a["rule"] for a in res.applied}))
+    first = (after.error or "").strip().splitlines()[:1]
+    res.status, res.output, res.diff = REFUSED, None, ""
+    res.refused_by["compile"] = res.refused_by.get("compile", 0) + len(res.applied)
+    res.reason = (f"the rewrite ({rules}) does not compile where the original does: "
+                  f"{first[0] if first else 'NVRTC failed'}; the original is kept")
+    res.applied = []
+
+
+def gate_result(config: BatchConfig, res: FileResult, original: bytes, candidate: bytes) -> None:
+    """Gate a rewritten file against its original; a failed gate keeps the original (the
+    candidate is dropped), and the reason is the gate's."""
+    from klc.gate import gate
+    from klc.spec import load_spec
+
+    path = res.path
+    try:
+        has_spec = load_spec(original, path) is not None
+        if has_spec:
+            record = gate(candidate, path, reference=original,
+                          reference_path=f"{path} (original)", arch=config.arch,
+                          timeout_s=config.gate_timeout)
+        else:
+            record = gate(candidate, path, arch=config.arch, timeout_s=config.gate_timeout)
+            res.notes.append(f"{path}: no klc-spec block: the gate compiled the rewrite but "
+                             "cannot verify or profile it (see docs/spec.md)")
+    except KlcError as e:
+        res.status, res.reason, res.output, res.diff = GATE_FAILED, f"gate: {e}", None, ""
+        res.gate = {"verdict": "failed", "reason": str(e)}
+        return
+    except Exception as e:  # the gate isolates kernels; this is the gate itself failing
+        res.status, res.output, res.diff = GATE_FAILED, None, ""
+        res.reason = f"{path}: gate: internal error: {type(e).__name__}: {e}"
+        res.gate = {"verdict": "failed", "reason": res.reason}
+        return
+    res.gate = record.to_json()
+    if record.verdict not in ACCEPTED_GATE_VERDICTS:
+        res.status, res.output, res.diff = GATE_FAILED, None, ""
+        res.reason = f"{path}: gate {record.verdict}: {record.reason}"
+        return
+    profile = record.stages.get("profile")
+    data = profile.data if profile is not None else {}
+    speedup, noise = data.get("speedup"), data.get("noise") or 0.0
+    if isinstance(speedup, (int, float)) and speedup < 1 - max(SLOWER_MARGIN, noise):
+        # verified, but slower than the original beyond the noise: a batch keeps the original
+        rules = ", ".join(sorted({a["rule"] for a in res.applied}))
+        res.status, res.output, res.diff = REFUSED, None, ""
+        res.refused_by["slower"] = res.refused_by.get("slower", 0) + len(res.applied)
+        res.reason = (f"{path}: gate: the rewrite ({rules}) verifies but runs {speedup:.2f}x "
+                      "the original, slower beyond the noise: the original is kept")
+        res.applied = []
+
+
+def unified_diff(old: bytes, new: bytes, path: str) -> str:
+    a = old.decode("utf-8", "replace").splitlines(keepends=True)
+    b = new.decode("utf-8", "replace").splitlines(keepends=True)
+    from klc.fsutil import diff_name
+
+    lines = difflib.unified_diff(a, b, diff_name("a/", path), diff_name("b/", path))
+    return "".join(ln if ln.endswith("\n") else ln + "\n\\ No newline at end of file\n"
+                   for ln in lines)
+
+
+# --------------------------------------------------------------------------------------
+# Worker processes (local executor)
+
+_STATE: WorkerState | None = None
+_RULES_BY_DIGEST: dict[str, list[Rule]] = {}  # a Ray worker process serves many tasks
+
+
+def _rules_for(config: BatchConfig) -> list[Rule]:
+    key = config.digest()
+    if key not in _RULES_BY_DIGEST:
+        _RULES_BY_DIGEST[key] = config.load_rules()
+    return _RULES_BY_DIGEST[key]
+
+
+def _worker_init(config: BatchConfig, want_diff: bool, use_gpus: bool, send_unchanged: bool
+                 ) -> tuple[Any, ...]:
+    """``_init_worker``'s arguments for a rewriting worker (the gate runs in it unless GPU
+    workers gate, which then need the original bytes)."""
+    return (config, want_diff, not use_gpus, use_gpus, send_unchanged, None)
+
+
+def _init_worker(config: BatchConfig, want_diff: bool, gate_inline: bool, keep_original: bool,
+                 send_unchanged: bool, gpu: str | None) -> None:
+    """Runs once in each worker process: Ctrl-C is the driver's to handle, the worker dies
+    with its driver (Linux), a GPU worker sees its one GPU, the rules are loaded."""
+    import signal
+
+    global _STATE
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _die_with_parent()
+    _tune_gc()
+    if gpu is not None:
+        os.environ["CUDA_VISIBLE_DEVICES"] = gpu
+    _STATE = WorkerState(config, _rules_for(config), want_diff, gate_inline, keep_original,
+                         send_unchanged)
+
+
+_GC_TUNED = False
+
+
+def _tune_gc() -> None:
+    """``tune_gc``, once, and only in processes the batch owns (its workers)."""
+    global _GC_TUNED
+    if not _GC_TUNED:
+        tune_gc()
+        _GC_TUNED = True
+
+
+def _die_with_parent() -> None:
+    """Ask Linux to kill this worker when its driver dies (a SIGKILLed batch leaves no
+    orphan workers); elsewhere a no-op."""
+    import ctypes
+    import signal
+
+    if not sys.platform.startswith("linux"):
+        return
+    with contextlib.suppress(OSError, AttributeError):
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+def _work_chunk(paths: list[str]) -> list[FileResult]:
+    assert _STATE is not None, "worker not initialized"
+    return [process_path(_STATE, p) for p in paths]
+
+
+def _gate_job(config: BatchConfig, res: FileResult, send_unchanged: bool) -> FileResult:
+    """On a GPU worker: gate one rewritten file (its original travels with it)."""
+    assert res.original is not None and res.output is not None
+    t0 = time.perf_counter()
+    original, res.original = res.original, None
+    gate_result(config, res, original, res.output)
+    if res.gate is not None:  # which GPU gated it (this worker's one)
+        res.gate["worker_gpu"] = os.environ.get("CUDA_VISIBLE_DEVICES")
+    _settle(res, original, send_unchanged)
+    res.elapsed_s += time.perf_counter() - t0
+    return res
