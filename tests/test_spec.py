@@ -262,15 +262,15 @@ def test_scale_launch_refuses(args: tuple, needle: str) -> None:
 def test_libyaml_and_pure_yaml_read_the_same_specs(monkeypatch: pytest.MonkeyPatch) -> None:
     """The spec is composed by libyaml where PyYAML has it; every spec the project ships
     reads the same (fields and their file positions) through the pure-Python loader."""
-    import klc.spec
+    import klc.spec.doc
 
-    if klc.spec._FAST_LOADER is None:
+    if klc.spec.doc._FAST_LOADER is None:
         pytest.skip("PyYAML is built without libyaml here")
     bench = Path(__file__).parent.parent / "bench"
     files = sorted(p for p in bench.rglob("*.cu") if b"klc-spec" in p.read_bytes())
     assert len(files) > 50
     fast = [load_spec(p.read_bytes(), str(p)) for p in files]
-    monkeypatch.setattr(klc.spec, "_FAST_LOADER", None)
+    monkeypatch.setattr(klc.spec.doc, "_FAST_LOADER", None)
     pure = [load_spec(p.read_bytes(), str(p)) for p in files]
     assert fast == pure
     assert all(s is not None and s.loc for s in fast)

@@ -1,0 +1,93 @@
+"""Editing the launch geometry in a spec block (``scale_launch``), as rules that coarsen
+threads or widen blocks do, touching only the one expression's bytes."""
+
+from __future__ import annotations
+
+import re
+
+import yaml
+
+from klc.errors import KlcError
+from klc.spec.doc import TOP_FIELDS, Doc, compose, expr, find_spec_block, items
+from klc.spec.expr import evaluate
+from klc.spec.load import load_spec
+from klc.spec.model import AXES, DIMS
+
+
+def scale_launch(source: bytes, dim: str, axis: str, op: str, factor: int) -> bytes:
+    """Scale one axis of the grid or block in the spec block, editing only that expression's
+    text: ``/`` wraps it as ``ceil_div(expr, factor)`` (thread coarsening divides the grid),
+    ``*`` as ``(expr) * factor``. All other bytes of the file stay as they were."""
+    if dim not in DIMS or axis not in AXES or op not in ("/", "*"):
+        raise KlcError(f"scale_launch: dim must be grid|block, axis x|y|z, op / or *; got "
+                       f"{dim} {axis} {op}")
+    if isinstance(factor, bool) or not isinstance(factor, int) or factor < 1:
+        raise KlcError(f"scale_launch: factor must be a positive integer, got {factor!r}")
+    span = find_spec_block(source)
+    if span is None:
+        raise KlcError("scale_launch: the file has no klc-spec block")
+    path = "<spec>"
+    doc = Doc(source, path, span)
+    root = compose(doc)
+    f = items(doc, root, TOP_FIELDS, "klc-spec")
+    if dim not in f:
+        raise KlcError(f"{doc.at(root)}: klc-spec has no {dim!r} field")
+    node = f[dim][1]
+    entries = node.value if isinstance(node, yaml.SequenceNode) else [node]
+    index = AXES.index(axis)
+    if index >= len(entries):
+        raise KlcError(f"{doc.at(node)}: {dim} has no {axis} dimension to scale")
+    target = entries[index]
+    old = expr(doc, target, dim)
+    new = _undo_scale(old, op, factor, source) or (
+        f"ceil_div({old}, {factor})" if op == "/" else f"({old}) * {factor}")
+    a, b = doc.byte_span(target)
+    in_flow = isinstance(node, yaml.SequenceNode) and node.flow_style
+    if re.fullmatch(r"[A-Za-z_][A-Za-z_0-9]*", new):
+        text = new  # a bare name (an undone scaling gives back `ROWS`) needs no quotes
+    elif target.style in ('"', "'"):
+        q = target.style
+        text = q + (new.replace("'", "''") if q == "'" else new.replace('"', '\\"')) + q
+    elif in_flow and not re.fullmatch(r"[A-Za-z_0-9]+", new):
+        text = f'"{new}"'  # a bare comma would split the flow list
+    else:
+        text = new
+    out = source[:a] + text.encode() + source[b:]
+    # the edit must read back as exactly the new expression
+    check = Doc(out, path, find_spec_block(out))  # type: ignore[arg-type]
+    f2 = items(check, compose(check), TOP_FIELDS, "klc-spec")
+    n2 = f2[dim][1]
+    entries2 = n2.value if isinstance(n2, yaml.SequenceNode) else [n2]
+    if expr(check, entries2[index], dim) != new:
+        raise KlcError(f"scale_launch: editing {dim}.{axis} did not read back as {new!r}")
+    return out
+
+
+def _undo_scale(old: str, op: str, factor: int, source: bytes) -> str | None:
+    """The expression before an earlier scaling that this one undoes, or None: ``(e) * k``
+    divided by k is e; ``ceil_div(e, k)`` times k is e when e is a known multiple of k (a
+    skill reversing a simplification gives back the spec's text as it was)."""
+    pattern = rf"\((.*)\) \* {factor}" if op == "/" else rf"ceil_div\((.*), {factor}\)"
+    m = re.fullmatch(pattern, old.strip(), re.S)
+    if m is None or not _balanced(m.group(1)):
+        return None
+    inner = m.group(1)
+    if op == "*":
+        try:
+            spec = load_spec(source, "<spec>")
+            value = evaluate(inner, spec.env() if spec is not None else {})
+        except KlcError:
+            return None
+        if not isinstance(value, int) or value % factor:
+            return None
+    return inner
+
+
+def _balanced(text: str) -> bool:
+    depth = 0
+    for ch in text:
+        depth += ch == "("
+        depth -= ch == ")"
+        if depth < 0:
+            return False
+    return depth == 0
