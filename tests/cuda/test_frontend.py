@@ -17,9 +17,11 @@ from hypothesis import strategies as st
 from tree_sitter import Node
 
 from klc.cli import main
-from klc.frontend import Function, Unit, parse_bytes, parse_file, parser
+from klc.cuda.model import Function, Unit
+from klc.cuda.parse import parse_bytes, parse_file
+from klc.cuda.syntax import parser
 
-CORPUS = Path(__file__).parent / "data" / "frontend"
+CORPUS = Path(__file__).parents[1] / "data" / "frontend"
 CORPUS_FILES = sorted(p for p in CORPUS.iterdir() if p.suffix in (".cu", ".cuh"))
 
 
@@ -329,7 +331,7 @@ def test_libclang_is_not_loaded_by_parsing() -> None:
     import sys
 
     parse_file(CORPUS / "inline_ptx.cu")
-    assert "clang.cindex" not in sys.modules or "klc.facts" in sys.modules
+    assert "clang.cindex" not in sys.modules or "klc.cuda.facts" in sys.modules
 
 
 # --------------------------------------------------------------------------------------

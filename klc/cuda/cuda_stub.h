@@ -1,4 +1,4 @@
-/* klc/cuda_stub.h: what CUDA code needs in order to *parse* under libclang, with no CUDA
+/* klc/cuda/cuda_stub.h: what CUDA code needs in order to *parse* under libclang, with no CUDA
  * toolkit installed. klc force-includes it (-include) and makes <cuda_runtime.h>, <cuda.h>,
  * <cuda_fp16.h>, <cooperative_groups.h>, ... resolve to empty files, so one header is the
  * single source of declarations whatever a kernel includes.

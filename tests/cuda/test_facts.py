@@ -11,8 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from klc.facts import CLANG_ARGS, Facts, TypeFact
-from klc.frontend import Unit, parse_bytes
+from klc.cuda.facts import Facts
+from klc.cuda.libclang import CLANG_ARGS
+from klc.cuda.model import TypeFact, Unit
+from klc.cuda.parse import parse_bytes
 
 KERNELS = textwrap.dedent(
     """\
@@ -100,7 +102,7 @@ def test_parse_bytes_does_not_import_libclang() -> None:
     code = textwrap.dedent(
         """
         import sys
-        from klc.frontend import parse_bytes
+        from klc.cuda.parse import parse_bytes
         u = parse_bytes(b"__global__ void k(float* x) { x[0] = 1.0f; }\\n", "k.cu")
         assert u.functions[0].name == "k"
         print("clang.cindex" in sys.modules)
@@ -156,7 +158,7 @@ def test_no_cuda_toolkit_needed(tmp_path: Path) -> None:
     code = textwrap.dedent(
         f"""
         import json, os, shutil
-        from klc.frontend import parse_file
+        from klc.cuda.parse import parse_file
         u = parse_file({str(src)!r})
         half = u.facts.param_type("k", "h").pointee
         print(json.dumps({{

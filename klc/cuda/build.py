@@ -1,0 +1,562 @@
+"""Building the model from the tree: one query run collects every construct, and each stage
+of ``build_model`` gives it to the function that holds it.
+
+What the parse could not show is read from the masks (``klc.cuda.macros``): a masked
+specifier macro gives its function specifiers or launch bounds, a masked pragma macro an
+unroll. What stays broken is a syntax problem of its function, and a kernel whose definition
+still holds an error is reported as not analyzable, with the reason.
+
+Speed: one tree-sitter query pass collects every construct the model needs (no Python walk
+over all nodes); functions are found by bisection on their starts.
+
+Above the model in ``klc.cuda`` (``docs/architecture.md``, "klc.cuda"): ``klc.cuda.parse``
+hands ``build_model`` to each ``Unit`` it makes.
+"""
+
+from __future__ import annotations
+
+import bisect
+import operator
+import re
+from collections.abc import Callable, Iterator
+
+from tree_sitter import Node, Query, QueryCursor
+
+from klc.cuda.macros import Mask, meaning
+from klc.cuda.model import (
+    Call,
+    Function,
+    Launch,
+    LaunchBounds,
+    Loop,
+    Pragma,
+    SharedDecl,
+    TemplateParam,
+    Unanalyzable,
+    Unit,
+)
+from klc.cuda.syntax import (
+    F_ARGUMENT,
+    F_ARGUMENTS,
+    F_BODY,
+    F_CONDITION,
+    F_DECLARATOR,
+    F_DEFAULT_VALUE,
+    F_DIRECTIVE,
+    F_FUNCTION,
+    F_INITIALIZER,
+    F_LEFT,
+    F_NAME,
+    F_PARAMETERS,
+    F_RIGHT,
+    F_SIZE,
+    F_TYPE,
+    F_UPDATE,
+    LANGUAGE,
+    LOOP_TYPES,
+    sort_doc_order,
+)
+
+# One query collects everything the model needs in a single pass in C, instead of a Python
+# walk over every node: the front end must cost little more than the bare parse.
+# the node types that guards and anchors ask for most: indexed by the model's query run
+_INDEXED_TYPES = (
+    "declaration", "assignment_expression", "update_expression", "return_statement",
+    "break_statement", "continue_statement", "expression_statement", "compound_statement",
+    "subscript_expression", "binary_expression", "if_statement", "preproc_def")
+
+
+_MODEL_QUERY = Query(
+    LANGUAGE,
+    """
+    (function_definition) @function
+    (call_expression) @call
+    (call_expression (kernel_call_syntax)) @launch
+    (for_statement) @loop
+    (for_range_loop) @loop
+    (while_statement) @loop
+    (do_statement) @loop
+    (declaration (type_qualifier "__shared__")) @declaration
+    (preproc_call directive: (preproc_directive)) @pragma
+    (gnu_asm_expression) @asm
+    (comment) @comment
+    "__global__" @global
+    """
+    # the per-type index (Unit.nodes_by_type): the node types that guards and anchors ask for
+    # most, captured in the same traversal as the model (each query run walks the whole tree)
+    + "".join(f"\n    ({t}) @t.{t}" for t in _INDEXED_TYPES),
+)
+
+BARRIERS = frozenset(
+    {"__syncthreads", "__syncthreads_count", "__syncthreads_and", "__syncthreads_or",
+     "__syncwarp", "__barrier_sync"}
+)
+WARP_INTRINSIC_PREFIXES = ("__shfl", "__ballot_sync", "__any_sync", "__all_sync", "__uni_sync",
+                           "__activemask", "__match_any_sync", "__match_all_sync", "__reduce_")
+CG_WARP_METHODS = frozenset({"shfl", "shfl_down", "shfl_up", "shfl_xor", "ballot", "any", "all"})
+FUNCTION_SPECIFIERS = frozenset(
+    {"__global__", "__device__", "__host__", "__forceinline__", "__noinline__", "inline",
+     "static", "constexpr", "extern", "virtual"}
+)
+
+
+Captures = dict[str, list[Node]]
+Owner = Callable[[int, int], Function | None]  # the function whose body holds a byte span
+
+
+def build_model(unit: Unit) -> None:
+    """Fill in the unit's model: the per-type index, the functions and what each holds, the
+    launches, and the kernels that could not be modeled. Run once, on the unit's first
+    question about them."""
+    caps = QueryCursor(_MODEL_QUERY).captures(unit.root)
+    _index(unit, caps)
+    _functions(unit, caps)
+    owner = _owner(unit._functions)
+    _masked_pragmas(unit, owner)
+    _function_problems(unit)
+    _constructs(unit, caps, owner)
+    _unanalyzable(unit, caps)
+
+
+def _index(unit: Unit, caps: Captures) -> None:
+    """The per-type index (``Unit.nodes_by_type``) and the comments, from the query run."""
+    index = unit._index
+    for name, nodes in caps.items():
+        if name.startswith("t."):
+            index[name[2:]] = nodes  # nested captures can come innermost first: sorted
+            unit._unsorted.add(name[2:])  # on first use
+    unit._comments = caps.get("comment", [])
+    sort_doc_order(unit._comments)
+    index["function_definition"] = caps.get("function", [])
+    index["call_expression"] = caps.get("call", [])
+    index["gnu_asm_expression"] = caps.get("asm", [])  # (no_write asks for them: no 2nd query)
+    unit._unsorted.add("gnu_asm_expression")
+    for t in LOOP_TYPES:
+        index[t] = []
+    for node in caps.get("loop", []):
+        index[node.type].append(node)
+    for t in LOOP_TYPES:
+        sort_doc_order(index[t])
+    for t in _INDEXED_TYPES:
+        index.setdefault(t, [])
+
+
+def _functions(unit: Unit, caps: Captures) -> None:
+    """The functions defined in the file, sorted by start."""
+    for node in caps.get("function", []):
+        if _inside_a_body(node):
+            # `CUDA_KERNEL_LOOP(i, n) { ... }` in a kernel reads as a function definition
+            # with no type: it is a statement of the function around it (a loop macro), not
+            # a function of its own (the gate would blank it as host code)
+            continue
+        f = _function(unit, node)
+        if f is not None:
+            unit._functions.append(f)
+    unit._functions.sort(key=lambda f: f.start)
+
+
+def _owner(functions: list[Function]) -> Owner:
+    """The lookup of the innermost function whose body holds a span, by bisection."""
+    starts = [f.body_start for f in functions]
+    bisect_right = bisect.bisect_right
+
+    def owner(begin: int, end: int) -> Function | None:
+        i = bisect_right(starts, begin) - 1
+        while i >= 0:
+            f = functions[i]
+            if f.body_start <= begin and end <= f.body_end:
+                return f
+            i -= 1
+        return None
+
+    return owner
+
+
+def _masked_pragmas(unit: Unit, owner: Owner) -> None:
+    """The pragmas that masked macros stand for (``CUTE_UNROLL``): each joins its
+    function's pragmas, and an unroll is remembered for the loop that follows it."""
+    for m in unit.masks:
+        if m.reason not in ("pragma", "statement-like macro"):
+            continue
+        found = meaning(unit.text(m.start, m.end), unit._defines, unit._meanings)
+        if found.pragma is None:
+            continue
+        f = owner(m.start, m.end)
+        if f is not None:
+            f.pragmas.append(Pragma(found.pragma, m.start, m.end))
+        if found.unroll is not None:
+            nxt = m.end
+            while nxt < len(unit.parsed) and unit.parsed[nxt] in _WHITESPACE:
+                nxt += 1
+            unit._unroll_at[nxt] = found.unroll
+
+
+def _function_problems(unit: Unit) -> None:
+    """Each syntax problem joins the problems of every function it lies in."""
+    for p in unit.problems:
+        for f in unit._functions:
+            if f.start <= p.start < max(f.end, f.start + 1):
+                f.problems.append(p)
+
+
+def _constructs(unit: Unit, caps: Captures, owner: Owner) -> None:
+    """Calls, launches, loops, shared arrays, pragmas and asm, each given to the function
+    that holds it; launches also to the unit."""
+    for node in caps.get("call", []):
+        f = owner(node.start_byte, node.end_byte)
+        if f is not None:
+            _classify_call(unit, f, node)
+    for node in caps.get("launch", []):
+        launch = _launch(unit, node)
+        if launch is not None:
+            unit._launches.append(launch)
+            f = owner(node.start_byte, node.end_byte)
+            if f is not None:
+                f.launches.append(launch)
+    unit._launches.sort(key=lambda lc: lc.start)
+    loops = sorted(caps.get("loop", []), key=lambda n: n.start_byte)
+    for node in loops:
+        f = owner(node.start_byte, node.end_byte)
+        if f is not None:
+            f.loops.append(_loop(unit, f, node))
+    for node in caps.get("declaration", []):
+        f = owner(node.start_byte, node.end_byte)
+        if f is not None:
+            f.shared.extend(_shared_decls(unit, node))
+    for node in caps.get("pragma", []):
+        f = owner(node.start_byte, node.end_byte)
+        directive = node.child_by_field_id(F_DIRECTIVE)
+        if f is None or directive is None or unit.text(directive).strip() != "#pragma":
+            continue
+        arg = node.child_by_field_id(F_ARGUMENT)
+        f.pragmas.append(Pragma(unit.text(arg).strip() if arg else "", node.start_byte,
+                                node.end_byte))
+    for node in caps.get("asm", []):
+        f = owner(node.start_byte, node.end_byte)
+        if f is not None:
+            f.asm.append((node.start_byte, node.end_byte))
+    # captures do not always come in document order (a pattern with a child constraint
+    # completes later), and masked pragma macros join the "#pragma" lines: sort each list
+    by_start = operator.attrgetter("start")
+    for f in unit._functions:
+        for group in (f.barriers, f.warp_intrinsics, f.atomics, f.calls, f.shared, f.pragmas,
+                      f.launches):
+            if len(group) > 1:
+                group.sort(key=by_start)
+        f.asm.sort()
+
+
+def _unanalyzable(unit: Unit, caps: Captures) -> None:
+    """The ``__global__`` kernels that could not be modeled, or hold a syntax problem, and
+    why, in source order."""
+    modeled = {f.node.start_byte for f in unit._functions}
+    for tok in caps.get("global", []):
+        parent = tok.parent
+        if parent is not None and parent.type == "function_definition":
+            if parent.start_byte in modeled:
+                continue
+            reason = "no function declarator could be parsed"
+        elif parent is not None and parent.type in ("declaration", "field_declaration") \
+                and not parent.has_error:
+            continue  # a prototype, not a definition
+        else:
+            reason = "the definition did not parse"
+        line, col = unit.position(tok.start_byte)
+        m = _KERNEL_NAME_RE.search(unit.source, tok.end_byte, tok.end_byte + 400)
+        name = m.group(1).decode("utf-8", "replace") if m else "?"
+        near = unit.in_error(tok.start_byte, tok.start_byte + 400)
+        if near is not None:
+            reason += f" ({near.describe(unit.path)})"
+        unit._unanalyzable.append(Unanalyzable(name, line, col, reason))
+    for f in unit._functions:
+        if f.is_kernel and f.problems:
+            line, col = unit.position(f.start)
+            unit._unanalyzable.append(
+                Unanalyzable(f.name, line, col, f"syntax problem inside: "
+                             f"{f.problems[0].describe(unit.path)}")
+            )
+    unit._unanalyzable.sort(key=lambda u: (u.line, u.col))
+
+
+_KERNEL_NAME_RE = re.compile(rb"(\w+)\s*(?:<[^<>(){};]*>)?\s*\(")
+
+
+def _function_declarator(node: Node | None) -> Node | None:
+    while node is not None and node.type != "function_declarator":
+        node = node.child_by_field_id(F_DECLARATOR)
+    return node
+
+
+def _function(unit: Unit, node: Node) -> Function | None:
+    decl = _function_declarator(node.child_by_field_id(F_DECLARATOR))
+    body = node.child_by_field_id(F_BODY)
+    if decl is None or body is None:
+        return None
+    name_node = decl.child_by_field_id(F_DECLARATOR)
+    name = unit.text(name_node) if name_node is not None else "?"
+    if name_node is not None and name_node.type == "template_function":
+        inner = name_node.child_by_field_id(F_NAME)
+        name = unit.text(inner) if inner is not None else name
+    specifiers: list[str] = []
+    launch_bounds = None
+    for c in node.children:
+        if c == decl or c.start_byte >= decl.start_byte:
+            break
+        if c.type in FUNCTION_SPECIFIERS or c.type in ("storage_class_specifier",
+                                                        "type_qualifier"):
+            specifiers.append(unit.text(c))
+        elif c.type == "launch_bounds":
+            args = [a for a in c.named_children if a.type != "comment"]
+            launch_bounds = LaunchBounds(
+                unit.text(args[0]) if args else "",
+                unit.text(args[1]) if len(args) > 1 else None,
+                c.start_byte, c.end_byte,
+            )
+    start, extern_c, template_params = node.start_byte, False, ()
+    parent = node.parent
+    if parent is not None and parent.type == "template_declaration":
+        start = parent.start_byte
+        plist = parent.child_by_field_id(F_PARAMETERS)
+        template_params = tuple(_template_params(unit, plist)) if plist else ()
+        parent = parent.parent
+    if parent is not None and parent.type == "linkage_specification":
+        extern_c, start = True, parent.start_byte
+    elif parent is not None and parent.type == "declaration_list":
+        grand = parent.parent
+        extern_c = grand is not None and grand.type == "linkage_specification"
+    params_node = decl.child_by_field_id(F_PARAMETERS)
+    attributes: list[str] = []
+    if unit.masks:
+        for m in _declaration_masks(unit, start, body.start_byte, params_node):
+            if m.reason == "test macro header":
+                if name_node is not None and m.start == name_node.start_byte:
+                    name = " ".join(unit.text(m.start, m.end).split())
+                continue
+            meant = meaning(unit.text(m.start, m.end), unit._defines, unit._meanings)
+            if m.start < start:
+                if not (meant.specifiers or meant.launch_bounds):
+                    continue  # a statement macro that ends the previous declaration
+                start = m.start  # "CUTLASS_DEVICE\nvoid f()": the macro is part of f
+            attributes.append(unit.text(m.start, m.end))
+            specifiers += [s for s in meant.specifiers if s not in specifiers]
+            if launch_bounds is None and meant.launch_bounds is not None:
+                launch_bounds = LaunchBounds(*meant.launch_bounds, m.start, m.end)
+    type_node = node.child_by_field_id(F_TYPE)
+    if type_node is None and _MACRO_NAME_RE.fullmatch(name) and params_node is not None:
+        # "TEST_F(Suite, Name) {" parses as a function without a return type: name it by the
+        # whole macro call, as a reader would
+        name = " ".join(unit.text(decl).split())
+    return Function(
+        name=name,
+        specifiers=tuple(specifiers),
+        return_type=unit.text(type_node) if type_node is not None else "",
+        param_list=(unit.source, params_node),
+        template_params=template_params,
+        launch_bounds=launch_bounds,
+        attributes=tuple(attributes),
+        extern_c=extern_c,
+        node=node,
+        start=start,
+        end=node.end_byte,
+        body_start=body.start_byte,
+        body_end=body.end_byte,
+    )
+
+
+_MACRO_NAME_RE = re.compile(r"[A-Z_][A-Z0-9_]*")
+_DECLARATION_MASKS = frozenset({"attribute", "specifier macro", "statement-like macro",
+                                "test macro header"})
+_WHITESPACE = frozenset(b" \t\r\n")
+
+
+def _declaration_masks(
+    unit: Unit, start: int, body_start: int, params: Node | None
+) -> Iterator[Mask]:
+    """The masks that belong to a function's declaration: inside its head (not in its
+    parameter list) or in the blank run just before it, where a macro on its own line
+    ("CUTLASS_DEVICE", "C10_LAUNCH_BOUNDS_1(256)") left nothing but blanks."""
+    parsed = unit.parsed
+    lo = start
+    while lo > 0 and parsed[lo - 1] in _WHITESPACE:
+        lo -= 1
+    i = bisect.bisect_left(unit._mask_starts, lo)
+    while i < len(unit.masks) and unit.masks[i].start < body_start:
+        m = unit.masks[i]
+        i += 1
+        if m.reason not in _DECLARATION_MASKS:
+            continue
+        if params is not None and params.start_byte <= m.start < params.end_byte:
+            continue
+        yield m
+
+
+def _inside_a_body(node: Node) -> bool:
+    """Is this definition inside a function's body (a block), not at file, namespace or
+    class scope?"""
+    parent = node.parent
+    while parent is not None:
+        if parent.type == "compound_statement":
+            return True
+        parent = parent.parent
+    return False
+
+
+def _template_params(unit: Unit, plist: Node) -> Iterator[TemplateParam]:
+    for p in plist.named_children:
+        t = p.type
+        default_node = p.child_by_field_id(F_DEFAULT_VALUE) or p.child_by_field_name(
+            "default_type")
+        default = unit.text(default_node) if default_node is not None else None
+        if t in ("type_parameter_declaration", "optional_type_parameter_declaration",
+                 "variadic_type_parameter_declaration"):
+            ident = next((c for c in p.named_children if c.type == "type_identifier"), None)
+            yield TemplateParam("type", unit.text(ident) if ident else "", "typename", default)
+        elif t in ("parameter_declaration", "optional_parameter_declaration",
+                   "variadic_parameter_declaration"):
+            d = p.child_by_field_id(F_DECLARATOR)
+            ty = p.child_by_field_id(F_TYPE)
+            yield TemplateParam("value", unit.text(d) if d else "",
+                                unit.text(ty) if ty else "", default)
+        elif t == "template_template_parameter_declaration":
+            yield TemplateParam("template", unit.text(p).split()[-1], "template", default)
+
+
+_LOOP_KINDS = {"for_statement": "for", "for_range_loop": "for", "while_statement": "while",
+               "do_statement": "do"}
+
+
+def _loop(unit: Unit, f: Function, node: Node) -> Loop:
+    kind = _LOOP_KINDS[node.type]
+    depth = sum(1 for other in f.loops if other.start < node.start_byte < other.end)
+    init = cond = update = var = None
+    if node.type == "for_range_loop":  # for (auto x : xs): x is the loop variable
+        d = node.child_by_field_id(F_DECLARATOR)
+        while d is not None and d.type not in ("identifier", "structured_binding_declarator"):
+            d = d.child_by_field_id(F_DECLARATOR) or (d.named_children[-1]
+                                                        if d.named_children else None)
+        var = unit.text(d) if d is not None else None
+        right = node.child_by_field_id(F_RIGHT)
+        cond = unit.text(right) if right is not None else None
+    elif kind == "for":
+        i = node.child_by_field_id(F_INITIALIZER)
+        c = node.child_by_field_id(F_CONDITION)
+        u = node.child_by_field_id(F_UPDATE)
+        init = unit.text(i).rstrip(";").strip() if i is not None else None
+        cond = unit.text(c) if c is not None else None
+        update = unit.text(u) if u is not None else None
+        if i is not None:
+            if i.type == "declaration":
+                d = i.child_by_field_id(F_DECLARATOR)
+                while d is not None and d.type != "identifier":
+                    d = d.child_by_field_id(F_DECLARATOR)
+                var = unit.text(d) if d is not None else None
+            elif i.type == "assignment_expression":
+                left = i.child_by_field_id(F_LEFT)
+                var = unit.text(left) if left is not None else None
+        if var is None and update is not None:
+            m = re.match(r"\W*(\w+)", update)
+            var = m.group(1) if m else None
+    else:
+        c = node.child_by_field_id(F_CONDITION)
+        cond = unit.text(c).strip("() ") if c is not None else None
+    unroll = unit._unroll_at.get(node.start_byte)
+    prev = node.prev_named_sibling
+    if unroll is None and prev is not None and prev.type == "preproc_call":
+        arg = prev.child_by_field_id(F_ARGUMENT)
+        text = unit.text(arg).strip() if arg is not None else ""
+        if text.startswith("unroll"):
+            unroll = text[len("unroll"):].strip()
+    return Loop(kind, var, init, cond, update, depth, unroll, node.start_byte, node.end_byte)
+
+
+def _shared_decls(unit: Unit, node: Node) -> Iterator[SharedDecl]:
+    """The ``__shared__`` variables of a declaration, one per declarator
+    (``__shared__ float a[32], b[32];`` declares two)."""
+    shared, extern = False, False
+    for c in node.children:
+        if c.type in ("type_qualifier", "storage_class_specifier", "attribute_specifier"):
+            t = unit.text(c)
+            shared |= t == "__shared__"
+            extern |= t == "extern"
+    if not shared:
+        return
+    type_node = node.child_by_field_id(F_TYPE)
+    type_text = unit.text(type_node) if type_node is not None else ""
+    for d in node.children_by_field_id(F_DECLARATOR):
+        if d.type == "init_declarator":
+            d = d.child_by_field_id(F_DECLARATOR)
+        dims: list[str] = []
+        while d is not None and d.type in ("array_declarator", "parenthesized_declarator",
+                                           "pointer_declarator"):
+            if d.type == "array_declarator":
+                size = d.child_by_field_id(F_SIZE)
+                dims.insert(0, unit.text(size) if size is not None else "")
+            d = d.child_by_field_id(F_DECLARATOR) or (d.named_children[0]
+                                                        if d.named_children else None)
+        name = unit.text(d) if d is not None else ""
+        yield SharedDecl(name, type_text, tuple(dims), extern, node.start_byte, node.end_byte)
+
+
+def _call_name(unit: Unit, callee: Node) -> str:
+    ctype = callee.type
+    if ctype == "identifier":
+        return unit.source[callee.start_byte:callee.end_byte].decode("utf-8", "replace")
+    if ctype == "template_function":
+        inner = callee.child_by_field_id(F_NAME)
+        return unit.text(inner) if inner is not None else unit.text(callee)
+    return "".join(unit.text(callee).split())
+
+
+def _classify_call(unit: Unit, f: Function, node: Node) -> None:
+    callee = node.child_by_field_id(F_FUNCTION)
+    if callee is None:
+        return
+    name = _call_name(unit, callee)
+    call = Call(name, node.start_byte, node.end_byte)
+    f.calls.append(call)
+    if name in BARRIERS:
+        f.barriers.append(call)
+        return
+    if name.startswith("__"):
+        if name.startswith(WARP_INTRINSIC_PREFIXES):
+            f.warp_intrinsics.append(call)
+        return
+    if name.startswith("atomic"):
+        f.atomics.append(call)
+        return
+    method = _METHOD_RE.search(name)
+    if method is None:
+        return
+    m = method.group(1)
+    if m == "sync":
+        f.barriers.append(call)  # block.sync(), grid.sync(), cluster.sync()
+    elif m in CG_WARP_METHODS or (m == "reduce" and name.endswith("::reduce")):
+        f.warp_intrinsics.append(call)  # warp.shfl_down(...), cg::reduce(warp, ...)
+    elif m.startswith("atomic"):
+        f.atomics.append(call)
+
+
+_METHOD_RE = re.compile(r"(?:\.|->|::)(\w+)$")
+
+
+def _launch(unit: Unit, node: Node) -> Launch | None:
+    config = next((c for c in node.children if c.type == "kernel_call_syntax"), None)
+    if config is None:
+        return None
+    fn = node.child_by_field_id(F_FUNCTION)
+    args = node.child_by_field_id(F_ARGUMENTS)
+    kernel, targs = (unit.text(fn) if fn is not None else "?"), None
+    if fn is not None and fn.type == "template_function":
+        name = fn.child_by_field_id(F_NAME)
+        ta = fn.child_by_field_id(F_ARGUMENTS)
+        kernel = unit.text(name) if name is not None else kernel
+        targs = unit.text(ta).strip()[1:-1].strip() if ta is not None else None
+    return Launch(
+        kernel,
+        targs,
+        tuple(unit.text(c) for c in config.named_children if c.type != "comment"),
+        tuple(unit.text(a) for a in args.named_children if a.type != "comment")
+        if args is not None else (),
+        node.start_byte,
+        node.end_byte,
+    )

@@ -1,0 +1,159 @@
+"""CUDA syntax: the tree-sitter-cuda grammar, its field ids, the per-thread parser and the
+node and byte helpers every stage shares.
+
+The bottom of ``klc.cuda`` (``docs/architecture.md``, "klc.cuda"): it knows the grammar and
+nothing of macros or of the model.
+"""
+
+from __future__ import annotations
+
+import operator
+import threading
+from functools import lru_cache
+
+import tree_sitter_cuda
+from tree_sitter import Language, Node, Parser, Point, Query, QueryCursor, Tree
+
+LANGUAGE = Language(tree_sitter_cuda.language())
+
+
+def _field(name: str) -> int:
+    fid = LANGUAGE.field_id_for_name(name)
+    if fid is None:  # (a grammar without the field: fail at import, not on a file)
+        raise RuntimeError(f"tree-sitter-cuda has no field {name!r}")
+    return fid
+
+
+# field ids of the grammar: ``child_by_field_id`` costs a third of ``child_by_field_name``,
+# which looks the name up on every call
+F_ARGUMENT = _field("argument")
+F_ARGUMENTS = _field("arguments")
+F_BODY = _field("body")
+F_CONDITION = _field("condition")
+F_DECLARATOR = _field("declarator")
+F_DEFAULT_VALUE = _field("default_value")
+F_DIRECTIVE = _field("directive")
+F_FIELD = _field("field")
+F_FUNCTION = _field("function")
+F_INDICES = _field("indices")
+F_INITIALIZER = _field("initializer")
+F_LEFT = _field("left")
+F_NAME = _field("name")
+F_OPERATOR = _field("operator")
+F_PARAMETERS = _field("parameters")
+F_RIGHT = _field("right")
+F_SIZE = _field("size")
+F_TYPE = _field("type")
+F_UPDATE = _field("update")
+F_VALUE = _field("value")
+
+_local = threading.local()
+
+
+def parser() -> Parser:
+    """One tree-sitter parser per thread (parsers are not thread-safe)."""
+    p = getattr(_local, "parser", None)
+    if p is None:
+        p = _local.parser = Parser(LANGUAGE)
+    return p
+
+
+_EXPR_PREFIX = b"void __klc_expr__() {\nauto __klc_e__ = ("
+
+
+@lru_cache(maxsize=4096)
+def parse_expression(text: str) -> tuple[Node, bytes] | None:
+    """Parse a text (a #define body, a launch configuration, a hole value) as one C++
+    expression: its node (the parenthesised expression around it) and the bytes it was
+    parsed from; None when it is not one expression."""
+    src = _EXPR_PREFIX + text.encode() + b");\n}\n"
+    root = parser().parse(src).root_node
+    if root.has_error:
+        return None
+    node = root.descendant_for_byte_range(len(_EXPR_PREFIX) - 1, len(src) - 5)
+    while node is not None and not (node.type == "parenthesized_expression"
+                                    and node.start_byte == len(_EXPR_PREFIX) - 1):
+        node = node.parent
+    if node is None or node.end_byte != len(src) - 4:
+        return None  # "a)(b": the parentheses close before the text ends
+    return node, src
+
+
+# what ``Unit.squeezed`` takes out besides comments and line continuations: whitespace, and
+# the punctuation the matcher ignores (klc.match._IGNORED_TOKENS)
+SQUEEZED_OUT = b" \t\r\n\f\v;,"
+LOOP_TYPES = ("for_statement", "for_range_loop", "while_statement", "do_statement")
+
+
+_by_start = operator.attrgetter("start_byte")
+_by_end = operator.attrgetter("end_byte")
+
+
+def sort_doc_order(nodes: list[Node]) -> None:
+    """Sort in place in document order (by start, then the longer first; ties keep their
+    order) with two stable sorts on C-level keys: by end descending, then by start."""
+    nodes.sort(key=_by_end, reverse=True)
+    nodes.sort(key=_by_start)
+
+
+_PROBLEM_QUERY = Query(LANGUAGE, "(ERROR) @error (MISSING) @missing")
+
+
+def problem_nodes(tree: Tree) -> list[Node]:
+    """The ERROR and MISSING nodes, in source order. A descent that enters only subtrees
+    flagged ``has_error``: a query would visit every node of the tree."""
+    root = tree.root_node
+    found: list[Node] = [root] if root.is_error else []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        for child in reversed(node.children):
+            if child.is_error or child.is_missing:
+                found.append(child)
+            if child.has_error and not child.is_missing:
+                stack.append(child)  # an ERROR can hold more precise ones
+    if not found and root.has_error:
+        # a MISSING token that is not a visible child (the newline that ends a directive
+        # on a last line without one): only a query sees it
+        caps = QueryCursor(_PROBLEM_QUERY).captures(root)
+        found = caps.get("error", []) + caps.get("missing", [])
+    found.sort(key=lambda n: n.start_byte)
+    return found
+
+
+def balanced_end(data: bytes, open_paren: int) -> int | None:
+    """The offset just after the parenthesis that closes the one at ``open_paren`` (looked
+    for in the next 4,096 bytes), or None."""
+    depth = 0
+    for i in range(open_paren, min(len(data), open_paren + 4096)):
+        c = data[i]
+        if c == 40:
+            depth += 1
+        elif c == 41:
+            depth -= 1
+            if depth == 0:
+                return i + 1
+    return None
+
+
+def line_start(data: bytes, offset: int) -> int:
+    """The offset where the line holding ``offset`` starts."""
+    return data.rfind(b"\n", 0, offset) + 1
+
+
+def point(data: bytes, offset: int) -> Point:
+    """tree-sitter's (row, column) of a byte offset."""
+    line = data.count(b"\n", 0, offset)
+    return Point(line, offset - line_start(data, offset))
+
+
+def line_starts(data: bytes) -> list[int]:
+    """The offsets of every line start."""
+    starts = [0]
+    find = data.find
+    i = find(b"\n")
+    while i >= 0:
+        starts.append(i + 1)
+        i = find(b"\n", i + 1)
+    return starts
+
