@@ -1,0 +1,44 @@
+"""``klc check``: load and validate rule files or folders; ``--predicates`` lists the
+guard predicates.
+
+Exit 0: all valid; 2: any error.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from klc.commands.console import err, out
+from klc.errors import KlcError
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("check", help="load and validate rule files or folders (syntax, "
+                       "predicates, metavariables, holes, anchors and templates that parse); "
+                       "exit 0 all valid, 2 on any error")
+    p.add_argument("paths", nargs="*", metavar="RULE", help=".rule files or folders of them")
+    p.add_argument("--predicates", action="store_true",
+                   help="list the guard predicates rules may use, with what each checks")
+
+
+def run(args: argparse.Namespace) -> int:
+    from klc.guards import PREDICATES
+    from klc.rules import check_rule_paths
+
+    if args.predicates:
+        for pred in sorted(PREDICATES.values(), key=lambda p: p.name):
+            out.print(f"{pred.signature}\n    {pred.doc}", markup=False, emoji=False)
+    if not args.paths:
+        if args.predicates:
+            return 0
+        raise KlcError("check: give .rule files or folders (or --predicates)")
+    rules, errors = check_rule_paths(args.paths)
+    count = f"{len(rules)} rule{'s' if len(rules) != 1 else ''} ok"
+    for message in errors:
+        err.print(message, markup=False, emoji=False)
+    if errors:
+        err.print(f"{len(errors)} error{'s' if len(errors) != 1 else ''}; {count}",
+                  markup=False, emoji=False)
+        return 2
+    out.print(count, markup=False, emoji=False)
+    return 0

@@ -1,0 +1,101 @@
+"""``klc parse``: print each file's kernels and device functions, parameters, launch
+bounds, shared memory, loops and launches, and its syntax problems.
+
+Exit 0: parsed; 2: a file unreadable or with syntax errors left after recovery.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import TYPE_CHECKING
+
+from klc.commands.console import err, out
+from klc.errors import KlcError
+
+if TYPE_CHECKING:
+    from klc.frontend import Unit
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("parse", help="parse CUDA files and print their kernels and device "
+                       "functions, parameters, launch bounds, shared memory and syntax problems")
+    p.add_argument("files", nargs="+", metavar="FILE")
+    p.add_argument("--json", action="store_true", help="print JSON instead of text")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print each file's model; a file that cannot be read, or that keeps syntax errors after
+    recovery, sets exit status 2, and the others are still printed."""
+    from klc.frontend import parse_file
+    from klc.report import unit_summary
+
+    status = 0
+    summaries = []
+    for path in args.files:
+        try:
+            unit = parse_file(path)
+        except KlcError as e:
+            err.print(f"klc: error: {e}", markup=False, emoji=False)
+            status = 2
+            continue
+        if unit.problems:
+            status = 2
+        summaries.append(unit_summary(unit))
+        if not args.json:
+            _print_unit(unit)
+        for p in unit.problems:
+            err.print(f"klc: error: {p.describe(unit.path)}", markup=False, emoji=False)
+    if args.json:
+        print(json.dumps(summaries, indent=2))
+    return status
+
+
+def _print_unit(unit: Unit) -> None:
+    """The text view of ``klc parse``. Source text is escaped for rich (a ``[`` in a type
+    would be read as markup) and emoji codes are off (``file:100:1`` is not ``:100:``)."""
+    from rich.markup import escape
+
+    def say(line: str) -> None:
+        out.print(line, emoji=False)
+
+    say(f"[bold]{escape(unit.path)}[/bold]")
+    for f in unit.functions:
+        if f.kind == "host" and not f.launches:
+            continue
+        line, col = unit.position(f.start)
+        tparams = ", ".join(f"{t.type} {t.name}" for t in f.template_params)
+        head = f"  {f.kind} [cyan]{escape(f.name)}[/cyan]" + (
+            escape(f"<{tparams}>") if tparams else "")
+        say(f"{head}  ({escape(unit.path)}:{line}:{col})")
+        for p in f.params:
+            flags = [x for x, on in (("const", p.const), ("restrict", p.restrict)) if on]
+            say(escape(f"    param {p.name}: {p.type}" + (f"  [{', '.join(flags)}]"
+                                                          if flags else "")))
+        if f.launch_bounds:
+            lb = f.launch_bounds
+            say(escape(f"    launch bounds: {lb.max_threads}"
+                       + (f", min blocks {lb.min_blocks}" if lb.min_blocks else "")))
+        for a in f.attributes:
+            say(escape(f"    attribute: {a}"))
+        for sd in f.shared:
+            dims = "".join(f"[{d}]" for d in sd.dims)
+            say(escape(f"    shared{' (extern, dynamic)' if sd.extern else ''}: {sd.type} "
+                       f"{sd.name}{dims}"))
+        if f.loops:
+            loops = ", ".join(
+                f"{lp.kind}({lp.var or '?'})@{unit.position(lp.start)[0]}"
+                + (f" unroll {lp.unroll}".rstrip() if lp.unroll is not None else "")
+                for lp in f.loops)
+            say(escape(f"    loops: {loops}"))
+        if f.barriers:
+            say(f"    barriers: {len(f.barriers)}")
+        if f.warp_intrinsics:
+            say(escape("    warp intrinsics: " + ", ".join(sorted({c.name for c in
+                                                                   f.warp_intrinsics}))))
+        for lc in f.launches:
+            tl = f"<{lc.template_args}>" if lc.template_args else ""
+            say(escape(f"    launches {lc.kernel}{tl}<<<{', '.join(lc.config)}>>>"))
+    for u in unit.unanalyzable:
+        say(f"  [yellow]not analyzable[/yellow]: kernel {escape(u.name)} at "
+            f"{escape(unit.path)}:{u.line}:{u.col}: {escape(u.reason)}")
