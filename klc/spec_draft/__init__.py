@@ -1,0 +1,44 @@
+"""``klc spec init``: draft a kernel's klc-spec block from what the file already says.
+
+What is read, and what each drafted field comes from (each one is marked in the draft with a
+``# guessed: ...`` comment saying so; a field that cannot be found is a ``TODO`` and the draft
+is refused until a person fills it in):
+
+- **args and roles**: the signature. A pointer is a buffer: ``const`` or never written is
+  ``in``; written and never read is ``out``; written and read (``+=``, an atomic, read
+  before the write) is ``inout``. Any other parameter is a scalar.
+- **sizes**: the integer parameters that bound an index, a guard or a loop. With a host
+  launch in the file (``kernel<<<grid, block>>>(args)``, in ``main`` or in a launcher that
+  ``main`` calls), the sizes are the host's integer variables set from constants
+  (``int B = 8;``), with their values, and each scalar argument is the host's expression
+  of them. Without one, sizes get values that make the largest buffer about 2^24 elements,
+  the sizes that bound a per-thread loop 64.
+- **shapes**: from the index expressions. Every access ``p[e]`` of a buffer (directly, or
+  through a local pointer ``q = p + off``) has its largest index computed: the guarded
+  thread index (``i < n``), loop variables (``c < cols``) and locals are substituted, and
+  each free variable is set to its smallest or largest value. The shape is that largest
+  index plus one, written as the simplest expression of the sizes equal to it at several
+  sizes (``[rows, cols]``, ``["n - k + 1"]``), else as computed. An index read from another
+  buffer (``table[ids[t] * dim + c]``) makes a new size for the range of those values, and
+  the index buffer's init ``randint(0, that size)``; an 8-bit index ranges over 256.
+- **grid and block**: the host launch where there is one; else the thread index: a block of
+  256 threads (or the size of a ``__shared__`` array indexed by the thread, or the literal
+  that multiplies ``blockIdx``), 32 x 8 for two dimensions, and a grid of
+  ``ceil_div(extent, block)`` over the guard's extent, or the guard's extent itself for an
+  index that is ``blockIdx`` alone (a block per row).
+- **inits**: ``normal`` for inputs (``randint`` for index buffers), poison for outputs (the
+  gate's default), ``uniform(0.5, 2)`` for float scalars, 3 for an integer scalar that is
+  not a size.
+
+The draft is checked by loading it and binding it to the signature (the gate's own
+``check_spec``) before it is shown or written.
+
+The package, in the order a draft runs: ``kernel`` reads the kernel (locals, loops, guards,
+accesses, thread indices), ``host`` its host launch, ``draft`` runs the stages and writes the
+block, ``exprs`` holds the expression text helpers they share.
+"""
+
+from klc.spec_draft.draft import Draft, draft_spec
+from klc.spec_draft.kernel import DraftError
+
+__all__ = ["Draft", "DraftError", "draft_spec"]

@@ -1,0 +1,492 @@
+"""Drafting one kernel's klc-spec block, stage by stage (``_Drafter``): read the kernel, its
+signature and its host launch; find the sizes and their values; bound each buffer's index
+into its shape, role and init; take the launch geometry; write the block."""
+
+from __future__ import annotations
+
+import itertools
+import random
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from klc.cuda.model import Function, Param, Unit
+from klc.spec import CType, parse_ctype
+from klc.spec_draft.exprs import (
+    balanced,
+    clean_shape,
+    evaluate_or_none,
+    quote,
+    resolve_free,
+    subst,
+    tidy,
+)
+from klc.spec_draft.host import Host, host_launch
+from klc.spec_draft.kernel import (
+    DEFAULT_BLOCK,
+    Access,
+    DraftError,
+    Kernel,
+    Unknown,
+    guess_geometry,
+    read_guards,
+    same_position,
+    thread_vars,
+)
+
+TARGET_ELEMENTS = 1 << 24  # the largest buffer at the drafted profiling sizes
+LOOP_SIZE = 64  # a size that bounds a per-thread loop
+RANGE_SIZE = 1024  # the range of values an index buffer holds
+
+Ranges = dict[str, tuple[str, str]]  # free variable -> (lowest, highest) expression
+Env = dict[str, int]
+Sample = tuple[dict[str, int], Env]  # size values and the environment they give
+
+
+@dataclass
+class Draft:
+    """A drafted spec block: its text (the whole ``/* klc-spec ... */`` comment), what each
+    field was guessed from, and what could not be found (TODO)."""
+
+    kernel: str
+    text: str
+    guessed: list[str] = field(default_factory=list)
+    todo: list[str] = field(default_factory=list)
+    sizes: dict[str, int] = field(default_factory=dict)
+    host_launch: bool = False
+
+
+def draft_spec(unit: Unit, kernel: str | None = None) -> Draft:
+    """Draft the klc-spec block of one kernel of ``unit`` (the package doc says how)."""
+    try:
+        return _draft(unit, kernel)
+    except Unknown as e:
+        raise DraftError(f"{unit.path}: klc spec init cannot read an expression of the "
+                         f"kernel ({e}); write the spec by hand (docs/spec.md)") from None
+
+
+def _draft(unit: Unit, kernel: str | None) -> Draft:
+    d = _Drafter(unit, _pick_kernel(unit, kernel))
+    d.read_kernel()
+    d.read_signature()
+    d.read_host_launch()
+    d.find_sizes()
+    d.read_buffers()
+    d.read_launch()
+    return d.draft()
+
+
+def _pick_kernel(unit: Unit, kernel: str | None) -> Function:
+    kernels = list(unit.kernels)
+    if not kernels:
+        raise DraftError(f"{unit.path}: no __global__ kernel in the file")
+    if kernel is None:
+        if len(kernels) > 1:
+            raise DraftError(f"{unit.path}: {len(kernels)} kernels ("
+                             f"{', '.join(k.name for k in kernels)}): name one with --kernel")
+        fn = kernels[0]
+    else:
+        found = next((k for k in kernels if k.name == kernel), None)
+        if found is None:
+            raise DraftError(f"{unit.path}: no kernel {kernel!r} (kernels: "
+                             f"{', '.join(k.name for k in kernels)})")
+        fn = found
+    if fn.template_params:
+        raise DraftError(f"{unit.where(fn.start)}: {fn.name} is a template: klc spec init "
+                         "drafts plain kernels (write template: {...} by hand, docs/spec.md)")
+    return fn
+
+
+class _Drafter:
+    """What one draft has found so far; each stage reads what the ones before it found."""
+
+    def __init__(self, unit: Unit, fn: Function):
+        self.unit, self.fn = unit, fn
+        self.k = Kernel(unit, fn)
+        self.guessed: list[str] = []
+        self.todo: list[str] = []
+        self.ranges: Ranges = {}
+        self.sig: list[tuple[Param, CType, bool]] = []  # (parameter, type, is a buffer)
+        self.host: Host | None = None
+        self.sizes: dict[str, int] = {}
+        self.param_value: dict[str, str] = {}  # size parameter -> its value expression
+        self.size_params: list[str] = []
+        self.loop_bounded: set[str] = set()
+        self.range_sizes: dict[str, tuple[str, int]] = {}  # index buffer -> (size or "", value)
+        self.same_place: dict[str, str] = {}  # index buffer -> bound of the loop it stands for
+        self.shapes: dict[str, list[str]] = {}
+        self.roles: dict[str, str] = {}
+        self.inits: dict[str, str] = {}
+        self.grid: list[str] = []
+        self.block: list[str] = []
+        self.shared: str | None = None
+
+    # -- the kernel -------------------------------------------------------------------------
+
+    def read_kernel(self) -> None:
+        """Guards, thread indices, accesses, and the free variables' ranges: loops, guarded
+        thread indices, the thread index within a block."""
+        k = self.k
+        guards = read_guards(k)
+        self.tvars = thread_vars(k, guards)
+        k.keep = {tv.name for tv in self.tvars if tv.extent is not None}
+        self.todo = k.collect_accesses()
+        self.grid_guess, self.block_guess, self.why_geometry = guess_geometry(k, self.tvars)
+        self.block_dims = ([int(b) for b in self.block_guess] if self.block_guess
+                           else [DEFAULT_BLOCK])
+        for var, (start, bound, op) in k.loops.items():
+            try:
+                lo = k.expr(start) if start is not None else "0"
+                hi = k.expr(bound)
+            except Unknown:
+                continue
+            self.ranges[var] = (lo, hi if op == "<=" else f"({hi} - 1)")
+        for tv in self.tvars:
+            if tv.extent is not None:
+                self.ranges[tv.name] = ("0", f"({tv.extent} - 1)")
+        for axis, b in zip("xyz", self.block_dims, strict=False):
+            self.ranges[f"_threadIdx_{axis}"] = ("0", str(b - 1))
+
+    def read_signature(self) -> None:
+        for p in self.fn.params:
+            parsed = parse_ctype(p.type)
+            if parsed is None:
+                raise DraftError(f"{self.unit.where(p.start)}: parameter {p.name} has type "
+                                 f"{p.type!r}, which the gate cannot make data for")
+            self.sig.append((p, parsed[0], parsed[1] > 0 or p.array))
+
+    def read_host_launch(self) -> None:
+        """The host launch, usable only where it is a function of constant sizes."""
+        host = host_launch(self.unit, self.fn.name)
+        if host is None:
+            return
+        exprs = [*host.grid, *host.block, *([host.shared] if host.shared else []),
+                 *(a for (p, ct, ptr), a in zip(self.sig, host.args, strict=False)
+                   if not ptr and not ct.dtype.startswith("float"))]
+        unknown = sorted({n for e in exprs for n in re.findall(r"\b[A-Za-z_]\w*\b", e)}
+                         - set(host.sizes) - {"ceil_div", "min", "max", "int", "abs"})
+        if unknown or len(host.args) != len(self.sig):
+            self.guessed.append(f"the launch at {host.where} is not used: " + (
+                f"{', '.join(unknown)} not set from constants" if unknown else
+                "its arguments do not match the parameters"))
+            return
+        self.host = host
+
+    # -- the sizes --------------------------------------------------------------------------
+
+    def find_sizes(self) -> None:
+        """Which integer parameters are sizes, the ranges of data-dependent indices, and
+        every size's value (the host's, or chosen)."""
+        k, ranges = self.k, self.ranges
+        int_scalars = [p.name for p, ct, ptr in self.sig
+                       if not ptr and not ct.dtype.startswith("float")
+                       and ct.dtype != "bool" and ct.dtype != "bfloat16"]
+        texts = [a.index for a in k.accesses] + [r for lo_hi in ranges.values() for r in lo_hi]
+        texts += [tv.extent for tv in self.tvars if tv.extent]
+        self.size_params = [n for n in int_scalars
+                            if any(re.search(rf"\b{n}\b", t) for t in texts)]
+        self.loop_bounded = {n for n in self.size_params
+                             if any(re.search(rf"\b{n}\b", hi) for v, (_, hi) in ranges.items()
+                                    if v in k.loops)}
+        self._data_ranges()
+        if self.host is not None:
+            self.sizes = dict(self.host.sizes)
+            self.param_value = {p.name: self.host.args[i] for i, (p, _, _) in
+                                enumerate(self.sig) if i < len(self.host.args)}
+        else:
+            self.param_value = {n: n for n in self.size_params}
+        for name, value in self.range_sizes.values():
+            if name:
+                self.sizes[name] = value
+        if self.host is None:
+            self.sizes = {**_choose_sizes(self.size_params, self.loop_bounded, k, ranges,
+                                          self.corners, self.env_for, self.sizes), **self.sizes}
+            for n in self.size_params:
+                self.guessed.append(f"sizes.{n}: {self.sizes[n]} (" + (
+                    "bounds a per-thread loop" if n in self.loop_bounded
+                    and len(self.size_params) > 1
+                    else f"the largest buffer about {TARGET_ELEMENTS} elements") + ")")
+        for buf, (name, value) in self.range_sizes.items():
+            if name:
+                self.guessed.append(f"sizes.{name}: {value} (the range of the values of {buf}, "
+                                    "which index another buffer)")
+
+    def _data_ranges(self) -> None:
+        """The range of an index read from a buffer: a loop's where it indexes in the same
+        place (``row[labels[r]]`` beside ``row[c]``), an 8-bit type's, or a new size."""
+        k, ranges = self.k, self.ranges
+        for var, buf in k.data_index.items():
+            ct = next(c for p, c, _ in self.sig if p.name == buf)
+            w = same_position(var, k, ranges)
+            if w is not None:  # row[labels[r]] beside row[c], c < classes: in [0, classes)
+                ranges[var] = ranges[w]
+                hi = ranges[w][1]
+                m = re.fullmatch(r"\((.*) - 1\)", hi)
+                self.same_place[buf] = tidy(m.group(1) if m and balanced(m.group(1)) else
+                                            f"{hi} + 1")
+            elif ct.dtype in ("uint8", "int8", "bool"):
+                self.range_sizes[buf] = ("", 256 if ct.dtype == "uint8" else 128)
+                ranges[var] = ("0", str(self.range_sizes[buf][1] - 1))
+            else:
+                target = next((a.buffer for a in k.accesses if f"_v_{buf}" in a.index), buf)
+                name = f"{target}_rows"
+                self.range_sizes[buf] = (name, RANGE_SIZE)
+                ranges[var] = ("0", f"({name} - 1)")
+
+    def env_for(self, values: dict[str, int]) -> Env | None:
+        """The names an index may use at these size values; None where a size parameter's
+        value cannot be evaluated."""
+        env: Env = dict(values)
+        for axis, b in zip("xyz", [*self.block_dims, 1, 1], strict=False):
+            env[f"_blockDim_{axis}"] = b
+        for p in self.size_params:
+            v = evaluate_or_none(self.param_value.get(p, p), values)
+            if v is None:
+                return None
+            env[p] = v
+        return env
+
+    def corners(self, expr: str, env: Env) -> tuple[int | None, str]:
+        """The largest value of ``expr`` over the corners of its free variables' ranges,
+        and the expression at that corner (None where a corner cannot be evaluated)."""
+        ranges = self.ranges
+        free = [v for v in ranges if re.search(rf"\b{re.escape(v)}\b", expr)]
+        best, best_expr = None, expr
+        for choice in itertools.product((0, 1), repeat=len(free)):
+            sub = {}
+            e2 = dict(env)
+            ok = True
+            for v, c in zip(free, choice, strict=True):
+                r = resolve_free(ranges[v][c], ranges, env)
+                val = evaluate_or_none(r, e2)
+                if val is None:
+                    ok = False
+                    break
+                e2[v] = val
+                sub[v] = r
+            got = evaluate_or_none(expr, e2) if ok else None
+            if got is None:  # a corner that cannot be evaluated (too large): no bound at all
+                return None, expr
+            if best is None or got > best:
+                best, best_expr = got, subst(expr, sub)
+        return best, best_expr
+
+    # -- the buffers ------------------------------------------------------------------------
+
+    def read_buffers(self) -> None:
+        """Each buffer's role, shape and init."""
+        env0 = self.env_for(self.sizes)
+        if env0 is None:
+            raise DraftError(f"{self.unit.where(self.fn.start)}: cannot evaluate the sizes of "
+                             f"{self.fn.name}")
+        samples = self._samples()
+        for p, _ct, ptr in self.sig:
+            if not ptr:
+                continue
+            acc = [a for a in self.k.accesses if a.buffer == p.name]
+            self.roles[p.name] = _role(p, acc)
+            if not acc:
+                self.todo.append(f"{self.unit.where(p.start)}: buffer {p.name} is never "
+                                 f"indexed in {self.fn.name}: its shape is unknown")
+                self.shapes[p.name] = ["TODO"]
+                continue
+            if not self._shape(p, acc, samples, env0):
+                continue
+            self._init(p)
+        self.guessed.append("args.*.role: " + ", ".join(f"{n} {r}" for n, r in
+                                                        self.roles.items())
+                            + " (const-ness and writes)")
+
+    def _samples(self) -> list[Sample]:
+        """Size values near the drafted ones (so that their order of magnitude, k << n,
+        holds), odd, even and mixed: a shape like 2 * (d // 2) shows itself."""
+        rnd = random.Random(1)
+        samples = []
+        for parity in (1, 0, None):
+            vals = {}
+            for n in self.sizes:
+                v = self.sizes[n] + rnd.randrange(1, 38)
+                if parity is not None and v % 2 != parity:
+                    v += 1
+                vals[n] = v
+            env = self.env_for(vals)
+            if env is not None:
+                samples.append((vals, env))
+        return samples
+
+    def _largest(self, use: list[Access], env: Env) -> tuple[int, str] | None:
+        best = None
+        for a in use:
+            got, text = self.corners(a.index, env)
+            if got is not None and (best is None or got > best[0]):
+                best = (got, text)
+        return best
+
+    def _shape(self, p: Param, acc: list[Access], samples: list[Sample], env0: Env) -> bool:
+        """The buffer's shape: its largest index + 1, as the simplest expression of the
+        sizes equal to it at every sample, else as computed; False where it has no bound."""
+        use = [a for a in acc if a.write] if self.roles[p.name] == "out" else acc
+        targets = []
+        for vals, env in samples:
+            best = self._largest(use, env)
+            if best is None:
+                break
+            targets.append((vals, best[0] + 1))
+        best0 = self._largest(use, env0)
+        if best0 is None or len(targets) < len(samples):
+            self.todo.append(f"{self.unit.where(acc[0].node.start_byte)}: cannot bound the "
+                             f"index of {p.name}: {self.k.text(acc[0].node)}")
+            self.shapes[p.name] = ["TODO"]
+            return False
+        raw = best0[1]
+        if self.host is not None:  # the kernel's size parameters as the host's expressions
+            raw = subst(raw, self._host_values())
+        clean = clean_shape(targets, list(self.sizes))
+        if clean is not None and all(
+                evaluate_or_none(" * ".join(f"({d})" for d in clean), vals) == t
+                for vals, t in targets):
+            self.shapes[p.name] = clean
+            self.guessed.append(f"args.{p.name}.shape: {clean} (the largest index + 1 of "
+                                f"{self.k.text(use[0].node)})")
+        else:  # (a vector type's shape counts vectors, as the index does)
+            self.shapes[p.name] = [tidy(f"{raw} + 1")]
+            self.guessed.append(f"args.{p.name}.shape: the largest index + 1 of "
+                                f"{self.k.text(use[0].node)}, as computed")
+        return True
+
+    def _host_values(self) -> dict[str, str]:
+        return {q: self.param_value[q] for q in self.size_params
+                if q in self.param_value and self.param_value[q] != q}
+
+    def _init(self, p: Param) -> None:
+        if p.name in self.same_place:
+            bound = self.same_place[p.name]
+            if self.host is not None:
+                bound = tidy(subst(bound, self._host_values()))
+            self.inits[p.name] = f"randint(0, {bound})"
+            self.guessed.append(f"args.{p.name}.init: its values index where a loop variable "
+                                f"does, so they range over [0, {bound})")
+        elif p.name in self.range_sizes:
+            name, value = self.range_sizes[p.name]
+            self.inits[p.name] = f"randint(0, {name or value})"
+        elif self.roles[p.name] != "out":
+            self.inits[p.name] = "normal"
+
+    # -- the launch and the block -----------------------------------------------------------
+
+    def read_launch(self) -> None:
+        """Grid, block and shared memory: the host's launch, else the guarded thread index."""
+        unit, fn = self.unit, self.fn
+        if self.host is not None:
+            self.grid, self.block, self.shared = self.host.grid, self.host.block, \
+                self.host.shared
+            self.guessed.append(f"grid, block: the launch at {self.host.where}")
+        elif self.grid_guess is None:
+            self.todo.append(f"{unit.where(fn.start)}: no guarded thread index (like "
+                             "`int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n)`) in "
+                             f"{fn.name}: grid and block are unknown")
+            self.grid, self.block = ["TODO"], ["TODO"]
+        else:
+            self.grid, self.block = self.grid_guess, self.block_guess
+            self.guessed.append(f"grid, block: {self.why_geometry}")
+        dynamic = next((sh for sh in fn.shared if sh.extern), None)
+        if dynamic is not None and not (self.shared and self.shared.strip() not in ("0", "")):
+            self.todo.append(f"{unit.where(dynamic.start)}: {fn.name} uses dynamic shared "
+                             f"memory (extern __shared__ {dynamic.name}) and no launch in the "
+                             "file says how much: give shared: (bytes)")
+            self.shared = "TODO"
+
+    def draft(self) -> Draft:
+        """The block's text, with what was guessed and what is left TODO."""
+        host, sizes = self.host, self.sizes
+        lines = ["/* klc-spec", f"kernel: {self.fn.name}"]
+        lines.append("sizes: {" + ", ".join(f"{n}: {v}" for n, v in sizes.items()) + "}"
+                     + ("  # from the host code" if host else "  # guessed: see below"))
+        lines.append("args:")
+        for p, ct, ptr in self.sig:
+            lines.append(self._arg_line(p, ct, ptr))
+        lines.append(f"grid: [{', '.join(quote(tidy(g)) for g in self.grid)}]")
+        lines.append(f"block: [{', '.join(quote(tidy(b)) for b in self.block)}]")
+        if self.shared and self.shared.strip() not in ("0", ""):
+            lines.append(f"shared: {quote(tidy(self.shared))}")
+        lines.append("# klc spec init drafted this block; review it, then remove this line.")
+        for g in self.guessed:
+            lines.append(f"# guessed: {g}")
+        for t in self.todo:
+            lines.append(f"# TODO: {t}")
+        lines.append("*/")
+        return Draft(self.fn.name, "\n".join(lines) + "\n", self.guessed, self.todo, sizes,
+                     host is not None)
+
+    def _arg_line(self, p: Param, ct: CType, ptr: bool) -> str:
+        host, name = self.host, p.name
+        if ptr:
+            shape = ", ".join(quote(d) for d in self.shapes[name])
+            entry = f"  - {{name: {name}, shape: [{shape}], role: {self.roles[name]}"
+            if name in self.inits:
+                entry += f", init: {quote(self.inits[name])}"
+            return entry + "}"
+        if name in self.param_value and name in (self.size_params if host is None else
+                                                 self.param_value):
+            value = self.param_value[name]
+            if host is not None and name not in self.size_params and \
+                    evaluate_or_none(value, dict(self.sizes)) is None:
+                self.guessed.append(f"args.{name}: uniform(0.5, 2)")
+                return (f"  - {{name: {name}, init: \"uniform(0.5, 2)\"}}  # guessed: "
+                        f"the launch passes {value}, which klc cannot evaluate")
+            if host is not None and name not in self.size_params:
+                return f"  - {{name: {name}, value: {quote(tidy(value))}}}  # from the launch"
+            return f"  - {{name: {name}, value: {quote(tidy(value))}}}"
+        if ct.dtype.startswith("float") or ct.dtype == "bfloat16":
+            self.guessed.append(f"args.{name}: uniform(0.5, 2)")
+            return (f"  - {{name: {name}, init: \"uniform(0.5, 2)\"}}  # guessed: any "
+                    "value in range")
+        self.guessed.append(f"args.{name}: 3 (an integer that bounds nothing)")
+        return f"  - {{name: {name}, value: 3}}  # guessed: not a size"
+
+
+def _role(p: Param, acc: list[Access]) -> str:
+    """``in`` for a const (in the spec's sense) or never written buffer; else ``inout``
+    where it is read too, ``out`` where only written."""
+    written = any(a.write for a in acc)
+    if p.const or parse_ctype(p.type)[2] or not written:  # type: ignore[index]
+        return "in"
+    return "inout" if any(a.read for a in acc) else "out"
+
+
+def _choose_sizes(size_params: list[str], loop_bounded: set[str], k: Kernel,
+                  ranges: Ranges, corners: Callable[[str, Env], tuple[int | None, str]],
+                  env_for: Callable[[dict[str, int]], Env | None],
+                  fixed: dict[str, int]) -> dict[str, int]:
+    """Values for the sizes: a loop bound 64 (when there are other sizes), the others one
+    value, the largest that keeps every buffer at or under TARGET_ELEMENTS."""
+    if not size_params:
+        return {}
+    loop = {n for n in loop_bounded if len(size_params) > 1}
+    if loop == set(size_params):
+        loop = set()
+    best: dict[str, int] = {}
+    for e in range(24, 0, -1):
+        v = 1 << e
+        vals = {**fixed, **{n: (LOOP_SIZE if n in loop else v) for n in size_params}}
+        env = env_for(vals)
+        if env is None:
+            continue
+        biggest = 0
+        ok = True
+        for a in k.accesses:
+            got, _ = corners(a.index, env)
+            if got is None:
+                ok = False
+                break
+            biggest = max(biggest, got + 1)
+        for var, (_, hi) in ranges.items():
+            if var.startswith("_v_"):
+                continue
+            x = evaluate_or_none(resolve_free(hi, ranges, env), env)
+            if x is not None and x < 0:
+                ok = False
+        if ok and 0 < biggest <= TARGET_ELEMENTS:
+            best = {n: vals[n] for n in size_params}
+            break
+    return best or {n: 1024 for n in size_params}
