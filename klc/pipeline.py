@@ -24,14 +24,18 @@ from typing import TYPE_CHECKING
 
 from tree_sitter import Node
 
+from klc.analysis.declarations import declarations_named
+from klc.analysis.types import has_type_kind
 from klc.errors import KlcError
 from klc.frontend import LOOP_TYPES, Function, Problem, Unit, parse_bytes
+from klc.guards import GuardContext, Verdict, evaluate, traits
 from klc.match import TYPE_KINDS, Match, Pattern, compile_pattern, find_matches, index_nodes
-from klc.rewrite import ByteEdit, Rewrite, apply_edits, plan
+from klc.rewrite import ByteEdit, Rewrite, apply_edits, plan, render
+from klc.rule.guard import calls
 
 if TYPE_CHECKING:
-    from klc.guards import Verdict
     from klc.rules import Rule
+    from klc.spec import Bound, Spec
 
 
 @dataclass
@@ -179,110 +183,24 @@ def check_context(match: Match, context: tuple[str, ...],
 
 
 def find_sites(unit: Unit, rules: list[Rule], holes: dict[str, str] | None = None,
-               spec: object | None = None, clang: bool = True) -> list[Site]:
+               spec: Spec | Bound | None = None, clang: bool = True) -> list[Site]:
     """Every match of every rule in the unit, with its verdict, in source order. With
     ``clang=False`` the guards use tree-sitter facts only (no libclang parse): faster, and
     a guard that needs clang fails closed, saying so.
 
-    Work is shared where the answer cannot differ: rules with the same anchor share one
-    matching pass; a guard made only of declaration predicates
-    (``klc.guards.DECLARATION_PREDICATES``) is judged once per function and declarations its
+    Each rule's matches go through the stages in order: 1. match (``_SiteCaches.matches``),
+    2. context, 3. region, 4. guards (``_RuleSites.site``). Work is shared where the answer
+    cannot differ (``_SiteCaches``): rules with the same anchor share one matching pass; a
+    guard made only of predicates whose verdict is shared per declaration
+    (``klc.guards.Traits.per_declaration``) is judged once per function and declarations its
     metavariables name (``_guard_key``), not once per use."""
-    from klc.guards import GuardContext, evaluate, has_type_kind
-
-    patterns = [pattern_of(r) for r in rules]
-    candidates = index_nodes(unit, {p.root_type for p in patterns})
-    by_anchor: dict[str, list[Match]] = {}
-    keys_of: dict[tuple[str, tuple[str, ...]], list[object]] = {}
-    memos: dict[tuple[str, int], dict[tuple[object, ...], Verdict]] = {}  # by anchor, match
-    gkeys_of: dict[tuple[str, tuple[str, ...]], list[object]] = {}
-    verdicts: dict[tuple[object, ...], Verdict] = {}  # by guard and _guard_key
-    guard_ids: dict[object, int] = {}  # equal guards (of different rules), one number
-    no_problems = not unit.problems
-    locals_ = _Locals(unit)
+    caches = _SiteCaches(unit, rules)
     sites: list[Site] = []
-    for rule, pattern in zip(rules, patterns, strict=True):
-        found = by_anchor.get(pattern.key)
-        if found is None:
-            found = by_anchor[pattern.key] = list(find_matches(pattern, unit, None, candidates))
-        if not found:
-            continue
-        rule_holes = resolve_holes(rule, holes or {}, strict=False)
-        by_declaration = _declaration_edits(rule)
-        keys: list[object] = []
-        if by_declaration:
-            cached = keys_of.get((pattern.key, by_declaration))
-            if cached is None:
-                cached = keys_of[(pattern.key, by_declaration)] = [
-                    _declaration_key(m, by_declaration, locals_) for m in found]
-            keys = cached
-        guard_vars = _guard_vars(rule)
-        gkeys: list[object] = []
-        if guard_vars is not None:
-            gkeys = gkeys_of.setdefault((pattern.key, guard_vars), [_UNSET] * len(found))
-            gid = guard_ids.setdefault(rule.guard, len(guard_ids))
-        has_within = any(e.kind == "within" for e in rule.edits)
-        device_names = device_only_names(rule)
-        typed = [(n, k) for n, k in rule.metavar_kinds if k in TYPE_KINDS]
-        by_function = set(rule.context) <= {"any", "global", "device"}
-        contexts: dict[int, str] = {}
-        seen: set[object] = set()
-        for i, shared in enumerate(found):
-            if by_declaration:
-                key = keys[i]
-                if key is not None:
-                    if key in seen:
-                        continue  # another use of the same variable: the same site
-                    seen.add(key)
-            m = Match(rule, unit, shared.function, shared.start, shared.end, shared.nodes,
-                      shared.bindings)
-            if typed:  # `metavar $X: pointer`: a binding of another type is no match
-                tctx = GuardContext(m, rule_holes, spec, clang, memos.setdefault(
-                    (pattern.key, i), {}))
-                if not all(has_type_kind(tctx, m.bindings[n], k) for n, k in typed
-                           if n in m.bindings):
-                    continue
-            if by_function:  # the context reads only the function: once per function
-                fkey = id(m.function)
-                why = contexts.get(fkey)
-                if why is None:
-                    why = contexts[fkey] = check_context(m, rule.context, device_names)
-            else:
-                why = check_context(m, rule.context, device_names)
-            if why:
-                sites.append(Site(rule, m, False, why, "context"))
-                continue
-            problem = None if no_problems else error_region(m)
-            if problem is not None:
-                sites.append(Site(rule, m, False, "inside a syntax-error region: "
-                                  + problem.describe(unit.path), "region"))
-                continue
-            if rule.guard is not None:
-                gkey = None
-                if guard_vars is not None:
-                    gkey = gkeys[i]
-                    if gkey is _UNSET:
-                        gkey = gkeys[i] = _guard_key(m, guard_vars, locals_)
-                    if gkey is not None:
-                        gkey = (gid, gkey)
-                verdict = verdicts.get(gkey) if gkey is not None else None
-                if verdict is None:
-                    memo = memos.setdefault((pattern.key, i), {})
-                    verdict = evaluate(rule.guard, GuardContext(m, rule_holes, spec, clang,
-                                                                memo))
-                    if gkey is not None:
-                        verdicts[gkey] = verdict
-                if not verdict.ok:
-                    sites.append(Site(rule, m, False, verdict.reason, "guard"))
-                    continue
-            if has_within:
-                from klc.within import sub_matches, why_none
-
-                m.subs = sub_matches(m, rule_holes, spec, clang)
-                if not m.subs.count:  # type: ignore[attr-defined]
-                    sites.append(Site(rule, m, False, why_none(m, m.subs), "guard"))  # type: ignore[arg-type]
-                    continue
-            sites.append(Site(rule, m, True, "", ""))
+    for rule, pattern in zip(rules, caches.patterns, strict=True):
+        found = caches.matches(pattern)  # 1. match
+        if found:
+            judge = _RuleSites(caches, rule, pattern.key, found, holes or {}, spec, clang)
+            sites += filter(None, (judge.site(i) for i in range(len(found))))
     # in source order, then by rule name (two stable sorts on C-level keys)
     sites.sort(key=_by_rule_name)
     sites.sort(key=_by_start)
@@ -296,19 +214,157 @@ _by_start = operator.attrgetter("match.start")
 _UNSET = object()  # a key not computed yet
 
 
-def _guard_vars(rule: Rule) -> tuple[str, ...] | None:
-    """The metavariables a rule's guard reads, when the guard is made only of declaration
-    predicates (``klc.guards.DECLARATION_PREDICATES``) with constant or ``kernel``
-    arguments besides them: its verdict then depends only on the enclosing function and on
-    what those metavariables name (``_guard_key``). None when the guard reads anything else
-    (a position, a loop, the anchor's text)."""
-    from klc.guards import DECLARATION_PREDICATES, calls
+class _SiteCaches:
+    """What ``find_sites`` shares between the rules of one unit, in one place: the matches of
+    each anchor, the keys that say which matches are one site or share a guard's verdict, and
+    the verdicts themselves. What a verdict may be shared by is what its predicates declared
+    when they registered (``klc.guards.Traits``)."""
 
+    def __init__(self, unit: Unit, rules: list[Rule]) -> None:
+        self.unit = unit
+        self.patterns = [pattern_of(r) for r in rules]
+        self.candidates = index_nodes(unit, {p.root_type for p in self.patterns})
+        self.locals = _Locals(unit)
+        self.by_anchor: dict[str, list[Match]] = {}
+        # per (anchor, targets or guard metavariables): one key per match, the declarations
+        # it names (``_declaration_key``, ``_guard_key``)
+        self.site_keys: dict[tuple[str, tuple[str, ...]], list[object]] = {}
+        self.guard_keys: dict[tuple[str, tuple[str, ...]], list[object]] = {}
+        # predicate verdicts at one match, by (anchor, match): shared by the rules that share
+        # the anchor, except for predicates that read the rule (``GuardContext.memo``)
+        self.memos: dict[tuple[str, int], dict[tuple[object, ...], Verdict]] = {}
+        # guard verdicts by (guard number, ``_guard_key``): equal guards, one number
+        self.verdicts: dict[tuple[object, ...], Verdict] = {}
+        self.guard_ids: dict[object, int] = {}
+
+    def matches(self, pattern: Pattern) -> list[Match]:
+        """The matches of an anchor: found once for all the rules that share it."""
+        found = self.by_anchor.get(pattern.key)
+        if found is None:
+            found = self.by_anchor[pattern.key] = list(
+                find_matches(pattern, self.unit, None, self.candidates))
+        return found
+
+    def memo(self, anchor: str, i: int) -> dict[tuple[object, ...], Verdict]:
+        return self.memos.setdefault((anchor, i), {})
+
+
+class _RuleSites:
+    """One rule's matches through the stages after matching: context, region, guards (and a
+    ``within`` edit's sub-matches), each refused match with the stage that refused it."""
+
+    def __init__(self, caches: _SiteCaches, rule: Rule, anchor: str, found: list[Match],
+                 holes: dict[str, str], spec: Spec | Bound | None, clang: bool) -> None:
+        self.caches, self.rule, self.anchor, self.found = caches, rule, anchor, found
+        self.holes = resolve_holes(rule, holes, strict=False)
+        self.spec, self.clang = spec, clang
+        self.targets = _declaration_edits(rule)  # uses of one declaration: one site
+        self.site_keys: list[object] = []
+        if self.targets:
+            keys = caches.site_keys.get((anchor, self.targets))
+            if keys is None:
+                keys = caches.site_keys[(anchor, self.targets)] = [
+                    _declaration_key(m, self.targets, caches.locals) for m in found]
+            self.site_keys = keys
+        self.seen: set[object] = set()
+        self.guard_vars = _guard_vars(rule)  # a guard judged once per declaration
+        self.guard_keys: list[object] = []
+        if self.guard_vars is not None:
+            self.guard_keys = caches.guard_keys.setdefault((anchor, self.guard_vars),
+                                                           [_UNSET] * len(found))
+            self.guard_id = caches.guard_ids.setdefault(rule.guard, len(caches.guard_ids))
+        self.has_within = any(e.kind == "within" for e in rule.edits)
+        self.device_names = device_only_names(rule)
+        self.typed = [(n, k) for n, k in rule.metavar_kinds if k in TYPE_KINDS]
+        # a context that reads only the function: judged once per function
+        self.by_function = set(rule.context) <= {"any", "global", "device"}
+        self.contexts: dict[int, str] = {}
+        self.no_problems = not caches.unit.problems
+
+    def site(self, i: int) -> Site | None:
+        """The site of match ``i``; None when it is no site of its own (another use of the
+        same declaration, or a binding of another type than ``metavar $X: pointer`` says)."""
+        if self.targets:
+            key = self.site_keys[i]
+            if key is not None:
+                if key in self.seen:
+                    return None  # another use of the same variable: the same site
+                self.seen.add(key)
+        shared, rule = self.found[i], self.rule
+        m = Match(rule, self.caches.unit, shared.function, shared.start, shared.end, shared.nodes,
+                  shared.bindings)
+        if self.typed and not self.types_hold(m, i):
+            return None
+        why = self.context(m)  # 2. context
+        if why:
+            return Site(rule, m, False, why, "context")
+        problem = None if self.no_problems else error_region(m)  # 3. region
+        if problem is not None:
+            return Site(rule, m, False, "inside a syntax-error region: "
+                        + problem.describe(self.caches.unit.path), "region")
+        if rule.guard is not None:  # 4. guards
+            verdict = self.guard(m, i)
+            if not verdict.ok:
+                return Site(rule, m, False, verdict.reason, "guard")
+        if self.has_within:
+            from klc.within import sub_matches, why_none
+
+            m.subs = sub_matches(m, self.holes, self.spec, self.clang)
+            if not m.subs.count:  # type: ignore[attr-defined]
+                return Site(rule, m, False, why_none(m, m.subs), "guard")  # type: ignore[arg-type]
+        return Site(rule, m, True, "", "")
+
+    def context_of(self, m: Match, i: int) -> GuardContext:
+        return GuardContext(m, self.holes, self.spec, self.clang,
+                            self.caches.memo(self.anchor, i), render)
+
+    def types_hold(self, m: Match, i: int) -> bool:
+        """``metavar $X: pointer``: a binding of another type is no match."""
+        ctx = self.context_of(m, i)
+        return all(has_type_kind(ctx, m.bindings[n], k) for n, k in self.typed
+                   if n in m.bindings)
+
+    def context(self, m: Match) -> str:
+        if not self.by_function:
+            return check_context(m, self.rule.context, self.device_names)
+        key = id(m.function)
+        why = self.contexts.get(key)
+        if why is None:
+            why = self.contexts[key] = check_context(m, self.rule.context, self.device_names)
+        return why
+
+    def guard(self, m: Match, i: int) -> Verdict:
+        """The rule's guard at match ``i``: judged once per function and declarations where
+        its predicates allow (``_guard_key``), else at this match."""
+        assert self.rule.guard is not None
+        key: tuple[object, ...] | None = None
+        if self.guard_vars is not None:
+            gkey = self.guard_keys[i]
+            if gkey is _UNSET:
+                gkey = self.guard_keys[i] = _guard_key(m, self.guard_vars, self.caches.locals)
+            if gkey is not None:
+                key = (self.guard_id, gkey)
+        verdicts = self.caches.verdicts
+        verdict = verdicts.get(key) if key is not None else None
+        if verdict is None:
+            verdict = evaluate(self.rule.guard, self.context_of(m, i))
+            if key is not None:
+                verdicts[key] = verdict
+        return verdict
+
+
+def _guard_vars(rule: Rule) -> tuple[str, ...] | None:
+    """The metavariables a rule's guard reads, when the guard is made only of predicates
+    whose verdict is shared per declaration (``klc.guards.Traits.per_declaration``) with
+    constant or ``kernel`` arguments besides them: its verdict then depends only on the
+    enclosing function and on what those metavariables name (``_guard_key``). None when the
+    guard reads anything else (a position, a loop, the anchor's text)."""
     if rule.guard is None:
         return None
     names: set[str] = set()
     for call in calls(rule.guard):
-        if call.name not in DECLARATION_PREDICATES:
+        t = traits(call.name)
+        if t is None or not t.per_declaration:
             return None
         for a in call.args:
             if a.kind == "metavar":
@@ -331,8 +387,6 @@ class _Locals:
     def before(self, fn: Function, name: str, offset: int) -> int:
         """The start of the last declaration of ``name`` in ``fn``'s body that starts
         before ``offset``, or -1."""
-        from klc.guards import declarations_named
-
         key = (fn.start, fn.body_start, name)
         starts = self.starts.get(key)
         if starts is None:  # (declarations come in source order)
@@ -371,8 +425,6 @@ def _declaration_edits(rule: Rule) -> tuple[str, ...]:
     a qualifier rule anchored on each use of a pointer, ``$X[$I]``, is reported and judged once
     per declaration). The region ``kernel`` is the whole function, the same from every use.
     Empty when the rule does anything else."""
-    from klc.guards import calls
-
     if not rule.edits or any(e.kind not in ("add_qualifier", "remove_qualifier")
                              for e in rule.edits):
         return ()

@@ -15,7 +15,7 @@ from klc.lineage import walk, write_lineage
 from klc.pipeline import apply_rules, find_sites, spec_of
 from klc.reverse import Learned, apply_at_step, learn
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXPERT = ROOT / "bench/lineages/label_count/expert.cu"
 HELDOUT = ROOT / "bench/heldout/histogram.cu"
 STEPS = ["remove_launch_bounds", "grid_stride_to_one_per_thread",

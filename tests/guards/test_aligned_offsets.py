@@ -12,7 +12,7 @@ from klc.frontend import parse_bytes
 from klc.pipeline import apply_rules, find_sites, spec_of
 from klc.rules import load_rules, load_rules_text
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 SPEC = """/* klc-spec
 kernel: k

@@ -22,7 +22,7 @@ from klc.frontend import parse_bytes
 from klc.library import default_skill_dirs, load_rule_paths
 from klc.pipeline import apply_rules, find_sites
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 KLC = [sys.executable, "-m", "klc"]
 
 

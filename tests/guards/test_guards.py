@@ -17,6 +17,7 @@ from klc.frontend import Unit, parse_bytes
 from klc.guards import PREDICATES, GuardContext, Verdict, evaluate
 from klc.match import Binding, Match
 from klc.pipeline import spec_of
+from klc.rewrite import render
 from klc.rules import Edit, HoleDecl, parse_guard
 
 K1 = """\
@@ -99,7 +100,7 @@ def context(src: str | Unit, anchor: str, *, nth: int = 0, holes: dict[str, str]
     covering = unit.root.descendant_for_byte_range(start, end)
     m = Match(rule, unit, unit.function_at(start), start, end,  # type: ignore[arg-type]
               (covering,), bindings)
-    return GuardContext(m, holes or {}, spec)
+    return GuardContext(m, holes or {}, spec, render=render)  # (as the pipeline passes it)
 
 
 def check(ctx: GuardContext, guard: str) -> Verdict:
@@ -542,7 +543,7 @@ def test_tree_facts_stay_fast() -> None:
 def test_every_predicate_is_documented() -> None:
     from pathlib import Path
 
-    doc = (Path(__file__).resolve().parents[1] / "docs" / "rules.md").read_text()
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "rules.md").read_text()
     missing = [name for name in PREDICATES if f"`{name}" not in doc]
     assert not missing, missing
 

@@ -1,0 +1,363 @@
+"""The C constant evaluator (``klc.analysis`` layer 4, over declarations and types).
+
+``_Eval`` folds tree-sitter expressions with C's integer semantics (division by
+``klc.safe_eval.c_div``); names resolve to ``#define``s, ``const``/``constexpr`` variables,
+template arguments (the spec's, or the one instantiation in the file) and, at run time, the
+spec's sizes. ``blockDim.x`` is the block's extent where ``klc.analysis.launch`` knows it: that
+layer sits above this one (it evaluates launch configurations with ``_Eval``), so it installs
+its finder here, in ``block_extent``, when it is imported (``klc.analysis`` imports every
+layer)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from tree_sitter import Node
+
+from klc.analysis.declarations import _lookup
+from klc.analysis.tree import (
+    Place,
+    _binding_node,
+    _cast_target,
+    _cite,
+    _code,
+    _facts,
+    _memo,
+    _nodes,
+    _operator,
+    _snippet,
+    _text,
+    _unwrap,
+)
+from klc.analysis.types import SIZES, _norm_type
+from klc.facts import instantiations
+from klc.frontend import (
+    F_ARGUMENT,
+    F_CONDITION,
+    F_FIELD,
+    F_LEFT,
+    F_NAME,
+    F_RIGHT,
+    F_TYPE,
+    F_VALUE,
+    parse_expression,
+)
+from klc.safe_eval import c_div
+from klc.spec import Bound, Spec
+
+if TYPE_CHECKING:
+    from klc.frontend import Unit
+    from klc.match import Binding
+
+COMPARISONS: dict[str, Callable[[Any, Any], bool]] = {
+    "<": lambda a, b: a < b, "<=": lambda a, b: a <= b, "==": lambda a, b: a == b,
+    "!=": lambda a, b: a != b, ">=": lambda a, b: a >= b, ">": lambda a, b: a > b,
+}
+
+# The block's exact extent (x, y, z) and how it is known, or None: ``blockDim.x`` in a
+# constant. Installed by ``klc.analysis.launch`` (see the module's docstring).
+def _no_extent(place: Place) -> tuple[tuple[int, int, int] | None, str]:
+    return None, ""
+
+
+block_extent: Callable[[Place], tuple[tuple[int, int, int] | None, str]] = _no_extent
+
+
+class _Eval:
+    """Constant folding over tree-sitter nodes with C's integer semantics.
+
+    Names resolve to ``#define``s, ``const``/``constexpr`` variables with constant
+    initialisers, template arguments given by the spec, and (``runtime=True``) the spec's
+    sizes. When a value is unknown, ``why`` says which sub-expression stopped it and
+    ``definite`` whether it is certainly not a compile-time constant (a kernel parameter,
+    a plain variable) or merely unknown to the tree (then clang may be asked)."""
+
+    def __init__(self, ctx: Place, runtime: bool = False):
+        self.ctx = ctx
+        self.unit = ctx.unit
+        self.runtime = runtime
+        self.why = ""
+        self.definite = False
+        # unknown for good: it needs a template parameter no spec or instantiation binds,
+        # which clang cannot evaluate either (a value-dependent expression), so not asked
+        self.settled = False
+        self.sources: list[str] = []  # where names got their values, for reasons
+
+    def text(self, text: str, depth: int = 0) -> int | float | None:
+        parsed = parse_expression(text)
+        if parsed is None:
+            self.why = f"`{_snippet(text)}` does not parse as an expression"
+            return None
+        node, src = parsed
+        return self.node(node, src, depth)
+
+    def node(self, node: Node, src: bytes, depth: int = 0) -> int | float | None:
+        if depth > 24:
+            self.why = "the definitions are too deeply nested"
+            return None
+        node = _unwrap(node)
+        t = node.type
+        if t == "number_literal":
+            return _c_number(_text(src, node))
+        if t in ("true", "false"):
+            return int(t == "true")
+        if t == "char_literal":
+            body = _text(src, node)[1:-1]
+            return ord(body) if len(body) == 1 else None
+        if t == "unary_expression":
+            v = self.node(node.child_by_field_id(F_ARGUMENT), src, depth)
+            return None if v is None else _unary(_operator(node), v)
+        if t == "binary_expression":
+            a = self.node(node.child_by_field_id(F_LEFT), src, depth)
+            if a is None:
+                return None
+            b = self.node(node.child_by_field_id(F_RIGHT), src, depth)
+            if b is None:
+                return None
+            v = _binary(_operator(node), a, b)
+            if v is None:
+                self.why = f"`{_snippet(_text(src, node))}` cannot be folded (division by zero?)"
+            return v
+        if t == "conditional_expression":
+            c = self.node(node.child_by_field_id(F_CONDITION), src, depth)
+            if c is None:
+                return None
+            return self.node(node.child_by_field_name("consequence" if c else "alternative"),
+                             src, depth)
+        if t == "sizeof_expression":
+            ty = node.child_by_field_id(F_TYPE)
+            size = SIZES.get(_norm_type(_text(src, ty))) if ty is not None else None
+            if size is None:
+                self.why = f"`{_snippet(_text(src, node))}`: size unknown to the tree"
+            return size
+        if t == "identifier":
+            return self.name(_text(src, node), node.start_byte if src is self.unit.source
+                             else self.ctx.match.start, depth)
+        if t == "field_expression":
+            arg = node.child_by_field_id(F_ARGUMENT)
+            fld = node.child_by_field_id(F_FIELD)
+            if arg is not None and fld is not None and _text(src, arg) == "blockDim":
+                exact, how = block_extent(self.ctx)
+                axis = "xyz".find(_text(src, fld))
+                if exact is not None and axis >= 0:
+                    self.sources.append(how)
+                    return exact[axis]
+            self.why = f"`{_snippet(_text(src, node))}` is not a compile-time constant"
+            self.definite = True
+            return None
+        ty, operand = _cast_target(node, src)
+        if operand is not None:
+            v = self.node(operand, src, depth)
+            if v is not None and ty is not None and _norm_type(_text(src, ty)) in (
+                    "int", "unsigned int", "long", "long long", "size_t", "unsigned long long"):
+                v = int(v)
+            return v
+        self.why = f"`{_snippet(_text(src, node))}` is not a constant expression the tree knows"
+        return None
+
+    def name(self, name: str, at: int, depth: int) -> int | float | None:
+        defines = _defines(self.unit)
+        if name in defines:
+            v = self.text(defines[name], depth + 1)
+            if v is not None:
+                self.sources.append(f"#define {name} {defines[name]}")
+            return v
+        fn = self.ctx.function
+        if fn is not None and any(t.name == name and t.kind == "value"
+                                  for t in fn.template_params):
+            values, how = _template_values(self.ctx)
+            if name in values:
+                self.sources.append(f"template argument {name} = {values[name]} ({how})")
+                return values[name]
+            self.why = f"`{name}` is a template parameter of {fn.name}"
+            self.settled = True
+            return None
+        decl = _lookup(self.ctx, name, at)
+        if decl is not None and decl.origin == "parameter":
+            if self.runtime and (sizes := _spec_sizes(self.ctx, name)) is not None \
+                    and len(set(sizes)) == 1:
+                self.sources.append(f"{name} = {sizes[0]} (spec)")
+                return sizes[0]
+            self.why = f"`{name}` is a parameter (a run-time value)"
+            self.definite = True
+            return None
+        if decl is not None:
+            if decl.init is not None and decl.pointer == 0 and (
+                    "const" in decl.qualifiers or "constexpr" in decl.qualifiers):
+                v = self.node(decl.init, self.unit.source, depth + 1)
+                if v is not None:
+                    self.sources.append(f"{_snippet(self.unit.text(decl.start, decl.end))}")
+                return v
+            self.why = (f"`{name}` is a variable, not a constant "
+                        f"({_cite(self.unit, decl.start, decl.end)})")
+            self.definite = True
+            return None
+        self.why = f"`{name}` is not defined in this file as a constant"
+        return None
+
+
+def _c_number(text: str) -> int | float | None:
+    t = text.strip().lower().replace("'", "")
+    try:
+        if t.startswith(("0x", "-0x")):
+            return int(t.rstrip("ul"), 16)
+        if "." in t or "e" in t or t.endswith("f"):
+            return float(t.rstrip("fl"))
+        t = t.rstrip("ul")
+        if len(t) > 1 and t.startswith("0") and t.isdigit():
+            return int(t, 8)
+        return int(t)
+    except ValueError:
+        return None
+
+
+def _unary(op: str, v: int | float) -> int | float | None:
+    if op == "-":
+        return -v
+    if op == "+":
+        return v
+    if op == "!":
+        return int(not v)
+    if op == "~" and isinstance(v, int):
+        return ~v
+    return None
+
+
+def _binary(op: str, a: int | float, b: int | float) -> int | float | None:
+    both_int = isinstance(a, int) and isinstance(b, int)
+    if op in ("/", "%"):
+        if b == 0:
+            return None
+        if op == "/":
+            return c_div(a, b)  # (C truncates an integer quotient toward zero)
+        return a - b * c_div(a, b) if both_int else None
+    simple: dict[str, Callable[[Any, Any], Any]] = {
+        "+": lambda x, y: x + y, "-": lambda x, y: x - y, "*": lambda x, y: x * y,
+        "<": lambda x, y: int(x < y), "<=": lambda x, y: int(x <= y),
+        ">": lambda x, y: int(x > y), ">=": lambda x, y: int(x >= y),
+        "==": lambda x, y: int(x == y), "!=": lambda x, y: int(x != y),
+        "&&": lambda x, y: int(bool(x) and bool(y)), "||": lambda x, y: int(bool(x) or bool(y)),
+    }
+    if op in simple:
+        return simple[op](a, b)
+    if both_int:
+        bits: dict[str, Callable[[int, int], int]] = {
+            "<<": lambda x, y: x << y, ">>": lambda x, y: x >> y, "&": lambda x, y: x & y,
+            "|": lambda x, y: x | y, "^": lambda x, y: x ^ y}
+        if op in bits and (op not in ("<<", ">>") or 0 <= b < 64):
+            return bits[op](a, b)  # type: ignore[arg-type]
+    return None
+
+
+def _defines(unit: Unit) -> dict[str, str]:
+    """Object-like ``#define NAME value`` of the unit (the last one wins)."""
+
+    def build() -> dict[str, str]:
+        out: dict[str, str] = {}
+        for node in _nodes(unit, "preproc_def"):
+            name = node.child_by_field_id(F_NAME)
+            value = node.child_by_field_id(F_VALUE)
+            if name is not None and value is not None:
+                out[unit.text(name)] = unit.text(value).strip()
+        return out
+
+    return _memo(unit, "defines", build)
+
+
+def _kernel_spec(spec: Spec | Bound | None) -> Spec | None:
+    """The spec itself: a ``klc.spec.Bound`` (a spec checked against its kernel) wraps one."""
+    return spec.spec if isinstance(spec, Bound) else spec
+
+
+def _spec_for(ctx: Place) -> Spec | Bound | None:
+    """The spec, if there is one and it describes the enclosing kernel."""
+    spec = ctx.spec
+    if spec is None:
+        return None
+    inner = _kernel_spec(spec)
+    name = getattr(inner, "kernel_name", None)
+    fn = ctx.function
+    if fn is not None and name is not None and name != fn.name:
+        return None
+    return spec
+
+
+def _spec_template(ctx: Place) -> dict[str, str]:
+    spec = _spec_for(ctx)
+    inner = _kernel_spec(spec)
+    return dict(getattr(inner, "template", ()) or ())
+
+
+def _template_values(ctx: Place) -> tuple[dict[str, int | float], str]:
+    """The numeric template arguments of the enclosing function, and where they come from:
+    the spec's ``template:`` values when it gives any, else the function's one
+    instantiation in the file (``k<256><<<...>>>``); none when it has several or none."""
+    fn = ctx.function
+    spec_t = _spec_template(ctx)
+    values = {k: n for k, v in spec_t.items() if (n := _c_number(v)) is not None}
+    if values or fn is None or not fn.template_params:
+        return values, "spec"
+
+    def build() -> list[dict[str, str]]:
+        return instantiations(ctx.unit, fn.name)
+
+    inst = _memo(ctx.unit, f"instantiations:{fn.name}", build)
+    if len(inst) != 1:
+        return values, "spec"
+    found = {k: n for k, v in inst[0].items() if (n := _c_number(v)) is not None}
+    return found, "its one instantiation in the file"
+
+
+def _spec_sizes(ctx: Place, name: str) -> tuple[int, ...] | None:
+    """Every value the spec gives a size parameter: its profiling size and each verification
+    size. None when the spec does not fix it (the gate then derives sizes, including ones
+    that are not multiples of the block size, so nothing may be assumed)."""
+    spec = _spec_for(ctx)
+    inner = _kernel_spec(spec)
+    sizes = getattr(inner, "sizes", None)
+    verify = getattr(inner, "verify_sizes", None)
+    if not isinstance(sizes, Mapping) or name not in sizes or not verify:
+        return None
+    values = [sizes[name]] + [v[name] for v in verify if name in v]
+    if len(values) != 1 + len(verify):
+        return None
+    return tuple(int(v) for v in values)
+
+
+def _constant(ctx: Place, b: Binding, runtime: bool = False
+              ) -> tuple[int | float | None, str, bool, list[str]]:
+    """(value, why not, definitely not constant, sources) of a bound expression: the tree
+    first, then clang for what the tree cannot resolve (template arguments, globals)."""
+    node = _binding_node(b)
+    ev = _Eval(ctx, runtime)
+    if node is None:  # a fragment of a token (a metavariable in a #pragma line) or a run
+        v = ev.text(b.text) if b.text.strip() else None
+        return v, ev.why or f"{_code(b)} is not one expression", ev.definite, ev.sources
+    v = ev.node(node, ctx.unit.source)
+    if v is not None or ev.definite or ev.settled:
+        return v, ev.why, ev.definite, ev.sources
+    facts, why = _facts(ctx)
+    if facts is None:
+        return None, f"{ev.why}; {why}", False, []
+    bindings = {k: v2 for k, v2 in _template_values(ctx)[0].items() if isinstance(v2, int)}
+    value = facts.constant(b.start, b.end, bindings or None)
+    if value is None or isinstance(value, str):
+        return None, ev.why, False, []
+    return value, "", False, ["clang"]
+
+
+def _from(sources: list[str]) -> str:
+    return f" (from {'; '.join(dict.fromkeys(sources))})" if sources else ""
+
+def _number_arg(ctx: Place, n: Any) -> int | float | None:
+    if isinstance(n, int | float):
+        return n
+    if isinstance(n, str):
+        return _c_number(n)
+    v, _, _, _ = _constant(ctx, n, runtime=True)
+    return v
+
+
+def _describe_arg(n: Any) -> str:
+    return _code(n) if hasattr(n, "text") else repr(n)

@@ -1,0 +1,163 @@
+"""Loops (``klc.analysis`` layer 6, over constants and writes): the loop a predicate is
+about, the loop around a span, and the trip count of a counted ``for`` loop."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from tree_sitter import Node
+
+from klc.analysis.constants import COMPARISONS, _Eval
+from klc.analysis.tree import (
+    Place,
+    _binding_node,
+    _code,
+    _nodes,
+    _operator,
+    _snippet,
+    _text,
+    _unwrap,
+)
+from klc.analysis.writes import _assigned
+from klc.frontend import (
+    F_ARGUMENT,
+    F_BODY,
+    F_CONDITION,
+    F_DECLARATOR,
+    F_INITIALIZER,
+    F_LEFT,
+    F_RIGHT,
+    F_UPDATE,
+    F_VALUE,
+    LOOP_TYPES,
+)
+
+if TYPE_CHECKING:
+    from klc.frontend import Function, Loop
+
+
+def _enclosing_loop(fn: Function, start: int, end: int) -> Loop | None:
+    best = None
+    for lp in fn.loops:
+        if lp.start <= start and end <= lp.end and (lp.start, lp.end) != (start, end) \
+                and (best is None or lp.start >= best.start):
+            best = lp
+    return best
+
+def _loop_node(ctx: Place, what: Any) -> tuple[Node | None, str]:
+    """The loop statement a predicate is about: the loop a metavariable bound (or whose
+    header holds it), ``anchor`` (the match itself), or ``loop`` (the innermost around it)."""
+    unit = ctx.unit
+    loops = _nodes(unit, *LOOP_TYPES)
+    if isinstance(what, str):
+        if what == "anchor":
+            for n in ctx.match.nodes:
+                if n.type in LOOP_TYPES:
+                    return n, ""
+            inside = [n for n in loops if ctx.match.start <= n.start_byte
+                      and n.end_byte <= ctx.match.end]
+            return (inside[0], "") if inside else (None, "the anchor holds no loop")
+        fn = ctx.function
+        lp = _enclosing_loop(fn, ctx.match.start, ctx.match.end) if fn is not None else None
+        if lp is None:
+            return None, f"the match ({unit.where(ctx.match.start)}) is not inside a loop"
+        return next((n for n in loops if n.start_byte == lp.start), None), ""
+    node = _binding_node(what)
+    cur = node
+    while cur is not None:
+        if cur.type in LOOP_TYPES:
+            body = cur.child_by_field_id(F_BODY)
+            if cur == node or body is None or not (body.start_byte <= node.start_byte
+                                                   < body.end_byte):
+                return cur, ""
+            break
+        cur = cur.parent
+    return None, f"{_code(what)} ({unit.where(what.start)}) is neither a loop nor in a loop header"
+
+
+_LOOP_WORDS = {"for_range_loop": "range-based for loop", "while_statement": "while loop",
+               "do_statement": "do-while loop"}
+
+
+def trip_count(ctx: Place, loop: Node) -> tuple[int | None, str]:
+    """The number of iterations of a counted ``for`` loop, or None and why not."""
+    src = ctx.unit.source
+    if loop.type != "for_statement":
+        return None, (f"a {_LOOP_WORDS.get(loop.type, loop.type)} has no counted "
+                      "header")
+    init = loop.child_by_field_id(F_INITIALIZER)
+    cond = loop.child_by_field_id(F_CONDITION)
+    update = loop.child_by_field_id(F_UPDATE)
+    if init is None or cond is None or update is None:
+        return None, "the loop header lacks an initializer, a condition or an update"
+    var, start_node = None, None
+    if init.type == "declaration":
+        d = init.child_by_field_id(F_DECLARATOR)
+        if d is not None and d.type == "init_declarator":
+            name = d.child_by_field_id(F_DECLARATOR)
+            var, start_node = (_text(src, name) if name is not None else None,
+                               d.child_by_field_id(F_VALUE))
+    elif init.type == "assignment_expression":
+        left = init.child_by_field_id(F_LEFT)
+        var, start_node = (_text(src, left) if left is not None else None,
+                           init.child_by_field_id(F_RIGHT))
+    if var is None or start_node is None:
+        return None, f"`{_snippet(_text(src, init))}` does not initialise one variable"
+    ev = _Eval(ctx)
+    lo = ev.node(start_node, src)
+    if not isinstance(lo, int):
+        return None, f"the start `{_snippet(_text(src, start_node))}` is not constant: {ev.why}"
+    cond = _unwrap(cond)
+    if cond.type != "binary_expression":
+        return None, f"the condition `{_snippet(_text(src, cond))}` is not a comparison"
+    op = _operator(cond)
+    left, right = cond.child_by_field_id(F_LEFT), cond.child_by_field_id(F_RIGHT)
+    flip = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "!=": "!="}
+    if _text(src, _unwrap(right)) == var:
+        left, right, op = right, left, flip.get(op, op)
+    if _text(src, _unwrap(left)) != var or op not in flip:
+        return None, f"the condition `{_snippet(_text(src, cond))}` does not compare `{var}`"
+    hi = ev.node(right, src)
+    if not isinstance(hi, int):
+        return None, f"the bound `{_snippet(_text(src, right))}` is not constant: {ev.why}"
+    step = _step(update, src, var, ev)
+    if step is None:
+        return None, f"the update `{_snippet(_text(src, update))}` is not a constant step"
+    kind, k = step
+    if _assigned_in_body(ctx, loop, var):
+        return None, f"`{var}` is also assigned inside the loop body"
+    count, i = 0, lo
+    while COMPARISONS[op](i, hi):
+        count += 1
+        if count > 1 << 20:
+            return None, "the loop runs more than a million iterations (or forever)"
+        i = i + k if kind == "+" else i * k if kind == "*" else i >> k if kind == ">>" \
+            else i << k
+    return count, ""
+
+
+def _step(update: Node, src: bytes, var: str, ev: _Eval) -> tuple[str, int] | None:
+    update = _unwrap(update)
+    if update.type == "update_expression":
+        arg = update.child_by_field_id(F_ARGUMENT)
+        if arg is None or _text(src, arg) != var:
+            return None
+        return ("+", 1) if "++" in _text(src, update) else ("+", -1)
+    if update.type == "assignment_expression":
+        left, right = update.child_by_field_id(F_LEFT), update.child_by_field_id(F_RIGHT)
+        if left is None or right is None or _text(src, left) != var:
+            return None
+        k = ev.node(right, src)
+        if not isinstance(k, int):
+            return None
+        op = _operator(update)
+        table = {"+=": ("+", k), "-=": ("+", -k), "*=": ("*", k), ">>=": (">>", k),
+                 "<<=": ("<<", k)}
+        if op in table and not (op == "*=" and k in (0, 1)) and not (op == "+=" and k == 0):
+            return table[op]
+    return None
+
+
+def _assigned_in_body(ctx: Place, loop: Node, var: str) -> bool:
+    body = loop.child_by_field_id(F_BODY)
+    return body is not None and _assigned(ctx, var, body.start_byte, body.end_byte)

@@ -1,0 +1,150 @@
+"""Types of expressions (``klc.analysis`` layer 3, over declarations).
+
+From the tree first (declarations, literals, subscripts, casts, vector components); libclang
+only where the tree cannot tell (``_type_fact``, through ``unit.facts``)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from tree_sitter import Node
+
+from klc.analysis.declarations import _base_type, _Decl, _lookup
+from klc.analysis.tree import (
+    Place,
+    _binding_node,
+    _cast_target,
+    _cite,
+    _facts,
+    _operator,
+    _text,
+    _unwrap,
+)
+from klc.frontend import (
+    F_ARGUMENT,
+    F_FIELD,
+)
+
+if TYPE_CHECKING:
+    from klc.match import Binding
+
+
+_VECTOR_COMPONENT = {"float": "float", "double": "double", "int": "int", "uint": "unsigned int",
+                     "half": "__half", "__half": "__half", "char": "char", "uchar":
+                     "unsigned char", "short": "short", "longlong": "long long"}
+SIZES: dict[str, int] = {
+    "char": 1, "signed char": 1, "unsigned char": 1, "bool": 1, "int8_t": 1, "uint8_t": 1,
+    "short": 2, "unsigned short": 2, "int16_t": 2, "uint16_t": 2, "half": 2, "__half": 2,
+    "__nv_bfloat16": 2, "nv_bfloat16": 2, "int": 4, "unsigned": 4, "unsigned int": 4,
+    "int32_t": 4, "uint32_t": 4, "float": 4, "long": 8, "unsigned long": 8, "long long": 8,
+    "unsigned long long": 8, "int64_t": 8, "uint64_t": 8, "size_t": 8, "double": 8,
+    "half2": 4, "__half2": 4, "__nv_bfloat162": 4, "char2": 2, "uchar2": 2, "char4": 4,
+    "uchar4": 4, "short2": 4, "ushort2": 4, "short4": 8, "float2": 8, "float3": 12,
+    "float4": 16, "int2": 8, "int3": 12, "int4": 16, "uint2": 8, "uint3": 12, "uint4": 16,
+    "double2": 16, "longlong2": 16, "ulonglong2": 16,
+}
+# natural alignment where it differs from the size (three-component vectors)
+ALIGNS: dict[str, int] = {"float3": 4, "int3": 4, "uint3": 4}
+_TYPE_ALIASES = {"unsigned": "unsigned int", "half": "__half", "half2": "__half2",
+                 "nv_bfloat16": "__nv_bfloat16", "signed int": "int", "signed": "int",
+                 "long int": "long", "long long int": "long long",
+                 "unsigned long long int": "unsigned long long"}
+
+
+def _norm_type(t: str) -> str:
+    t = _base_type(t)
+    return _TYPE_ALIASES.get(t, t)
+
+
+@dataclass(frozen=True)
+class _Type:
+    base: str
+    pointer: int
+    decl: _Decl | None  # where the type came from, when it is a declared variable
+    how: str  # for reasons: "declared `const float* x` (k.cu:1:20)"
+
+
+def _type_of(ctx: Place, node: Node) -> _Type | None:
+    """The type of an expression from the tree alone, or None when only clang would know."""
+    unit, src = ctx.unit, ctx.unit.source
+    node = _unwrap(node)
+    t = node.type
+    if t == "identifier":
+        d = _lookup(ctx, _text(src, node), node.start_byte)
+        if d is None:
+            return None
+        return _Type(d.base, d.pointer, d, f"declared at {_cite(unit, d.start, d.end)}")
+    if t == "number_literal":
+        lit = _text(src, node).lower()
+        is_float = not lit.startswith("0x") and ("." in lit or "e" in lit or lit.endswith("f"))
+        base = ("float" if lit.endswith("f") else "double") if is_float else "int"
+        return _Type(base, 0, None, f"literal {lit}")
+    if t == "subscript_expression":
+        inner = _type_of(ctx, node.child_by_field_id(F_ARGUMENT))
+        if inner is None or inner.pointer == 0:
+            return None
+        return _Type(inner.base, inner.pointer - 1, inner.decl, inner.how)
+    if t == "pointer_expression":
+        inner = _type_of(ctx, node.child_by_field_id(F_ARGUMENT))
+        if inner is None:
+            return None
+        if _operator(node) == "&":
+            return _Type(inner.base, inner.pointer + 1, inner.decl, inner.how)
+        return None if inner.pointer == 0 else _Type(inner.base, inner.pointer - 1, inner.decl,
+                                                     inner.how)
+    if t == "binary_expression" and _operator(node) in ("+", "-"):
+        for side in ("left", "right"):
+            inner = _type_of(ctx, node.child_by_field_name(side))
+            if inner is not None and inner.pointer > 0:
+                return inner
+        return None
+    if t == "field_expression":
+        arg = node.child_by_field_id(F_ARGUMENT)
+        fld = node.child_by_field_id(F_FIELD)
+        if arg is not None and _text(src, arg) in ("threadIdx", "blockIdx", "blockDim",
+                                                   "gridDim"):
+            return _Type("unsigned int", 0, None, "a CUDA built-in index")
+        inner = _type_of(ctx, arg) if arg is not None else None
+        if inner is not None and fld is not None and _text(src, fld) in "xyzw" \
+                and inner.pointer == (1 if _operator(node) == "->" else 0):
+            m = re.fullmatch(r"([a-z_]+?)([1-4])", inner.base)
+            if m and m.group(1) in _VECTOR_COMPONENT:
+                return _Type(_VECTOR_COMPONENT[m.group(1)], 0, inner.decl, inner.how)
+        return None
+    ty, _ = _cast_target(node, src)
+    if ty is not None:
+        text = _text(src, ty)
+        return _Type(_base_type(text), text.count("*"), None, f"cast to {' '.join(text.split())}")
+    return None
+
+
+def _type_fact(ctx: Place, b: Binding) -> tuple[Any, str]:
+    facts, why = _facts(ctx)
+    if facts is None:
+        return None, why
+    fact = facts.type_of(b.start, b.end)
+    return fact, "" if fact is not None else "clang has no type for it"
+
+def _decl_type(ctx: Place, x: Binding) -> tuple[_Type | None, Any, str]:
+    """Tree type, else clang's TypeFact, else why neither."""
+    node = _binding_node(x)
+    typ = _type_of(ctx, node) if node is not None else None
+    if typ is not None:
+        return typ, None, ""
+    fact, why = _type_fact(ctx, x)
+    return None, fact, why
+
+
+def has_type_kind(ctx: Place, x: Binding, kind: str) -> bool:
+    """Does $X have the type a ``metavar $X: pointer`` (or ``scalar``) line asks for? From
+    the declarations (then clang); a type that is not known is not that kind."""
+    typ, fact, _ = _decl_type(ctx, x)
+    if typ is not None:
+        pointer = typ.pointer > 0
+    elif fact is not None:
+        pointer = bool(fact.is_pointer)
+    else:
+        return False
+    return pointer if kind == "pointer" else not pointer

@@ -1,0 +1,330 @@
+"""Writes, aliases and escapes (``klc.analysis`` layer 2, over declarations).
+
+``_write_entries`` lists once per function every place that may write memory (stores,
+atomics, calls that receive a pointer, method calls, asm) with the variables the written
+memory may be reached through; ``_address_holders`` lists what may come to hold an address
+taken from another variable (local pointers, references, ``auto``, assignments, aggregates),
+whose closure ``_aliases`` gives. ``_kernel_type_pinned`` says where a kernel's name escapes
+(a use that fixes its type, a second declaration, a header that names it)."""
+
+from __future__ import annotations
+
+import bisect
+import os
+import re
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+from tree_sitter import Node
+
+from klc.analysis.declarations import _function_declarations
+from klc.analysis.tree import (
+    Place,
+    _binding_node,
+    _cast_target,
+    _cite,
+    _identifiers,
+    _in,
+    _memo,
+    _nodes,
+    _operator,
+    _roots,
+    _text,
+    _unwrap,
+)
+from klc.errors import KlcError
+from klc.frontend import (
+    F_ARGUMENT,
+    F_ARGUMENTS,
+    F_DECLARATOR,
+    F_FUNCTION,
+    F_LEFT,
+)
+from klc.fsutil import read_input
+
+if TYPE_CHECKING:
+    from klc.frontend import Function, Unit
+    from klc.match import Binding
+
+
+_READ_ONLY_CALLS = re.compile(r"^(?:__ld\w*|__ldg|min|max|fminf?|fmaxf?|make_\w+|printf|"
+                              r"static_cast|reinterpret_cast|const_cast|__shfl\w*|sizeof)$")
+_STORE_CALLS = re.compile(r"^(?:__st\w+|memcpy|memset|cuda::memcpy_async|__pipeline_memcpy_async"
+                          r"|cp_async\w*)$")
+
+def _aliases(ctx: Place, name: str) -> frozenset[str]:
+    """``name`` and the local pointers initialised from it (``float* p = x + off``); once
+    per function and name."""
+    fn = ctx.function
+    if fn is None:
+        return frozenset({name})
+    return _memo(ctx.unit, f"aliases:{fn.start}:{fn.end}:{name}",
+                 lambda: frozenset(_find_aliases(ctx, fn, name)))
+
+
+def _find_aliases(ctx: Place, fn: Function, name: str) -> set[str]:
+    names = {name}
+    src = ctx.unit.source
+    # what may hold an address taken from another variable, found once per function (each
+    # one's roots read on first need, once): the closure over them is the same in any order
+    pointers = _memo(ctx.unit, f"pointers:{fn.start}:{fn.end}",
+                     lambda: _address_holders(ctx.unit, fn))
+    changed = True
+    while changed:
+        changed = False
+        for entry in pointers:
+            other = entry[0]
+            if other in names:
+                continue
+            if entry[2] is None:
+                entry[2] = _roots(entry[1], src)
+            if entry[2] & names:
+                names.add(other)
+                changed = True
+    return names
+
+
+def _address_holders(unit: Unit, fn: Function) -> list[list[Any]]:
+    """[holder, the expression it takes an address from, None] for each place in ``fn``
+    where a variable may come to reach memory through another: an initialised local pointer
+    (``float *d_Src = d_Input + base;``), reference (``Node &node = nodes[i];``) or ``auto``;
+    an assignment of an address to a variable (``p = x + off;``); an address stored into an
+    aggregate or array (``s.ptr = x;``, ``Params p = {x, n};``: then ``p`` reaches ``x``).
+    Over-approximate on purpose: a write through any holder counts as a write."""
+    src = unit.source
+    decls = _function_declarations(unit, fn)
+    levels = {p.name: p.pointer + (1 if p.array else 0) for p in fn.params}
+    for d in decls:
+        levels[d.name] = max(levels.get(d.name, 0), d.pointer)
+    out: list[list[Any]] = []
+    for d in decls:
+        if d.init is None:
+            continue
+        if d.pointer > 0 or d.reference:
+            out.append([d.name, d.init, None])
+        elif d.init.type in ("initializer_list", "argument_list") or d.base == "auto":
+            for part in (d.init.named_children if d.base != "auto" else [d.init]):
+                if part.type != "comment" and _pointer_valued(part, src, levels):
+                    out.append([d.name, part, None])
+    for node in _in(_nodes(unit, "assignment_expression"), fn.body_start, fn.body_end):
+        if _operator(node) != "=":
+            continue
+        left, right = node.child_by_field_id(F_LEFT), node.child_by_field_name("right")
+        if left is None or right is None or not _pointer_valued(right, src, levels):
+            continue
+        holder = _unwrap(left)
+        if holder.type == "identifier":
+            out.append([_text(src, holder), right, None])
+        else:
+            for root in _roots(holder, src):
+                out.append([root, right, None])
+    return out
+
+
+def _pointer_valued(node: Node, src: bytes, levels: Mapping[str, int], depth: int = 0) -> bool:
+    """Is this expression an address (not a value loaded through one)? ``levels``: the
+    pointer levels of the function's parameters and locals by name."""
+    node = _unwrap(node)
+    t = node.type
+    if depth > 50:
+        return True  # (deeper than real code: count it as an address, which is the safe side)
+    if t == "identifier":
+        return levels.get(_text(src, node), 0) > 0
+    if t == "pointer_expression":
+        if _operator(node) == "&":
+            return True
+        arg = node.child_by_field_id(F_ARGUMENT)
+        return arg is not None and _pointer_level(arg, src, levels) > 1
+    if t == "subscript_expression":
+        return _pointer_level(node.child_by_field_id(F_ARGUMENT), src, levels) > 1
+    if t == "binary_expression" and _operator(node) in ("+", "-"):
+        return any(_pointer_valued(c, src, levels, depth + 1) for c in
+                   (node.child_by_field_name("left"), node.child_by_field_name("right"))
+                   if c is not None)
+    if t == "conditional_expression":
+        return any(_pointer_valued(c, src, levels, depth + 1) for c in
+                   (node.child_by_field_name("consequence"),
+                    node.child_by_field_name("alternative")) if c is not None)
+    ty, _ = _cast_target(node, src)
+    return ty is not None and "*" in _text(src, ty)
+
+
+def _pointer_level(node: Node | None, src: bytes, levels: Mapping[str, int]) -> int:
+    node = _unwrap(node) if node is not None else None
+    if node is None:
+        return 0
+    if node.type == "identifier":
+        return levels.get(_text(src, node), 0)
+    if node.type == "subscript_expression":
+        return max(0, _pointer_level(node.child_by_field_id(F_ARGUMENT), src, levels) - 1)
+    return 0
+
+
+def _assigned(ctx: Place, name: str, start: int, end: int) -> bool:
+    """Is the variable ``name`` itself assigned or incremented in [start, end)?"""
+    src = ctx.unit.source
+    for node in _in(_nodes(ctx.unit, "assignment_expression", "update_expression"), start,
+                    end):
+        target = node.child_by_field_name("left" if node.type == "assignment_expression"
+                                          else "argument")
+        if target is not None and _unwrap(target).type == "identifier" \
+                and _text(src, _unwrap(target)) == name:
+            return True
+    return False
+
+
+def _writes(ctx: Place, names: frozenset[str], start: int, end: int
+            ) -> Iterator[tuple[int, int, str]]:
+    """Places in [start, end) that may write memory reached through one of ``names``."""
+    entries = _writes_around(ctx, start, end)
+    i = bisect.bisect_left(entries, start, key=_entry_start)
+    n = len(entries)
+    while i < n:
+        s, e, roots, what = entries[i]
+        if s >= end:
+            return
+        if e <= end and not roots.isdisjoint(names):
+            yield s, e, what
+        i += 1
+
+
+_REASSIGNS = "reassigns the pointer"  # (an assignment or ++/-- of the variable itself)
+
+
+def _writes_around(ctx: Place, start: int, end: int
+                   ) -> list[tuple[int, int, frozenset[str], str]]:
+    """``_write_entries`` of the enclosing function's body when it holds [start, end), else
+    of the whole unit: found once per function."""
+    fn = ctx.function
+    lo, hi = (fn.body_start, fn.body_end) if fn is not None and \
+        fn.body_start <= start and end <= fn.body_end else (0, len(ctx.unit.source) + 1)
+    return _memo(ctx.unit, f"write_entries:{lo}:{hi}", lambda: _write_entries(ctx.unit, lo, hi))
+
+
+def _entry_start(entry: tuple[int, int, frozenset[str], str]) -> int:
+    return entry[0]
+
+
+def _write_entries(unit: Unit, lo: int, hi: int) -> list[tuple[int, int, frozenset[str], str]]:
+    """Every place in [lo, hi) (a function body) that may write memory, once: (start, end,
+    the variables the written memory may be reached through, how), in source order (what
+    ``_writes`` asks of each guard's region and buffers)."""
+    src = unit.source
+    out: list[tuple[int, int, frozenset[str], str]] = []
+    nodes = _nodes(unit, "assignment_expression", "update_expression", "call_expression",
+                   "gnu_asm_expression")
+    for node in _in(nodes, lo, hi):
+        t = node.type
+        s, e = node.start_byte, node.end_byte
+        if t in ("assignment_expression", "update_expression"):
+            target = node.child_by_field_id(F_LEFT if t == "assignment_expression"
+                                            else F_ARGUMENT)
+            if target is None:
+                continue
+            target = _unwrap(target)
+            if target.type == "identifier":
+                out.append((s, e, frozenset({_text(src, target)}), _REASSIGNS))
+                continue
+            roots = _roots(target, src)
+            if roots:
+                out.append((s, e, frozenset(roots), "stores through it"))
+        elif t == "gnu_asm_expression":
+            out.append((s, e, frozenset(n for n, _ in _identifiers(node, src)),
+                        "passes it to inline asm"))
+        else:
+            fn_node = node.child_by_field_id(F_FUNCTION)
+            args = node.child_by_field_id(F_ARGUMENTS)
+            if fn_node is None or args is None:
+                continue
+            callee = "".join(_text(src, fn_node).split())
+            method = re.split(r"::|\.|->", callee)[-1]
+            method = method.split("<", 1)[0] if method.endswith(">") else method  # casts
+            if fn_node.type == "field_expression":  # obj.f(...): the object may change
+                obj = fn_node.child_by_field_id(F_ARGUMENT)
+                roots = _roots(obj, src) if obj is not None else set()
+                if roots:
+                    out.append((s, e, frozenset(roots),
+                                f"calls its method {method}, which may write to it"))
+            if _READ_ONLY_CALLS.match(method) or "<<<" in unit.text(node):
+                continue
+            for k, arg in enumerate(a for a in args.named_children if a.type != "comment"):
+                roots = _roots(arg, src)
+                if not roots or not _passes_pointer(arg, src):
+                    continue
+                if method.startswith("atomic") or _STORE_CALLS.match(callee):
+                    if k == 0:
+                        out.append((s, e, frozenset(roots), f"writes it with {callee}"))
+                else:
+                    out.append((s, e, frozenset(roots),
+                                f"passes it to {callee}, which may write through it"))
+    return out
+
+
+def _passes_pointer(arg: Node, src: bytes) -> bool:
+    """Does this call argument hand over an address (not a loaded value)?"""
+    arg = _unwrap(arg)
+    if arg.type == "identifier":
+        return True
+    if arg.type == "pointer_expression":
+        return _operator(arg) == "&"
+    if arg.type == "binary_expression":
+        return _operator(arg) in ("+", "-")
+    _, operand = _cast_target(arg, src)
+    return operand is not None and _passes_pointer(operand, src)
+
+
+def _buffer_name(ctx: Place, x: Binding) -> str | None:
+    node = _binding_node(x)
+    if node is None:
+        return None
+    roots = _roots(node, ctx.unit.source)
+    return next(iter(roots)) if len(roots) == 1 else None
+
+def _address_taken(src: bytes, name: str, start: int, end: int) -> bool:
+    """``&name`` in [start, end): something may write the variable through a pointer."""
+    return re.search(rb"&\s*" + re.escape(name.encode()) + rb"\b(?!\s*\[)",
+                     src[start:end]) is not None
+
+def _kernel_type_pinned(ctx: Place, fn: Function, calls_too: bool = False) -> str:
+    """Why the function's parameter types may not change ('' when they may): its name used
+    other than as a callee or a launch (any use, with ``calls_too``), declared elsewhere in
+    the file, or in a header the file includes with quotes."""
+    unit, src = ctx.unit, ctx.unit.source
+    declarator = fn.node.child_by_field_id(F_DECLARATOR)
+    own = (declarator.start_byte, declarator.end_byte) if declarator is not None else (0, 0)
+    word = fn.name.encode()
+    root = unit.tree.root_node
+    for m in re.finditer(rb"(?<![\w])" + re.escape(word) + rb"(?![\w])", src):
+        if own[0] <= m.start() < own[1]:
+            continue
+        node = root.descendant_for_byte_range(m.start(), m.end())
+        if node is None or node.type != "identifier" \
+                or node.start_byte != m.start():
+            continue  # (in a comment or a string)
+        parent = node.parent
+        if parent is not None and parent.type == "template_function":
+            node, parent = parent, parent.parent
+        if parent is not None and parent.type == "call_expression" \
+                and parent.child_by_field_id(F_FUNCTION) == node:
+            if calls_too:
+                where = _cite(unit, parent.start_byte, parent.end_byte)
+                return f"`{fn.name}` is called or launched at {where}"
+            continue
+        if parent is not None and parent.type == "function_declarator":
+            where = _cite(unit, parent.start_byte, parent.end_byte)
+            return f"`{fn.name}` is declared again at {where}: the declarations would disagree"
+        where = _cite(unit, node.start_byte, node.end_byte)
+        return f"the name `{fn.name}` is used at {where}, where the kernel's type matters"
+    folder = os.path.dirname(unit.path)
+    for m in re.finditer(rb'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', src, re.M):
+        header = os.path.join(folder, m.group(1).decode("utf-8", "replace"))
+        if not os.path.lexists(header):
+            continue  # (on the build's include path, which the file does not say)
+        try:
+            text = read_input(header, "header")  # regular files only, never blocks
+        except KlcError as e:
+            return f"cannot read the included {m.group(1).decode()} to check it: {e}"
+        if re.search(rb"(?<![\w])" + re.escape(fn.name.encode()) + rb"(?![\w])", text):
+            return (f"`{fn.name}` is named in the included {m.group(1).decode()}: a declaration "
+                    "there would no longer agree")
+    return ""

@@ -1,0 +1,100 @@
+"""Evaluation of a guard expression (``klc.rule.guard``) at a match.
+
+Three-valued verdicts: a predicate may not know. ``Verdict.unknown`` marks that; an unknown
+verdict is *pending* (``ok=True``) when it only waits for a hole value (``depends on ?h``:
+listing works before a value is chosen, and the guard is checked again once it is filled), or
+*failed closed* (``ok=False``) when a fact is missing. ``not`` leaves unknown verdicts as they
+are, so ``not p`` never turns "cannot tell" into "yes".
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from klc.guards.registry import PREDICATES, GuardContext, Predicate, Verdict
+from klc.rule.guard import GuardAnd, GuardCall, GuardExpr, GuardNot, GuardOr
+
+
+def evaluate(expr: GuardExpr, ctx: GuardContext) -> Verdict:
+    """Decide a guard expression: ``and`` fails with the first failing reason, ``or`` fails
+    with all of them, ``not`` flips a known verdict and keeps its reason."""
+    if isinstance(expr, GuardCall):
+        return _call(expr, ctx)
+    if isinstance(expr, GuardNot):
+        v = evaluate(expr.operand, ctx)
+        if v.unknown:
+            return v
+        reason = f"not ({v.reason})" if v.ok else v.reason
+        return Verdict(not v.ok, reason, v.start)
+    # Short-circuit on a decisive known verdict (a known "no" for `and`, a known "yes" for
+    # `or`): later operands may be costly (libclang) and cannot change the outcome.
+    decisive = isinstance(expr, GuardOr)
+    verdicts: list[Verdict] = []
+    for e in expr.operands:
+        v = evaluate(e, ctx)
+        if v.ok == decisive and not v.unknown:
+            return v
+        verdicts.append(v)
+    if isinstance(expr, GuardAnd):
+        for want in ((False, False), (False, True)):  # a known "no" first, then "cannot tell"
+            for v in verdicts:
+                if (v.ok, v.unknown) == want:
+                    return v
+        pending = [v for v in verdicts if v.unknown]
+        if pending:
+            return Verdict(True, "; ".join(v.reason for v in pending), pending[0].start, True)
+        return Verdict(True, "; ".join(v.reason for v in verdicts), verdicts[0].start)
+    for want in ((True, False), (True, True)):
+        for v in verdicts:
+            if (v.ok, v.unknown) == want:
+                return v
+    unknown = any(v.unknown for v in verdicts)
+    return Verdict(False, "; and ".join(v.reason for v in verdicts), verdicts[0].start, unknown)
+
+
+def _call(call: GuardCall, ctx: GuardContext) -> Verdict:
+    pred = PREDICATES.get(call.name)
+    if pred is None:  # the loader refuses these; a hand-built expression may not
+        return Verdict(False, f"unknown guard predicate {call.name!r}", None, True)
+    args: list[Any] = []
+    key: list[Any] = [call.name]  # for the memo: a metavariable by its name (one match)
+    for arg in call.args:
+        if arg.kind == "hole":
+            value = ctx.holes.get(str(arg.value))
+            if value is None:
+                return Verdict(True, f"{call.name}: depends on ?{arg.value}", None, True)
+            args.append(_int_or_text(value))
+            key += ("hole", args[-1])
+        elif arg.kind in ("metavar", "sequence"):
+            b = ctx.match.bindings.get(str(arg.value))
+            if b is None:
+                return Verdict(False, f"{call.name}: {arg} is not bound by the match", None,
+                               True)
+            args.append(b)
+            key += (arg.kind, arg.value)
+        else:
+            args.append(arg.value)
+            key += (arg.kind, arg.value)
+    memo = ctx.memo
+    if memo is None or pred.traits.reads_rule:
+        return _run(pred, ctx, call, args)
+    at = tuple(key)
+    verdict = memo.get(at)
+    if verdict is None:
+        verdict = memo[at] = _run(pred, ctx, call, args)
+    return verdict
+
+
+def _run(pred: Predicate, ctx: GuardContext, call: GuardCall, args: list[Any]) -> Verdict:
+    try:
+        return pred.fn(ctx, *args)
+    except Exception as e:  # a guard must never take a batch down: fail closed, say why
+        return Verdict(False, f"unknown: {call.name} could not judge this code ({e!r})",
+                       ctx.match.start, True)
+
+
+def _int_or_text(value: str) -> int | str:
+    try:
+        return int(value.strip(), 0)
+    except ValueError:
+        return value.strip()

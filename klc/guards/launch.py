@@ -1,0 +1,410 @@
+"""Guard predicates about threads, blocks and shared memory: the thread's linear index, the
+block's size, barriers every thread reaches, warp intrinsics, shared memory that fits,
+block-wide cooperation, indices a private copy holds (``klc.analysis.launch``)."""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+from klc.analysis.constants import COMPARISONS, _Eval, _kernel_spec, _number_arg, _spec_for
+from klc.analysis.declarations import _lookup
+from klc.analysis.launch import (
+    _BLOCK_BARRIER,
+    SMEM_DEFAULT,
+    SMEM_OPTIN,
+    _block_dims,
+    _condition_of,
+    _depends,
+    _is_linear_index,
+    _shared_bytes,
+    _spec_elements,
+    _strip_casts,
+    _taint_words,
+    _thread_condition_above,
+    _thread_dependent,
+)
+from klc.analysis.tree import (
+    _binding_node,
+    _cite,
+    _code,
+    _in,
+    _memo,
+    _nodes,
+    _snippet,
+    _text,
+    _unwrap,
+)
+from klc.analysis.types import _norm_type, _type_of
+from klc.analysis.writes import _assigned
+from klc.errors import KlcError
+from klc.frontend import LOOP_TYPES, Function, parse_bytes
+from klc.guards.registry import (
+    ArgSpec,
+    GuardContext,
+    Verdict,
+    _metavar,
+    _no,
+    _region,
+    _region_arg,
+    _unknown,
+    _yes,
+    predicate,
+)
+from klc.match import Binding
+from klc.spec import evaluate_int
+
+
+@predicate("thread_linear_index", _metavar("$E"), reads=("arguments", "declarations"))
+def thread_linear_index(ctx: GuardContext, e: Binding) -> Verdict:
+    """$E is the global thread index ``blockIdx.x * blockDim.x + threadIdx.x`` (operands in
+    any order), or a variable initialised to it and never reassigned."""
+    node = _binding_node(e)
+    src = ctx.unit.source
+    if node is None:
+        return _no(ctx, f"{_code(e)} is a sequence, not an expression", e.start)
+    if _is_linear_index(node, src):
+        return _yes(f"{_code(e)} is the thread's linear index", e.start)
+    bare = _strip_casts(node, src)
+    if bare.type == "identifier":
+        name = _text(src, bare)
+        decl = _lookup(ctx, name, e.start)
+        fn = ctx.function
+        if decl is not None and decl.init is not None and _is_linear_index(decl.init, src):
+            if fn is not None and _assigned(ctx, name, decl.end, fn.body_end):
+                return _no(ctx, f"`{name}` is initialised to the thread's linear index but "
+                           f"reassigned later ({_cite(ctx.unit, decl.start, decl.end)})",
+                           e.start)
+            return _yes(f"`{name}` = the thread's linear index "
+                        f"({_cite(ctx.unit, decl.start, decl.end)})", e.start)
+        if decl is not None:
+            return _no(ctx, f"`{name}` is not the thread's linear index "
+                       f"({_cite(ctx.unit, decl.start, decl.end)})", e.start)
+    return _no(ctx, f"{_code(e)} is not blockIdx.x * blockDim.x + threadIdx.x "
+               f"({ctx.unit.where(e.start)})", e.start)
+
+@predicate("block_size_known", reads=("spec",))
+def block_size_known(ctx: GuardContext) -> Verdict:
+    """The threads per block of the enclosing kernel are known, exactly (spec, launches in
+    this file) or as an upper bound (__launch_bounds__)."""
+    exact, bound, how = _block_dims(ctx)
+    if exact is not None:
+        return _yes(f"block {exact[0]}×{exact[1]}×{exact[2]} from {how}", ctx.match.start)
+    if bound is not None:
+        return _yes(f"at most {bound} threads per block from {how}", ctx.match.start)
+    return _no(ctx, f"the block size of `{ctx.function.name if ctx.function else '?'}` is "
+               f"unknown: {how}")
+
+
+@predicate("block_size", ArgSpec("op", frozenset({"op", "string"})),
+           ArgSpec("N", frozenset({"int", "hole"})), reads=("spec",))
+def block_size(ctx: GuardContext, op: str, n: Any) -> Verdict:
+    """The threads per block compare with N: ``block_size(<=, 1024)``; an upper bound from
+    __launch_bounds__ proves only < and <=."""
+    want = _number_arg(ctx, n)
+    if op not in COMPARISONS or want is None:
+        return _no(ctx, f"block_size: cannot compare with {op} {n!r}")
+    exact, bound, how = _block_dims(ctx)
+    if exact is not None:
+        total = math.prod(exact)
+        if COMPARISONS[op](total, want):
+            return _yes(f"{total} threads per block {op} {want} ({how})", ctx.match.start)
+        return _no(ctx, f"the block has {total} threads ({how}), and not {total} {op} {want}")
+    if bound is not None:
+        if op in ("<", "<=") and COMPARISONS[op](bound, want):
+            return _yes(f"at most {bound} threads per block {op} {want} ({how})",
+                        ctx.match.start)
+        return _no(ctx, f"only an upper bound of {bound} threads per block is known ({how}); "
+                   f"it does not prove block size {op} {want}")
+    return _no(ctx, f"the block size is unknown: {how}")
+
+
+@predicate("block_dim", ArgSpec("axis", frozenset({"name"}), frozenset({"x", "y", "z"})),
+           ArgSpec("op", frozenset({"op", "string"})),
+           ArgSpec("N", frozenset({"int", "hole"})), reads=("spec",))
+def block_dim(ctx: GuardContext, axis: str, op: str, n: Any) -> Verdict:
+    """The block's extent along AXIS (x, y or z) compares with N, known exactly (the spec's
+    block, or every launch in this file): ``block_dim(y, ==, ?t)`` before a rewrite that
+    divides block.y."""
+    want = _number_arg(ctx, n)
+    if op not in COMPARISONS or not isinstance(want, int):
+        return _no(ctx, f"block_dim: cannot compare with {op} {n!r}")
+    exact, _bound, how = _block_dims(ctx)
+    if exact is None:
+        return _no(ctx, f"the block's {axis} extent is not known exactly: {how}")
+    have = exact["xyz".index(axis)]
+    if COMPARISONS[op](have, want):
+        return _yes(f"block.{axis} = {have} {op} {want} ({how})", ctx.match.start)
+    return _no(ctx, f"block.{axis} is {have} ({how}), and not {have} {op} {want}")
+
+@predicate("sync_uniform", _region_arg(), reads=("position",))
+def sync_uniform(ctx: GuardContext, region: str = "kernel") -> Verdict:
+    """Every block-wide barrier (__syncthreads) in REGION is reached by all threads: none is
+    under an if/loop/?:/switch whose condition depends on threadIdx, directly or through a
+    variable, and no thread-dependent break/continue/return skips one."""
+    span = _region(ctx, region)
+    if isinstance(span, Verdict):
+        return span
+    start, end, label = span
+    fn = ctx.function
+    assert fn is not None
+    # the verdict depends on the region alone (not on the match in it): once per region
+    return _memo(ctx.unit, f"sync_uniform:{fn.start}:{start}:{end}:{label}",
+                 lambda: _sync_uniform(ctx, fn, start, end, label))
+
+
+def _sync_uniform(ctx: GuardContext, fn: Function, start: int, end: int, label: str) -> Verdict:
+    unit, src = ctx.unit, ctx.unit.source
+    tainted = _thread_dependent(ctx, fn)
+    barriers = [c for c in fn.barriers if start <= c.start < end
+                and _BLOCK_BARRIER.match(c.name)]
+    calls = _memo(unit, "calls_by_start",
+                  lambda: {n.start_byte: n for n in _nodes(unit, "call_expression")})
+    for bar in barriers:
+        node = calls.get(bar.start)
+        while node is not None and node.start_byte > fn.body_start:
+            parent = node.parent
+            if parent is None:
+                break
+            cond = _condition_of(parent, node)
+            if cond is not None and _depends(cond, src, tainted):
+                why = _taint_words(cond, src, tainted)
+                return _no(ctx, f"`{bar.name}()` ({unit.where(bar.start)}) is under "
+                           f"`{_snippet(_text(src, cond))}` ({unit.where(cond.start_byte)}), "
+                           f"which depends on the thread{why}", bar.start)
+            if parent.type in LOOP_TYPES:
+                for jump in _in(_nodes(unit, "break_statement", "continue_statement",
+                                       "return_statement"), parent.start_byte,
+                                parent.end_byte):
+                    guard = _thread_condition_above(jump, parent, src, tainted)
+                    if guard is not None:
+                        return _no(ctx, f"`{_snippet(_text(src, jump))}` "
+                                   f"({unit.where(jump.start_byte)}) under the thread-dependent "
+                                   f"`{_snippet(_text(src, guard))}` leaves the loop around "
+                                   f"`{bar.name}()` ({unit.where(bar.start)})", jump.start_byte)
+            node = parent
+    if not barriers:
+        return _yes(f"no block-wide barrier in {label}", start)
+    return _yes(f"every barrier in {label} is reached by all threads", start)
+
+@predicate("no_early_return_before_barrier", _region_arg(), reads=("position",))
+def no_early_return_before_barrier(ctx: GuardContext, region: str = "kernel") -> Verdict:
+    """No ``return`` in REGION comes before a later __syncthreads: a thread that leaves
+    early never arrives at the barrier the others wait at."""
+    span = _region(ctx, region)
+    if isinstance(span, Verdict):
+        return span
+    start, end, label = span
+    fn = ctx.function
+    assert fn is not None
+    unit = ctx.unit
+    barriers = [c for c in fn.barriers if _BLOCK_BARRIER.match(c.name)]
+    if not barriers:
+        return _yes(f"no block-wide barrier in `{fn.name}`", start)
+    last = barriers[-1]
+    for ret in _in(_nodes(unit, "return_statement"), start, end):
+        if ret.start_byte < last.start and fn.body_start <= ret.start_byte < fn.body_end:
+            return _no(ctx, f"`{_snippet(unit.text(ret))}` ({unit.where(ret.start_byte)}) "
+                       f"comes before `{last.name}()` ({unit.where(last.start)}) in {label}",
+                       ret.start_byte)
+    return _yes(f"no return before the last barrier in {label}", start)
+
+
+@predicate("uses_warp_intrinsics", _region_arg(), reads=("position",))
+def uses_warp_intrinsics(ctx: GuardContext, region: str = "kernel") -> Verdict:
+    """REGION calls a warp-level intrinsic (__shfl*_sync, __ballot_sync, cooperative-groups
+    tile shuffles...)."""
+    span = _region(ctx, region)
+    if isinstance(span, Verdict):
+        return span
+    start, end, label = span
+    fn = ctx.function
+    assert fn is not None
+    used = [c for c in fn.warp_intrinsics if start <= c.start < end]
+    if used:
+        return _yes(f"{label} calls {used[0].name} ({ctx.unit.where(used[0].start)})",
+                    used[0].start)
+    return _no(ctx, f"{label} calls no warp intrinsic", start)
+
+@predicate("smem_fits", ArgSpec("limit", frozenset({"int", "name", "hole"}),
+                                frozenset({"default", "optin"}), optional=True),
+           reads=("rule", "layout", "spec"))
+def smem_fits(ctx: GuardContext, limit: int | str = "default") -> Verdict:
+    """The kernel's static __shared__ bytes, plus what the rule's rewrite declares (with the
+    hole values filled) and the spec's dynamic shared memory, fit LIMIT bytes (default
+    48 KiB; ``optin``: 227 KiB, the sm_90 opt-in maximum)."""
+    fn = ctx.function
+    if fn is None:
+        return _no(ctx, "the match is not inside a function")
+    cap = SMEM_OPTIN if limit == "optin" else SMEM_DEFAULT if limit == "default" else limit
+    if not isinstance(cap, int):
+        return _no(ctx, f"smem_fits: limit {limit!r} is not a number of bytes")
+    ev = _Eval(ctx)
+    have, why = _shared_bytes(fn.shared, ev)
+    if have is None:
+        return _unknown(ctx, f"shared memory of `{fn.name}`: {why}")
+    parts = [f"{have} B declared in `{fn.name}`"]
+    total = have
+    rule = getattr(ctx.match, "rule", None)
+    for edit in getattr(rule, "edits", ()) or ():
+        template = getattr(edit, "template", None)
+        if not template or "__shared__" not in template:
+            continue
+        missing = [h for h in re.findall(r"\?([A-Za-z_]\w*)", template) if h not in ctx.holes]
+        if missing:
+            return Verdict(True, f"smem_fits: depends on ?{missing[0]}", ctx.match.start, True)
+        if ctx.render is None:
+            return _unknown(ctx, "the rewrite's __shared__ declarations: no template filler "
+                            "given (GuardContext.render)")
+        try:  # the declarations exactly as the rewrite writes them (values in parentheses
+            text = ctx.render(template, ctx.match, ctx.holes)  # where the template needs them)
+        except KlcError as e:
+            return _unknown(ctx, f"the rewrite's __shared__ declarations: {e}")
+        inserted = parse_bytes(f"__global__ void __klc_smem__() {{\n{text}\n}}\n".encode(),
+                               "<rewrite>")
+        if not inserted.functions:
+            return _unknown(ctx, "the rewrite's __shared__ declarations do not parse")
+        add, why = _shared_bytes(inserted.functions[0].shared, ev)
+        if add is None:
+            return _unknown(ctx, f"shared memory the rewrite adds: {why}")
+        total += add
+        parts.append(f"{add} B from the rewrite")
+    spec = _spec_for(ctx)
+    inner = _kernel_spec(spec)
+    dyn = getattr(inner, "shared", None)
+    if dyn:
+        try:
+            extra = evaluate_int(dyn, spec.env() if hasattr(spec, "env") else {})
+        except Exception:
+            return _unknown(ctx, f"the spec's dynamic shared memory `{dyn}` has no value")
+        total += extra
+        parts.append(f"{extra} B dynamic (spec)")
+    words = " + ".join(parts)
+    if total <= cap:
+        return _yes(f"{words} = {total} B fits {cap} B", ctx.match.start)
+    return _no(ctx, f"{words} = {total} B exceeds {cap} B "
+               f"({_cite(ctx.unit, fn.start, fn.body_start)})")
+
+@predicate("no_block_sharing", _region_arg(), reads=("position",))
+def no_block_sharing(ctx: GuardContext, region: str = "kernel") -> Verdict:
+    """REGION has no block-wide barrier (__syncthreads) and declares no __shared__ memory:
+    the warps of a block share nothing, so they may be packed into one block or split into
+    separate ones without changing what they compute."""
+    span = _region(ctx, region)
+    if isinstance(span, Verdict):
+        return span
+    start, end, label = span
+    fn = ctx.function
+    assert fn is not None
+    unit = ctx.unit
+    bar = next((c for c in fn.barriers if start <= c.start < end
+                and _BLOCK_BARRIER.match(c.name)), None)
+    if bar is not None:
+        return _no(ctx, f"`{bar.name}()` ({unit.where(bar.start)}) is a block-wide barrier in "
+                   f"{label}", bar.start)
+    sh = next((s for s in fn.shared if start <= s.start < end), None)
+    if sh is not None:
+        return _no(ctx, f"`__shared__ {sh.type} {sh.name}` ({unit.where(sh.start)}) is shared "
+                   f"by the block, in {label}", sh.start)
+    return _yes(f"no __syncthreads and no __shared__ memory in {label}", start)
+
+@predicate("block_size_multiple", ArgSpec("N", frozenset({"int", "hole"})), reads=("spec",))
+def block_size_multiple(ctx: GuardContext, n: Any) -> Verdict:
+    """The threads per block are known exactly and are a multiple of N (whole warps:
+    ``block_size_multiple(32)``)."""
+    want = _number_arg(ctx, n)
+    if not isinstance(want, int) or want < 1:
+        return _no(ctx, f"block_size_multiple: {n!r} is not a positive integer")
+    exact, _bound, how = _block_dims(ctx)
+    if exact is None:
+        return _no(ctx, f"the exact block size is unknown: {how}")
+    total = math.prod(exact)
+    if total % want:
+        return _no(ctx, f"the block has {total} threads ({how}), not a multiple of {want}")
+    return _yes(f"{total} threads per block, a multiple of {want} ({how})")
+
+# ---- predicates for privatisation (passes/privatize.rule's inverse): may the block's
+# threads work together at this point of the kernel, and does every index fit a private copy
+
+_INDEX_TYPE_LIMIT = {"bool": 2, "unsigned char": 256, "uint8_t": 256, "unsigned short": 65536,
+                     "uint16_t": 65536}
+
+@predicate("index_below", _metavar("$V"), _metavar("$G"), ArgSpec("N", frozenset({"int",
+                                                                                  "hole"})),
+           reads=("declarations", "layout", "spec"))
+def index_below(ctx: GuardContext, v: Binding, g: Binding, n: Any) -> Verdict:
+    """Every value of $V, an index into buffer $G, lies in [0, N): the type of $V bounds it
+    (an unsigned char is below 256, an unsigned short below 65536), or the spec allocates the
+    kernel parameter $G with at most N elements at every size it runs (a correct kernel
+    indexes inside its buffers, so that a private copy of N elements holds every index)."""
+    want = _number_arg(ctx, n)
+    if not isinstance(want, int):
+        return _no(ctx, f"index_below: {n!r} is not an integer")
+    node = _binding_node(v)
+    typ = _type_of(ctx, node) if node is not None else None
+    if typ is not None and not typ.pointer:
+        limit = _INDEX_TYPE_LIMIT.get(_norm_type(typ.base))
+        if limit is not None and limit <= want:
+            return _yes(f"{_code(v)} is an {typ.base}: below {limit} <= {want}", v.start)
+    gnode = _binding_node(g)
+    fn = ctx.function
+    if gnode is None or _unwrap(gnode).type != "identifier" or fn is None:
+        return _no(ctx, f"{_code(g)} is not a buffer parameter ({ctx.unit.where(g.start)})",
+                   g.start)
+    name = _text(ctx.unit.source, _unwrap(gnode))
+    decl = _lookup(ctx, name, g.start)
+    if decl is None or decl.origin != "parameter":
+        return _no(ctx, f"{_code(g)} is not a parameter of {fn.name}", g.start)
+    elements, how = _spec_elements(ctx, name)
+    typed = f"{_code(v)} has type {typ.base}, which does not bound it below {want}; " \
+        if typ is not None else ""
+    if elements is None:
+        return _no(ctx, f"{typed}the size of `{name}` is unknown: {how}", v.start)
+    if elements <= want:
+        return _yes(f"{how}: at most {elements} elements <= {want}, so {_code(v)} < {want}",
+                    v.start)
+    return _no(ctx, f"{typed}{how}: {elements} elements, more than {want}", v.start)
+
+
+@predicate("block_cooperative", _region_arg(), reads=("position", "spec"))
+def block_cooperative(ctx: GuardContext, region: str = "anchor") -> Verdict:
+    """Every thread of a one-dimensional block reaches REGION: the block is known to be
+    blockDim.y = blockDim.z = 1 (the spec, or every launch in the file), REGION starts at the
+    top level of a kernel body (under no branch or loop), and no return comes before its
+    end. Code put around REGION may then hold __syncthreads and share work over the block
+    (a loop from threadIdx.x by blockDim.x visits every index once per block)."""
+    span = _region(ctx, region)
+    if isinstance(span, Verdict):
+        return span
+    start, end, label = span
+    fn = ctx.function
+    if fn is None or not fn.is_kernel:
+        return _no(ctx, f"{label} is not inside a kernel")
+    exact, _bound, how = _block_dims(ctx)
+    if exact is None:
+        return _no(ctx, f"the shape of the block of `{fn.name}` is unknown: {how}")
+    if exact[1] != 1 or exact[2] != 1:
+        return _no(ctx, f"the block is {exact[0]}×{exact[1]}×{exact[2]} ({how}): "
+                   "threadIdx.x does not number its threads")
+    if start != fn.body_start:
+        nodes = getattr(ctx.match, "nodes", None) or []
+        first = nodes[0] if nodes and region == "anchor" else None
+        if first is None:
+            node = ctx.unit.tree.root_node.descendant_for_byte_range(start, start)
+            while node is not None and node.parent is not None and \
+                    node.parent.start_byte != fn.body_start:
+                node = node.parent
+            first = node
+        parent = first.parent if first is not None else None
+        if parent is None or parent.start_byte != fn.body_start or parent.type != \
+                "compound_statement":
+            return _no(ctx, f"{label} is not at the top level of `{fn.name}`'s body: a "
+                       "branch or a loop around it may keep threads away", start)
+    for ret in _in(_nodes(ctx.unit, "return_statement"), fn.body_start, fn.body_end):
+        if ret.start_byte < end:
+            return _no(ctx, f"`{_snippet(ctx.unit.text(ret))}` ({ctx.unit.where(ret.start_byte)}) "
+                       f"comes before the end of {label}: a thread that leaves never reaches "
+                       "a barrier put there", ret.start_byte)
+    return _yes(f"a {exact[0]}-thread one-dimensional block ({how}) reaches {label} whole",
+                start)

@@ -1,0 +1,234 @@
+"""Guard predicates about loops and the shape of code: trip counts, ``#pragma unroll``,
+being in a loop, double buffers, syntax errors, jumps out of statements, names a region
+uses, fresh names (``klc.analysis.loops``)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from klc.analysis.constants import _Eval
+from klc.analysis.declarations import _lookup
+from klc.analysis.launch import _BLOCK_BARRIER
+from klc.analysis.loops import _enclosing_loop, _loop_node, trip_count
+from klc.analysis.tree import (
+    _binding_node,
+    _cite,
+    _in,
+    _leaves,
+    _leaves_in,
+    _nodes,
+    _snippet,
+    _text,
+    _unwrap,
+)
+from klc.analysis.writes import _assigned
+from klc.frontend import F_BODY, LOOP_TYPES
+from klc.guards.registry import ArgSpec, GuardContext, Verdict, _no, _region, _yes, predicate
+from klc.match import Binding
+
+
+@predicate("trip_count_known", ArgSpec("loop", frozenset({"metavar", "name"}),
+                                       frozenset({"anchor", "loop"})), reads=("position",))
+def trip_count_known(ctx: GuardContext, what: Any) -> Verdict:
+    """The for loop ($LOOP, the loop whose header holds $COND, ``anchor`` or ``loop``) runs
+    a number of iterations known at compile time: constant start, bound and step."""
+    node, why = _loop_node(ctx, what)
+    if node is None:
+        return _no(ctx, why)
+    count, why = trip_count(ctx, node)
+    header = _snippet(ctx.unit.text(node.start_byte, (node.child_by_field_id(F_BODY)
+                                                      or node).start_byte))
+    if count is None:
+        return _no(ctx, f"the trip count of `{header}` ({ctx.unit.where(node.start_byte)}) "
+                   f"is not known: {why}", node.start_byte)
+    return _yes(f"`{header}` runs {count} iterations", node.start_byte)
+
+
+@predicate("has_pragma_unroll", ArgSpec("loop", frozenset({"metavar", "name"}),
+                                        frozenset({"anchor", "loop"})),
+           ArgSpec("N", frozenset({"int", "hole"}), optional=True), reads=("position",))
+def has_pragma_unroll(ctx: GuardContext, what: Any, factor: Any = None) -> Verdict:
+    """The loop ($LOOP, ``anchor`` or ``loop``) is directly preceded by ``#pragma unroll``
+    (with factor N, when N is given)."""
+    node, why = _loop_node(ctx, what)
+    if node is None:
+        return _no(ctx, why)
+    fn = ctx.function
+    lp = next((lp for lp in (fn.loops if fn else []) if lp.start == node.start_byte), None)
+    where_ = ctx.unit.where(node.start_byte)
+    if lp is None or lp.unroll is None:
+        return _no(ctx, f"the loop at {where_} has no #pragma unroll", node.start_byte)
+    if factor is not None and str(lp.unroll).strip() != str(factor):
+        return _no(ctx, f"the loop at {where_} has #pragma unroll {lp.unroll}, not {factor}",
+                   node.start_byte)
+    return _yes(f"the loop at {where_} has #pragma unroll {lp.unroll}".rstrip(),
+                node.start_byte)
+
+
+@predicate("in_loop", reads=("position",))
+def in_loop(ctx: GuardContext) -> Verdict:
+    """The match is inside a loop of its function (not merely a loop itself)."""
+    fn = ctx.function
+    lp = _enclosing_loop(fn, ctx.match.start, ctx.match.end) if fn is not None else None
+    if lp is None:
+        return _no(ctx, f"the match ({ctx.unit.where(ctx.match.start)}) is not inside a loop")
+    return _yes(f"inside the {lp.kind} loop at {ctx.unit.where(lp.start)}", lp.start)
+
+
+@predicate("not_in_error", reads=("position",))
+def not_in_error(ctx: GuardContext) -> Verdict:
+    """The match does not overlap a region the parser could not read (a syntax error)."""
+    problem = ctx.unit.in_error(ctx.match.start, ctx.match.end)
+    if problem is None:
+        return _yes("the match parsed cleanly", ctx.match.start)
+    return _no(ctx, f"the match overlaps a syntax error: {problem.describe(ctx.unit.path)}",
+               problem.start)
+
+@predicate("double_buffered", ArgSpec("NAME", frozenset({"hole", "name", "string"})),
+           reads=("position", "layout"))
+def double_buffered(ctx: GuardContext, name: Any) -> Verdict:
+    """The matched barrier may become the toggle ``NAME ^= 1`` of a double buffer: it is
+    the last statement of the body of the loop around it, an earlier barrier in that body
+    separates the step's stores from its reads, every __shared__ array the loop touches has
+    a first dimension of 2 and is subscripted first with NAME everywhere in the loop, and
+    NAME is a variable declared before the loop that nothing in the loop assigns and nothing
+    after it reads. Then the next step stores into the other buffer while slow warps still
+    read this one, and the barrier before the reads keeps each buffer from being reused
+    too early."""
+    unit, src, fn = ctx.unit, ctx.unit.source, ctx.function
+    word = str(name)
+    if fn is None or not re.fullmatch(r"[A-Za-z_]\w*", word):
+        return _no(ctx, f"`{word}` is not a variable name in a function")
+    loop, why = _loop_node(ctx, "loop")
+    if loop is None:
+        return _no(ctx, why)
+    body = loop.child_by_field_id(F_BODY)
+    stmts = [c for c in body.named_children if c.type != "comment"] if body is not None else []
+    anchor = ctx.match.nodes[-1]
+    if not stmts or (stmts[-1].start_byte, stmts[-1].end_byte) != (anchor.start_byte,
+                                                                   anchor.end_byte):
+        return _no(ctx, f"the barrier ({unit.where(ctx.match.start)}) does not end the body "
+                   f"of the loop at {unit.where(loop.start_byte)}")
+    if not any(_BLOCK_BARRIER.match(b.name) and body.start_byte < b.start < ctx.match.start
+               for b in fn.barriers):
+        return _no(ctx, f"no other barrier in the loop at {unit.where(loop.start_byte)} "
+                   "separates its stores from its reads")
+    decl = _lookup(ctx, word, loop.start_byte)
+    if decl is None or decl.start >= loop.start_byte or decl.pointer:
+        return _no(ctx, f"`{word}` is not a variable declared before the loop")
+    if _assigned(ctx, word, loop.start_byte, loop.end_byte):
+        return _no(ctx, f"`{word}` is assigned in the loop at {unit.where(loop.start_byte)}")
+    after = re.search(rb"(?<![\w.])" + re.escape(word.encode()) + rb"\b", src[loop.end_byte:
+                                                                          fn.body_end])
+    if after is not None:
+        return _no(ctx, f"`{word}` is read after the loop "
+                   f"({unit.where(loop.end_byte + after.start())})")
+    ev, used = _Eval(ctx), []
+    for sh in fn.shared:
+        uses = list(re.finditer(rb"(?<![\w.])" + re.escape(sh.name.encode()) + rb"\s*\[",
+                                src[loop.start_byte:loop.end_byte]))
+        if not uses:
+            continue
+        used.append(sh.name)
+        if not sh.dims or ev.text(sh.dims[0]) != 2:
+            return _no(ctx, f"__shared__ `{sh.name}` ({unit.where(sh.start)}) has no first "
+                       "dimension of 2")
+        for u in uses:
+            at = loop.start_byte + u.end()  # just after the "["
+            depth, close = 1, at
+            while close < loop.end_byte and depth:
+                depth += {91: 1, 93: -1}.get(src[close], 0)  # "[" and "]"
+                close += 1
+            index = src[at:close - 1].strip()
+            if index != word.encode():
+                return _no(ctx, f"`{sh.name}[{index.decode('utf-8', 'replace')}]` "
+                           f"({unit.where(loop.start_byte + u.start())}) is not subscripted "
+                           f"first with `{word}`")
+    if not used:
+        return _no(ctx, f"the loop at {unit.where(loop.start_byte)} touches no __shared__ "
+                   "array")
+    return _yes(f"the barrier ends the loop's step; {', '.join(used)} are double buffers "
+                f"indexed by `{word}`", ctx.match.start)
+
+# ---- predicates for sub-rewrites (``rewrite within $$$X { ... }``): what a run of statements
+# does to the variables around it
+
+
+def _span_of(ctx: GuardContext, what: Any) -> tuple[int, int, str] | Verdict:
+    """The byte span and a description of a bound metavariable or sequence, or a region."""
+    if isinstance(what, Binding):
+        where_ = ctx.unit.where(what.start)
+        return what.start, what.end, f"`{_snippet(what.text)}` ({where_})"
+    return _region(ctx, str(what))
+
+@predicate("mentions", ArgSpec("$X|region", frozenset({"metavar", "sequence", "name"})),
+           ArgSpec("NAME", frozenset({"name", "string", "hole", "metavar"})),
+           reads=("arguments", "position"))
+def mentions(ctx: GuardContext, what: Any, name: Any) -> Verdict:
+    """The code bound to $X (or REGION: anchor, loop, kernel) uses the identifier NAME (a
+    name, a string, an ident hole, or what a metavariable bound; an expression bound by a
+    metavariable is looked for token by token): ``not mentions($$$BODY, threadIdx)`` says
+    the statements never look at the thread index."""
+    span = _span_of(ctx, what)
+    if isinstance(span, Verdict):
+        return span
+    start, end, label = span
+    word = name.text.strip() if hasattr(name, "text") else str(name)
+    src = ctx.unit.source
+    bound = _binding_node(name) if hasattr(name, "text") else None
+    if bound is not None and _unwrap(bound).type != "identifier":
+        # an expression: its code, token for token (spacing and comments aside)
+        code = "\0".join(_leaves(bound, src))
+        if code and f"\0{code}\0" in "\0" + "\0".join(_leaves_in(ctx.unit, start, end)) + "\0":
+            return _yes(f"{label} uses `{_snippet(word)}`", start)
+        return _no(ctx, f"{label} never uses `{_snippet(word)}`", start)
+    for node in _in(_nodes(ctx.unit, "identifier"), start, end):
+        if _text(src, node) == word:
+            return _yes(f"{label} uses `{word}` ({ctx.unit.where(node.start_byte)})",
+                        node.start_byte)
+    return _no(ctx, f"{label} never uses `{word}`", start)
+
+@predicate("no_jumps", ArgSpec("$$$S", frozenset({"metavar", "sequence"})), reads=("arguments",))
+def no_jumps(ctx: GuardContext, stmts: Binding) -> Verdict:
+    """The code bound to $$$S has no return, goto, break or continue out of it (a break of
+    a loop or switch of its own, a continue of a loop of its own, is fine): control always
+    reaches its end. A continue of a loop around the code skips the rest of it, and the
+    rules that re-wrap code in a loop or unwrap it (loop_of_one, trip_count_one_loop_to_block)
+    would hand it to another loop."""
+    loops = LOOP_TYPES
+    unit = ctx.unit
+    start, end = stmts.start, stmts.end
+    for node in _in(_nodes(unit, "return_statement", "goto_statement", "break_statement",
+                           "continue_statement"), start, end):
+        if node.type in ("break_statement", "continue_statement"):
+            targets = (*loops, "switch_statement") if node.type == "break_statement" \
+                else loops  # a continue inside a switch belongs to the loop around it
+            p = node.parent
+            while p is not None and p.start_byte >= start and p.type not in targets:
+                p = p.parent
+            if p is not None and p.start_byte >= start:
+                continue
+        return _no(ctx, f"{_cite(unit, node.start_byte, node.end_byte)} leaves the code early",
+                   node.start_byte)
+    return _yes(f"no return, goto, break or continue out of the code at {unit.where(start)}",
+                start)
+
+
+@predicate("fresh_name", ArgSpec("NAME", frozenset({"hole", "name", "string"})),
+           reads=("position",))
+def fresh_name(ctx: GuardContext, name: Any) -> Verdict:
+    """NAME (an ident hole's value) is not used anywhere in the enclosing function, so a
+    rewrite may declare it."""
+    fn = ctx.function
+    if fn is None:
+        return _no(ctx, "the match is not inside a function")
+    word = str(name)
+    if not re.fullmatch(r"[A-Za-z_]\w*", word):
+        return _no(ctx, f"`{word}` is not an identifier")
+    src = ctx.unit.source
+    for node in _in(_nodes(ctx.unit, "identifier"), fn.start, fn.body_end):
+        if _text(src, node) == word:
+            return _no(ctx, f"`{word}` is already used in `{fn.name}` "
+                       f"({ctx.unit.where(node.start_byte)})", node.start_byte)
+    return _yes(f"`{word}` is a fresh name in `{fn.name}`")

@@ -1,0 +1,290 @@
+"""The guard registry: each predicate registers with its parameters and its traits.
+
+A predicate is a Python function registered by name (``@predicate``); a rule file only names
+it, so a rule cannot smuggle code in, and ``klc check`` refuses a misspelt one at load time
+(``check_call``, which this module hands to the rule loader through
+``klc.rule.registry.HOOKS``). Like MLIR's ``notifyMatchFailure``, every predicate returns a
+``Verdict`` whose reason says *why* with the code it judged and where.
+
+Traits, declared when a predicate registers (``reads=``, required): what its verdict reads
+beyond its arguments (``READS``), and whether that verdict may be shared by every use of one
+declaration (``per_declaration``). The caches read these traits and nothing else: a
+predicate registered without saying what it reads is an error at import time, and one that
+claims to be shared per declaration while it reads the position of the match, the rule or
+the rest of the file is refused there too.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from klc.analysis.loops import _enclosing_loop
+from klc.rule.guard import GuardArg, GuardCall
+from klc.rule.registry import HOOKS
+
+if TYPE_CHECKING:
+    from klc.frontend import Function, Unit
+    from klc.match import Match
+    from klc.spec import Bound, Spec
+
+
+@dataclass(unsafe_hash=True)  # immutable by convention: a frozen __init__ costs 3x
+class Verdict:
+    """What a guard decided, and why. ``start`` is the byte offset of the code it judged."""
+
+    ok: bool
+    reason: str
+    start: int | None = None
+    unknown: bool = False  # undecided: pending on a hole (ok) or a missing fact (not ok)
+
+
+@dataclass
+class GuardContext:
+    """What a guard may look at: the match, the filled hole values, the kernel spec."""
+
+    match: Match
+    holes: dict[str, str] = field(default_factory=dict)
+    spec: Spec | Bound | None = None  # the kernel's spec (or one bound to it); optional
+    clang: bool = True  # False: tree-sitter facts only (``klc list --tree-only``)
+    # verdicts of predicate calls at this match, by (predicate, arguments): shared by the
+    # rules that share an anchor (``klc.pipeline.find_sites``). A predicate reads only the
+    # match, its arguments, the spec and ``clang`` -- except those that read the rule
+    # (``Traits.reads_rule``), never kept
+    memo: dict[tuple[Any, ...], Verdict] | None = None
+    # fills a rewrite template at the match as the rewrite will (``klc.rewrite.render``, which
+    # sits above the guards: the pipeline passes it). ``smem_fits`` counts the __shared__
+    # arrays a rule's rewrite declares with it; without it, it cannot tell
+    render: Callable[[str, Match, dict[str, str]], str] | None = None
+
+    @property
+    def unit(self) -> Unit:
+        return self.match.unit
+
+    @property
+    def function(self) -> Function | None:
+        return self.match.function
+
+
+# What a predicate's verdict may read beyond its arguments: each predicate names the ones it
+# reads when it registers. The caches rely on these words (see ``Traits``).
+READS: dict[str, str] = {
+    "arguments": "the code its metavariables bound, and its other arguments",
+    "declarations": "the declarations the names it is given resolve to in the function, and "
+                    "the writes, aliases and uses of those variables there",
+    "layout": "a variable's declared type or layout: a rewrite of that declaration in the "
+              "same run makes the verdict stale (klc.pipeline._stale_sites)",
+    "position": "where the match is: the anchor, the loop or statements around it",
+    "spec": "the kernel spec, or the launches of the kernel in the file",
+    "file": "the rest of the file and the headers it includes (callers, declarations)",
+    "rule": "the rule being judged (its edits) or hole values beyond its arguments: its "
+            "verdict at a match is never shared between rules (GuardContext.memo)",
+    "holes": "hole values alone, no code: a relation the search filler checks before any "
+             "other static check",
+}
+# what a verdict shared by every use of one declaration may read
+_PER_DECLARATION_READS = frozenset({"arguments", "declarations", "layout"})
+
+
+@dataclass(frozen=True)
+class Traits:
+    """What a predicate's verdict reads (words of ``READS``), and how it may be shared.
+
+    ``per_declaration``: where each $X argument is a plain identifier that names a local or
+    a parameter, the verdict (ok, reason, unknown) depends only on the enclosing function,
+    on that name and on the declaration it resolves to at the use (``_lookup``: the closest
+    preceding local, else the parameter), on constant or hole arguments and on the region
+    ``kernel``; never on where in the function the use is (no reason cites the use, and
+    libclang is never asked when a declaration is found). ``klc.pipeline.find_sites`` judges
+    a guard made only of these once per function and declarations, not once per use (a
+    qualifier rule anchored on ``$X[$I]`` matches every subscript of a kernel).
+    ``pass_only``: a simplification's guard needs it and its inverse skill does not: klc
+    learn leaves it out of the skill's guard (removing const needs every caller to pass
+    non-const pointers; adding it does not)."""
+
+    reads: frozenset[str]
+    per_declaration: bool = False
+    pass_only: bool = False
+
+    @property
+    def reads_rule(self) -> bool:
+        return "rule" in self.reads
+
+    @property
+    def reads_layout(self) -> bool:
+        return "layout" in self.reads
+
+    @property
+    def hole_relation(self) -> bool:
+        return self.reads == {"holes"}
+
+
+@dataclass(frozen=True)
+class ArgSpec:
+    """One parameter of a predicate: what kinds of argument it accepts."""
+
+    label: str  # as shown in the signature: "$X", "N", "region"
+    kinds: frozenset[str]
+    names: frozenset[str] | None = None  # allowed bare names, where kind "name" is accepted
+    optional: bool = False
+
+    def accepts(self, arg: GuardArg) -> bool:
+        if arg.kind not in self.kinds:
+            return False
+        return not (arg.kind == "name" and self.names is not None
+                    and str(arg.value) not in self.names)
+
+    def words(self) -> str:
+        names = {"metavar": "a metavariable ($X)", "sequence": "a sequence metavariable ($$$X)",
+                 "hole": "a hole (?h)", "int": "an integer", "float": "a number",
+                 "string": 'a string ("...")', "op": "a comparison (<, <=, ==, !=, >=, >)"}
+        parts = [names[k] for k in sorted(self.kinds) if k in names]
+        if "name" in self.kinds:
+            parts.append("one of " + ", ".join(sorted(self.names)) if self.names
+                         else "a name")
+        return " or ".join(parts)
+
+
+@dataclass(frozen=True)
+class Predicate:
+    """A named guard predicate: its parameters, its traits, a one-line doc for ``klc check
+    --predicates``, and the function that decides it."""
+
+    name: str
+    params: tuple[ArgSpec, ...]
+    doc: str
+    traits: Traits
+    fn: Callable[..., Verdict] = field(repr=False, compare=False)
+
+    @property
+    def signature(self) -> str:
+        if not self.params:
+            return self.name
+        labels = [f"[{p.label}]" if p.optional else p.label for p in self.params]
+        return f"{self.name}({', '.join(labels)})"
+
+
+PREDICATES: dict[str, Predicate] = {}
+
+REGIONS = frozenset({"anchor", "loop", "kernel"})
+
+_MV = frozenset({"metavar"})
+_VALUE = frozenset({"int", "hole", "metavar"})
+
+
+def _metavar(label: str = "$X") -> ArgSpec:
+    return ArgSpec(label, _MV)
+
+
+def _region_arg(optional: bool = True) -> ArgSpec:
+    return ArgSpec("region", frozenset({"name"}), REGIONS, optional)
+
+
+def predicate(name: str, *params: ArgSpec, reads: tuple[str, ...], per_declaration: bool = False,
+              pass_only: bool = False) -> Callable[[Callable[..., Verdict]],
+                                                   Callable[..., Verdict]]:
+    """Register a predicate with its traits (``Traits``); the first line of its docstring is
+    what the CLI lists. ``reads`` is required: the words of ``READS`` its verdict reads."""
+    traits = _traits(name, params, reads, per_declaration, pass_only)
+
+    def register(fn: Callable[..., Verdict]) -> Callable[..., Verdict]:
+        if name in PREDICATES:
+            raise ValueError(f"guard predicate {name!r} is registered twice")
+        doc = (fn.__doc__ or "").strip().split("\n\n")[0]
+        PREDICATES[name] = Predicate(name, params, " ".join(doc.split()), traits, fn)
+        return fn
+
+    return register
+
+
+def _traits(name: str, params: tuple[ArgSpec, ...], reads: tuple[str, ...],
+            per_declaration: bool, pass_only: bool) -> Traits:
+    """The traits of a predicate being registered; a ValueError (at import) when they cannot
+    be right, so that no cache shares a verdict it should not."""
+    words = frozenset(reads)
+    unknown = sorted(words - set(READS))
+    if not words or unknown:
+        raise ValueError(f"guard predicate {name!r}: reads= must name what its verdict reads, "
+                         f"among {', '.join(READS)} (got {', '.join(unknown) or 'nothing'})")
+    if "holes" in words and (words != {"holes"} or any(
+            p.kinds - {"int", "hole"} for p in params)):
+        raise ValueError(f"guard predicate {name!r}: a hole relation reads hole values alone "
+                         "(reads=('holes',), integer or hole parameters only)")
+    if per_declaration and not ("declarations" in words and words <= _PER_DECLARATION_READS):
+        raise ValueError(f"guard predicate {name!r}: a verdict shared per declaration reads "
+                         f"the declarations and only {', '.join(sorted(_PER_DECLARATION_READS))}")
+    return Traits(words, per_declaration, pass_only)
+
+
+def with_trait(trait: Callable[[Traits], bool]) -> frozenset[str]:
+    """The names of the registered predicates whose traits have it: ``with_trait(lambda t:
+    t.reads_layout)``."""
+    return frozenset(name for name, p in PREDICATES.items() if trait(p.traits))
+
+
+def traits(name: str) -> Traits | None:
+    """The traits of predicate ``name`` (None: no such predicate)."""
+    pred = PREDICATES.get(name)
+    return pred.traits if pred is not None else None
+
+
+def check_call(call: GuardCall) -> list[tuple[int, int, str]]:
+    """Load-time check of one call: a known predicate, the right number and kinds of
+    arguments. Returns (line, col, message) for each problem."""
+    pred = PREDICATES.get(call.name)
+    if pred is None:
+        close = difflib.get_close_matches(call.name, PREDICATES, n=3, cutoff=0.5)
+        rest = sorted(n for n in PREDICATES if n not in close)
+        hint = f"; did you mean {' or '.join(close)}?" if close else ""
+        return [(call.line, call.col, f"unknown guard predicate {call.name!r}{hint} "
+                 f"(known: {', '.join(close + rest)})")]
+    problems: list[tuple[int, int, str]] = []
+    required = sum(1 for p in pred.params if not p.optional)
+    if not required <= len(call.args) <= len(pred.params):
+        count = (f"{required}" if required == len(pred.params)
+                 else f"{required} to {len(pred.params)}")
+        noun = "argument" if count == "1" else "arguments"
+        problems.append((call.line, call.col, f"{call.name} takes {count} {noun} "
+                         f"({pred.signature}), got {len(call.args)}"))
+        return problems
+    for i, (arg, spec) in enumerate(zip(call.args, pred.params, strict=False), start=1):
+        if not spec.accepts(arg):
+            problems.append((arg.line, arg.col, f"argument {i} of {call.name} "
+                             f"({spec.label}) must be {spec.words()}, got {arg}"))
+    return problems
+
+
+HOOKS.check_call = check_call  # the rule loader checks calls against this registry
+
+
+# --------------------------------------------------------------------------------------
+# Verdicts with their reasons, for the predicates
+
+
+def _no(ctx: GuardContext, reason: str, start: int | None = None) -> Verdict:
+    return Verdict(False, reason, ctx.match.start if start is None else start)
+
+
+def _unknown(ctx: GuardContext, reason: str, start: int | None = None) -> Verdict:
+    return Verdict(False, "unknown: " + reason, ctx.match.start if start is None else start,
+                   True)
+
+
+def _yes(reason: str, start: int | None = None) -> Verdict:
+    return Verdict(True, reason, start)
+
+def _region(ctx: GuardContext, region: str) -> tuple[int, int, str] | Verdict:
+    """The byte span and a description of ``anchor``, ``loop`` or ``kernel``."""
+    m, fn = ctx.match, ctx.function
+    if region == "anchor":
+        return m.start, m.end, f"the anchor ({ctx.unit.where(m.start)})"
+    if fn is None:
+        return _no(ctx, f"the match ({ctx.unit.where(m.start)}) is not inside a function")
+    if region == "loop":
+        loop = _enclosing_loop(fn, m.start, m.end)
+        if loop is None:
+            return _no(ctx, f"the match ({ctx.unit.where(m.start)}) is not inside a loop")
+        return loop.start, loop.end, f"the {loop.kind} loop at {ctx.unit.where(loop.start)}"
+    return fn.body_start, fn.body_end, f"{fn.kind} function `{fn.name}`"

@@ -1,0 +1,375 @@
+"""Guard predicates about writes and aliasing: no write through a buffer, const and
+__restrict__ safety, in-place updates, what statements assign, whether code may move
+(``klc.analysis.writes``)."""
+
+from __future__ import annotations
+
+import re
+
+from tree_sitter import Node
+
+from klc.analysis.constants import _kernel_spec, _spec_for
+from klc.analysis.declarations import (
+    _declarations_named,
+    _declarations_of,
+    _declared_names_in,
+    _function_declarations,
+    _lookup,
+)
+from klc.analysis.tree import (
+    _base_identifier,
+    _cast_target,
+    _cite,
+    _code,
+    _identifiers,
+    _in,
+    _memo,
+    _nodes,
+    _operator,
+    _roots,
+    _snippet,
+    _text,
+    _unwrap,
+)
+from klc.analysis.writes import (
+    _REASSIGNS,
+    _aliases,
+    _buffer_name,
+    _kernel_type_pinned,
+    _writes,
+    _writes_around,
+)
+from klc.frontend import F_ARGUMENT, F_LEFT
+from klc.guards.registry import (
+    ArgSpec,
+    GuardContext,
+    Verdict,
+    _metavar,
+    _no,
+    _region,
+    _region_arg,
+    _yes,
+    predicate,
+)
+from klc.match import Binding
+
+
+@predicate("no_write", _metavar(), _region_arg(optional=False),
+           reads=("declarations",), per_declaration=True)
+def no_write(ctx: GuardContext, x: Binding, region: str = "kernel") -> Verdict:
+    """Nothing in REGION (anchor, loop, kernel) writes memory through buffer $X or a local
+    pointer derived from it: no assignment, ++/--, atomic, store intrinsic, asm, or call
+    that receives the pointer."""
+    span = _region(ctx, region)
+    if isinstance(span, Verdict):
+        return span
+    start, end, label = span
+    name = _buffer_name(ctx, x)
+    if name is None:
+        return _no(ctx, f"{_code(x)} is not a single buffer ({ctx.unit.where(x.start)})",
+                   x.start)
+    for s, e, what in _writes(ctx, _aliases(ctx, name), start, end):
+        return _no(ctx, f"`{name}` is written in {label}: {_cite(ctx.unit, s, e)} {what}", s)
+    return _yes(f"no write through `{name}` in {label}", x.start)
+
+
+@predicate("const_safe", _metavar(), reads=("declarations", "file"))
+def const_safe(ctx: GuardContext, x: Binding) -> Verdict:
+    """Kernel pointer parameter $X can point to const: the kernel writes nothing through it
+    or anything derived from it (``no_write($X, kernel)``: aliases, references, escapes into
+    aggregates, member calls, calls that receive it); nothing derived from it is a non-const
+    pointer or reference (``float *p = x + off;``) or a ``reinterpret_cast``/``static_cast``
+    to one, which would not compile with a const source; and the kernel's type may change:
+    its name is used only where it is called or launched, and the file declares it once
+    (``kernel = &copy;`` with a ``void (*)(float*)``, a prototype or an explicit
+    instantiation would no longer match). Where the file cannot tell, no."""
+    verdict = no_write(ctx, x, "kernel")
+    if not verdict.ok:
+        return verdict
+    fn, unit, src = ctx.function, ctx.unit, ctx.unit.source
+    name = _buffer_name(ctx, x)
+    if fn is None or name is None:
+        return _no(ctx, f"{_code(x)} is not a buffer of a function", x.start)
+    names = _aliases(ctx, name)
+    for d in _function_declarations(unit, fn):
+        if d.init is not None and (d.pointer > 0 or d.reference) and not d.const \
+                and _roots(d.init, src) & names:
+            return _no(ctx, f"`{d.name}` ({_cite(unit, d.start, d.end)}) is a non-const "
+                       f"{'reference' if d.reference else 'pointer'} into `{name}`", d.start)
+    for node in _in(_nodes(unit, "call_expression", "cast_expression"), fn.body_start,
+                    fn.body_end):
+        ty, operand = _cast_target(node, src)
+        if ty is None or operand is None or node.type == "cast_expression":
+            continue  # (a C-style cast may drop const: it compiles)
+        target = _text(src, ty)
+        if ("*" in target or "&" in target) and "const" not in target \
+                and _roots(operand, src) & names:
+            return _no(ctx, f"{_cite(unit, node.start_byte, node.end_byte)} casts `{name}` to "
+                       f"the non-const `{' '.join(target.split())}`", node.start_byte)
+    why = _kernel_type_pinned(ctx, fn)
+    if why:
+        return _no(ctx, why, x.start)
+    return _yes(f"`{name}` is only read in `{fn.name}`, through const views, and the type "
+                f"of `{fn.name}` is free to change", x.start)
+
+@predicate("const_removable", _metavar(), reads=("file",), pass_only=True)
+def const_removable(ctx: GuardContext, x: Binding) -> Verdict:
+    """Removing const from kernel pointer parameter $X's pointee keeps the file compiling:
+    the kernel's name is used nowhere else in the file (a launch or a call could pass a
+    const pointer, which no longer converts), is declared once, and no header the file
+    includes with quotes names it. For simplifications (the inverse, adding const, needs
+    ``const_safe`` instead)."""
+    fn = ctx.function
+    if fn is None:
+        return _no(ctx, f"{_code(x)} is not in a function", x.start)
+    why = _kernel_type_pinned(ctx, fn, calls_too=True)
+    if why:
+        return _no(ctx, why, x.start)
+    return _yes(f"`{fn.name}` is not called, launched or declared elsewhere in this file",
+                x.start)
+
+@predicate("writes_in", _metavar(), _region_arg(optional=False),
+           reads=("declarations",), per_declaration=True)
+def writes_in(ctx: GuardContext, x: Binding, region: str = "kernel") -> Verdict:
+    """Something in REGION writes memory through buffer $X (the negation of no_write, for
+    rules that read better with ``not``)."""
+    v = no_write(ctx, x, region)
+    if v.unknown:
+        return v
+    return Verdict(not v.ok, v.reason, v.start)
+
+
+@predicate("no_alias", _metavar("$X"), _metavar("$Y"), reads=("declarations", "spec"))
+def no_alias(ctx: GuardContext, x: Binding, y: Binding) -> Verdict:
+    """Buffers $X and $Y cannot overlap in a way that matters: both are __restrict__, or
+    neither is written in the kernel, or the spec allocates them as distinct arguments."""
+    a, b = _buffer_name(ctx, x), _buffer_name(ctx, y)
+    if a is None or b is None:
+        return _no(ctx, f"{_code(x if a is None else y)} is not a single buffer", x.start)
+    if a == b:
+        return _no(ctx, f"{_code(x)} and {_code(y)} are the same buffer `{a}`", x.start)
+    da, db = _lookup(ctx, a, x.start), _lookup(ctx, b, y.start)
+    if da is not None and db is not None and da.restrict and db.restrict:
+        return _yes(f"`{a}` and `{b}` are both __restrict__", x.start)
+    fn = ctx.function
+    written: list[str] = []
+    if fn is not None:
+        for name in (a, b):
+            for s, e, what in _writes(ctx, _aliases(ctx, name), fn.body_start, fn.body_end):
+                written.append(f"`{name}` is written ({_cite(ctx.unit, s, e)} {what})")
+                break
+        if not written:
+            return _yes(f"neither `{a}` nor `{b}` is written in `{fn.name}`", x.start)
+    spec = _spec_for(ctx)
+    inner = _kernel_spec(spec)
+    buffers = {arg.name for arg in getattr(inner, "args", ()) if getattr(arg, "shape", None)}
+    if da is not None and db is not None and da.origin == db.origin == "parameter" \
+            and {a, b} <= buffers:
+        return _yes(f"`{a}` and `{b}` are distinct buffers allocated by the spec", x.start)
+    missing = [n for n, d in ((a, da), (b, db)) if d is None or not d.restrict]
+    return _no(ctx, f"`{a}` and `{b}` may alias: {', '.join(f'`{n}`' for n in missing)} "
+               f"not __restrict__, and {'; '.join(written) or 'no spec says otherwise'}",
+               x.start)
+
+
+@predicate("no_memory_update", ArgSpec("$$$S", frozenset({"metavar", "sequence"})),
+           reads=("arguments",))
+def no_memory_update(ctx: GuardContext, stmts: Binding) -> Verdict:
+    """The code bound to $$$S updates no memory in place: no compound assignment (``+=``,
+    ``|=``, ...), ``++`` or ``--`` on an array element, a field or through a pointer. Run by
+    several threads at once with the same values (a row's body given to a whole warp), such
+    code leaves memory as one run does; an update in place would be applied once per
+    thread."""
+    unit, src = ctx.unit, ctx.unit.source
+    for node in _in(_nodes(unit, "assignment_expression", "update_expression"), stmts.start,
+                    stmts.end):
+        if node.type == "assignment_expression":
+            if _operator(node) == "=":
+                continue
+            target = node.child_by_field_id(F_LEFT)
+        else:
+            target = node.child_by_field_id(F_ARGUMENT)
+        if target is not None and _unwrap(target).type != "identifier":
+            return _no(ctx, f"`{_snippet(_text(src, node))}` ({unit.where(node.start_byte)}) "
+                       "updates memory in place", node.start_byte)
+    return _yes(f"{_code(stmts)} updates no memory in place", stmts.start)
+
+@predicate("moves_before", ArgSpec("$$$S", frozenset({"metavar", "sequence"})),
+           ArgSpec("$$$MID", frozenset({"metavar", "sequence"})), reads=("arguments",))
+def moves_before(ctx: GuardContext, stmts: Binding, mid: Binding) -> Verdict:
+    """The code bound to $$$S may run before the code bound to $$$MID with the same effect
+    (a rewrite that hoists it): $$$S uses no variable that $$$MID declares or assigns and no
+    memory it writes, and assigns nothing, writes no memory, that $$$MID uses. An empty
+    $$$MID always holds."""
+    unit, src = ctx.unit, ctx.unit.source
+    if mid.start >= mid.end or not mid.text.strip():
+        return _yes(f"{_code(mid)} is empty", mid.start)
+
+    def names(b: Binding) -> set[str]:
+        return {n for node in b.nodes for n, _ in _identifiers(node, src)}
+
+    def changes(b: Binding) -> tuple[set[str], set[str]]:
+        """(variables declared or assigned, buffers whose memory is written) in b."""
+        declared = {d.name for d in _declarations_of(unit, [n for n in b.nodes
+                                                               if n.type == "declaration"])}
+        assigned: set[str] = set()
+        memory: set[str] = set()
+        for s, e, roots, what in _writes_around(ctx, b.start, b.end):
+            if b.start <= s and e <= b.end:
+                (assigned if what == _REASSIGNS else memory).update(roots)
+        return declared | assigned, memory
+
+    mid_vars, mid_memory = changes(mid)
+    s_vars, s_memory = changes(stmts)
+    s_names, mid_names = names(stmts), names(mid)
+    if clash := sorted(s_names & mid_vars):
+        return _no(ctx, f"{_code(stmts)} uses `{clash[0]}`, which {_code(mid)} declares or "
+                   f"assigns ({unit.where(mid.start)})", stmts.start)
+    if clash := sorted(s_names & mid_memory):
+        return _no(ctx, f"{_code(stmts)} reads memory through `{clash[0]}`, which "
+                   f"{_code(mid)} writes ({unit.where(mid.start)})", stmts.start)
+    if clash := sorted(mid_names & (s_vars | s_memory)):
+        return _no(ctx, f"{_code(mid)} ({unit.where(mid.start)}) uses `{clash[0]}`, which "
+                   f"{_code(stmts)} changes", stmts.start)
+    return _yes(f"{_code(stmts)} and {_code(mid)} touch nothing the other changes",
+                stmts.start)
+
+
+@predicate("elementwise_only", _metavar(), reads=("declarations", "layout"))
+def elementwise_only(ctx: GuardContext, x: Binding) -> Verdict:
+    """Array $X is only used element by element in its function: every use is subscripted
+    as many times as the array has dimensions (``t[i][j]`` of ``float t[32][32]``) and its
+    address is not taken (``&t[i][j]``). No row pointer, cast or call sees its layout, so a
+    change of the layout (a padded row) cannot break an access that assumed the old one."""
+    name = _buffer_name(ctx, x)
+    fn = ctx.function
+    if name is None or fn is None:
+        return _no(ctx, f"{_code(x)} is not an array in a function", x.start)
+    decl = _lookup(ctx, name, x.start)
+    if decl is None or not decl.dims:
+        return _no(ctx, f"`{name}` is not declared as an array here", x.start)
+    unit, src = ctx.unit, ctx.unit.source
+    want = len(decl.dims)
+    uses = 0
+    word = re.compile(rb"(?<![\w.>])" + re.escape(name.encode()) + rb"\b")
+    for found in word.finditer(src, fn.body_start, fn.body_end):  # (the few uses, not a query)
+        if decl.start <= found.start() < decl.end:
+            continue
+        node = unit.root.descendant_for_byte_range(found.start(), found.end())
+        if node is None or node.type != "identifier" or node.start_byte != found.start():
+            continue  # in a comment, a string, a member name
+        uses += 1
+        depth, top = 0, node
+        parent = top.parent
+        while parent is not None:
+            if parent.type == "parenthesized_expression":
+                top = parent
+            elif parent.type == "subscript_expression" \
+                    and parent.child_by_field_id(F_ARGUMENT) == top:
+                depth, top = depth + 1, parent
+            else:
+                break
+            parent = top.parent
+        if depth != want:
+            return _no(ctx, f"`{_snippet(_text(src, top))}` ({unit.where(top.start_byte)}) uses "
+                       f"`{name}` with {depth} of its {want} subscripts: its layout is "
+                       "seen there", top.start_byte)
+        if parent is not None and parent.type == "pointer_expression" and \
+                _operator(parent) == "&":
+            return _no(ctx, f"`{_snippet(_text(src, parent))}` ({unit.where(parent.start_byte)}) "
+                       f"takes the address of an element of `{name}`", parent.start_byte)
+    return _yes(f"all {uses} uses of `{name}` in `{fn.name}` are single elements", x.start)
+
+
+@predicate("restrict_safe", _metavar(), reads=("declarations", "layout", "spec"))
+def restrict_safe(ctx: GuardContext, x: Binding) -> Verdict:
+    """Declaring kernel pointer parameter $X __restrict__ promises nothing the code does not
+    already keep: for every other pointer parameter, that one is __restrict__ itself (its own
+    promise already rules out an overlap with written memory), or neither it nor $X is
+    written in the kernel (read-only buffers may share memory), or the spec allocates both as
+    distinct buffers (the caller's contract). Otherwise a caller that passes overlapping
+    buffers (an in-place call, ``k(x, x)``) would get wrong results."""
+    name = _buffer_name(ctx, x)
+    fn = ctx.function
+    if name is None or fn is None:
+        return _no(ctx, f"{_code(x)} is not a single buffer in a function", x.start)
+    mine = fn.param(name)
+    if mine is None or (mine.pointer == 0 and not mine.array):
+        return _no(ctx, f"`{name}` is not a pointer parameter of `{fn.name}`", x.start)
+    if mine.star_end < 0:
+        return _no(ctx, f"`{name}` is declared as an array (`{ctx.unit.text(mine.start, mine.end)}`"
+                   f"): __restrict__ qualifies a pointer declarator", x.start)
+    others = [p for p in fn.params if p.name != name and (p.pointer > 0 or p.array)]
+    if not others:
+        return _yes(f"`{name}` is the only pointer parameter of `{fn.name}`", x.start)
+    spec = _spec_for(ctx)
+    inner = _kernel_spec(spec)
+    buffers = {arg.name for arg in getattr(inner, "args", ()) if getattr(arg, "shape", None)}
+
+    def written(param: str) -> str:  # (once per function and parameter)
+        def first() -> str:
+            for s, e, what in _writes(ctx, _aliases(ctx, param), fn.body_start, fn.body_end):
+                return f"`{param}` is written ({_cite(ctx.unit, s, e)} {what})"
+            return ""
+
+        return str(_memo(ctx.unit, f"written:{fn.start}:{fn.end}:{param}", first))
+
+    why: list[str] = []
+    for p in others:
+        if p.restrict:
+            why.append(f"`{p.name}` is __restrict__")
+            continue
+        if {name, p.name} <= buffers:
+            why.append(f"`{p.name}` is another buffer of the spec")
+            continue
+        written_by = written(name) or written(p.name)
+        if not written_by:
+            why.append(f"neither `{name}` nor `{p.name}` is written")
+            continue
+        return _no(ctx, f"`{name}` may share memory with `{p.name}` (not __restrict__, not a "
+                   f"distinct spec buffer): {written_by}", x.start)
+    return _yes(f"no other pointer parameter of `{fn.name}` can overlap `{name}` in a way "
+                f"that matters: {'; '.join(why)}", x.start)
+
+@predicate("assigns_only_locals", ArgSpec("$$$S", frozenset({"metavar", "sequence"})),
+           reads=("arguments", "declarations"))
+def assigns_only_locals(ctx: GuardContext, stmts: Binding) -> Verdict:
+    """The statements bound to $$$S assign no variable declared outside them: every
+    assignment, compound assignment, ++ or -- writes a variable the statements declare
+    themselves, or memory through a pointer or a parameter array. A write to a scalar or a
+    register array of the enclosing code (an accumulator) makes it false: split across
+    threads, such a write would need a reduction."""
+    unit, src = ctx.unit, ctx.unit.source
+    start, end = stmts.start, stmts.end
+    inner = _declared_names_in(unit, start, end)
+    targets: list[tuple[Node, Node]] = []
+    for node in _in(_nodes(unit, "assignment_expression"), start, end):
+        left = node.child_by_field_id(F_LEFT)
+        if left is not None:
+            targets.append((node, left))
+    for node in _in(_nodes(unit, "update_expression"), start, end):
+        arg = node.child_by_field_id(F_ARGUMENT)
+        if arg is not None:
+            targets.append((node, arg))
+    for node, lvalue in sorted(targets, key=lambda t: t[0].start_byte):
+        base = _base_identifier(lvalue)
+        if base is None:
+            continue  # *p = ..., a write through a pointer expression: memory
+        name = _text(src, base)
+        if name in inner:
+            continue
+        outer = [d for d in _declarations_named(unit, name) if d.start < start
+                 and (ctx.function is None or ctx.function.body_start <= d.start)]
+        decl = outer[-1] if outer else None
+        direct = lvalue.type == "identifier" or _unwrap(lvalue).type == "identifier"
+        if decl is None:
+            if direct:  # a parameter or a global assigned as a whole
+                return _no(ctx, f"{_cite(unit, node.start_byte, node.end_byte)} assigns "
+                           f"`{name}`, which the statements do not declare", node.start_byte)
+            continue  # x[i] = ... through a parameter or global pointer: memory
+        if direct or (decl.dims and "__shared__" not in decl.qualifiers):
+            return _no(ctx, f"{_cite(unit, node.start_byte, node.end_byte)} writes `{name}`, "
+                       f"declared outside the statements ({unit.where(decl.start)})",
+                       node.start_byte)
+    return _yes(f"the statements at {unit.where(start)} write only their own variables and "
+                "memory", start)
