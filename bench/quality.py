@@ -73,15 +73,16 @@ def run_one(job: dict[str, Any], args: argparse.Namespace, cache: str,
             skills: list[Any] | None) -> dict[str, Any]:
     from klc.frontend import read_source
     from klc.gate import gate
-    from klc.optimize import optimize, summarize
+    from klc.optimize import OptimizeOptions, optimize, summarize
 
     path = rel(job["path"])
     row: dict[str, Any] = {"kernel": job["name"], "set": job["set"], "path": path}
     t0 = time.perf_counter()
     try:
         source = read_source(job["path"])
-        result = optimize(source, path, skills=skills, budget=args.budget,
-                          target_sol=args.target_sol, cache_dir=cache, seed=args.seed)
+        result = optimize(source, path, OptimizeOptions(
+            skills=skills, budget=args.budget, target_sol=args.target_sol, cache_dir=cache,
+            seed=args.seed))
         base = result.baseline or {}
         final = result.final if result.changed else base
         row.update(

@@ -434,6 +434,7 @@ def optimize(path: str | Path, rules: RuleSet | str | Path | None = None, *,
     the speed-of-light floor, ``budget`` gate trials, or nothing left to try. Nothing is
     written. ``report`` holds the full JSON report (``klc optimize --report F.json``)."""
     from klc.frontend import read_source
+    from klc.optimize import OptimizeOptions
     from klc.optimize import optimize as run_optimize
 
     if budget < 1:
@@ -442,9 +443,9 @@ def optimize(path: str | Path, rules: RuleSet | str | Path | None = None, *,
         raise KlcError(f"target_sol {target_sol}: give a fraction in (0, 1]")
     data = read_source(path) if source is None else (
         source.encode() if isinstance(source, str) else source)
-    result = run_optimize(data, str(path), skills=_rules_of(rules), filler=filler,
-                          budget=budget, target_sol=target_sol, arch=arch, seed=seed,
-                          use_cache=use_cache)
+    result = run_optimize(data, str(path), OptimizeOptions(
+        skills=_rules_of(rules), filler=filler, budget=budget, target_sol=target_sol,
+        arch=arch, seed=seed, use_cache=use_cache))
     steps = tuple(Step(s.skill, s.site, dict(s.values), s.kind, s.median_ms,
                        s.speedup_vs_original, s.pct_of_sol, s.diff)
                   for s in result.steps)

@@ -172,9 +172,12 @@ def optimizer() -> Callable[..., Any]:
 
 
 def _optimize(state: WorkerState, unit: Any, res: FileResult) -> bytes | None:
-    opts = dict(state.config.optimize_options)
-    result = optimizer()(unit.source, unit.path, skills=state.rules, arch=state.config.arch,
-                         **opts)
+    run = optimizer()
+    from klc.optimize import OptimizeOptions
+
+    options = OptimizeOptions(skills=state.rules, arch=state.config.arch,
+                              **dict(state.config.optimize_options))
+    result = run(unit.source, unit.path, options)
     res.optimize = result.to_json()
     why = getattr(result, "stop_reason", "")
     if why:

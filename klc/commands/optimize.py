@@ -78,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
     from klc.frontend import read_source
     from klc.fsutil import atomic_write
     from klc.library import default_skill_dirs, load_rule_paths
-    from klc.optimize import optimize
+    from klc.optimize import OptimizeOptions, optimize
 
     if args.budget < 1:
         raise KlcError(f"--budget {args.budget}: give at least 1 gate trial")
@@ -91,11 +91,11 @@ def run(args: argparse.Namespace) -> int:
     rules = load_rule_paths(args.skills or default_skill_dirs())
     err = Console(stderr=True, emoji=False)
     with _Progress(err, args.kernel) as bar:
-        result = optimize(source, args.kernel, skills=rules, filler=args.filler,
-                          model=args.model, budget=args.budget, target_sol=args.target_sol,
-                          arch=args.arch, progress=bar.update, use_cache=not args.no_cache,
-                          unverified=args.unverified, seed=args.seed,
-                          include_slower=args.include_slower)
+        result = optimize(source, args.kernel, OptimizeOptions(
+            skills=rules, filler=args.filler, model=args.model, budget=args.budget,
+            target_sol=args.target_sol, arch=args.arch, progress=bar.update,
+            use_cache=not args.no_cache, unverified=args.unverified, seed=args.seed,
+            include_slower=args.include_slower))
     data = result.to_json()
     if args.report:
         from klc.htmlreport import write_optimize_report

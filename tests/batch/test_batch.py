@@ -24,6 +24,7 @@ from klc.batch import run as kb_run
 from klc.batch import worker as kb_worker
 from klc.cli import main
 from klc.errors import KlcError
+from klc.optimize import OptimizeOptions
 
 ROOT = Path(__file__).resolve().parents[2]
 KLC = [sys.executable, "-c", "import sys; from klc.cli import main; sys.exit(main())"]
@@ -810,12 +811,13 @@ def test_optimize_is_wired_to_the_optimizer(tmp_path: Path,
 
     calls: list[dict[str, object]] = []
 
-    def fake_optimize(source: bytes, path: str, **kw: object) -> FakeResult:
-        calls.append({"path": path, **kw})
+    def fake_optimize(source: bytes, path: str, options: OptimizeOptions) -> FakeResult:
+        calls.append({"path": path, **vars(options)})
         return FakeResult(source + b"// optimized\n", b"expf" in source)
 
     monkeypatch.setitem(sys.modules, "klc.optimize",
-                        types.SimpleNamespace(optimize=fake_optimize))
+                        types.SimpleNamespace(optimize=fake_optimize,
+                                              OptimizeOptions=OptimizeOptions))
     src = make_tree(tmp_path / "src", {"k.cu": PLAIN, "n.cu": NO_MATCH})
     rc = main(["batch", str(src), "--optimize", "--budget", "7", "--in-place", "--journal",
                str(tmp_path / "j"), "-j", "1", "-q", "--report", str(tmp_path / "r.json")])

@@ -18,7 +18,7 @@ from klc.errors import KlcError
 from klc.frontend import read_source
 from klc.gate import GateRecord, StageResult
 from klc.gate.cache import GateCache, cache_key, record_from_json
-from klc.optimize import optimize, to_markdown
+from klc.optimize import OptimizeOptions, optimize, to_markdown
 from klc.rules import Rule, load_rules
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -88,8 +88,8 @@ class FakeGate:
 def run(gate: FakeGate, source: bytes | None = None, **kw: Any) -> Any:
     kw.setdefault("use_cache", False)
     kw.setdefault("skills", _skills())
-    return optimize(source or read_source(SIGMOID), str(SIGMOID), gpu=True, gate_fn=gate,
-                    arch="sm_90", **kw)
+    return optimize(source or read_source(SIGMOID), str(SIGMOID), OptimizeOptions(
+        gpu=True, gate_fn=gate, arch="sm_90", **kw))
 
 
 # --------------------------------------------------------------------------------------
@@ -365,13 +365,13 @@ def test_only_slower_skills_apply() -> None:
 
 def test_static_path_skips_slower_skills() -> None:
     rules = _verdicts(add_launch_bounds="slower", precise_exp_to_fast="faster")
-    result = optimize(read_source(SIGMOID), str(SIGMOID), gpu=False, arch="sm_90",
-                      skills=rules)
+    result = optimize(read_source(SIGMOID), str(SIGMOID), OptimizeOptions(
+        gpu=False, arch="sm_90", skills=rules))
     assert [c["skill"] for c in result.static_candidates] == ["precise_exp_to_fast"]
     assert [s["skill"] for s in result.skipped] == ["add_launch_bounds"]
     assert any("add_launch_bounds" in n and "--include-slower" in n for n in result.notes)
-    result = optimize(read_source(SIGMOID), str(SIGMOID), gpu=False, arch="sm_90",
-                      skills=rules, include_slower=True)
+    result = optimize(read_source(SIGMOID), str(SIGMOID), OptimizeOptions(
+        gpu=False, arch="sm_90", skills=rules, include_slower=True))
     # ranked: the faster one first, the slower one last
     assert [c["skill"] for c in result.static_candidates] == ["precise_exp_to_fast",
                                                               "add_launch_bounds"]
@@ -476,8 +476,8 @@ def test_cache_keeps_only_decided_records(tmp_path: Path) -> None:
 
 
 def test_sigmoid_without_gpu_lists_compile_clean_candidates() -> None:
-    result = optimize(read_source(SIGMOID), str(SIGMOID), gpu=False, arch="sm_90",
-                      skills=_skills())
+    result = optimize(read_source(SIGMOID), str(SIGMOID), OptimizeOptions(
+        gpu=False, arch="sm_90", skills=_skills()))
     assert result.mode == "static" and not result.changed and not result.verified
     assert result.trials_used == 0 and not result.steps
     got = {(c["skill"], tuple(c["values"].items())) for c in result.static_candidates}
@@ -500,7 +500,7 @@ def test_real_library_static_path() -> None:
     from klc.pipeline import spec_of
 
     library = {r.name: r for r in load_rule_paths(default_skill_dirs())}
-    result = optimize(read_source(SIGMOID), str(SIGMOID), gpu=False, arch="sm_90")
+    result = optimize(read_source(SIGMOID), str(SIGMOID), OptimizeOptions(gpu=False, arch="sm_90"))
     assert result.mode == "static" and not result.changed and result.trials_used == 0
     for c in result.static_candidates:
         assert c["skill"] in library and library[c["skill"]].kind == "skill"
@@ -521,7 +521,8 @@ def test_real_library_static_path() -> None:
 def test_kernel_without_spec_runs_the_static_part() -> None:
     source = read_source(SIGMOID)
     source = source[source.index(b"*/") + 3:]  # the spec block removed
-    result = optimize(source, "nospec.cu", gpu=True, arch="sm_90", skills=_skills())
+    result = optimize(source, "nospec.cu", OptimizeOptions(
+        gpu=True, arch="sm_90", skills=_skills()))
     assert result.mode == "static" and "no klc-spec block" in result.notes[0]
     # without a spec the block size is unknown, so add_launch_bounds does not apply
     assert [c["skill"] for c in result.static_candidates] == ["precise_exp_to_fast"]
@@ -529,8 +530,8 @@ def test_kernel_without_spec_runs_the_static_part() -> None:
 
 
 def test_unverified_writes_the_first_candidate() -> None:
-    result = optimize(read_source(SIGMOID), str(SIGMOID), gpu=False, arch="sm_90",
-                      unverified=True, skills=_skills())
+    result = optimize(read_source(SIGMOID), str(SIGMOID), OptimizeOptions(
+        gpu=False, arch="sm_90", unverified=True, skills=_skills()))
     assert result.changed and not result.verified
     assert result.source != result.original
     assert "NOT verified" in result.notes[-1]
@@ -541,7 +542,8 @@ def test_llm_filler_missing_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) ->
 
     monkeypatch.setitem(sys.modules, "klc.fill.llm", None)  # as if not installed
     with pytest.raises(KlcError, match="LLM filler is not available"):
-        optimize(read_source(SIGMOID), str(SIGMOID), gpu=False, filler="llm", model="m")
+        optimize(read_source(SIGMOID), str(SIGMOID), OptimizeOptions(
+            gpu=False, filler="llm", model="m"))
 
 
 @pytest.mark.parametrize(("kw", "message"), [
@@ -549,12 +551,12 @@ def test_llm_filler_missing_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) ->
 ])
 def test_bad_options(kw: dict[str, Any], message: str) -> None:
     with pytest.raises(KlcError, match=message):
-        optimize(read_source(SIGMOID), str(SIGMOID), gpu=False, **kw)
+        optimize(read_source(SIGMOID), str(SIGMOID), OptimizeOptions(gpu=False, **kw))
 
 
 def test_syntax_error_is_refused() -> None:
     with pytest.raises(KlcError, match=r"k\.cu:\d+:\d+"):
-        optimize(b"__global__ void k(float* x) { x[0] = ; \n", "k.cu", gpu=False)
+        optimize(b"__global__ void k(float* x) { x[0] = ; \n", "k.cu", OptimizeOptions(gpu=False))
 
 
 # --------------------------------------------------------------------------------------
@@ -629,7 +631,8 @@ def test_optimize_sigmoid_on_the_gpu(tmp_path: Path) -> None:
     """The real loop, gate and re-verification: the result is verified and not slower than
     the original by more than the noise."""
     source = read_source(SIGMOID)
-    result = optimize(source, str(SIGMOID), budget=8, cache_dir=str(tmp_path / "gate"))
+    result = optimize(source, str(SIGMOID), OptimizeOptions(
+        budget=8, cache_dir=str(tmp_path / "gate")))
     assert result.mode == "gpu" and result.baseline and result.baseline["verdict"] == "passed"
     assert result.trials_used <= 8
     for t in result.trials:
@@ -646,7 +649,8 @@ def test_optimize_sigmoid_on_the_gpu(tmp_path: Path) -> None:
     else:
         assert result.source == source
     # a second run finds every trial in the cache
-    again = optimize(source, str(SIGMOID), budget=8, cache_dir=str(tmp_path / "gate"))
+    again = optimize(source, str(SIGMOID), OptimizeOptions(
+        budget=8, cache_dir=str(tmp_path / "gate")))
     assert again.trials_used == 0
 
 

@@ -13,7 +13,7 @@ import pytest
 from klc.errors import KlcError
 from klc.gate import GateRecord, StageResult, gate
 from klc.library import load_rule_paths
-from klc.optimize import optimize
+from klc.optimize import OptimizeOptions, optimize
 from klc.recipes import RECIPES_FILE, build, load, replay, to_yaml
 from klc.reverse import learn
 
@@ -96,17 +96,17 @@ def test_optimize_keeps_a_recipe_as_one_step(tmp_path: Path,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("KLC_CACHE_DIR", str(tmp_path / "cache"))
     g = TiledIsFaster()
-    res = optimize(NAIVE_SGEMM.read_bytes(), str(NAIVE_SGEMM), gpu=True, gate_fn=g,
-                   arch="sm_90", use_cache=False, budget=4,
-                   skills=list(rules().values()))
+    res = optimize(NAIVE_SGEMM.read_bytes(), str(NAIVE_SGEMM), OptimizeOptions(
+        gpu=True, gate_fn=g, arch="sm_90", use_cache=False, budget=4,
+        skills=list(rules().values())))
     assert res.steps and res.steps[0].kind == "recipe"
     assert res.steps[0].skill.startswith("lineage sgemm: ")
     assert res.changed and b"__shared__" in res.source
     # without recipes the single skills cannot cross the valley within the budget
     g2 = TiledIsFaster()
-    res2 = optimize(NAIVE_SGEMM.read_bytes(), str(NAIVE_SGEMM), gpu=True, gate_fn=g2,
-                    arch="sm_90", use_cache=False, budget=4, recipes=[],
-                    skills=list(rules().values()))
+    res2 = optimize(NAIVE_SGEMM.read_bytes(), str(NAIVE_SGEMM), OptimizeOptions(
+        gpu=True, gate_fn=g2, arch="sm_90", use_cache=False, budget=4, recipes=[],
+        skills=list(rules().values())))
     assert not any(s.kind == "recipe" for s in res2.steps)
     assert not res2.changed
 

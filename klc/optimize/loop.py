@@ -1,0 +1,543 @@
+"""The optimize loop (see :mod:`klc.optimize`): fillers by name, targets (a skill at all its
+sites at once, or at one), the rounds of phase A and B, the history of trials per site,
+and the choice of the step to keep.
+"""
+
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from klc.errors import KlcError
+from klc.fill import FillRequest, Trial
+from klc.fill.search import (
+    SearchFiller,
+    candidate_sites,
+    groupable,
+    is_slower,
+    site_rank,
+    slower_note,
+    static_check,
+    static_check_rule,
+)
+from klc.optimize.options import EXPLORE, MAX_ENABLING, MAX_ROUNDS, ProgressFn
+from klc.optimize.result import Step, TrialLog, step_diff, summarize
+
+if TYPE_CHECKING:
+    from klc.fill import Filler
+    from klc.frontend import Unit
+    from klc.gate import GateRecord
+    from klc.pipeline import Site
+    from klc.rules import Rule
+
+
+def make_filler(name: str, *, model: str | None = None, arch: str | None = None,
+                seed: int = 0, include_slower: bool = False) -> Filler:
+    """A filler by name: ``search`` (default, embedded) or ``llm`` (imported lazily)."""
+    if name == "search":
+        return SearchFiller(arch=arch, seed=seed, include_slower=include_slower)
+    if name == "llm":
+        from klc.extras import available, missing
+
+        if not available("openai"):  # imported by the filler when it is made
+            raise KlcError(missing("openai", "--filler llm") + " (or use --filler search)")
+        try:
+            from klc.fill.llm import LlmFiller
+        except ModuleNotFoundError as e:
+            if e.name != "klc.fill.llm":
+                raise
+            raise KlcError(f"--filler llm: the LLM filler is not available here ({e}); use "
+                           "--filler search") from None
+        return LlmFiller(model=model)  # type: ignore[no-any-return]  # model: or KLC_LLM_MODEL
+    raise KlcError(f"unknown filler {name!r} (fillers: search, llm)")
+
+
+# --------------------------------------------------------------------------------------
+# The loop
+
+
+@dataclass
+class _Version:
+    """The kernel the loop is improving, and what the gate measured of it."""
+
+    source: bytes
+    unit: Unit
+    spec: Any
+    speedup: float  # vs the original
+    median_ms: float | None
+    noise: float
+    pct_of_sol: float | None
+
+    @property
+    def sha(self) -> str:
+        return hashlib.sha256(self.source).hexdigest()
+
+
+@dataclass
+class _Entry:
+    base: str  # sha of the version the trial rewrote
+    text: str  # sha of the site's matched text
+    func: str  # sha of the enclosing function's text in that version
+    single: bool  # the rule matched once in that function
+    trial: Trial
+    outcome: str
+
+
+@dataclass
+class _Target:
+    """What one proposal rewrites: one site, or (``group`` > 1) the rule at each of its
+    ``group`` sites at once. ``site`` is the first one (the filler's context)."""
+
+    site: Site
+    key: tuple[str, str, int]  # history key: (rule, function, ordinal); ("*", rule, -1)
+    single: bool  # the rule matched once in that function
+    group: int = 1
+
+    @property
+    def rule(self) -> Rule:
+        return self.site.rule
+
+    @property
+    def where(self) -> str:
+        w = _site_where(self.site)
+        return w if self.group == 1 else f"{w} (+{self.group - 1} more sites)"
+
+    @property
+    def text(self) -> str:
+        return "*" if self.group > 1 else _text_sha(self.site)
+
+    @property
+    def func(self) -> str:
+        return _func_sha(self.site)
+
+
+@dataclass
+class _Candidate:
+    target: _Target
+    values: dict[str, str]
+    source: bytes
+    record: GateRecord
+    log: TrialLog
+
+    @property
+    def site(self) -> Site:
+        return self.target.site
+
+
+def build_targets(sites: list[Site], split: set[str]) -> list[_Target]:
+    """Targets from ranked sites, in their order: a groupable rule with several sites is
+    first tried at all of them at once (one trial, as an expert applies it and as a lineage
+    step did); once that failed (its name in ``split``), its sites are tried one by one."""
+    count: dict[tuple[str, str], int] = {}
+    per_rule: dict[str, list[Site]] = {}
+    keys = []
+    for s in sites:
+        k = (s.rule.name, s.function_name)
+        keys.append((*k, count.get(k, 0)))
+        count[k] = count.get(k, 0) + 1
+        per_rule.setdefault(s.rule.name, []).append(s)
+    out: list[_Target] = []
+    grouped: set[str] = set()
+    for s, key in zip(sites, keys, strict=True):
+        name = s.rule.name
+        group = per_rule[name]
+        if len(group) > 1 and groupable(s.rule) and name not in split:
+            if name not in grouped:
+                grouped.add(name)
+                out.append(_Target(group[0], ("*", name, -1), False, len(group)))
+            continue
+        out.append(_Target(s, key, count[key[:2]] == 1))  # type: ignore[arg-type]
+    return out
+
+
+def check_target(unit: Unit, target: _Target, values: dict[str, str], spec: Any,
+                 arch: str) -> Any:
+    """The static checks of one proposal for a target (one site, or the rule everywhere)."""
+    if target.group > 1:
+        return static_check_rule(unit, target.rule, values, spec, arch)
+    return static_check(unit, target.site, values, spec, arch)
+
+
+def skip_slower(sites: list[Site], skipped: dict[str, dict[str, Any]]) -> list[Site]:
+    """The sites of skills not measured slower; the others are recorded in ``skipped`` (by
+    skill: its location and the sites where it applied), for the report's notes."""
+    kept = []
+    for s in sites:
+        if not is_slower(s.rule):
+            kept.append(s)
+            continue
+        entry = skipped.setdefault(s.rule.name, {"skill": s.rule.name,
+                                                 "location": s.rule.location,
+                                                 "verdict": s.rule.card.verdict, "sites": []})
+        where = _site_where(s)
+        if where not in entry["sites"]:
+            entry["sites"].append(where)
+    return kept
+
+
+def _skipped_notes(skipped: dict[str, dict[str, Any]], rules: list[Rule]) -> list[str]:
+    by_name = {r.name: r for r in rules}
+    return [f"{slower_note(by_name[name])}; it applied at {', '.join(e['sites'])}"
+            for name, e in skipped.items()]
+
+
+def _none_applies(skipped: dict[str, dict[str, Any]]) -> str:
+    if not skipped:
+        return "no skill applies"
+    return (f"no skill applies but {len(skipped)} measured slower ("
+            + ", ".join(skipped) + "; --include-slower tries them)")
+
+
+def _site_where(site: Site) -> str:
+    return site.match.unit.where(site.match.start)
+
+
+def _text_sha(site: Site) -> str:
+    m = site.match
+    return hashlib.sha256(m.unit.source[m.start:m.end]).hexdigest()[:16]
+
+
+def _func_sha(site: Site) -> str:
+    """The enclosing function's text (the whole file's, for a match outside any function)."""
+    m = site.match
+    f = m.function
+    text = m.unit.source[f.start:f.end] if f is not None else m.unit.source
+    return hashlib.sha256(text).hexdigest()[:16]
+
+
+class _Loop:
+    def __init__(self, original: bytes, path: str, rules: list[Rule], filler: Filler,
+                 budget: int, target_sol: float, arch: str, runner: Any,
+                 progress: ProgressFn | None, min_gain: float,
+                 include_slower: bool = False) -> None:
+        self.original = original
+        self.path = path
+        self.rules = rules
+        self.filler = filler
+        self.budget = budget
+        self.target_sol = target_sol
+        self.arch = arch
+        self.runner = runner
+        self.progress = progress
+        self.min_gain = min_gain
+        self.used = 0
+        self.hits = 0
+        self.round = 0
+        self.trials: list[TrialLog] = []
+        self.steps: list[Step] = []
+        self.notes: list[str] = []
+        self.refusals: list[dict[str, Any]] = []
+        self.history: dict[tuple[str, str, int], list[_Entry]] = {}
+        self.visited: set[str] = set()
+        self.seeds_seen: set[int] = set()  # verify seeds of every trial (re-verify avoids them)
+        self.split: set[str] = set()  # rules whose all-sites candidate failed: site by site
+        self.include_slower = include_slower
+        self.skipped: dict[str, dict[str, Any]] = {}  # slower skills not tried, by name
+        self.recipes: list[Any] = []  # klc.recipes.Recipe: lineages replayed as one move
+        self.recipe_tried: set[tuple[str, str]] = set()  # (family, version sha)
+
+    # -- bookkeeping ----------------------------------------------------------------
+
+    def emit(self, event: str, **data: Any) -> None:
+        if self.progress is not None:
+            self.progress(event, {"used": self.used, "budget": self.budget, **data})
+
+    def left(self) -> int:
+        return self.budget - self.used
+
+    def gate(self, source: bytes, reference: bytes | None,
+             seeds: list[int] | None = None) -> tuple[GateRecord, bool]:
+        record, hit = self.runner.run(source, self.path, reference=reference,
+                                      reference_path=self.path if reference else None,
+                                      seeds=seeds)
+        if hit:
+            self.hits += 1
+        elif seeds is None:
+            self.used += 1
+        return record, hit
+
+    def targets(self, cur: _Version) -> list[_Target]:
+        return build_targets(self.ranked_sites(cur), self.split)
+
+    def target_history(self, target: _Target, base: str, retry: bool = False
+                       ) -> list[Trial]:
+        """The trials the filler must not propose again at ``target`` on version ``base``
+        (module doc). With ``retry``, the passed-but-not-faster trials of earlier versions
+        whose function has changed since are left out (proposable again)."""
+        out = []
+        func = target.func
+        for e in self.history.get(target.key, []):
+            same_site = e.text == target.text or (target.single and e.single)
+            if not same_site:
+                continue
+            if e.base == base:
+                out.append(e.trial)
+            elif e.outcome == "failed":
+                if e.text == target.text:  # the site's code is what failed: still excluded
+                    out.append(e.trial)
+            elif e.outcome in ("neutral", "slower") and (not retry or e.func == func):
+                out.append(e.trial)
+        return out
+
+    def retryable(self, target: _Target, base: str) -> bool:
+        return len(self.target_history(target, base, retry=True)) < \
+            len(self.target_history(target, base))
+
+    # -- one candidate --------------------------------------------------------------
+
+    def try_values(self, cur: _Version, target: _Target, values: dict[str, str],
+                   ) -> _Candidate | None:
+        site = target.site
+        check = check_target(cur.unit, target, values, cur.spec, self.arch)
+        where = target.where
+        if not check.ok:
+            self.refusals.append({"round": self.round, "skill": site.rule.name,
+                                  "site": where, "values": values,
+                                  "stage": check.stage, "reason": check.reason})
+            self.remember(cur, target, Trial(dict(check.values), False, None,
+                                             f"static: {check.reason}"), "failed")
+            self.emit("refused", skill=site.rule.name, site=where, values=values,
+                      reason=check.reason)
+            return None
+        assert check.source is not None
+        self.emit("trial-start", skill=site.rule.name, site=where, values=values)
+        try:
+            record, hit = self.gate(check.source, self.original)
+        except KlcError as e:  # the gate refused the candidate as input: costs no trial
+            self.refusals.append({"round": self.round, "skill": site.rule.name,
+                                  "site": where, "values": values, "stage": "gate",
+                                  "reason": str(e)})
+            self.remember(cur, target, Trial(dict(check.values), False, None, str(e)),
+                          "failed")
+            return None
+        log = self.log_trial(cur, record, hit, site.rule.name, where, site.function_name,
+                             dict(check.values))
+        ms = log.median_ms if record.passed else None
+        self.remember(cur, target, Trial(dict(check.values), record.passed, ms,
+                                         "" if record.passed else record.reason), log.outcome)
+        self.emit("trial", skill=site.rule.name, site=where, values=values,
+                  verdict=record.verdict, cached=hit, speedup=log.speedup,
+                  outcome=log.outcome)
+        return _Candidate(target, dict(check.values), check.source, record, log)
+
+    def log_trial(self, cur: _Version, record: GateRecord, hit: bool, skill: str, where: str,
+                  function: str, values: dict[str, str]) -> TrialLog:
+        """Record one gate trial: its log (judged against the current version) and the
+        verify seeds it used (the re-verification avoids them)."""
+        s = summarize(record)
+        self.seeds_seen.update(s.get("seeds") or ())
+        log = TrialLog(self.used, self.round, skill, where, function, values, record.verdict,
+                       record.reason, hit, s.get("median_ms"), s.get("speedup"),
+                       s.get("noise"), s.get("pct_of_sol"), record.elapsed_s)
+        log.outcome = self.judge(cur, log)
+        log.seeds = s.get("seeds")
+        self.trials.append(log)
+        return log
+
+    def remember(self, cur: _Version, target: _Target, trial: Trial, outcome: str) -> None:
+        self.history.setdefault(target.key, []).append(
+            _Entry(cur.sha, target.text, target.func, target.single, trial, outcome))
+        if target.group > 1 and outcome == "failed":
+            self.split.add(target.rule.name)  # one site may be wrong where others are fine
+
+    def threshold(self, cur: _Version, log: TrialLog) -> float:
+        return max(self.min_gain, log.noise or 0.0, cur.noise)
+
+    def judge(self, cur: _Version, log: TrialLog) -> str:
+        if log.verdict != "passed":
+            return "failed"
+        if not log.speedup:
+            return "neutral"  # passed, but no time to compare (a gate without profile)
+        ratio = log.speedup / cur.speedup
+        thr = self.threshold(cur, log)
+        if ratio > 1 + thr:
+            return "improved"
+        return "neutral" if ratio >= 1 - thr else "slower"
+
+    # -- rounds ---------------------------------------------------------------------
+
+    def ranked_sites(self, cur: _Version) -> list[Site]:
+        sites = candidate_sites(cur.unit, self.rules, cur.spec, include_slower=True)
+        if not self.include_slower:
+            sites = skip_slower(sites, self.skipped)
+        return sorted(sites, key=site_rank)
+
+    def propose(self, cur: _Version, target: _Target, k: int) -> list[dict[str, str]]:
+        """The filler's proposals: fresh assignments first; when it has none left, the
+        retries (module doc: passed-but-not-faster on an earlier version of a function that
+        has changed since)."""
+        site = target.site
+        got: list[dict[str, str]] = []
+        for retry in (False, True):
+            if retry and not self.retryable(target, cur.sha):
+                break
+            req = FillRequest(site.rule, site, cur.unit, cur.spec,
+                              history=self.target_history(target, cur.sha, retry),
+                              budget=self.left(), baseline_ms=cur.median_ms)
+            try:
+                got = self.filler.propose(req, k)
+            except KlcError as e:
+                self.notes.append(f"{target.where}: {site.rule.name}: the "
+                                  f"{self.filler.name} filler failed: {e}")
+                return []
+            if got:
+                break
+        reason = getattr(self.filler, "last_reason", "")
+        if not got and reason and reason not in self.notes:
+            self.notes.append(reason)
+        return [dict(v) for v in got[:k]]
+
+    def run_round(self, cur: _Version) -> tuple[list[_Candidate], bool]:
+        """Phase A and B of one round (module doc). Returns the candidates that ran and
+        whether any target had something to propose."""
+        ran: list[_Candidate] = []
+        proposed_any = False
+        for target in self.targets(cur):
+            if self.left() <= 0:
+                break
+            for values in self.propose(cur, target, 1):
+                proposed_any = True
+                c = self.try_values(cur, target, values)
+                if c is not None:
+                    ran.append(c)
+        promising = [c for c in ran if c.target.rule.holes and c.log.outcome in
+                     ("improved", "neutral")]
+        if promising and self.left() > 0:
+            best = max(promising, key=lambda c: c.log.speedup or 0.0)
+            for values in self.propose(cur, best.target, min(EXPLORE, self.left())):
+                if self.left() <= 0:
+                    break
+                proposed_any = True
+                c = self.try_values(cur, best.target, values)
+                if c is not None:
+                    ran.append(c)
+        return ran, proposed_any
+
+    def new_sites(self, cur: _Version, cand: _Candidate) -> int:
+        """How many more sites the candidate's skills have than the current version's (the
+        applied rule aside): what an enabling step unlocks. Counted per rule, so that a
+        site whose text merely changed (a kernel-wide anchor) is not taken for a new one."""
+        from collections import Counter
+
+        from klc.frontend import parse_bytes
+        from klc.pipeline import spec_of
+
+        unit = parse_bytes(cand.source, self.path)
+        try:
+            spec = spec_of(unit)
+        except KlcError:
+            return 0
+        slower = self.include_slower
+        before = Counter(s.rule.name for s in candidate_sites(cur.unit, self.rules, cur.spec,
+                                                              include_slower=slower))
+        after = Counter(s.rule.name for s in candidate_sites(unit, self.rules, spec,
+                                                             include_slower=slower))
+        applied = cand.site.rule.name
+        return sum(max(0, n - before[r]) for r, n in after.items() if r != applied)
+
+    def accept(self, cur: _Version, cand: _Candidate, kind: str) -> _Version:
+        from klc.frontend import parse_bytes
+        from klc.pipeline import spec_of
+
+        log = cand.log
+        unit = parse_bytes(cand.source, self.path)
+        step = Step(self.round, cand.site.rule.name, log.site, log.function, cand.values, kind,
+                    log.median_ms, (log.speedup / cur.speedup) if log.speedup else None,
+                    log.speedup, log.pct_of_sol, summarize(cand.record),
+                    step_diff(cur.source, cand.source, self.path))
+        self.steps.append(step)
+        self.visited.add(hashlib.sha256(cand.source).hexdigest())
+        self.emit("accept", skill=step.skill, site=step.site, kind=kind,
+                  speedup=step.speedup_vs_original)
+        return _Version(cand.source, unit, spec_of(unit), log.speedup or cur.speedup,
+                        log.median_ms, log.noise or 0.0, log.pct_of_sol)
+
+    def try_recipe(self, cur: _Version) -> _Version | None:
+        """Replay the lineage recipes from the current version (klc/recipes.py); gate the
+        one whose walk measured the largest gain, once; the new version when it verified
+        and is faster, else None."""
+        from klc.recipes import replay
+
+        rules = {r.name: r for r in self.rules}
+        best = None
+        for recipe in self.recipes:
+            key = (recipe.family, cur.sha)
+            if key in self.recipe_tried:
+                continue
+            self.recipe_tried.add(key)
+            try:
+                rp = replay(recipe, cur.source, self.path, rules)
+            except KlcError as e:
+                self.notes.append(f"lineage {recipe.family}: the replay stopped: {e}")
+                continue
+            if rp is None or hashlib.sha256(rp.source).hexdigest() in self.visited:
+                continue
+            if best is None or rp.gain > best.gain:
+                best = rp
+        if best is None or self.left() <= 0:
+            return None
+        self.emit("trial-start", skill=best.label, site=self.path, values={})
+        try:
+            record, hit = self.gate(best.source, self.original)
+        except KlcError as e:
+            self.refusals.append({"round": self.round, "skill": best.label, "site": self.path,
+                                  "values": {}, "stage": "gate", "reason": str(e)})
+            return None
+        log = self.log_trial(cur, record, hit, best.label, self.path, "", {})
+        self.visited.add(hashlib.sha256(best.source).hexdigest())
+        self.emit("trial", skill=best.label, site=self.path, values={},
+                  verdict=record.verdict, cached=hit, speedup=log.speedup, outcome=log.outcome)
+        if log.outcome != "improved":
+            return None
+        from klc.frontend import parse_bytes
+        from klc.pipeline import spec_of
+
+        self.steps.append(Step(self.round, best.label, self.path, "", {}, "recipe",
+                               log.median_ms, (log.speedup / cur.speedup) if log.speedup
+                               else None, log.speedup, log.pct_of_sol, summarize(record),
+                               step_diff(cur.source, best.source, self.path)))
+        self.emit("accept", skill=best.label, site=self.path, kind="recipe",
+                  speedup=log.speedup)
+        unit = parse_bytes(best.source, self.path)
+        return _Version(best.source, unit, spec_of(unit), log.speedup or cur.speedup,
+                        log.median_ms, log.noise or 0.0, log.pct_of_sol)
+
+    def loop(self, cur: _Version) -> tuple[_Version, str]:
+        enabling = 0
+        for _ in range(MAX_ROUNDS):
+            if cur.pct_of_sol is not None and cur.pct_of_sol >= 100 * self.target_sol:
+                return cur, (f"reached {cur.pct_of_sol:.0f}% of the speed-of-light floor "
+                             f"(target {100 * self.target_sol:.0f}%)")
+            if self.left() <= 0:
+                return cur, f"the budget of {self.budget} gate trials is spent"
+            self.round += 1
+            self.emit("round", round=self.round)
+            replayed = self.try_recipe(cur) if self.recipes else None
+            if replayed is not None:
+                cur = replayed
+                enabling = 0
+                continue
+            ran, proposed = self.run_round(cur)
+            if not proposed:
+                return cur, ("no skill has anything left to try" if self.round > 1 or
+                             self.ranked_sites(cur) else _none_applies(self.skipped))
+            fresh = [c for c in ran if hashlib.sha256(c.source).hexdigest() not in
+                     self.visited]
+            better = [c for c in fresh if c.log.outcome == "improved"]
+            if better:
+                best = max(better, key=lambda c: c.log.speedup or 0.0)
+                cur = self.accept(cur, best, "improvement")
+                enabling = 0
+                continue
+            if enabling >= MAX_ENABLING:
+                continue
+            neutral = [(self.new_sites(cur, c), c) for c in fresh
+                       if c.log.outcome == "neutral"]
+            neutral = [(n, c) for n, c in neutral if n > 0]
+            if neutral:
+                _, best = max(neutral, key=lambda nc: (nc[0], nc[1].log.speedup or 0.0))
+                cur = self.accept(cur, best, "enabling")
+                enabling += 1
+        return cur, f"stopped after {MAX_ROUNDS} rounds"
