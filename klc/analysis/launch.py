@@ -44,9 +44,6 @@ if TYPE_CHECKING:
     from klc.frontend import Function
 
 
-_BUILTIN_DIMS = ("blockIdx", "blockDim", "threadIdx")
-
-
 def _field_of(node: Node, src: bytes, base: str, axis: str = "x") -> bool:
     node = _strip_casts(node, src)
     if node.type != "field_expression":
