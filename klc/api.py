@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from klc.errors import KlcError
 
 if TYPE_CHECKING:
-    from klc.frontend import Unit
+    from klc.cuda.model import Unit
     from klc.rules import Rule
 
 __all__ = [
@@ -110,10 +110,12 @@ def _hole(name: str, h: Any) -> Hole:
 
 
 def _rule_info(r: Rule) -> RuleInfo:
+    from klc.measurements import measured
+
     c = r.card
     return RuleInfo(r.name, r.kind, r.description, r.location,
                     tuple(_hole(n, h) for n, h in r.holes.items()),
-                    Card(c.intent, c.where, c.conditions, tuple(c.effect), tuple(c.pitfalls),
+                    Card(c.intent, c.where, c.conditions, measured(r).effect, tuple(c.pitfalls),
                          c.verdict, c.precision))
 
 
@@ -177,7 +179,7 @@ class ParsedFile:
 
 
 def _unit(path: str | Path, source: str | bytes | None) -> Unit:
-    from klc.frontend import parse_bytes, parse_file
+    from klc.cuda.parse import parse_bytes, parse_file
 
     if source is None:
         return parse_file(path)
@@ -363,7 +365,7 @@ def gate(path: str | Path, against: str | Path | None = None, *, source: str | b
     """Compile (NVRTC), verify against ``against`` (default: the kernel against itself) on
     fresh inputs, profile and bound by speed of light, under the file's klc-spec. Without a
     GPU it compiles and says that verify and profile need one (verdict ``compiled``)."""
-    from klc.frontend import read_source
+    from klc.cuda.parse import read_source
     from klc.gate import gate as run_gate
 
     data = read_source(path) if source is None else (
@@ -433,7 +435,7 @@ def optimize(path: str | Path, rules: RuleSet | str | Path | None = None, *,
     against the original; the best verified faster one is kept, until ``target_sol`` of
     the speed-of-light floor, ``budget`` gate trials, or nothing left to try. Nothing is
     written. ``report`` holds the full JSON report (``klc optimize --report F.json``)."""
-    from klc.frontend import read_source
+    from klc.cuda.parse import read_source
     from klc.optimize import OptimizeOptions
     from klc.optimize import optimize as run_optimize
 

@@ -17,8 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from klc.cuda.parse import parse_bytes, read_source
 from klc.errors import KlcError
-from klc.frontend import parse_bytes, read_source
 from klc.fsutil import atomic_write
 from klc.library import default_pass_dirs, default_skill_dirs, load_rule_paths
 from klc.pipeline import apply_rules, find_sites, spec_of

@@ -370,7 +370,7 @@ def walk(expert_path: str | Path, passes_dir: str | Path = "passes", *,
     """Walk the expert backward (see the module doc). Bad input raises KlcError before any
     gate runs: a missing or unreadable file, a syntax problem, no spec or a spec that does
     not fit the kernel, a passes folder with a broken rule or ORDER."""
-    from klc.frontend import parse_bytes, read_source
+    from klc.cuda.parse import parse_bytes, read_source
     from klc.gate import gate
     from klc.gate.compile import DEFAULT_ARCH, check_arch
     from klc.spec import check_spec, load_spec
@@ -448,7 +448,7 @@ def _candidates(unit: Any, rules: list[Rule], spec: Any) -> Iterator[tuple[Rule,
 def _step(current: bytes, index: int, rules: list[Rule], lineage: Lineage, seen: set[str],
           run_gate: Callable[[bytes, str, bytes | None], dict[str, Any]], expert: bytes,
           say: Progress) -> tuple[Version | None, list[Attempt]]:
-    from klc.frontend import parse_bytes
+    from klc.cuda.parse import parse_bytes
     from klc.pipeline import apply_rules, apply_site, spec_of
 
     prev = lineage.versions[-1]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
-from klc.frontend import Function, Unit
+from klc.cuda.model import Function, Unit
 
 
 def function_summary(unit: Unit, f: Function) -> dict[str, Any]:

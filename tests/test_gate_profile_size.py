@@ -14,7 +14,8 @@ import pytest
 from test_gate_worker import FAST, NumpyDevice
 
 from klc.gate import _build_job, _read_side
-from klc.gate.child import DeviceOutputCache, JobRunner, Session
+from klc.gate.runner import JobRunner
+from klc.gate.session import DeviceOutputCache, Session
 from klc.gate.verify import (
     GuardedBuffers,
     checksum_in_place,

@@ -24,8 +24,9 @@ import klc.gate
 import klc.gate.worker as worker_mod
 from klc.errors import KlcError
 from klc.gate import _build_job, _read_side, _timing_key, default_verify_sizes, gate
-from klc.gate.child import JobRunner, OutputCache, Session
 from klc.gate.profile import Budget, Series, drift, run_rounds
+from klc.gate.runner import JobRunner
+from klc.gate.session import OutputCache, Session
 from klc.gate.worker import GateWorker, WorkerPool, gate_handler, isolation_mode, serve
 
 TESTS = Path(__file__).parent

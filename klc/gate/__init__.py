@@ -50,12 +50,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from klc.cuda.parse import check_text, parse_bytes
 from klc.errors import KlcError
-from klc.frontend import check_text, parse_bytes
 from klc.spec import Bound, Spec, check_spec, element_count, evaluate, launch_dims, load_spec
 
 if TYPE_CHECKING:
-    from klc.frontend import Unit
+    from klc.cuda.model import Unit
     from klc.gate.child import ChildOutcome
     from klc.gate.compile import CompileResult
     from klc.gate.profile import Budget

@@ -26,8 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from klc.errors import KlcError
+from klc.fsutil import atomic_write
 from klc.gate import STAGES, GateRecord, StageResult
-from klc.gate.compile import _atomic_write
 
 GateFn = Callable[..., GateRecord]
 CACHED_VERDICTS = frozenset({"passed", "failed"})
@@ -99,8 +100,8 @@ class GateCache:
         payload = json.dumps({"key": key, "meta": meta or {}, "record": record.to_json()})
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            _atomic_write(path, payload.encode())
-        except OSError:
+            atomic_write(path, payload.encode())
+        except (OSError, KlcError):
             return False
         return True
 

@@ -21,14 +21,14 @@ import hashlib
 import json
 import os
 import re
-import tempfile
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
 
+from klc.cuda.model import Unit
 from klc.errors import KlcError
-from klc.frontend import Unit
+from klc.fsutil import atomic_write
 
 DEFAULT_ARCH = "sm_90"  # the design's target (H100 / H200) when no GPU is there to ask
 BASE_OPTIONS = ("-std=c++17", "-Xptxas=-v")
@@ -416,8 +416,8 @@ def compile_source(source: bytes, path: str, *, arch: str,
     finally:
         nvrtc.destroyProgram(prog)
     cdir.mkdir(parents=True, exist_ok=True)
-    _atomic_write(cubin_path, cubin)
-    _atomic_write(meta_path, json.dumps({"log": log, "lowered": lowered}).encode())
+    atomic_write(cubin_path, cubin)
+    atomic_write(meta_path, json.dumps({"log": log, "lowered": lowered}).encode())
     return CompileResult(ok=True, arch=arch, options=shown_opts, key=key, cached=False, log=log,
                          cubin_path=str(cubin_path), lowered=lowered, include=inc,
                          resources=_resources_by_name(parse_ptxas(log), lowered))
@@ -435,15 +435,3 @@ def _resources_by_name(by_mangled: dict[str, Resources], lowered: dict[str, str]
     """Key resources by name expression where one maps to the entry, else by mangled name."""
     back = {v: k for k, v in lowered.items()}
     return {back.get(m, m): r for m, r in by_mangled.items()}
-
-
-def _atomic_write(path: Path, data: bytes) -> None:
-    """Write then rename, so that a concurrent gate never reads half a cubin."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise

@@ -18,7 +18,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from klc.gate.compile import _atomic_write, cache_dir
+from klc.fsutil import atomic_write
+from klc.gate.compile import cache_dir
 
 IMPOSSIBLE_FRACTION = 0.9
 FIGURES_VERSION = 1
@@ -122,7 +123,7 @@ def load_or_measure(device: dict[str, Any], cubin_for_peaks: str | None) -> dict
     figures = measure(device, cubin_for_peaks)
     cp.get_default_memory_pool().free_all_blocks()  # the copy buffers: the job's memory now
     path.parent.mkdir(parents=True, exist_ok=True)
-    _atomic_write(path, json.dumps(figures, indent=2).encode())
+    atomic_write(path, json.dumps(figures, indent=2).encode())
     figures["cached"] = False
     return figures
 

@@ -431,7 +431,9 @@ def serve(run_job: Handler, parent_pid: int = 0) -> None:
 def gate_handler(make_device: Callable[[], Any] | None = None) -> Handler:
     """The job runner, with one session for the worker's life (on the GPU through CuPy
     unless ``make_device`` says otherwise)."""
-    from klc.gate.child import CudaDevice, JobRunner, Session
+    from klc.gate.device import CudaDevice
+    from klc.gate.runner import JobRunner
+    from klc.gate.session import Session
 
     session = Session(make_device or CudaDevice)
 
