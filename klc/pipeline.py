@@ -26,11 +26,13 @@ from tree_sitter import Node
 
 from klc.analysis.declarations import declarations_named
 from klc.analysis.types import has_type_kind
+from klc.edits.render import render
+from klc.edits.within import sub_matches, why_none
 from klc.errors import KlcError
 from klc.frontend import LOOP_TYPES, Function, Problem, Unit, parse_bytes
 from klc.guards import GuardContext, Verdict, evaluate, traits
 from klc.match import TYPE_KINDS, Match, Pattern, compile_pattern, find_matches, index_nodes
-from klc.rewrite import ByteEdit, Rewrite, apply_edits, plan, render
+from klc.rewrite import ByteEdit, Rewrite, apply_edits, plan
 from klc.rule.guard import calls
 
 if TYPE_CHECKING:
@@ -307,8 +309,6 @@ class _RuleSites:
             if not verdict.ok:
                 return Site(rule, m, False, verdict.reason, "guard")
         if self.has_within:
-            from klc.within import sub_matches, why_none
-
             m.subs = sub_matches(m, self.holes, self.spec, self.clang)
             if not m.subs.count:  # type: ignore[attr-defined]
                 return Site(rule, m, False, why_none(m, m.subs), "guard")  # type: ignore[arg-type]
@@ -538,11 +538,12 @@ def _apply_sites(unit: Unit, sites: list[Site], values: dict[str, dict[str, str]
             outcome.refused.append(site)
             continue
         rw = plan(site.match, values[site.rule.name])
-        # a replace edit claims the whole match (its edit may have shrunk to the tokens it
-        # changes, but a match that overlaps this one was judged on code this one rewrites)
+        # an edit that claims the whole match (a replace: its edit may have shrunk to the
+        # tokens it changes, but a match that overlaps this one was judged on code this one
+        # rewrites)
         m = site.match
         spans = [(min(e.start, m.start), max(e.end, m.end)) for e in rw.edits
-                 if e.what == "replace"]
+                 if e.claims_match]
         clash = next(((s, e) for s, e in spans for ts, te in taken if s < te and ts < e), None)
         if clash is not None:
             outcome.skipped.append((site, "overlaps a site rewritten earlier in this run"))
