@@ -5,16 +5,21 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from tree_sitter import Node
 
+from klc.cuda.syntax import F_BODY, F_DECLARATOR, F_VALUE, SQUEEZED_OUT
 from klc.errors import KlcError
-from klc.frontend import F_BODY, F_DECLARATOR, F_VALUE, SQUEEZED_OUT
+from klc.rule.model import (
+    METAVAR_KINDS,
+    TYPE_KINDS,  # noqa: F401  SHIM(issue 20): pipeline imports it here
+)
 
 if TYPE_CHECKING:
-    from klc.frontend import Function, Unit
-    from klc.rules import Rule
+    from klc.cuda.model import Function, Unit
+    from klc.rule import Rule
 
 
 class Binding:
@@ -180,13 +185,7 @@ class Pattern:
 # mapped to None is a type, not a node type (``pointer``: a pointer or an array; ``scalar``:
 # an arithmetic value): klc.pipeline checks it on the match, from the declarations, and a
 # binding whose type is not known is no match either (a pointer rule never binds a scalar).
-METAVAR_KINDS: dict[str, frozenset[str] | None] = {
-    "identifier": frozenset({"identifier"}),
-    "constant": frozenset({"number_literal", "char_literal", "true", "false"}),
-    "pointer": None,
-    "scalar": None,
-}
-TYPE_KINDS = frozenset(k for k, v in METAVAR_KINDS.items() if v is None)
+# (METAVAR_KINDS, TYPE_KINDS: the rule language's vocabulary, in klc.rule.model.)
 
 
 def compile_pattern(code: str, where_: str = "<anchor>",
@@ -218,7 +217,7 @@ def compile_pattern(code: str, where_: str = "<anchor>",
 
 
 def _compile_pattern(code: str, where_: str) -> Pattern:
-    from klc.frontend import parser
+    from klc.cuda.syntax import parser
 
     attempts = (
         (_WRAP_BODY, "\n}\n", "body"),
@@ -722,6 +721,18 @@ def _same_code(a: str, b: str) -> bool:
     """Equal as code: whitespace and comments do not matter."""
     strip = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
     return "".join(strip.sub(" ", a).split()) == "".join(strip.sub(" ", b).split())
+
+
+@lru_cache(maxsize=4096)
+def _compiled(anchor: str, where: str, kinds: tuple[tuple[str, str], ...] = ()) -> Pattern:
+    return compile_pattern(anchor, where, kinds)
+
+
+def pattern_of(rule: Rule) -> Pattern:
+    """The rule's anchor with its metavariables' kinds, compiled once per process (cached
+    by its text)."""
+    return _compiled(rule.anchor, f"{rule.path}:{rule.anchor_line}:{rule.anchor_col}",
+                     rule.metavar_kinds)
 
 
 def index_nodes(unit: Unit, types: Iterable[str]) -> dict[str, list[Node]]:

@@ -2,7 +2,7 @@
 
     learn([lineage dirs], passes/) -> skills by family -> write_skills(skills/)
 
-The inverse is mechanical (DESIGN.md, "The rule language"):
+The inverse is mechanical (each rewrite kind inverts itself: ``invert`` in klc/edits):
 
 - anchor and rewrite swap: the pass's ``replace`` template, with its metavariables, is the
   skill's anchor; the pass's anchor is the skill's ``replace`` (a pass without ``replace``
@@ -34,22 +34,27 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from klc.edits.base import InvertContext, KindEdit, metavar_names, to_holes
 from klc.errors import KlcError
-from klc.guards import (
-    PASS_ONLY_PREDICATES,
+from klc.guards import with_trait
+from klc.rule import (
+    Card,
     GuardAnd,
     GuardArg,
     GuardCall,
     GuardExpr,
     GuardNot,
+    HoleDecl,
+    Rule,
     calls,
+    code_refs,
     guard_text,
+    load_rules_text,
+    rule_to_text,
 )
-from klc.rules import Card, Edit, HoleDecl, Rule, code_refs, load_rules_text, rule_to_text
 
 NOISE = 0.03  # a speedup within 3% (or the profile's own noise, if larger) is "neutral"
 LEARNED_MARK = "// klc learn:"
-_RESTRICT = ("__restrict__", "__restrict", "restrict")
 
 
 # --------------------------------------------------------------------------------------
@@ -70,47 +75,14 @@ class Inverse:
     #                                           from what the walks saw (int, ident, expr)
 
 
-def _strip_attribute(anchor: str, name: str) -> tuple[str, str]:
-    """(the anchor without ``name(...)``, the attribute text as written) or raise."""
-    i = anchor.find(name)
-    if i < 0:
-        raise KlcError(f"the anchor does not spell the attribute {name} it removes")
-    j = i + len(name)
-    if anchor[j:j + 1] == "(":
-        depth = 0
-        for k in range(j, len(anchor)):
-            depth += {"(": 1, ")": -1}.get(anchor[k], 0)
-            if depth == 0:
-                j = k + 1
-                break
-    end = j
-    while end < len(anchor) and anchor[end] in " \t":
-        end += 1
-    return anchor[:i] + anchor[end:], anchor[i:j]
-
-
-def _refs(text: str) -> set[str]:
-    return {r.name for r in code_refs(text) if r.kind != "hole" and r.name != "_"}
-
-
-def _to_holes(text: str, names: dict[str, str]) -> str:
-    """Metavariables named in ``names`` ($X and $$$X) become holes ``?name``."""
-    def sub(m: re.Match[str]) -> str:
-        key = m.group(1) or m.group(2)
-        return f"?{names[key]}" if key in names else m.group(0)
-
-    return re.sub(r"\$\$\$([A-Za-z_]\w*)|\$([A-Za-z_]\w*)", sub, text)
-
-
 def _qualifier_flips(rule: Rule) -> dict[tuple[str, str], bool]:
     """{(predicate, metavar): held before the pass} for the qualifiers the pass edits."""
     flips: dict[tuple[str, str], bool] = {}
-    for e in rule.edits:
-        if e.kind in ("add_qualifier", "remove_qualifier") and e.target:
-            pred = "is_restrict" if e.value in _RESTRICT else "is_const" \
-                if e.value == "const" else None
-            if pred:
-                flips[(pred, e.target)] = e.kind == "remove_qualifier"
+    for e in _kind_edits(rule):
+        flip = e.flips()
+        if flip is not None:
+            pred, target, held_before = flip
+            flips[(pred, target)] = held_before
     return flips
 
 
@@ -125,9 +97,10 @@ def _conjuncts(expr: GuardExpr | None) -> list[GuardExpr]:
 def _mechanical_guard(rule: Rule, bound: frozenset[str], holes: set[str]) -> list[GuardExpr]:
     flips = _qualifier_flips(rule)
     kept: list[GuardExpr] = []
+    pass_only = with_trait(lambda t: t.pass_only)
     for c in _conjuncts(rule.guard):
-        if any(call.name in PASS_ONLY_PREDICATES for call in calls(c)):
-            continue  # what only the simplification needs (klc.guards.PASS_ONLY_PREDICATES)
+        if any(call.name in pass_only for call in calls(c)):
+            continue  # what only the simplification needs (``Traits.pass_only``)
         args = [a for call in calls(c) for a in call.args]
         if any(a.kind in ("metavar", "sequence") and str(a.value) not in bound for a in args):
             continue
@@ -156,29 +129,41 @@ def _tied_holes(rule: Rule) -> dict[str, str]:
     return tied
 
 
-def mechanical_inverse(rule: Rule) -> Inverse:
-    """The inverse skill of a simplification, holes still without observed values (each
-    keeps the pass's or the inverse block's declaration; erased values get a placeholder
-    declaration that ``learn`` replaces from the observations)."""
-    where_ = f"{rule.path}:{rule.line}: cannot invert {rule.name}"
-    if rule.kind != "simplification":
-        raise KlcError(f"{where_}: it is a {rule.kind}, not a simplification")
-    replaces = [e for e in rule.edits if e.kind == "replace"]
-    attr_text = ""
-    if replaces:
-        anchor = replaces[0].template or ""
+def _kind_edits(rule: Rule) -> list[KindEdit]:
+    return list(rule.edits)  # type: ignore[arg-type]  (every edit is a klc.edits kind)
+
+
+def _skill_anchor(rule: Rule, where_: str) -> tuple[str, str]:
+    """The skill's anchor: the pass's replace template; a pass without one keeps its anchor,
+    less what its edits took out of it (a removed attribute: its text is the second)."""
+    leading = [e for e in rule.edits if e.leads]
+    if leading:
+        anchor = leading[0].template
         if any(r.kind == "hole" for r in code_refs(anchor)):
             raise KlcError(f"{where_}: its replace template holds a hole, which an anchor "
                            "cannot")
-    else:
-        anchor = rule.anchor
-        for e in rule.edits:
-            if e.kind == "remove_attribute":
-                try:
-                    anchor, attr_text = _strip_attribute(anchor, e.value or "")
-                except KlcError as err:
-                    raise KlcError(f"{where_}: {err}") from None
-    bound = frozenset(_refs(anchor))
+        return anchor, ""
+    anchor, removed = rule.anchor, ""
+    for e in _kind_edits(rule):
+        try:
+            stripped = e.strip_from_anchor(anchor)
+        except KlcError as err:
+            raise KlcError(f"{where_}: {err}") from None
+        if stripped is not None:
+            anchor, removed = stripped
+    return anchor, removed
+
+
+def mechanical_inverse(rule: Rule) -> Inverse:
+    """The inverse skill of a simplification, holes still without observed values (each
+    keeps the pass's or the inverse block's declaration; erased values get a placeholder
+    declaration that ``learn`` replaces from the observations). Each edit inverts itself
+    (``KindEdit.invert``, klc/edits)."""
+    where_ = f"{rule.path}:{rule.line}: cannot invert {rule.name}"
+    if rule.kind != "simplification":
+        raise KlcError(f"{where_}: it is a {rule.kind}, not a simplification")
+    anchor, attr_text = _skill_anchor(rule, where_)
+    bound = frozenset(metavar_names(anchor))
     inv = rule.inverse
     tied = _tied_holes(rule)
     names: dict[str, str] = {}  # erased metavariable -> skill hole
@@ -200,39 +185,14 @@ def mechanical_inverse(rule: Rule) -> Inverse:
         return name
 
     def skill_text(text: str) -> str:
-        for m in sorted(_refs(text) - bound):
+        for m in sorted(metavar_names(text) - bound):
             erased_hole(m)
-        return _to_holes(text, names)
+        return to_holes(text, names)
 
-    edits: list[Edit] = []
-    if replaces:
-        edits.append(Edit("replace", template=skill_text(rule.anchor)))
-    for e in rule.edits:
-        if e.kind == "insert_body_start":
-            edits.append(Edit("remove_statement", template=skill_text(e.template or "")))
-        elif e.kind == "remove_statement":
-            edits.append(Edit("insert_body_start", template=skill_text(e.template or "")))
-        elif e.kind in ("add_qualifier", "remove_qualifier"):
-            if e.target not in bound:
-                raise KlcError(f"{where_}: the qualifier's parameter ${e.target} is not bound "
-                               "by the skill's anchor")
-            kind = "add_qualifier" if e.kind == "remove_qualifier" else "remove_qualifier"
-            edits.append(Edit(kind, target=e.target, value=e.value))
-        elif e.kind == "remove_attribute":
-            edits.append(Edit("add_attribute", value=skill_text(attr_text)))
-        elif e.kind == "add_attribute":
-            edits.append(Edit("remove_attribute", value=(e.value or "").split("(")[0].strip()))
-        elif e.kind == "launch":
-            edits.append(Edit("launch", dim=e.dim, axis=e.axis, op="/" if e.op == "*" else "*",
-                              factor=e.factor))
-        elif e.kind == "within" and e.sub is not None:
-            edits.append(_inverse_within(e, bound, erased_hole, where_))
-    used_pass_holes = {r.name for e in edits for t in (e.template, e.value) if t
-                       for r in code_refs(t) if r.kind == "hole"}
-    used_pass_holes |= {r.name for e in edits if e.sub is not None
-                        for r in code_refs(e.sub.edits[0].template or "") if r.kind == "hole"}
-    used_pass_holes |= {str(e.factor)[1:] for e in edits if e.kind == "launch"
-                        and isinstance(e.factor, str)}
+    ix = InvertContext(rule, where_, anchor, bound, attr_text, skill_text, erased_hole)
+    ordered = sorted(_kind_edits(rule), key=lambda e: not e.leads)  # the anchor swap first
+    edits = [inverted for e in ordered if (inverted := e.invert(ix)) is not None]
+    used_pass_holes = {h for e in edits for h in e.holes_used()}
     for name in sorted(used_pass_holes):
         if name in rule.holes:
             holes[name] = (inv.holes.get(name) if inv else None) or rule.holes[name]
@@ -263,33 +223,6 @@ def mechanical_inverse(rule: Rule) -> Inverse:
         # a kind the pass required of what it matched holds of the same code, reversed
         metavar_kinds=tuple((n, k) for n, k in rule.metavar_kinds if n in bound))
     return Inverse(skill, rule, sources, bound, frozenset(undeclared))
-
-
-def _inverse_within(e: Edit, bound: frozenset[str], erased_hole: Any, where_: str) -> Edit:
-    """A ``rewrite within`` block inverted: its replace is the skill block's anchor, its
-    anchor the skill block's replace (metavariables neither the skill's anchor nor the
-    block's new anchor binds become holes, shared with the rule's), and its ``inverse
-    guard`` the skill block's guard."""
-    sub = e.sub
-    assert sub is not None and e.target is not None
-    if e.target not in bound:
-        raise KlcError(f"{where_}: `rewrite within ${e.target}`: the skill's anchor does not "
-                       f"bind ${e.target}")
-    new_anchor = sub.edits[0].template or ""
-    if any(r.kind == "hole" for r in code_refs(new_anchor)):
-        raise KlcError(f"{where_}: a within block's replace template holds a hole, which an "
-                       "anchor cannot")
-    mine = frozenset(_refs(new_anchor))
-    names: dict[str, str] = {}
-    for m in sorted(_refs(sub.anchor) - mine - bound):
-        names[m] = erased_hole(m)
-    guard = sub.inverse.guard if sub.inverse is not None else None
-    seqs = frozenset(r.name for r in code_refs(new_anchor) if r.kind == "sequence")
-    inverted = replace(
-        sub, anchor=new_anchor, guard=guard, inverse=None, anchor_line=0, anchor_col=0,
-        edits=(Edit("replace", template=_to_holes(sub.anchor, names)),),
-        metavars=mine | bound, sequence_metavars=seqs | (sub.sequence_metavars & bound))
-    return Edit("within", target=e.target, sub=inverted)
 
 
 def _inverse_name(name: str) -> str:
@@ -540,7 +473,7 @@ def learn(lineage_dirs: list[str | Path], passes_dir: str | Path | None = None
     walks), in the order first seen. Raises KlcError on a missing or broken lineage, a pass
     that is gone from the passes folder, or a skill that would not load."""
     from klc.lineage import load_lineage
-    from klc.rules import load_rule_dir
+    from klc.rule import RuleSet
 
     lineages = [(load_lineage(d), Path(d)) for d in lineage_dirs]
     if not lineages:
@@ -550,7 +483,7 @@ def learn(lineage_dirs: list[str | Path], passes_dir: str | Path | None = None
     for data, d in lineages:
         folder = str(passes_dir or data.get("passes") or "passes")
         if folder not in rules_cache:
-            rules_cache[folder] = {r.name: r for r in load_rule_dir(folder)}
+            rules_cache[folder] = {r.name: r for r in RuleSet.load([folder]).rules}
         rules = rules_cache[folder]
         versions = data["versions"]
         for before, v in itertools.pairwise(versions):
@@ -701,7 +634,7 @@ def apply_at_step(inv: Inverse, source: bytes, path: str, step: dict[str, Any],
                   holes: dict[str, str] | None = None) -> bytes:
     """Apply the skill to version N at the step's sites, with the observed hole values
     (or ``holes``): the round trip gives back version N - 1."""
-    from klc.frontend import parse_bytes
+    from klc.cuda.parse import parse_bytes
     from klc.pipeline import apply_rules, apply_site, spec_of
 
     unit = parse_bytes(source, path)
@@ -712,7 +645,7 @@ def apply_at_step(inv: Inverse, source: bytes, path: str, step: dict[str, Any],
     if refused:
         raise KlcError(f"the skill {inv.rule.name} is refused at {unit.where(refused[0].match.start)}: "  # noqa: E501
                        f"{refused[0].reason}")
-    if len(sites) == 1 and not any(e.kind == "launch" for e in inv.rule.edits):
+    if len(sites) == 1 and not inv.rule.changes_launch:
         outcome = apply_site(unit, sites[0], values, spec)
     else:
         outcome = apply_rules(unit, [inv.rule], values, spec)
@@ -738,7 +671,7 @@ def golden_cases(learned: list[Learned]) -> tuple[list[GoldenCase], list[str]]:
     """One case per skill, from its first observation, and notes on the skills that get
     none: a skill that changes its own output again (``klc test`` requires a fixed point).
     A skill that does not apply to its own step is an error (nothing is written)."""
-    from klc.frontend import parse_bytes
+    from klc.cuda.parse import parse_bytes
     from klc.pipeline import apply_rules, spec_of
 
     cases: list[GoldenCase] = []

@@ -5,7 +5,7 @@ with its holes, the matched site inside its function, the hole declarations and 
 before at this site, and it answers JSON: up to ``k`` alternative assignments (hole name ->
 value) under ``"assignments"``, shaped by a JSON schema built from the holes. Every
 assignment is then checked as untrusted input: exactly the declared holes, each value through
-:meth:`klc.rules.HoleDecl.validate` (type, domain; for ``expr``/``stmts`` holes: parses as one
+:meth:`klc.rule.HoleDecl.validate` (type, domain; for ``expr``/``stmts`` holes: parses as one
 expression / as statements that stay inside their block, no ``asm``, no preprocessor, no host
 or allocation calls). An answer with nothing usable is sent back with the reasons and asked
 again, ``max_retries`` times at most; then the filler gives up on that request and says why in
@@ -303,22 +303,7 @@ def _indent(text: str, by: str = "    ") -> str:
 
 
 def _edit_words(rule: Rule) -> list[str]:
-    out = []
-    for e in rule.edits:
-        if e.kind == "replace":
-            out.append("  replace the matched code with:\n" + _indent(e.template or ""))
-        elif e.kind == "insert_body_start":
-            out.append("  insert at the start of the function body:\n"
-                       + _indent(e.template or ""))
-        elif e.kind in ("add_qualifier", "remove_qualifier"):
-            verb = "add" if e.kind == "add_qualifier" else "remove"
-            out.append(f"  {verb} the qualifier {e.value} on ${e.target}")
-        elif e.kind in ("add_attribute", "remove_attribute"):
-            verb = "add" if e.kind == "add_attribute" else "remove"
-            out.append(f"  {verb} the function attribute {e.value}")
-        else:
-            out.append(f"  launch: {e.dim}.{e.axis} {e.op}= {e.factor}")
-    return out
+    return [line for e in rule.edits for line in e.describe()]
 
 
 def _site_text(req: FillRequest) -> str:

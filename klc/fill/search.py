@@ -54,9 +54,9 @@ from klc.errors import KlcError
 from klc.fill import FillRequest, Trial
 
 if TYPE_CHECKING:
-    from klc.frontend import Unit
+    from klc.cuda.model import Unit
     from klc.pipeline import Site
-    from klc.rules import HoleDecl, Rule
+    from klc.rule import HoleDecl, Rule
 
 REGISTERS_PER_BLOCK = 65536  # sm_70 .. sm_90: the register file one block may use
 MAX_THREADS_PER_BLOCK = 1024
@@ -103,7 +103,7 @@ def hole_dependent(rule: Rule) -> bool:
     """Whether the rule's guard reads a hole (``equals($W, ?warps)``, or ``smem_fits`` of a
     rewrite that declares shared memory sized by a hole): its verdict changes with the
     values, so a site refused at the default values may still be sound for others."""
-    from klc.guards import calls
+    from klc.rule import calls
 
     if rule.guard is None or not rule.holes:
         return False
@@ -203,10 +203,6 @@ def _static_check(unit: Unit, site: Site, values: dict[str, str], spec: Any | No
     return _check_candidate(unit, candidate, clean, launch, arch)
 
 
-GROUPABLE_EDITS = frozenset({"replace", "remove_statement", "add_qualifier",
-                             "remove_qualifier", "launch"})
-
-
 def groupable(rule: Rule) -> bool:
     """Whether applying the rule at every site at once is one local change per site (no
     declaration inserted at the kernel's start). A launch-geometry change is allowed: the
@@ -214,7 +210,7 @@ def groupable(rule: Rule) -> bool:
     the lineage step that erased it did), which is what a skill that reshapes every loop of
     a kernel for a smaller block needs; applied at one site alone, the other loops would
     still assume the old block."""
-    return all(e.kind in GROUPABLE_EDITS for e in rule.edits)
+    return all(e.groupable for e in rule.edits)
 
 
 def static_check_rule(unit: Unit, rule: Rule, values: dict[str, str], spec: Any | None,
@@ -259,9 +255,9 @@ def _static_check_rule(unit: Unit, rule: Rule, values: dict[str, str], spec: Any
 
 def _check_candidate(unit: Unit, candidate: bytes, values: dict[str, str],
                      launch: list[tuple[str, str, str, int]], arch: str) -> StaticCheck:
-    from klc.frontend import parse_bytes
+    from klc.analysis.launch import SMEM_OPTIN
+    from klc.cuda.parse import parse_bytes
     from klc.gate.compile import compile_unit
-    from klc.guards import SMEM_OPTIN
     from klc.spec import check_spec, evaluate_int, launch_dims, load_spec
 
     def refuse(stage: str, why: str, res: dict[str, Any] | None = None) -> StaticCheck:
@@ -431,14 +427,17 @@ def open_holes_without_default(rule: Rule) -> list[str]:
 
 
 def hole_relations(rule: Rule) -> list[Any]:
-    """The guard's conjuncts that tie hole values alone (``klc.guards.HOLE_RELATIONS``, such as
-    ``is_product(?t, ?r, ?factor)``, learned by ``klc.reverse``): judged without any code."""
-    from klc.guards import HOLE_RELATIONS, GuardAnd, GuardCall
+    """The guard's conjuncts that tie hole values alone (predicates registered with the trait
+    ``Traits.hole_relation``, such as ``is_product(?t, ?r, ?factor)``, learned by
+    ``klc.reverse``): judged without any code."""
+    from klc.guards import with_trait
+    from klc.rule import GuardAnd, GuardCall
 
     if rule.guard is None:
         return []
+    relations = with_trait(lambda t: t.hole_relation)
     parts = list(rule.guard.operands) if isinstance(rule.guard, GuardAnd) else [rule.guard]
-    return [c for c in parts if isinstance(c, GuardCall) and c.name in HOLE_RELATIONS
+    return [c for c in parts if isinstance(c, GuardCall) and c.name in relations
             and all(a.kind in ("hole", "int") for a in c.args)]
 
 

@@ -1,0 +1,251 @@
+"""Templates: a rewrite template filled at a match. Metavariables (``$X``, ``$$$X``) get the
+original text of what they bound (moved with its lines' indentation), holes (``?name``) their
+validated values, each put in parentheses where the template's operator would otherwise
+change its meaning."""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import TYPE_CHECKING
+
+from klc.cuda.syntax import F_LEFT, F_OPERATOR, parse_expression
+from klc.errors import KlcError
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
+
+    from klc.match import Match
+
+SUBST_RE = re.compile(r"\$\$\$([A-Za-z_]\w*)|\$([A-Za-z_]\w*)|\?([A-Za-z_]\w*)")
+_LONE_RUN = re.compile(r"[ \t]*\$\$\$([A-Za-z_]\w*);?[ \t]*")
+
+
+def render(template: str, match: Match, holes: dict[str, str], indent: str = "",
+           overrides: dict[str, str] | None = None) -> str:
+    """Fill a template: metavariables get the bound source text, holes their values.
+
+    ``indent`` prefixes the template's own lines after the first (the anchor's first line
+    keeps the indentation it had in the file). Bound text spanning several lines is moved
+    with its line: its later lines shift by the difference between the indentation of the
+    line it came from and the line it lands on, so that a loop body put under an ``if``
+    reads one level deeper, and one taken back out reads as before (byte for byte).
+    ``overrides`` gives the text to use for a binding instead of its source text (the code
+    a ``rewrite within`` edit rewrote).
+    """
+    # a line holding only an empty run (`$$$KEEP;` that bound nothing) is dropped whole
+    template = "\n".join(
+        ln for ln in template.split("\n")
+        if not ((lone := _LONE_RUN.fullmatch(ln)) and (b := match.bindings.get(lone.group(1)))
+                is not None and not b.text.strip()))
+    if indent and "\n" in template:
+        first, *rest = template.split("\n")
+        template = "\n".join([first] + [indent + ln if ln.strip() else ln for ln in rest])
+    out: list[str] = []
+    pos = 0
+    skip_semicolon = False
+    for m in SUBST_RE.finditer(template):
+        chunk = template[pos:m.start()]
+        if skip_semicolon and chunk.startswith(";"):
+            chunk = chunk[1:]
+        out.append(chunk)
+        name = m.group(1) or m.group(2)
+        if m.group(3):
+            value = holes.get(m.group(3))
+            if value is None:
+                raise KlcError(f"{match.rule.location}: hole ?{m.group(3)} has no value")
+            decl = match.rule.holes.get(m.group(3))  # a sub-rule declares none: judge the value
+            if decl is None or decl.type in ("expr", "int"):
+                value = _operand(value, _hole_precedence(value), template, m.start())
+            out.append(value)
+            skip_semicolon = False
+        else:
+            b = match.bindings.get(name)
+            if b is None:
+                raise KlcError(f"{match.rule.location}: ${name} is not bound by the anchor")
+            text = overrides[name] if overrides and name in overrides else b.text
+            text = _moved(text, _source_line_indent(match.unit.source, b.start),
+                          _landing_indent(out, indent))
+            if m.group(2) is not None and b.node is not None and not (overrides and
+                                                                      name in overrides):
+                text = _operand(text, _precedence(b.node), template, m.start())
+            out.append(text)
+            # a declaration bound in `for ($INIT; …)` owns its ";": do not write two; nor
+            # does a run that ends in a preprocessor line (`#pragma unroll;` is not C) or in
+            # a compound statement (`for (…) { … };` would add an empty statement)
+            last = text.rstrip().rsplit("\n", 1)[-1].lstrip()
+            skip_semicolon = text.rstrip().endswith(";") or last.startswith("#") or (
+                m.group(1) is not None and text.rstrip().endswith("}"))
+        pos = m.end()
+    tail = template[pos:]
+    if skip_semicolon and tail.startswith(";"):
+        tail = tail[1:]
+    out.append(tail)
+    return "".join(out)
+
+
+# Substituted code keeps its meaning: a value is parenthesised where the template's operators
+# would otherwise take its operands apart (`$E * 2` with $E bound to `a + b`, `x * ?h` with
+# ?h = `a + b`). Precedences follow C++ (higher binds tighter); PRIMARY binds tightest of all
+# (a name, a literal, a call, a subscript, a member, a parenthesised expression).
+PRIMARY = 16
+_UNARY = 15
+_BINARY = {"*": 13, "/": 13, "%": 13, "+": 12, "-": 12, "<<": 11, ">>": 11, "<=>": 10,
+           "<": 10, "<=": 10, ">": 10, ">=": 10, "==": 9, "!=": 9, "&": 8, "bitand": 8,
+           "^": 7, "xor": 7, "|": 6, "bitor": 6, "&&": 5, "and": 5, "||": 4, "or": 4}
+_PRIMARY_TYPES = frozenset({
+    "identifier", "field_identifier", "qualified_identifier", "template_function",
+    "number_literal", "string_literal", "raw_string_literal", "concatenated_string",
+    "char_literal", "user_defined_literal", "true", "false", "null", "nullptr", "this",
+    "parenthesized_expression", "call_expression", "subscript_expression", "field_expression",
+    "compound_literal_expression"})
+_UNARY_TYPES = frozenset({"unary_expression", "pointer_expression", "cast_expression",
+                          "sizeof_expression", "alignof_expression", "update_expression",
+                          "new_expression", "delete_expression"})
+_LOWEST = {"conditional_expression": 3, "assignment_expression": 2, "comma_expression": 1}
+
+
+def _precedence(node: Node) -> int | None:
+    """How tightly an expression node binds; None for what is not an expression (a type, a
+    statement) or not known here: such code is written as it is."""
+    t = node.type
+    if t == "number_literal" and (node.text or b"")[:1] in (b"-", b"+"):
+        return _UNARY  # tree-sitter reads a signed number as one literal; C reads `-` `4`
+    if t in _PRIMARY_TYPES:
+        return PRIMARY
+    if t in _UNARY_TYPES:
+        return _UNARY
+    if t == "binary_expression":
+        op = node.child_by_field_id(F_OPERATOR)
+        return _BINARY.get(op.type) if op is not None else None
+    return _LOWEST.get(t)
+
+
+def _hole_precedence(value: str) -> int | None:
+    """The precedence of a hole value that parses as one expression (None otherwise)."""
+    parsed = parse_expression(value)
+    if parsed is None:
+        return None
+    inner = [c for c in parsed[0].named_children if c.type != "comment"]
+    return _precedence(inner[0]) if len(inner) == 1 else None
+
+
+def _operand(text: str, precedence: int | None, template: str, at: int) -> str:
+    """``text`` in parentheses when the template's slot at character ``at`` binds tighter
+    than the expression does."""
+    if precedence is None or precedence >= PRIMARY:
+        return text
+    if precedence < _slot_precedences(template).get(at, PRIMARY):
+        return f"({text})"
+    if at > 0 and template[at - 1] in _OPERATOR_CHARS:  # `-?k` with -4 is `--4`: one token
+        return f"({text})"
+    return text
+
+
+_OPERATOR_CHARS = frozenset("+-*/%&|^!~<>=")
+
+
+_SLOT_WRAP = ("void __klc_template__() {\n", "\n}\n")
+# where a placeholder stands for a whole expression: (parent type, field or "") -> the least
+# precedence a value needs there (1: anything, a comma expression included; 2: no comma)
+_WHOLE = {("parenthesized_expression", ""): 1, ("expression_statement", ""): 1,
+          ("condition_clause", "value"): 1, ("return_statement", ""): 1,
+          ("for_statement", "update"): 1, ("for_statement", "condition"): 1,
+          ("for_statement", "initializer"): 1, ("argument_list", ""): 2,
+          ("initializer_list", ""): 2, ("init_declarator", "value"): 2,
+          ("subscript_argument_list", ""): 2, ("assignment_expression", "right"): 2,
+          ("comma_expression", "left"): 1, ("comma_expression", "right"): 1,
+          ("conditional_expression", "consequence"): 2,
+          ("conditional_expression", "alternative"): 3,
+          ("conditional_expression", "condition"): 4, ("assignment_expression", "left"): _UNARY}
+
+
+@functools.lru_cache(maxsize=1024)
+def _slot_precedences(template: str) -> dict[int, int]:
+    """For each metavariable or hole of a template (by character offset), the least
+    precedence an expression needs to stand there without parentheses: the template is
+    parsed with its placeholders read as identifiers. A slot that cannot be told (the
+    template does not parse around it, a template argument) asks for a primary."""
+    from klc.frontend import parser
+
+    prefix, suffix = _SLOT_WRAP
+    text = re.sub(r"\?(?=[A-Za-z_])", "$", template)  # ?h -> $h: same length, an identifier
+    src = (prefix + text + suffix).encode()
+    root = parser().parse(src).root_node
+    slots: dict[int, int] = {}
+    for m in SUBST_RE.finditer(template):
+        start = len(prefix.encode()) + len(template[:m.start()].encode())
+        end = start + len(m.group(0).encode())
+        node = root.descendant_for_byte_range(start, end)
+        if node is None or node.type != "identifier" or node.start_byte != start \
+                or node.end_byte != end or node.parent is None:
+            continue
+        slots[m.start()] = _slot(node, node.parent)
+    return slots
+
+
+def _slot(node: Node, parent: Node) -> int:
+    kind = parent.type
+    if kind == "binary_expression":
+        op = parent.child_by_field_id(F_OPERATOR)
+        prec = _BINARY.get(op.type) if op is not None else None
+        if prec is None:
+            return PRIMARY
+        # left-associative: the right operand must bind strictly tighter
+        left = parent.child_by_field_id(F_LEFT)
+        return prec if left is not None and left.start_byte == node.start_byte else prec + 1
+    for i, child in enumerate(parent.children):
+        if child.start_byte == node.start_byte and child.end_byte == node.end_byte:
+            field = parent.field_name_for_child(i) or ""
+            return _WHOLE.get((kind, field), _WHOLE.get((kind, ""), PRIMARY))
+    return PRIMARY
+
+
+def _source_line_indent(source: bytes, offset: int) -> str:
+    """The leading whitespace of the source line that holds ``offset``."""
+    start = source.rfind(b"\n", 0, offset) + 1
+    line = source[start:offset].decode("utf-8", "replace")
+    return line[: len(line) - len(line.lstrip())]
+
+
+def _landing_indent(out: list[str], indent: str) -> str:
+    """The indentation of the output line being written (the first line of a template
+    lands at ``indent``, where the caller puts it)."""
+    text = "".join(out)
+    nl = text.rfind("\n")
+    line = text[nl + 1:] if nl >= 0 else indent + text
+    return line[: len(line) - len(line.lstrip())]
+
+
+def _moved(text: str, was: str, now: str) -> str:
+    """Bound text whose first line moves from indentation ``was`` to ``now``: its later
+    lines move with it (a line indented less than the shift stays as it is)."""
+    if "\n" not in text or was == now:
+        return text
+    first, *rest = text.split("\n")
+    if now.startswith(was):
+        extra = now[len(was):]
+        rest = [extra + ln if ln.strip() else ln for ln in rest]
+    elif was.startswith(now):
+        cut = was[len(now):]
+        rest = [ln[len(cut):] if ln.startswith(cut) else ln for ln in rest]
+    else:  # tabs against spaces: leave the text as written
+        return text
+    return "\n".join([first, *rest])
+
+
+def line_indent(source: bytes, offset: int) -> str:
+    """The whitespace between the start of offset's line and offset, if only whitespace."""
+    start = source.rfind(b"\n", 0, offset) + 1
+    prefix = source[start:offset].decode("utf-8", "replace")
+    return prefix[: len(prefix) - len(prefix.lstrip())]
+
+
+def fill_holes(text: str, holes: dict[str, str]) -> str:
+    def hole(m: re.Match[str]) -> str:
+        if m.group(3) and m.group(3) in holes:
+            return holes[m.group(3)]
+        return m.group(0)
+
+    return SUBST_RE.sub(hole, text)
+

@@ -1,0 +1,183 @@
+"""Loading rules: text, a file, and ``RuleSet.load``, the one loader of a set of rule files
+and folders (every problem of every file reported together; a rule name defined twice
+refused), and picking rules by name."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from klc.errors import KlcError, where
+from klc.fsutil import read_input
+from klc.rule.checks import Errors
+from klc.rule.compile import compile_spec
+from klc.rule.model import Rule, RuleError
+from klc.rule.syntax import BadText, RuleSpec, parse_specs
+
+MAX_RULE_NESTING = 200  # parentheses, brackets and braces open at once in a rule file
+
+
+def load_rules_text(text: str, path: str) -> list[Rule]:
+    """Every rule of a rule file's text; RuleError lists all problems with file:line:col.
+
+    The one place rule text is read: whatever the text holds, the outcome is the rules or a
+    KlcError naming the file (never another exception); nesting is bounded first."""
+    _check_nesting(text, path)
+    try:
+        return _load_rules_text(text, path)
+    except KlcError:
+        raise
+    except BadText as e:
+        raise KlcError(f"{where(path, e.line, e.col)}: {e.msg}") from None
+    except RecursionError:
+        raise KlcError(f"{path}: nested too deeply to compile (a guard or an anchor); split "
+                       "it") from None
+
+
+def _check_nesting(text: str, path: str) -> None:
+    """Refuse text nested deeper than MAX_RULE_NESTING (the parsers recurse on nesting)."""
+    if sum(text.count(c) for c in "([{") <= MAX_RULE_NESTING:
+        return
+    depth = line = 1
+    col = 0
+    for ch in text:
+        col += 1
+        if ch in "([{":
+            depth += 1
+            if depth > MAX_RULE_NESTING:
+                raise KlcError(f"{where(path, line, col)}: nested more than "
+                               f"{MAX_RULE_NESTING} deep")
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "\n":
+            line, col = line + 1, 0
+
+
+def _load_rules_text(text: str, path: str) -> list[Rule]:
+    specs = parse_specs(text, path)
+    errs = Errors(path)
+    seen: dict[str, RuleSpec] = {}
+    rules: list[Rule] = []
+    for spec in specs:
+        if spec.name in seen:
+            first = seen[spec.name]
+            errs.add(spec.line, spec.col, f"duplicate rule name {spec.name!r} (first defined "
+                     f"at line {first.line}:{first.col})")
+        seen.setdefault(spec.name, spec)
+        rule = compile_spec(spec, errs)
+        if rule is not None:
+            rules.append(rule)
+    if not specs:
+        errs.add(1, 1, "no rule in this file")
+    if errs.items:
+        raise RuleError(errs.messages())
+    return rules
+
+
+def load_rules(path: str | Path) -> list[Rule]:
+    """The rules of one ``.rule`` file."""
+    data = read_input(path, "rule file")  # regular files only, bounded, never blocks
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
+        raise KlcError(f"{where(str(path), line, col)}: not UTF-8 text") from None
+    return load_rules_text(text, str(path))
+
+
+# a source of rules: a file or folder path, or (path, text) already read
+Source = str | Path | tuple[str, str]
+
+
+@dataclass(frozen=True)
+class RuleSet:
+    """Rules loaded from files and folders, and the problems found (``file:line:col:
+    message`` each); a rule named twice keeps its first definition."""
+
+    rules: tuple[Rule, ...]
+    errors: tuple[str, ...] = ()
+
+    @classmethod
+    def load(cls, sources: Iterable[Source], *, strict: bool = True,
+             check: bool = False) -> RuleSet:
+        """The rules of every source: a ``.rule`` file, a folder (its ``*.rule`` files in
+        name order) or a (path, text) pair already read. Nothing stops at a bad file: the
+        problems of all of them are collected. ``strict``: raise them as one RuleError
+        (else they are in ``errors``). ``check`` (``klc check``): a folder without rule files
+        is a problem too."""
+        errors: list[str] = []
+        files: list[tuple[str, str | None]] = []
+        for src in sources:
+            if isinstance(src, tuple):
+                files.append(src)
+                continue
+            path = Path(src)
+            if path.is_dir():
+                found = sorted(path.glob("*.rule"))
+                if check and not found:
+                    errors.append(f"{src}: no .rule files in this folder")
+                files += [(str(f), None) for f in found]
+            elif path.exists():
+                files.append((str(src), None))
+            else:
+                errors.append(f"{src}: no such rule file or folder")
+        rules: list[Rule] = []
+        seen: dict[str, Rule] = {}
+        for path_, text in files:
+            try:
+                loaded = load_rules(path_) if text is None else load_rules_text(text, path_)
+            except RuleError as e:
+                errors.extend(e.errors)
+                continue
+            except KlcError as e:
+                errors.append(str(e))
+                continue
+            for r in loaded:
+                if r.name in seen:
+                    errors.append(f"{where(r.path, r.line, r.col)}: duplicate rule name "
+                                  f"{r.name!r} (first defined at {seen[r.name].location})")
+                    continue
+                seen[r.name] = r
+                rules.append(r)
+        if strict and errors:
+            raise RuleError(errors)
+        return cls(tuple(rules), tuple(errors))
+
+    def select(self, names: Iterable[str] | None, path: str) -> list[Rule]:
+        """The rules named (all when none named); an unknown name is an error."""
+        return select_rules(list(self.rules), list(names or ()), path)
+
+
+def select_rules(rules: list[Rule], names: list[str] | None, path: str) -> list[Rule]:
+    """The rules named with --rule (all when none named); an unknown name is an error."""
+    if not names:
+        return rules
+    by_name = {r.name: r for r in rules}
+    missing = [n for n in names if n not in by_name]
+    if missing:
+        known = ", ".join(sorted(by_name)) or "none"
+        raise KlcError(f"{path}: no rule named {', '.join(missing)} (rules here: {known})")
+    return [by_name[n] for n in names]
+
+
+# SHIM(issue 20): the three loaders RuleSet.load replaces, for callers not yet moved to it
+
+
+def load_rule_paths(paths: list[str]) -> list[Rule]:  # SHIM(issue 20)
+    """= ``list(RuleSet.load(paths).rules)``."""
+    return list(RuleSet.load(paths).rules)
+
+
+def load_rule_dir(directory: str | Path) -> list[Rule]:  # SHIM(issue 20)
+    """= ``list(RuleSet.load([directory]).rules)``, for a folder that must exist."""
+    if not Path(directory).is_dir():
+        raise KlcError(f"{directory}: no such rule folder")
+    return list(RuleSet.load([directory]).rules)
+
+
+def check_rule_paths(paths: list[str | Path]) -> tuple[list[Rule], list[str]]:  # SHIM(issue 20)
+    """= ``RuleSet.load(paths, strict=False, check=True)``, as (rules, errors)."""
+    rs = RuleSet.load(paths, strict=False, check=True)
+    return list(rs.rules), list(rs.errors)
