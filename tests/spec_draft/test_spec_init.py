@@ -15,7 +15,7 @@ from klc.frontend import parse_bytes
 from klc.spec import check_spec, element_count, find_spec_block, load_spec
 from klc.spec_draft import draft_spec
 
-ROOT = Path(__file__).parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 HELDOUT = sorted((ROOT / "bench" / "heldout").glob("*.cu"))
 TRAIN = ROOT / "bench" / "spec_init" / "train_step.cu"
 

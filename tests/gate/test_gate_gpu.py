@@ -1,7 +1,7 @@
 """The gate on a real GPU: a correct rewrite passes; six kinds of bad candidate are each
 rejected with the right reason, and the gate goes on after each; the persistent worker and
 one process per trial agree (run on the device machine:
-``python3 -m pytest -m gpu tests/test_gate_gpu.py``)."""
+``python3 -m pytest -m gpu tests/gate/test_gate_gpu.py``)."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ from klc.gate.profile import Budget
 
 pytestmark = pytest.mark.gpu
 
-DATA = Path(__file__).parent / "data" / "gate"
-EXAMPLES = Path(__file__).parent.parent / "bench" / "examples"
+DATA = Path(__file__).resolve().parents[1] / "data" / "gate"
+EXAMPLES = Path(__file__).resolve().parents[2] / "bench" / "examples"
 AXPY = DATA / "axpy.cu"
 
 

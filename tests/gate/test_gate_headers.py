@@ -20,8 +20,8 @@ from klc.frontend import parse_bytes, read_source
 from klc.gate import compile as gate_compile
 from klc.gate.compile import compile_unit, header_package, include_dirs
 
-HEADERS = Path(__file__).parent / "data" / "gate" / "headers"
-ROOT = Path(__file__).parent.parent
+HEADERS = Path(__file__).resolve().parents[1] / "data" / "gate" / "headers"
+ROOT = Path(__file__).resolve().parents[2]
 # the kernel of each file and the name expression the gate would use
 KERNELS = {
     "async_pipeline.cu": "staged_copy",

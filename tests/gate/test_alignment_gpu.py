@@ -3,7 +3,7 @@ padded (129 floats, 516 bytes), ``&t[r][tid * 4]`` is 16-byte aligned only for e
 The guard refuses there and holds on the unpadded tile (checked without a GPU); on a GPU
 the unpadded rewrite passes the gate, and the same rewrite forced onto the padded tile (the
 rule without its alignment guard) faults with a misaligned access, which the gate reports
-as the candidate's failure (``python3 -m pytest -m gpu tests/test_alignment_gpu.py``)."""
+as the candidate's failure (``python3 -m pytest -m gpu tests/gate/test_alignment_gpu.py``)."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ from klc.library import load_rule_paths
 from klc.pipeline import apply_rules, find_sites, spec_of
 from klc.rules import load_rules_text
 
-ROOT = Path(__file__).parent.parent
-DATA = Path(__file__).parent / "data" / "align"
+ROOT = Path(__file__).resolve().parents[2]
+DATA = Path(__file__).resolve().parents[1] / "data" / "align"
 RULE = "vectorize_shared_float4_load"
 
 

@@ -2,7 +2,7 @@
 at every verify size and go wrong only at the profiling size (half the rows from N = 4096 on;
 an index product that wraps at 32 bits) are rejected; a correct kernel passes, and its
 reference's outputs there are reused by the next trial (run on the device machine:
-``python3 -m pytest -m gpu tests/test_gate_profile_size_gpu.py``)."""
+``python3 -m pytest -m gpu tests/gate/test_gate_profile_size_gpu.py``)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from klc.gate.profile import Budget
 
 pytestmark = pytest.mark.gpu
 
-DATA = Path(__file__).parent / "data" / "gate"
+DATA = Path(__file__).resolve().parents[1] / "data" / "gate"
 QUICK = Budget(warmup=1, target_s=0.02, max_runs=20, min_runs=5, check_runs=5)
 
 

@@ -22,7 +22,7 @@ from klc.spec import (
     scale_launch,
 )
 
-EXAMPLES = Path(__file__).parent.parent / "bench" / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "bench" / "examples"
 
 SAXPY_BODY = b"""
 extern "C" __global__ void saxpy(float a, const float* __restrict__ x, float* y, int n) {
@@ -266,7 +266,7 @@ def test_libyaml_and_pure_yaml_read_the_same_specs(monkeypatch: pytest.MonkeyPat
 
     if klc.spec.doc._FAST_LOADER is None:
         pytest.skip("PyYAML is built without libyaml here")
-    bench = Path(__file__).parent.parent / "bench"
+    bench = Path(__file__).resolve().parents[2] / "bench"
     files = sorted(p for p in bench.rglob("*.cu") if b"klc-spec" in p.read_bytes())
     assert len(files) > 50
     fast = [load_spec(p.read_bytes(), str(p)) for p in files]

@@ -30,9 +30,9 @@ from klc.gate.verify import (
     unwritten_mask,
 )
 
-ROOT = Path(__file__).parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "bench" / "examples"
-DATA = Path(__file__).parent / "data" / "gate"
+DATA = Path(__file__).resolve().parents[1] / "data" / "gate"
 NO_GPU = gpu_status()[0] is None
 
 

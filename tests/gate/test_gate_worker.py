@@ -29,7 +29,8 @@ from klc.gate.runner import JobRunner
 from klc.gate.session import OutputCache, Session
 from klc.gate.worker import GateWorker, WorkerPool, gate_handler, isolation_mode, serve
 
-TESTS = Path(__file__).parent
+HERE = Path(__file__).resolve().parent  # this test module (its fake worker imports it)
+TESTS = HERE.parent
 AXPY = (TESTS / "data" / "gate" / "axpy.cu").read_bytes().replace(b"n: 33554432", b"n: 4096")
 FAST = Budget(warmup=1, target_s=0.002, max_runs=30, min_runs=4, check_runs=4)
 
@@ -182,7 +183,7 @@ def fake_worker_main() -> None:
 @pytest.fixture
 def script(tmp_path: Path) -> Path:
     p = tmp_path / "fake_worker.py"
-    p.write_text(f"import sys\nsys.path.insert(0, {str(TESTS)!r})\n"
+    p.write_text(f"import sys\nsys.path.insert(0, {str(HERE)!r})\n"
                  "from test_gate_worker import fake_worker_main\nfake_worker_main()\n")
     return p
 
@@ -490,7 +491,7 @@ def test_worker_exits_when_stdin_closes(script: Path) -> None:
 
 def test_worker_dies_with_its_parent(script: Path, tmp_path: Path) -> None:
     """A parent killed with SIGKILL (no atexit) leaves no worker behind."""
-    code = (f"import sys, os, time\nsys.path.insert(0, {str(TESTS)!r})\n"
+    code = (f"import sys, os, time\nsys.path.insert(0, {str(HERE)!r})\n"
             "from klc.gate.worker import WorkerPool\n"
             f"p = WorkerPool(argv=lambda: [sys.executable, {str(script)!r}, str(os.getpid())])\n"
             "print(p.ping()['pid'], flush=True)\ntime.sleep(600)\n")

@@ -23,9 +23,9 @@ from klc.gate.profile import Budget
 from klc.spec import find_spec_block, load_spec
 from klc.spec_draft import draft_spec
 
-ROOT = Path(__file__).parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 BF16 = ROOT / "bench" / "bf16"
-DATA = Path(__file__).parent / "data" / "gate"
+DATA = Path(__file__).resolve().parents[1] / "data" / "gate"
 KERNELS = [BF16 / "gelu_bf16.cu", BF16 / "rms_norm_bf16.cu", BF16 / "silu_mul_fp16.cu"]
 QUICK = Budget(warmup=1, target_s=0.02, max_runs=20, min_runs=5, check_runs=5)
 
