@@ -15,15 +15,8 @@ from klc.analysis.loops import _assigned_in_body, _step
 from klc.analysis.tree import Place, _cast_target, _cite, _operator, _snippet, _text, _unwrap
 from klc.analysis.types import ALIGNS, SIZES, _norm_type, _type_of
 from klc.analysis.writes import _address_taken, _assigned
-from klc.frontend import (
-    F_ARGUMENT,
-    F_INDICES,
-    F_INITIALIZER,
-    F_LEFT,
-    F_RIGHT,
-    F_UPDATE,
-    Function,
-)
+from klc.cuda.model import Function
+from klc.cuda.syntax import F_ARGUMENT, F_INDICES, F_INITIALIZER, F_LEFT, F_RIGHT, F_UPDATE
 
 CUDA_MALLOC_ALIGN = 256
 

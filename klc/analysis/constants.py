@@ -31,8 +31,8 @@ from klc.analysis.tree import (
     _unwrap,
 )
 from klc.analysis.types import SIZES, _norm_type
-from klc.facts import instantiations
-from klc.frontend import (
+from klc.cuda.facts import instantiations
+from klc.cuda.syntax import (
     F_ARGUMENT,
     F_CONDITION,
     F_FIELD,
@@ -47,7 +47,7 @@ from klc.safe_eval import c_div
 from klc.spec import Bound, Spec
 
 if TYPE_CHECKING:
-    from klc.frontend import Unit
+    from klc.cuda.model import Unit
     from klc.match import Binding
 
 COMPARISONS: dict[str, Callable[[Any, Any], bool]] = {

@@ -16,16 +16,11 @@ from typing import TYPE_CHECKING, Any
 from tree_sitter import Node
 
 from klc.analysis.tree import Place, _in, _memo, _nodes, _text
-from klc.frontend import (
-    F_DECLARATOR,
-    F_SIZE,
-    F_TYPE,
-    F_VALUE,
-    parse_bytes,
-)
+from klc.cuda.parse import parse_bytes
+from klc.cuda.syntax import F_DECLARATOR, F_SIZE, F_TYPE, F_VALUE
 
 if TYPE_CHECKING:
-    from klc.frontend import Function, Param, Unit
+    from klc.cuda.model import Function, Param, Unit
 
 
 @dataclass(unsafe_hash=True)  # immutable by convention: a frozen __init__ costs 3x

@@ -30,18 +30,11 @@ from klc.analysis.tree import (
     _unwrap,
 )
 from klc.analysis.types import SIZES, _norm_type
-from klc.frontend import (
-    F_ARGUMENT,
-    F_CONDITION,
-    F_FIELD,
-    F_LEFT,
-    F_RIGHT,
-    F_VALUE,
-)
+from klc.cuda.syntax import F_ARGUMENT, F_CONDITION, F_FIELD, F_LEFT, F_RIGHT, F_VALUE
 from klc.spec import Bound, Spec, element_count, launch_dims
 
 if TYPE_CHECKING:
-    from klc.frontend import Function
+    from klc.cuda.model import Function
 
 
 def _field_of(node: Node, src: bytes, base: str, axis: str = "x") -> bool:

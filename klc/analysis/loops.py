@@ -19,7 +19,7 @@ from klc.analysis.tree import (
     _unwrap,
 )
 from klc.analysis.writes import _assigned
-from klc.frontend import (
+from klc.cuda.syntax import (
     F_ARGUMENT,
     F_BODY,
     F_CONDITION,
@@ -33,7 +33,7 @@ from klc.frontend import (
 )
 
 if TYPE_CHECKING:
-    from klc.frontend import Function, Loop
+    from klc.cuda.model import Function, Loop
 
 
 def _enclosing_loop(fn: Function, start: int, end: int) -> Loop | None:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from tree_sitter import Node, Query, QueryCursor
 
-from klc.frontend import (
+from klc.cuda.syntax import (
     F_ARGUMENT,
     F_ARGUMENTS,
     F_FUNCTION,
@@ -27,7 +27,7 @@ from klc.frontend import (
 )
 
 if TYPE_CHECKING:
-    from klc.frontend import Function, Unit
+    from klc.cuda.model import Function, Unit
     from klc.match import Binding, Match
     from klc.spec import Bound, Spec
 

@@ -22,10 +22,7 @@ from klc.analysis.tree import (
     _text,
     _unwrap,
 )
-from klc.frontend import (
-    F_ARGUMENT,
-    F_FIELD,
-)
+from klc.cuda.syntax import F_ARGUMENT, F_FIELD
 
 if TYPE_CHECKING:
     from klc.match import Binding

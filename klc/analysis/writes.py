@@ -32,18 +32,12 @@ from klc.analysis.tree import (
     _text,
     _unwrap,
 )
+from klc.cuda.syntax import F_ARGUMENT, F_ARGUMENTS, F_DECLARATOR, F_FUNCTION, F_LEFT
 from klc.errors import KlcError
-from klc.frontend import (
-    F_ARGUMENT,
-    F_ARGUMENTS,
-    F_DECLARATOR,
-    F_FUNCTION,
-    F_LEFT,
-)
 from klc.fsutil import read_input
 
 if TYPE_CHECKING:
-    from klc.frontend import Function, Unit
+    from klc.cuda.model import Function, Unit
     from klc.match import Binding
 
 

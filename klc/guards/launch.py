@@ -38,8 +38,10 @@ from klc.analysis.tree import (
 )
 from klc.analysis.types import _norm_type, _type_of
 from klc.analysis.writes import _assigned
+from klc.cuda.model import Function
+from klc.cuda.parse import parse_bytes
+from klc.cuda.syntax import LOOP_TYPES
 from klc.errors import KlcError
-from klc.frontend import LOOP_TYPES, Function, parse_bytes
 from klc.guards.registry import (
     ArgSpec,
     GuardContext,

@@ -23,7 +23,7 @@ from klc.analysis.tree import (
     _unwrap,
 )
 from klc.analysis.writes import _assigned
-from klc.frontend import F_BODY, LOOP_TYPES
+from klc.cuda.syntax import F_BODY, LOOP_TYPES
 from klc.guards.registry import ArgSpec, GuardContext, Verdict, _no, _region, _yes, predicate
 from klc.match import Binding
 

@@ -26,7 +26,7 @@ from klc.rule.guard import GuardArg, GuardCall
 from klc.rule.registry import HOOKS
 
 if TYPE_CHECKING:
-    from klc.frontend import Function, Unit
+    from klc.cuda.model import Function, Unit
     from klc.match import Match
     from klc.spec import Bound, Spec
 
@@ -54,7 +54,7 @@ class GuardContext:
     # match, its arguments, the spec and ``clang`` -- except those that read the rule
     # (``Traits.reads_rule``), never kept
     memo: dict[tuple[Any, ...], Verdict] | None = None
-    # fills a rewrite template at the match as the rewrite will (``klc.rewrite.render``, which
+    # fills a rewrite template at the match as the rewrite will (``klc.edits.render``, which
     # sits above the guards: the pipeline passes it). ``smem_fits`` counts the __shared__
     # arrays a rule's rewrite declares with it; without it, it cannot tell
     render: Callable[[str, Match, dict[str, str]], str] | None = None

@@ -39,7 +39,7 @@ from klc.analysis.writes import (
     _writes,
     _writes_around,
 )
-from klc.frontend import F_ARGUMENT, F_LEFT
+from klc.cuda.syntax import F_ARGUMENT, F_LEFT
 from klc.guards.registry import (
     ArgSpec,
     GuardContext,
