@@ -39,10 +39,10 @@ from klc.rule.model import (
     Inverse,
     Rule,
     RuleError,
-    make_edit,
 )
 from klc.rule.paths import default_pass_dirs, default_skill_dirs
 from klc.rule.printer import rule_to_text
+from klc.rule.registry import make_edit
 from klc.rule.ruleset import RuleSet, load_rules, load_rules_text, select_rules
 from klc.rule.syntax import CodeBlock, EditSpec, Text, grammar, parse_specs
 

@@ -10,15 +10,11 @@ rule only holds them. Nothing here reads code, matches or judges a guard.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from klc.errors import KlcError
 from klc.rule.guard import GuardExpr
 from klc.rule.holes import HoleDecl
-
-if TYPE_CHECKING:
-    from collections.abc import Callable
-
 
 KINDS = ("simplification", "skill")
 CONTEXTS = ("global", "device", "any", "loop", "kernel_scope")
@@ -106,20 +102,6 @@ class Edit:
 
 _LEGACY_FIELDS = frozenset({"template", "target", "value", "dim", "axis", "op", "factor",
                             "sub"})  # SHIM(issue 20)
-
-# kind -> the edit class that builds it from keyword fields (``make_edit``); filled by
-# klc.edits (klc.rule.registry)
-EDIT_CLASSES: dict[str, Callable[..., Edit]] = {}
-
-
-def make_edit(kind: str, **fields: Any) -> Edit:
-    """An edit of a kind from its fields, ``make_edit("launch", dim="grid", axis="x", op="/",
-    factor=2)``: for tools and tests that build rules without rule text."""
-    from klc.rule.registry import load_kinds
-
-    load_kinds()
-    return EDIT_CLASSES[kind](**fields)
-
 
 @dataclass(frozen=True)
 class Card:

@@ -15,13 +15,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from klc.rule.model import EDIT_CLASSES
-
 if TYPE_CHECKING:
-    from klc.rule.compile import CompileContext
     from klc.rule.guard import GuardCall
     from klc.rule.model import Edit
-    from klc.rule.syntax import EditSpec
+
+# a kind's compile: (klc.rule.syntax.EditSpec, klc.rule.compile.CompileContext) -> the edit, or
+# None after reporting its problems to the context (typed loosely: both modules import this)
+CompileEdit = Callable[[Any, Any], "Edit | None"]
 
 
 @dataclass(frozen=True)
@@ -31,11 +31,13 @@ class EditKind:
     message when a rule holds more than one of it ('' when it may hold several)."""
 
     name: str
-    compile: Callable[[EditSpec, CompileContext], Edit | None]
+    compile: CompileEdit
     once_per_rule: str = ""
 
 
 EDIT_KINDS: dict[str, EditKind] = {}
+# kind -> the edit class that builds it from keyword fields (``make_edit``)
+EDIT_CLASSES: dict[str, Callable[..., Edit]] = {}
 
 
 @dataclass
@@ -50,8 +52,8 @@ class Hooks:
 HOOKS = Hooks()
 
 
-def register_edit(kind: str, compile_fn: Callable[[EditSpec, CompileContext], Edit | None],
-                  cls: Callable[..., Edit], once_per_rule: str = "") -> None:
+def register_edit(kind: str, compile_fn: CompileEdit, cls: Callable[..., Edit],
+                  once_per_rule: str = "") -> None:
     """Called by each ``klc/edits/<kind>.py`` at import: the kind's compile and class."""
     EDIT_KINDS[kind] = EditKind(kind, compile_fn, once_per_rule)
     EDIT_CLASSES[kind] = cls
@@ -64,3 +66,10 @@ def load_kinds() -> None:
     """Make sure the layers that fill this registry are imported (once; cheap after)."""
     if not EDIT_KINDS:
         importlib.import_module(_PLUGINS)
+
+
+def make_edit(kind: str, **fields: Any) -> Edit:
+    """An edit of a kind from its fields, ``make_edit("launch", dim="grid", axis="x", op="/",
+    factor=2)``: for tools and tests that build rules without rule text."""
+    load_kinds()
+    return EDIT_CLASSES[kind](**fields)
