@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from klc import __version__
+from klc.measurements import measured
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = ("https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/"
@@ -36,13 +37,13 @@ SARIF_SCHEMA = ("https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/sche
 
 def card_text(rule: Any, markdown: bool = False) -> str:
     """A rule's card as text (or Markdown): what a finding's help shows."""
-    c = rule.card
+    c, m = rule.card, measured(rule)
     items: list[tuple[str, str | Sequence[str]]] = [
         ("Intent", c.intent or rule.description), ("Where", c.where),
-        ("Conditions", c.conditions), ("Measured effect", c.effect),
+        ("Conditions", c.conditions), ("Measured effect", m.effect),
         ("Pitfalls", c.pitfalls), ("Precision", c.precision),
         ("Verdict", c.verdict or "hand-written (not measured)"),
-        ("Learned from", c.provenance)]
+        ("Learned from", m.provenance)]
     lines = []
     for label, value in items:
         if not value:

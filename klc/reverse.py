@@ -37,6 +37,7 @@ from typing import Any
 from klc.edits.base import InvertContext, KindEdit, metavar_names, to_holes
 from klc.errors import KlcError
 from klc.guards import with_trait
+from klc.measurements import Measured, write_measurements
 from klc.rule import (
     Card,
     GuardAnd,
@@ -422,7 +423,8 @@ def _conditions(inv: Inverse, observations: list[Observation]) -> str:
     parts = [f"Guard: {guard_text(inv.rule.guard)}." if inv.rule.guard is not None
              else "No static guard: the gate decides."]
     if inv.pass_rule.card.conditions:
-        parts.append(f"The simplification's conditions: {inv.pass_rule.card.conditions}")
+        parts.append(_sentence(f"The simplification's conditions: "
+                               f"{inv.pass_rule.card.conditions}"))
     held: dict[str, list[str]] = {}  # the facts -> the steps where they held
     for o in observations:
         st = o.step
@@ -437,9 +439,16 @@ def _conditions(inv: Inverse, observations: list[Observation]) -> str:
             text += f" ({' '.join(site_facts.split())[:300]})"
         held.setdefault(text, []).append(f"{o.lineage['family']} step {st['index']}")
     if held:
-        parts.append("Held at the sites: " + " | ".join(
-            f"{', '.join(steps)}: {text}" for text, steps in held.items()))
+        parts.append(_sentence("Held at the sites: " + " | ".join(
+            f"{', '.join(steps)}: {text}" for text, steps in held.items())))
     return " ".join(parts)
+
+
+def _sentence(text: str) -> str:
+    """``text`` ending as a sentence does, so that the parts of a card's conditions read
+    apart."""
+    text = text.rstrip()
+    return text if text.endswith((".", "!", "?")) else text + "."
 
 
 def _provenance(o: Observation) -> str:
@@ -540,13 +549,22 @@ def _with_card(item: Learned, lineages: list[tuple[dict[str, Any], Path]]) -> Ru
     )
     rule = replace(inv.rule, holes=holes, guard=guard, card=card,
                    path=f"skills/{item.family}.rule")
-    text = rule_to_text(rule)
+    text = rule_to_text(_unmeasured(rule))
     try:
         loaded = load_rules_text(text, rule.path)
     except KlcError as e:
         raise KlcError(f"the inverse of {p.name} ({p.path}:{p.line}) does not load as a "
                        f"rule:\n{e}\n--- the rule:\n{text}") from None
-    return loaded[0]
+    # in memory the learned skill keeps its measurements on its card (klc.measurements
+    # reads them there); its file leaves them to measurements.json
+    return replace(loaded[0], card=replace(loaded[0].card, effect=card.effect,
+                                           provenance=card.provenance))
+
+
+def _unmeasured(rule: Rule) -> Rule:
+    """The rule as its skill file shows it: the card without the measured effects and
+    provenance, which go to the folder's measurements.json (klc.measurements)."""
+    return replace(rule, card=replace(rule.card, effect=(), provenance=()))
 
 
 def skill_files(learned: list[Learned]) -> dict[str, str]:
@@ -561,16 +579,24 @@ def skill_files(learned: list[Learned]) -> dict[str, str]:
         head = (f"{LEARNED_MARK} inverses of passes/{family}.rule, learned from "
                 f"{', '.join(sources)}.\n// Do not edit by hand: run `klc learn` again "
                 "(docs/lineage.md).\n")
-        out[f"{family}.rule"] = head + "\n" + "\n".join(rule_to_text(i.rule) for i in items)
+        out[f"{family}.rule"] = head + "\n" + "\n".join(rule_to_text(_unmeasured(i.rule))
+                                                         for i in items)
     return out
 
 
+def skill_measurements(learned: list[Learned]) -> dict[str, Measured]:
+    """{skill: its measured effects and provenance}: the folder's measurements.json."""
+    return {i.rule.name: Measured(i.rule.card.effect, i.rule.card.provenance)
+            for i in learned}
+
+
 def write_skills(learned: list[Learned], out_dir: str | Path) -> list[Path]:
-    """Write the skill files atomically. Earlier learned files (marked) that this run does
-    not produce are removed; a hand-written file whose rule names clash is an error, raised
-    before anything is written."""
+    """Write the skill files atomically, then their measurements (``measurements.json``,
+    klc.measurements). Earlier learned files (marked) that this run does not produce are
+    removed; a hand-written file whose rule names clash is an error, raised before anything
+    is written."""
     from klc.fsutil import atomic_write
-    from klc.rules import load_rules
+    from klc.rule import load_rules
 
     out = Path(out_dir)
     if not out.is_dir():
@@ -595,6 +621,7 @@ def write_skills(learned: list[Learned], out_dir: str | Path) -> list[Path]:
     for name, text in files.items():
         atomic_write(out / name, text.encode())
         written.append(out / name)
+    written.append(write_measurements(out, skill_measurements(learned)))
     for p in stale:
         p.unlink()
     return written

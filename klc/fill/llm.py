@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from klc.errors import KlcError
 from klc.fsutil import atomic_write
+from klc.measurements import measured
 
 if TYPE_CHECKING:
     from klc.fill import FillRequest, Trial
@@ -277,7 +278,7 @@ def prompt(req: FillRequest, n: int) -> str:
                          ("Conditions", card.conditions)):
         if value:
             skill.append(f"{label}: {value}")
-    skill += [f"Measured effect: {e}" for e in card.effect]
+    skill += [f"Measured effect: {e}" for e in measured(rule).effect]
     skill += [f"Pitfall: {p}" for p in card.pitfalls]
     parts = ["\n".join(skill),
              "The rule's anchor (what it matched; $X are metavariables):\n"

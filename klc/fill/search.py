@@ -52,6 +52,7 @@ from typing import TYPE_CHECKING, Any
 
 from klc.errors import KlcError
 from klc.fill import FillRequest, Trial
+from klc.measurements import measured
 
 if TYPE_CHECKING:
     from klc.cuda.model import Unit
@@ -367,13 +368,14 @@ def _base_spills(unit: Unit, arch: str, bound: Any | None) -> int:
 
 
 def card_text(rule: Rule) -> str:
-    c = rule.card
-    return "\n".join((*c.effect, *c.provenance))
+    m = measured(rule)
+    return "\n".join((*m.effect, *m.provenance))
 
 
 def card_speedup(rule: Rule) -> float | None:
     """The best measured speedup the card reports ("measured: 1.31x on H100 ..."), or None."""
-    found = [float(m) for m in re.findall(r"(\d+(?:\.\d+)?)\s*x\b", "\n".join(rule.card.effect))]
+    effect = "\n".join(measured(rule).effect)
+    found = [float(m) for m in re.findall(r"(\d+(?:\.\d+)?)\s*x\b", effect)]
     return max(found) if found else None
 
 
