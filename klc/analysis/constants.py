@@ -10,8 +10,8 @@ layer)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, overload
 
 from tree_sitter import Node
 
@@ -265,6 +265,14 @@ def _defines(unit: Unit) -> dict[str, str]:
     return _memo(unit, "defines", build)
 
 
+@overload
+def _kernel_spec(spec: Spec | Bound) -> Spec: ...
+
+
+@overload
+def _kernel_spec(spec: None) -> None: ...
+
+
 def _kernel_spec(spec: Spec | Bound | None) -> Spec | None:
     """The spec itself: a ``klc.spec.Bound`` (a spec checked against its kernel) wraps one."""
     return spec.spec if isinstance(spec, Bound) else spec
@@ -275,10 +283,8 @@ def _spec_for(ctx: Place) -> Spec | Bound | None:
     spec = ctx.spec
     if spec is None:
         return None
-    inner = _kernel_spec(spec)
-    name = getattr(inner, "kernel_name", None)
     fn = ctx.function
-    if fn is not None and name is not None and name != fn.name:
+    if fn is not None and _kernel_spec(spec).kernel_name != fn.name:
         return None
     return spec
 
@@ -286,7 +292,7 @@ def _spec_for(ctx: Place) -> Spec | Bound | None:
 def _spec_template(ctx: Place) -> dict[str, str]:
     spec = _spec_for(ctx)
     inner = _kernel_spec(spec)
-    return dict(getattr(inner, "template", ()) or ())
+    return dict(inner.template) if inner is not None else {}
 
 
 def _template_values(ctx: Place) -> tuple[dict[str, int | float], str]:
@@ -315,9 +321,10 @@ def _spec_sizes(ctx: Place, name: str) -> tuple[int, ...] | None:
     that are not multiples of the block size, so nothing may be assumed)."""
     spec = _spec_for(ctx)
     inner = _kernel_spec(spec)
-    sizes = getattr(inner, "sizes", None)
-    verify = getattr(inner, "verify_sizes", None)
-    if not isinstance(sizes, Mapping) or name not in sizes or not verify:
+    if inner is None:
+        return None
+    sizes, verify = inner.sizes, inner.verify_sizes
+    if name not in sizes or not verify:
         return None
     values = [sizes[name]] + [v[name] for v in verify if name in v]
     if len(values) != 1 + len(verify):

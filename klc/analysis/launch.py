@@ -92,7 +92,7 @@ def _block_dims(ctx: Place) -> tuple[tuple[int, int, int] | None, int | None, st
     result = _find_block_dims(ctx, fn, spec)
     inner = _kernel_spec(spec)
     lb = fn.launch_bounds
-    if not getattr(inner, "block", None) and (
+    if not (inner is not None and inner.block) and (
             result[0] is not None or lb is None or lb.max_threads.strip().isdigit()):
         ctx.unit.memo[key] = (spec, result)
     return result
@@ -102,7 +102,7 @@ def _find_block_dims(ctx: Place, fn: Function, spec: Spec | Bound | None
                      ) -> tuple[tuple[int, int, int] | None, int | None, str]:
     unit = ctx.unit
     inner = _kernel_spec(spec)
-    block = getattr(inner, "block", None)
+    block = inner.block if inner is not None else ()
     if block:
         dims = _spec_dims(ctx, tuple(block))
         if dims is not None:
@@ -140,7 +140,7 @@ def _find_block_dims(ctx: Place, fn: Function, spec: Spec | Bound | None
 def _spec_dims(ctx: Place, exprs: tuple[Any, ...]) -> tuple[int, int, int] | None:
     try:
         spec = _spec_for(ctx)
-        env = spec.env() if hasattr(spec, "env") else {}
+        env = spec.env() if spec is not None else {}
         return launch_dims(tuple(str(e) for e in exprs), env)
     except Exception:  # an expression the spec cannot evaluate without sizes: not known
         return None
@@ -282,11 +282,13 @@ def _spec_elements(ctx: Place, name: str) -> tuple[int | None, str]:
     """(the most elements the spec ever allocates for buffer argument ``name``, how known)."""
     spec = _spec_for(ctx)
     inner = _kernel_spec(spec)
-    arg = next((a for a in getattr(inner, "args", ()) if a.name == name), None)
+    if spec is None or inner is None:
+        return None, "no spec"
+    arg = next((a for a in inner.args if a.name == name), None)
     if arg is None or arg.shape is None:
-        return None, f"the spec gives no buffer `{name}`" if spec is not None else "no spec"
-    sizes = dict(getattr(inner, "sizes", {}) or {})
-    verify = tuple(getattr(inner, "verify_sizes", ()) or ())
+        return None, f"the spec gives no buffer `{name}`"
+    sizes = dict(inner.sizes)
+    verify = tuple(inner.verify_sizes)
     words = set(re.findall(r"[A-Za-z_]\w*", " ".join(arg.shape)))
     if not verify and words & set(sizes):  # the gate derives sizes: nothing may be assumed
         return None, (f"the shape [{', '.join(arg.shape)}] of `{name}` depends on sizes the "

@@ -274,10 +274,10 @@ def smem_fits(ctx: GuardContext, limit: int | str = "default") -> Verdict:
         parts.append(f"{add} B from the rewrite")
     spec = _spec_for(ctx)
     inner = _kernel_spec(spec)
-    dyn = getattr(inner, "shared", None)
+    dyn = inner.shared if inner is not None else None
     if dyn:
         try:
-            extra = evaluate_int(dyn, spec.env() if hasattr(spec, "env") else {})
+            extra = evaluate_int(dyn, spec.env() if spec is not None else {})
         except Exception:
             return _unknown(ctx, f"the spec's dynamic shared memory `{dyn}` has no value")
         total += extra
@@ -390,7 +390,7 @@ def block_cooperative(ctx: GuardContext, region: str = "anchor") -> Verdict:
         return _no(ctx, f"the block is {exact[0]}×{exact[1]}×{exact[2]} ({how}): "
                    "threadIdx.x does not number its threads")
     if start != fn.body_start:
-        nodes = getattr(ctx.match, "nodes", None) or []
+        nodes = ctx.match.nodes
         first = nodes[0] if nodes and region == "anchor" else None
         if first is None:
             node = ctx.unit.tree.root_node.descendant_for_byte_range(start, start)

@@ -162,7 +162,7 @@ def no_alias(ctx: GuardContext, x: Binding, y: Binding) -> Verdict:
             return _yes(f"neither `{a}` nor `{b}` is written in `{fn.name}`", x.start)
     spec = _spec_for(ctx)
     inner = _kernel_spec(spec)
-    buffers = {arg.name for arg in getattr(inner, "args", ()) if getattr(arg, "shape", None)}
+    buffers = {arg.name for arg in inner.args if arg.shape} if inner is not None else set()
     if da is not None and db is not None and da.origin == db.origin == "parameter" \
             and {a, b} <= buffers:
         return _yes(f"`{a}` and `{b}` are distinct buffers allocated by the spec", x.start)
@@ -304,7 +304,7 @@ def restrict_safe(ctx: GuardContext, x: Binding) -> Verdict:
         return _yes(f"`{name}` is the only pointer parameter of `{fn.name}`", x.start)
     spec = _spec_for(ctx)
     inner = _kernel_spec(spec)
-    buffers = {arg.name for arg in getattr(inner, "args", ()) if getattr(arg, "shape", None)}
+    buffers = {arg.name for arg in inner.args if arg.shape} if inner is not None else set()
 
     def written(param: str) -> str:  # (once per function and parameter)
         def first() -> str:

@@ -19,6 +19,7 @@ from klc.match import Binding, Match
 from klc.pipeline import spec_of
 from klc.rewrite import render
 from klc.rules import Edit, HoleDecl, parse_guard
+from klc.spec import ArgSpec, Bound, Spec
 
 K1 = """\
 #define TILE 32
@@ -85,7 +86,7 @@ def node(unit: Unit, start: int, end: int) -> Any:
 
 
 def context(src: str | Unit, anchor: str, *, nth: int = 0, holes: dict[str, str] | None = None,
-            spec: object | None = None, rule: object | None = None,
+            spec: Spec | Bound | None = None, rule: object | None = None,
             **binds: str | tuple[str, int]) -> GuardContext:
     """A match of ``anchor`` (its nth occurrence) with metavariables bound to spans inside it
     (a text, or (text, nth occurrence inside the anchor))."""
@@ -101,6 +102,19 @@ def context(src: str | Unit, anchor: str, *, nth: int = 0, holes: dict[str, str]
     m = Match(rule, unit, unit.function_at(start), start, end,  # type: ignore[arg-type]
               (covering,), bindings)
     return GuardContext(m, holes or {}, spec, render=render)  # (as the pipeline passes it)
+
+
+def kernel_spec(kernel: str, **fields: Any) -> Spec:
+    """A spec for ``kernel`` with only the given fields (the rest empty)."""
+    empty: dict[str, Any] = dict(
+        path="k.cu", kernel=kernel, template=(), sizes={}, verify_sizes=(), args=(), grid=(),
+        block=(), shared="", bytes=None, flops=None, peak="", tolerance=None, timeout_s=0.0,
+        options=(), span=(0, 0))
+    return Spec(**{**empty, **fields})
+
+
+def buffer(name: str, shape: tuple[str, ...]) -> ArgSpec:
+    return ArgSpec(name, None, shape, None, None, None, 0, 0)
 
 
 def check(ctx: GuardContext, guard: str) -> Verdict:
@@ -223,7 +237,7 @@ def test_template_parameter_constants_without_clang(monkeypatch: pytest.MonkeyPa
         assert not v.ok and v.unknown, v.reason
         assert "`TILE` is a template parameter of t" in v.reason
         assert "libclang" not in v.reason  # the same answer with and without clang
-    spec = SimpleNamespace(kernel_name="t", template=(("TILE", "64"),))
+    spec = kernel_spec("t", template=(("TILE", "64"),))
     yes(context(TPL, "__shared__ T s[TILE][TILE + 1];", spec=spec, E="TILE + 1"),
         "const_value($E, ==, 65)")
 
@@ -239,9 +253,8 @@ def test_divisible_and_power_of_two() -> None:
 
 
 def test_divisible_by_spec_sizes_only_when_every_size_is() -> None:
-    def spec(verify: tuple[dict[str, int], ...]) -> SimpleNamespace:
-        return SimpleNamespace(kernel_name="k1", sizes={"n": 4096}, verify_sizes=verify,
-                               template=(), block=(), args=(), shared="")
+    def spec(verify: tuple[dict[str, int], ...]) -> Spec:
+        return kernel_spec("k1", sizes={"n": 4096}, verify_sizes=verify)
 
     good = context(K1, "if (i < n)", spec=spec(({"n": 1024}, {"n": 64})), N="n")
     yes(good, "divisible($N, 64)")
@@ -250,8 +263,7 @@ def test_divisible_by_spec_sizes_only_when_every_size_is() -> None:
     derived = context(K1, "if (i < n)", spec=spec(()), N="n")
     no(derived, "divisible($N, 64)", "`n` is a parameter (a run-time value)",
        "the spec does not fix it for every verification size")
-    other_kernel = SimpleNamespace(kernel_name="other", sizes={"n": 64},
-                                   verify_sizes=({"n": 64},))
+    other_kernel = kernel_spec("other", sizes={"n": 64}, verify_sizes=({"n": 64},))
     no(context(K1, "if (i < n)", spec=other_kernel, N="n"), "divisible($N, 64)")
 
 
@@ -326,9 +338,7 @@ def test_no_alias() -> None:
     ctx.match.bindings["O"] = out.match.bindings["O"]
     no(ctx, "no_alias($A, $O)", "`a` and `out` may alias: `a`, `out` not __restrict__",
        "`out` is written (k.cu:3:3: out[0] = s stores through it)")
-    ctx.spec = SimpleNamespace(kernel_name="ro", args=(SimpleNamespace(name="a", shape=("n",)),
-                                                       SimpleNamespace(name="out",
-                                                                       shape=("n",))))
+    ctx.spec = kernel_spec("ro", args=(buffer("a", ("n",)), buffer("out", ("n",))))
     assert "distinct buffers allocated by the spec" in yes(ctx, "no_alias($A, $O)").reason
 
 
