@@ -377,8 +377,8 @@ def _guard_vars(rule: Rule) -> tuple[str, ...] | None:
 
 class _Locals:
     """The closest local declaration of a name before an offset in a function (as
-    ``klc.guards._lookup`` resolves a use), by bisection over the starts of the name's
-    declarations in the function's body: one sorted list per function and name."""
+    ``klc.analysis.declarations._lookup`` resolves a use), by bisection over the starts of
+    the name's declarations in the function's body: one sorted list per function and name."""
 
     def __init__(self, unit: Unit) -> None:
         self.unit = unit
