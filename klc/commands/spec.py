@@ -3,7 +3,7 @@
     klc spec init KERNEL.cu [--kernel NAME] [--in-place | -o OUT]
     klc spec check KERNEL.cu...
 
-``init`` drafts the block (klc/spec_draft.py says from what), marks every field it guessed
+``init`` drafts the block (klc.spec_draft says from what), marks every field it guessed
 (``# guessed: ...`` lines in the block) and checks that the draft loads and fits the
 signature. It prints the block; ``--in-place`` puts it at the top of the file, ``-o`` writes
 the file with it to OUT (atomically). Where a field cannot be found it is a ``TODO``: the
