@@ -92,7 +92,7 @@ def main() -> int:
         print(f"{args.corpus}: no such folder (make one: python bench/make_corpus.py "
               f"{args.corpus} -n 1000)", file=sys.stderr)
         return 2
-    gc.freeze()  # as the klc command does for its own process (klc.listing.tune_gc); the
+    gc.freeze()  # as the klc command does for its own process (klc.interrupts.tune_gc); the
     gc.set_threshold(50_000, 20, 100)  # batch's worker processes do the same
     rules = args.rules or ["skills"]
     config = BatchConfig.from_paths([r if Path(r).exists() else str(ROOT / r) for r in rules],

@@ -94,9 +94,9 @@ def time_klc_command(folder: Path, rule_paths: list[str], jobs: int) -> tuple[fl
 
 
 def time_klc_list_jobs(folder: Path, rule_paths: list[str], jobs: int) -> tuple[float, int]:
-    """`klc list DIR -j N --tree-only` through its Python API (klc.listing), files read by
+    """`klc list DIR -j N --tree-only` through its Python API (klc.batch.listing), files read by
     the workers."""
-    from klc.listing import kernel_files, list_paths
+    from klc.batch.listing import kernel_files, list_paths
 
     paths, _ = kernel_files([str(folder)])
     t0 = time.perf_counter()
@@ -208,7 +208,7 @@ def main() -> int:
     args = ap.parse_args()
     rule_paths = args.rules or [str(ROOT / "skills")]
     rules = load_rule_paths(rule_paths)
-    gc.freeze()  # as the klc command does (klc.listing.tune_gc)
+    gc.freeze()  # as the klc command does (klc.interrupts.tune_gc)
     gc.set_threshold(50_000, 20, 100)
     files = sources(args.dir)
     if not files:

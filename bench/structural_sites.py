@@ -29,7 +29,7 @@ ANNOTATING = frozenset({"qualifiers", "launch_bounds", "pragma_unroll", "pragma_
 
 
 def count(roots: list[str], skills: str) -> dict[str, object]:
-    from klc.listing import kernel_files, list_paths
+    from klc.batch.listing import kernel_files, list_paths
 
     paths, problems = kernel_files(roots)
     sites: Counter[str] = Counter()

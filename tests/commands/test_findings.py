@@ -172,8 +172,8 @@ def test_github_annotations(monkeypatch: pytest.MonkeyPatch,
 
 def test_github_annotation_escapes_and_errors(tmp_path: Path,
                                               capsys: pytest.CaptureFixture[str]) -> None:
+    from klc.batch.listing import FileListing
     from klc.findings import github_annotations
-    from klc.listing import FileListing
 
     lst = FileListing("a,b:c.cu", sites=[{
         "rule": "r", "file": "a,b:c.cu", "line": 1, "col": 1, "end_line": 1, "end_col": 2,
