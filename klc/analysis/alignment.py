@@ -170,6 +170,7 @@ def _local_multiple(ctx: Place, name: str, decl: _Decl, fn: Function, depth: int
     a, why = _multiple_of(ctx, decl.init, depth + 1)
     return a, why
 
+
 def _element_alignment(ctx: Place, array: Node, index: Node) -> tuple[int | None, str]:
     """The known alignment in bytes of ``&array[index]``, where ``array`` may itself be
     subscripted (``As[buf][k]``): the array's own alignment, and each index times the bytes

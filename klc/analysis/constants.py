@@ -50,10 +50,12 @@ if TYPE_CHECKING:
     from klc.cuda.model import Unit
     from klc.match import Binding
 
+
 COMPARISONS: dict[str, Callable[[Any, Any], bool]] = {
     "<": lambda a, b: a < b, "<=": lambda a, b: a <= b, "==": lambda a, b: a == b,
     "!=": lambda a, b: a != b, ">=": lambda a, b: a >= b, ">": lambda a, b: a > b,
 }
+
 
 # The block's exact extent (x, y, z) and how it is known, or None: ``blockDim.x`` in a
 # constant. Installed by ``klc.analysis.launch`` (see the module's docstring).
@@ -356,6 +358,7 @@ def _constant(ctx: Place, b: Binding, runtime: bool = False
 
 def _from(sources: list[str]) -> str:
     return f" (from {'; '.join(dict.fromkeys(sources))})" if sources else ""
+
 
 def _number_arg(ctx: Place, n: Any) -> int | float | None:
     if isinstance(n, int | float):

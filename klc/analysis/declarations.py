@@ -92,6 +92,7 @@ def _group(decls: list[_Decl]) -> dict[str, list[_Decl]]:
         out.setdefault(d.name, []).append(d)
     return out
 
+
 @functools.lru_cache(maxsize=1024)
 def _signatures_of(text: str) -> tuple[tuple[str, tuple[object, ...]], ...]:
     unit = parse_bytes(f"void __klc_decl__() {{\n{text}\n}}\n".encode(), "<declaration>")
@@ -209,6 +210,7 @@ def _lookup_outside(unit: Unit, fn: Function | None, name: str, decls: list[_Dec
     if glob:
         return _Decl(**{**glob[-1].__dict__, "origin": "global"})
     return None
+
 
 def _declared_names_in(unit: Unit, start: int, end: int) -> set[str]:
     return {d.name for d in _declarations_of(unit, list(_in(_nodes(unit, "declaration"),

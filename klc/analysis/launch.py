@@ -71,6 +71,7 @@ def _is_linear_index(node: Node, src: bytes) -> bool:
             return True
     return False
 
+
 def _block_dims(ctx: Place) -> tuple[tuple[int, int, int] | None, int | None, str]:
     """(exact block dimensions, upper bound on threads per block, how known).
 
@@ -158,12 +159,14 @@ def _launch_block(ctx: Place, text: str) -> tuple[int, int, int] | None:
     values += [1] * (3 - len(values))
     return values[0], values[1], values[2]
 
+
 def _exact_extent(place: Place) -> tuple[tuple[int, int, int] | None, str]:
     exact, _, how = _block_dims(place)
     return exact, how
 
 
 constants.block_extent = _exact_extent
+
 
 def _thread_dependent(ctx: Place, fn: Function) -> dict[str, str]:
     """Variables of ``fn`` whose value may differ between threads of a block, each with the
@@ -219,6 +222,7 @@ def _depends(node: Node, src: bytes, tainted: Mapping[str, str]) -> bool:
 _BLOCK_BARRIER = re.compile(r"^(?:__syncthreads\w*|__barrier_sync|.*\bblock\w*\.sync|"
                             r".*this_thread_block\(\)\.sync|.*grid\w*\.sync)$")
 
+
 def _condition_of(parent: Node, child: Node) -> Node | None:
     """The condition controlling whether ``child`` runs, if ``parent`` is a branch or loop
     and ``child`` is not that condition itself."""
@@ -257,6 +261,7 @@ def _taint_words(cond: Node, src: bytes, tainted: Mapping[str, str]) -> str:
             return f" (`{tainted[name]}`)"
     return ""
 
+
 SMEM_DEFAULT = 48 * 1024
 SMEM_OPTIN = 227 * 1024
 
@@ -277,6 +282,7 @@ def _shared_bytes(decls: list[Any], ev: _Eval) -> tuple[int | None, str]:
             size *= v
         total += size
     return total, ""
+
 
 def _spec_elements(ctx: Place, name: str) -> tuple[int | None, str]:
     """(the most elements the spec ever allocates for buffer argument ``name``, how known)."""

@@ -44,6 +44,7 @@ def _enclosing_loop(fn: Function, start: int, end: int) -> Loop | None:
             best = lp
     return best
 
+
 def _loop_node(ctx: Place, what: Any) -> tuple[Node | None, str]:
     """The loop statement a predicate is about: the loop a metavariable bound (or whose
     header holds it), ``anchor`` (the match itself), or ``loop`` (the innermost around it)."""

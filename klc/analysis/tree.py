@@ -82,6 +82,7 @@ def _in(nodes: list[Node], start: int, end: int) -> Iterator[Node]:
 
 _start_byte = operator.attrgetter("start_byte")
 
+
 def _snippet(text: str, limit: int = 60) -> str:
     one = " ".join(text.split())
     return one if len(one) <= limit else one[: limit - 1] + "…"
@@ -95,6 +96,7 @@ def _cite(unit: Unit, start: int, end: int) -> str:
 def _code(b: Binding) -> str:
     return f"`{_snippet(b.text, 40)}`"
 
+
 def _facts(ctx: Place) -> tuple[Any, str]:
     """libclang facts, or None and why not: facts are optional, so guards fail closed."""
     if not ctx.clang:
@@ -105,6 +107,7 @@ def _facts(ctx: Place) -> tuple[Any, str]:
         return None, "libclang facts unavailable"
     except Exception as e:  # a missing shared library, a clang crash: same answer
         return None, f"libclang facts unavailable ({e})"
+
 
 def _unwrap(node: Node) -> Node:
     """Strip parentheses: ``((x))`` is ``x``."""
@@ -196,12 +199,14 @@ def _leaves(node: Node, src: bytes) -> list[str]:
         out += _leaves(c, src)
     return out
 
+
 def _binding_node(b: Binding) -> Node | None:
     return b.node if b.node is not None else (b.nodes[0] if b.nodes else None)
 
 
 # --------------------------------------------------------------------------------------
 # Type predicates
+
 
 def _leaves_in(unit: Unit, start: int, end: int) -> list[str]:
     """The tokens of the code in [start, end), comments left out."""
@@ -221,6 +226,7 @@ def _leaves_in(unit: Unit, start: int, end: int) -> list[str]:
     if node is not None:
         walk(node)
     return out
+
 
 def _base_identifier(node: Node) -> Node | None:
     """The variable an lvalue writes: ``x`` of ``x``, ``x[i]``, ``x.f``, ``(x)``; None for

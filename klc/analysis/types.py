@@ -124,6 +124,7 @@ def _type_fact(ctx: Place, b: Binding) -> tuple[Any, str]:
     fact = facts.type_of(b.start, b.end)
     return fact, "" if fact is not None else "clang has no type for it"
 
+
 def _decl_type(ctx: Place, x: Binding) -> tuple[_Type | None, Any, str]:
     """Tree type, else clang's TypeFact, else why neither."""
     node = _binding_node(x)

@@ -46,6 +46,7 @@ _READ_ONLY_CALLS = re.compile(r"^(?:__ld\w*|__ldg|min|max|fminf?|fmaxf?|make_\w+
 _STORE_CALLS = re.compile(r"^(?:__st\w+|memcpy|memset|cuda::memcpy_async|__pipeline_memcpy_async"
                           r"|cp_async\w*)$")
 
+
 def _aliases(ctx: Place, name: str) -> frozenset[str]:
     """``name`` and the local pointers initialised from it (``float* p = x + off``); once
     per function and name."""
@@ -274,10 +275,12 @@ def _buffer_name(ctx: Place, x: Binding) -> str | None:
     roots = _roots(node, ctx.unit.source)
     return next(iter(roots)) if len(roots) == 1 else None
 
+
 def _address_taken(src: bytes, name: str, start: int, end: int) -> bool:
     """``&name`` in [start, end): something may write the variable through a pointer."""
     return re.search(rb"&\s*" + re.escape(name.encode()) + rb"\b(?!\s*\[)",
                      src[start:end]) is not None
+
 
 def _kernel_type_pinned(ctx: Place, fn: Function, calls_too: bool = False) -> str:
     """Why the function's parameter types may not change ('' when they may): its name used

@@ -73,6 +73,7 @@ def equals(ctx: GuardContext, e: Binding, n: Any) -> Verdict:
     """$E is known to equal N (shorthand for ``const_value($E, ==, N)``)."""
     return const_value(ctx, e, "==", n)
 
+
 @predicate("divisible", _metavar("$E"), ArgSpec("N", _VALUE),
            reads=("arguments", "declarations", "spec"))
 def divisible(ctx: GuardContext, e: Binding, n: Any) -> Verdict:

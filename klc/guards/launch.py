@@ -86,6 +86,7 @@ def thread_linear_index(ctx: GuardContext, e: Binding) -> Verdict:
     return _no(ctx, f"{_code(e)} is not blockIdx.x * blockDim.x + threadIdx.x "
                f"({ctx.unit.where(e.start)})", e.start)
 
+
 @predicate("block_size_known", reads=("spec",))
 def block_size_known(ctx: GuardContext) -> Verdict:
     """The threads per block of the enclosing kernel are known, exactly (spec, launches in
@@ -140,6 +141,7 @@ def block_dim(ctx: GuardContext, axis: str, op: str, n: Any) -> Verdict:
         return _yes(f"block.{axis} = {have} {op} {want} ({how})", ctx.match.start)
     return _no(ctx, f"block.{axis} is {have} ({how}), and not {have} {op} {want}")
 
+
 @predicate("sync_uniform", _region_arg(), reads=("position",))
 def sync_uniform(ctx: GuardContext, region: str = "kernel") -> Verdict:
     """Every block-wide barrier (__syncthreads) in REGION is reached by all threads: none is
@@ -190,6 +192,7 @@ def _sync_uniform(ctx: GuardContext, fn: Function, start: int, end: int, label: 
         return _yes(f"no block-wide barrier in {label}", start)
     return _yes(f"every barrier in {label} is reached by all threads", start)
 
+
 @predicate("no_early_return_before_barrier", _region_arg(), reads=("position",))
 def no_early_return_before_barrier(ctx: GuardContext, region: str = "kernel") -> Verdict:
     """No ``return`` in REGION comes before a later __syncthreads: a thread that leaves
@@ -228,6 +231,7 @@ def uses_warp_intrinsics(ctx: GuardContext, region: str = "kernel") -> Verdict:
         return _yes(f"{label} calls {used[0].name} ({ctx.unit.where(used[0].start)})",
                     used[0].start)
     return _no(ctx, f"{label} calls no warp intrinsic", start)
+
 
 @predicate("smem_fits", ArgSpec("limit", frozenset({"int", "name", "hole"}),
                                 frozenset({"default", "optin"}), optional=True),
@@ -288,6 +292,7 @@ def smem_fits(ctx: GuardContext, limit: int | str = "default") -> Verdict:
     return _no(ctx, f"{words} = {total} B exceeds {cap} B "
                f"({_cite(ctx.unit, fn.start, fn.body_start)})")
 
+
 @predicate("no_block_sharing", _region_arg(), reads=("position",))
 def no_block_sharing(ctx: GuardContext, region: str = "kernel") -> Verdict:
     """REGION has no block-wide barrier (__syncthreads) and declares no __shared__ memory:
@@ -311,6 +316,7 @@ def no_block_sharing(ctx: GuardContext, region: str = "kernel") -> Verdict:
                    f"by the block, in {label}", sh.start)
     return _yes(f"no __syncthreads and no __shared__ memory in {label}", start)
 
+
 @predicate("block_size_multiple", ArgSpec("N", frozenset({"int", "hole"})), reads=("spec",))
 def block_size_multiple(ctx: GuardContext, n: Any) -> Verdict:
     """The threads per block are known exactly and are a multiple of N (whole warps:
@@ -326,11 +332,13 @@ def block_size_multiple(ctx: GuardContext, n: Any) -> Verdict:
         return _no(ctx, f"the block has {total} threads ({how}), not a multiple of {want}")
     return _yes(f"{total} threads per block, a multiple of {want} ({how})")
 
+
 # ---- predicates for privatisation (passes/privatize.rule's inverse): may the block's
 # threads work together at this point of the kernel, and does every index fit a private copy
 
 _INDEX_TYPE_LIMIT = {"bool": 2, "unsigned char": 256, "uint8_t": 256, "unsigned short": 65536,
                      "uint16_t": 65536}
+
 
 @predicate("index_below", _metavar("$V"), _metavar("$G"), ArgSpec("N", frozenset({"int",
                                                                                   "hole"})),

@@ -85,6 +85,7 @@ def not_in_error(ctx: GuardContext) -> Verdict:
     return _no(ctx, f"the match overlaps a syntax error: {problem.describe(ctx.unit.path)}",
                problem.start)
 
+
 @predicate("double_buffered", ArgSpec("NAME", frozenset({"hole", "name", "string"})),
            reads=("position", "layout"))
 def double_buffered(ctx: GuardContext, name: Any) -> Verdict:
@@ -151,6 +152,7 @@ def double_buffered(ctx: GuardContext, name: Any) -> Verdict:
     return _yes(f"the barrier ends the loop's step; {', '.join(used)} are double buffers "
                 f"indexed by `{word}`", ctx.match.start)
 
+
 # ---- predicates for sub-rewrites (``rewrite within $$$X { ... }``): what a run of statements
 # does to the variables around it
 
@@ -161,6 +163,7 @@ def _span_of(ctx: GuardContext, what: Any) -> tuple[int, int, str] | Verdict:
         where_ = ctx.unit.where(what.start)
         return what.start, what.end, f"`{_snippet(what.text)}` ({where_})"
     return _region(ctx, str(what))
+
 
 @predicate("mentions", ArgSpec("$X|region", frozenset({"metavar", "sequence", "name"})),
            ArgSpec("NAME", frozenset({"name", "string", "hole", "metavar"})),
@@ -188,6 +191,7 @@ def mentions(ctx: GuardContext, what: Any, name: Any) -> Verdict:
             return _yes(f"{label} uses `{word}` ({ctx.unit.where(node.start_byte)})",
                         node.start_byte)
     return _no(ctx, f"{label} never uses `{word}`", start)
+
 
 @predicate("no_jumps", ArgSpec("$$$S", frozenset({"metavar", "sequence"})), reads=("arguments",))
 def no_jumps(ctx: GuardContext, stmts: Binding) -> Verdict:

@@ -275,6 +275,7 @@ def _unknown(ctx: GuardContext, reason: str, start: int | None = None) -> Verdic
 def _yes(reason: str, start: int | None = None) -> Verdict:
     return Verdict(True, reason, start)
 
+
 def _region(ctx: GuardContext, region: str) -> tuple[int, int, str] | Verdict:
     """The byte span and a description of ``anchor``, ``loop`` or ``kernel``."""
     m, fn = ctx.match, ctx.function

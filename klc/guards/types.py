@@ -47,6 +47,7 @@ def elem_type(ctx: GuardContext, x: Binding, want: str) -> Verdict:
     return _no(ctx, f"the element type of {_code(x)} is {fact.element_type}, not {want} "
                f"(clang, {ctx.unit.where(x.start)})", x.start)
 
+
 @predicate("is_pointer", _metavar(), reads=("declarations", "layout"), per_declaration=True)
 def is_pointer(ctx: GuardContext, x: Binding) -> Verdict:
     """$X is a pointer (or an array, which decays to one)."""

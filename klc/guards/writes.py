@@ -112,6 +112,7 @@ def const_safe(ctx: GuardContext, x: Binding) -> Verdict:
     return _yes(f"`{name}` is only read in `{fn.name}`, through const views, and the type "
                 f"of `{fn.name}` is free to change", x.start)
 
+
 @predicate("const_removable", _metavar(), reads=("file",), pass_only=True)
 def const_removable(ctx: GuardContext, x: Binding) -> Verdict:
     """Removing const from kernel pointer parameter $X's pointee keeps the file compiling:
@@ -127,6 +128,7 @@ def const_removable(ctx: GuardContext, x: Binding) -> Verdict:
         return _no(ctx, why, x.start)
     return _yes(f"`{fn.name}` is not called, launched or declared elsewhere in this file",
                 x.start)
+
 
 @predicate("writes_in", _metavar(), _region_arg(optional=False),
            reads=("declarations",), per_declaration=True)
@@ -193,6 +195,7 @@ def no_memory_update(ctx: GuardContext, stmts: Binding) -> Verdict:
             return _no(ctx, f"`{_snippet(_text(src, node))}` ({unit.where(node.start_byte)}) "
                        "updates memory in place", node.start_byte)
     return _yes(f"{_code(stmts)} updates no memory in place", stmts.start)
+
 
 @predicate("moves_before", ArgSpec("$$$S", frozenset({"metavar", "sequence"})),
            ArgSpec("$$$MID", frozenset({"metavar", "sequence"})), reads=("arguments",))
@@ -330,6 +333,7 @@ def restrict_safe(ctx: GuardContext, x: Binding) -> Verdict:
                    f"distinct spec buffer): {written_by}", x.start)
     return _yes(f"no other pointer parameter of `{fn.name}` can overlap `{name}` in a way "
                 f"that matters: {'; '.join(why)}", x.start)
+
 
 @predicate("assigns_only_locals", ArgSpec("$$$S", frozenset({"metavar", "sequence"})),
            reads=("arguments", "declarations"))
