@@ -11,7 +11,7 @@ from typing import Any
 
 from klc.rule import *  # noqa: F403  SHIM(issue 20)
 from klc.rule import make_edit as Edit  # noqa: F401  SHIM(issue 20)
-from klc.rule.ruleset import check_rule_paths, load_rule_dir  # noqa: F401  SHIM(issue 20)
+from klc.rule.ruleset import check_rule_paths  # noqa: F401  SHIM(issue 20)
 
 _MODULES = ("model", "syntax", "compile", "checks", "code", "holes", "printer", "ruleset",
             "paths", "registry", "guard")  # SHIM(issue 20)

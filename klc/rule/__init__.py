@@ -43,7 +43,7 @@ from klc.rule.model import (
 from klc.rule.paths import default_pass_dirs, default_skill_dirs
 from klc.rule.printer import rule_to_text
 from klc.rule.registry import make_edit
-from klc.rule.ruleset import RuleSet, load_rules, load_rules_text, select_rules
+from klc.rule.ruleset import RuleSet, load_rule_dir, load_rules, load_rules_text, select_rules
 from klc.rule.syntax import CodeBlock, EditSpec, Text, grammar, parse_specs
 
 __all__ = [
@@ -80,6 +80,7 @@ __all__ = [
     "default_skill_dirs",
     "grammar",
     "guard_text",
+    "load_rule_dir",
     "load_rules",
     "load_rules_text",
     "make_edit",

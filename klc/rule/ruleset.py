@@ -162,19 +162,20 @@ def select_rules(rules: list[Rule], names: list[str] | None, path: str) -> list[
     return [by_name[n] for n in names]
 
 
-# SHIM(issue 20): the three loaders RuleSet.load replaces, for callers not yet moved to it
+def load_rule_dir(directory: str | Path) -> list[Rule]:
+    """The rules of a folder that must exist (``RuleSet.load`` of it): every ``*.rule`` file
+    in name order, a rule name used in two files an error, all problems reported together."""
+    if not Path(directory).is_dir():
+        raise KlcError(f"{directory}: no such rule folder")
+    return list(RuleSet.load([directory]).rules)
+
+
+# SHIM(issue 20): two loaders RuleSet.load replaces, for callers not yet moved to it
 
 
 def load_rule_paths(paths: list[str]) -> list[Rule]:  # SHIM(issue 20)
     """= ``list(RuleSet.load(paths).rules)``."""
     return list(RuleSet.load(paths).rules)
-
-
-def load_rule_dir(directory: str | Path) -> list[Rule]:  # SHIM(issue 20)
-    """= ``list(RuleSet.load([directory]).rules)``, for a folder that must exist."""
-    if not Path(directory).is_dir():
-        raise KlcError(f"{directory}: no such rule folder")
-    return list(RuleSet.load([directory]).rules)
 
 
 def check_rule_paths(paths: list[str | Path]) -> tuple[list[Rule], list[str]]:  # SHIM(issue 20)

@@ -11,14 +11,14 @@ from pathlib import Path
 import pytest
 
 from klc.cli import main
+from klc.cuda.parse import parse_bytes
 from klc.errors import KlcError
-from klc.frontend import parse_bytes
 from klc.lineage import walk, write_lineage
 from klc.pipeline import apply_rules, apply_site, find_sites, spec_of
 from klc.reverse import Learned, apply_at_step, learn, mechanical_inverse, skill_files
-from klc.rules import load_rule_dir, load_rules, load_rules_text
+from klc.rule import load_rule_dir, load_rules, load_rules_text
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 FAMILIES = ("reduce_sum", "layernorm", "softmax", "transpose", "sgemm", "label_count",
             "row_standardize")
 # skills whose round trip gives the erased value back as its number (`__launch_bounds__(128)`
@@ -263,7 +263,7 @@ def test_values_erased_together_keep_their_relation(learned: list[Learned]) -> N
     """rows_per_thread_to_one erased T, R and the launch factor together (T = 32, R = 8,
     factor 4 at every site): the learned skill carries ?t = ?factor * ?r as a guard, and
     no skill gets a relation its walks did not show."""
-    from klc.guards import calls
+    from klc.rule import calls
 
     found = {item.rule.name: [tuple(str(a) for a in c.args) for c in calls(item.rule.guard)
                               if c.name == "is_product"]

@@ -9,13 +9,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from klc.cli import main
+from klc.cuda.parse import parse_bytes
 from klc.errors import KlcError
-from klc.frontend import parse_bytes
 from klc.match import compile_pattern, find_matches
 from klc.pipeline import apply_rules, find_sites, spec_of
-from klc.rules import load_rules, load_rules_text
+from klc.rule import load_rules, load_rules_text
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 KERNEL = b"""\
 __global__ void k(const float* __restrict__ x, float* y, int n) {
@@ -362,9 +362,9 @@ def test_a_range_for_is_a_loop_for_the_context() -> None:
 def test_grid_stride_loop_refuses_a_body_that_returns() -> None:
     """A `return` in the body would end a thread's whole grid-stride loop, skipping the
     elements after it: the skill refuses it, and takes the same body without the return."""
-    from klc.library import load_rule_paths
+    from klc.rule import RuleSet
 
-    rules = [r for r in load_rule_paths([str(ROOT / "skills")]) if r.name == "grid_stride_loop"]
+    rules = [r for r in RuleSet.load([str(ROOT / "skills")]).rules if r.name == "grid_stride_loop"]
     src = (b"__global__ void clip(const float* x, float* y, int n) {\n    {\n"
            b"        int i = blockIdx.x * 256 + threadIdx.x;\n"
            b"        if (i < n) {\n            if (x[i] < 0.0f) return;\n"
@@ -381,10 +381,10 @@ def test_a_site_judged_on_a_declaration_another_site_changes_waits() -> None:
     """pad_smem_tile and vectorize_shared_float4_load both hold on the [32][32] tile, each on
     its own; applied together, the float4 read would land on a padded row (132 bytes, not a
     multiple of 16). The read waits for the next run, where the padded layout refuses it."""
-    from klc.library import load_rule_paths
+    from klc.rule import RuleSet
 
     names = ("pad_smem_tile", "vectorize_shared_float4_load")
-    rules = [r for r in load_rule_paths([str(ROOT / "skills")]) if r.name in names]
+    rules = [r for r in RuleSet.load([str(ROOT / "skills")]).rules if r.name in names]
     src = (ROOT / "tests" / "data" / "align" / "square_tile.cu").read_bytes()
     unit = parse_bytes(src, "square_tile.cu")
     assert sorted(s.rule.name for s in find_sites(unit, rules) if s.ok) == sorted(names)
@@ -481,9 +481,9 @@ def test_cli_apply_says_which_sites_wait_for_another_run(
 def test_row_cache_needs_the_cache_it_fills() -> None:
     """row_cache_in_registers writes cache[k] and reads it back: without the array's
     declaration (which its pass leaves in place) the rewrite could not compile."""
-    from klc.library import load_rule_paths
+    from klc.rule import RuleSet
 
-    rules = [r for r in load_rule_paths([str(ROOT / "skills")])
+    rules = [r for r in RuleSet.load([str(ROOT / "skills")]).rules
              if r.name == "row_cache_in_registers"]
     src = (ROOT / "tests" / "golden" / "row_cache_in_registers" / "layernorm_v03.cu").read_bytes()
     unit = parse_bytes(src, "layernorm_v03.cu")
@@ -498,9 +498,9 @@ def test_row_cache_needs_the_cache_it_fills() -> None:
 def test_rows_per_thread_needs_the_block_rows_it_divides() -> None:
     """rows_per_thread turns a block of ?t rows into one of ?t / ?factor rows that loops: on
     a block of other height the loop would miss rows, so it refuses there."""
-    from klc.library import load_rule_paths
+    from klc.rule import RuleSet
 
-    rules = [r for r in load_rule_paths([str(ROOT / "skills")]) if r.name == "rows_per_thread"]
+    rules = [r for r in RuleSet.load([str(ROOT / "skills")]).rules if r.name == "rows_per_thread"]
     src = (ROOT / "tests" / "golden" / "rows_per_thread" / "transpose_v05.cu").read_bytes()
     holes = {"factor": "4", "r": "8", "t": "32"}
     unit = parse_bytes(src, "transpose_v05.cu")
@@ -513,9 +513,9 @@ def test_rows_per_thread_needs_the_block_rows_it_divides() -> None:
 
 
 def test_tile_transpose_needs_a_square_block_of_the_tile_and_the_tile() -> None:
-    from klc.library import load_rule_paths
+    from klc.rule import RuleSet
 
-    rules = [r for r in load_rule_paths([str(ROOT / "skills")]) if r.name == "tile_transpose"]
+    rules = [r for r in RuleSet.load([str(ROOT / "skills")]).rules if r.name == "tile_transpose"]
     src = (ROOT / "tests" / "golden" / "tile_transpose" / "transpose_v06.cu").read_bytes()
     holes = {"t": "32", "tile": "tile"}
     unit = parse_bytes(src, "transpose_v06.cu")

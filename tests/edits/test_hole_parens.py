@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from klc.cli import main
-from klc.frontend import parse_bytes
+from klc.cuda.parse import parse_bytes
 from klc.pipeline import apply_rules
-from klc.rules import load_rules_text
+from klc.rule import load_rules_text
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 HOLE_RULE = """
 rule scale {
@@ -112,9 +112,9 @@ def test_metavariable_binding_is_parenthesised_in_an_operand_slot(bound: str,
 def test_pass_devectorize_keeps_an_offset_pointer_whole() -> None:
     """The pass writes `$X[4 * ($I) + 0]`: with $X bound to `x + 4` that must index the
     offset pointer, not add 4 to an element of a literal."""
-    from klc.library import load_rule_paths
+    from klc.rule import RuleSet
 
-    (rule,) = [r for r in load_rule_paths([str(ROOT / "passes/devectorize.rule")])
+    (rule,) = [r for r in RuleSet.load([str(ROOT / "passes/devectorize.rule")]).rules
                if r.name == "devectorize_float4_load"]
     src = (b"__global__ void k(const float* x, float* y) {\n"
            b"    float4 v = reinterpret_cast<const float4*>(x + 4)[threadIdx.x];\n"

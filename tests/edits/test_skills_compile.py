@@ -13,7 +13,7 @@ import pytest
 
 from klc.batch import GATE_FAILED, REWRITTEN, BatchConfig, BatchOptions, run_batch
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture()

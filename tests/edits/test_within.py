@@ -7,13 +7,13 @@ from pathlib import Path
 import pytest
 
 from klc.cli import main
+from klc.cuda.parse import parse_bytes
 from klc.errors import KlcError
-from klc.frontend import parse_bytes
 from klc.pipeline import apply_rules, find_sites
 from klc.reverse import mechanical_inverse
-from klc.rules import RuleError, load_rules, load_rules_text, rule_to_text
+from klc.rule import RuleError, load_rules, load_rules_text, rule_to_text
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 WARP_RULE = """
 rule to_warp {
@@ -256,7 +256,7 @@ def test_the_row_pass_inverts_into_the_warp_per_row_skill() -> None:
     assert subs[0].anchor.startswith("for (int $C = 0; $C < $N; $C++)")
     assert "__shfl_xor_sync(0xffffffffu, $A1, offset)" in subs[0].edits[0].template
     assert "?lane" in subs[0].edits[0].template
-    from klc.guards import guard_text
+    from klc.rule import guard_text
 
     assert "assigns_only_locals($$$PRE)" in guard_text(subs[0].guard)
     assert any(e.kind == "launch" and e.op == "*" and e.factor == 32 for e in skill.edits)

@@ -9,10 +9,13 @@ import pytest
 
 from klc.cli import main
 from klc.errors import KlcError
-from klc.guards import GuardAnd, GuardArg, GuardCall, GuardNot, GuardOr
-from klc.rules import (
+from klc.rule import (
     Card,
-    Edit,
+    GuardAnd,
+    GuardArg,
+    GuardCall,
+    GuardNot,
+    GuardOr,
     HoleDecl,
     RuleError,
     code_refs,
@@ -20,6 +23,7 @@ from klc.rules import (
     load_rule_dir,
     load_rules,
     load_rules_text,
+    make_edit,
     rule_to_text,
 )
 
@@ -117,15 +121,15 @@ def test_full_rule_loads_into_the_model() -> None:
         GuardCall("divisible", (GuardArg("metavar", "I"), GuardArg("hole", "factor"))),
     ))
     assert r.edits == (
-        Edit("replace", template="float4 $V;\n$V.x = $X[4 * ($I) + 0];\nint m = ?mode;\n"
+        make_edit("replace", template="float4 $V;\n$V.x = $X[4 * ($I) + 0];\nint m = ?mode;\n"
                           "if (?init) { ?body }"),
-        Edit("insert_body_start", template="__shared__ float ?name[?tile];"),
-        Edit("add_qualifier", target="X", value="__restrict__"),
-        Edit("remove_qualifier", target="X", value="const"),
-        Edit("add_attribute", value="__launch_bounds__(?threads)"),
-        Edit("remove_attribute", value="__launch_bounds__"),
-        Edit("launch", dim="grid", axis="x", op="/", factor="?factor"),
-        Edit("launch", dim="block", axis="y", op="*", factor=2),
+        make_edit("insert_body_start", template="__shared__ float ?name[?tile];"),
+        make_edit("add_qualifier", target="X", value="__restrict__"),
+        make_edit("remove_qualifier", target="X", value="const"),
+        make_edit("add_attribute", value="__launch_bounds__(?threads)"),
+        make_edit("remove_attribute", value="__launch_bounds__"),
+        make_edit("launch", dim="grid", axis="x", op="/", factor="?factor"),
+        make_edit("launch", dim="block", axis="y", op="*", factor=2),
     )
     assert [(e.line, e.col) for e in r.edits][:2] == [(11, 3), (17, 3)]
     assert list(r.holes) == ["factor", "threads", "tile", "mode", "name", "init", "body"]
@@ -407,7 +411,7 @@ def test_round_trip_of_guards_strings_and_odd_values(text: str) -> None:
 
 
 def test_shipped_rule_files_round_trip() -> None:
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     checked = 0
     for path in sorted((root / "passes").glob("*.rule")) + sorted(
             (root / "skills").glob("*.rule")):
@@ -589,9 +593,10 @@ def test_metavar_kinds_constrain_matches_and_round_trip() -> None:
     """A kind is part of matching (a binding of another kind is no match, not a refused
     site), of the shared-matching key, and of the printed rule; the inverse of a pass
     keeps the kinds of what its anchor still binds."""
-    from klc.frontend import parse_bytes
-    from klc.pipeline import find_sites, pattern_of
-    from klc.rules import load_rules_text, rule_to_text
+    from klc.cuda.parse import parse_bytes
+    from klc.match import pattern_of
+    from klc.pipeline import find_sites
+    from klc.rule import load_rules_text, rule_to_text
 
     text = """\
 rule typed {
@@ -632,9 +637,9 @@ rule untyped {
 
 def test_inverse_keeps_the_kinds_of_what_the_skill_anchor_binds() -> None:
     from klc.reverse import mechanical_inverse
-    from klc.rules import load_rules_text
+    from klc.rule import load_rules_text
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     (qualifier,) = [r for r in load_rules_text(
         (root / "passes" / "qualifiers.rule").read_text(), "q.rule")
         if r.name == "remove_restrict"]
@@ -646,7 +651,7 @@ def test_rule_grammar_cache_is_klcs_own_and_a_broken_one_is_rebuilt(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """lark keeps the parser tables in klc's cache folder (not a shared temporary one), and
     a cache file that is not lark's (garbage, another version) is rebuilt, not trusted."""
-    from klc.rules import grammar
+    from klc.rule import grammar
 
     monkeypatch.setenv("KLC_CACHE_DIR", str(tmp_path))
     built = grammar.__wrapped__()  # (grammar() itself is built once per process)
