@@ -141,9 +141,10 @@ def device_only_names(rule: Rule) -> tuple[str, ...]:
     def visit(r: Rule) -> None:
         had.update(words(r.anchor))
         for e in r.edits:
-            wrote.extend(words(e.template))
-            if e.sub is not None:
-                visit(e.sub)
+            for text in e.templates():
+                wrote.extend(words(text))
+            for sub in e.subrules():
+                visit(sub)
 
     visit(rule)
     out = dict.fromkeys(w for w in wrote if w not in had and w not in _HOST_TOO
@@ -275,7 +276,7 @@ class _RuleSites:
             self.guard_keys = caches.guard_keys.setdefault((anchor, self.guard_vars),
                                                            [_UNSET] * len(found))
             self.guard_id = caches.guard_ids.setdefault(rule.guard, len(caches.guard_ids))
-        self.has_within = any(e.kind == "within" for e in rule.edits)
+        self.has_within = any(e.subrules() for e in rule.edits)  # rewrite within
         self.device_names = device_only_names(rule)
         self.typed = [(n, k) for n, k in rule.metavar_kinds if k in TYPE_KINDS]
         # a context that reads only the function: judged once per function
@@ -425,10 +426,9 @@ def _declaration_edits(rule: Rule) -> tuple[str, ...]:
     a qualifier rule anchored on each use of a pointer, ``$X[$I]``, is reported and judged once
     per declaration). The region ``kernel`` is the whole function, the same from every use.
     Empty when the rule does anything else."""
-    if not rule.edits or any(e.kind not in ("add_qualifier", "remove_qualifier")
-                             for e in rule.edits):
+    targets = tuple(e.declaration_target() for e in rule.edits)
+    if not targets or None in targets:  # an edit of the code itself (not a qualifier)
         return ()
-    targets = tuple(e.target for e in rule.edits if e.target)
     if rule.guard is not None:
         for call in calls(rule.guard):
             for a in call.args:

@@ -14,7 +14,7 @@ from klc.edits.bytes import ByteEdit
 from klc.edits.render import fill_holes
 from klc.errors import KlcError
 from klc.rule import CompileContext, Edit, EditSpec, Rule, parse_problem
-from klc.rule.code import IDENT_RE, for_parsing
+from klc.rule.code import IDENT_RE, code_refs, for_parsing
 from klc.rule.printer import string
 from klc.rule.registry import register_edit
 
@@ -29,8 +29,8 @@ class _Attribute(KindEdit):
 
     _verb: ClassVar[str] = ""
 
-    def written(self) -> tuple[str, ...]:
-        return (self.value,)
+    def holes_used(self) -> set[str]:
+        return {r.name for r in code_refs(self.value) if r.kind == "hole"}
 
     def lines(self, rule: Rule) -> list[str]:
         return [f"  rewrite {self.kind}: {string(self.value)}"]

@@ -23,10 +23,6 @@ class ByteEdit:
     claims_match: bool = field(default=False, compare=False)
 
 
-
-
-
-
 # C++ tokens, for comparing code as the compiler reads it: a preprocessor line whole (its
 # line break ends it), string and character literals, names and numbers, operators (the
 # longest first); blanks and comments separate tokens and are not tokens
@@ -69,7 +65,6 @@ def minimal_edit(source: bytes, edit: ByteEdit) -> ByteEdit:
         return ByteEdit(edit.start, edit.start, "", edit.what)
     return ByteEdit(edit.start + old_from, edit.start + old_to,
                     new[new_from:new_to].decode("utf-8"), edit.what)
-
 
 
 def apply_edits(source: bytes, edits: list[ByteEdit]) -> bytes:

@@ -31,7 +31,7 @@ class InsertBodyStart(KindEdit):
 
     kind: ClassVar[str] = "insert_body_start"
 
-    def written(self) -> tuple[str, ...]:
+    def templates(self) -> tuple[str, ...]:
         return (self.template,)
 
     def plan(self, px: PlanContext) -> None:
@@ -56,7 +56,7 @@ class RemoveStatement(KindEdit):
     kind: ClassVar[str] = "remove_statement"
     groupable: ClassVar[bool] = True
 
-    def written(self) -> tuple[str, ...]:
+    def templates(self) -> tuple[str, ...]:
         return (self.template,)
 
     def plan(self, px: PlanContext) -> None:
@@ -112,7 +112,6 @@ def _remove_statement(unit: Unit, fn: Function, text: str) -> ByteEdit | None:
             return ByteEdit(pos, end, "", "remove_statement")
         pos = end if end < fn.body_end else -1
     return None
-
 
 
 register_edit("insert_body_start", compile_insert, InsertBodyStart)

@@ -27,7 +27,7 @@ class Replace(KindEdit):
     groupable: ClassVar[bool] = True
     leads: ClassVar[bool] = True
 
-    def written(self) -> tuple[str, ...]:
+    def templates(self) -> tuple[str, ...]:
         return (self.template,)
 
     def plan(self, px: PlanContext) -> None:
@@ -97,8 +97,6 @@ def _keep_attributes(match: Match, text: str) -> str:
             at = found.end() if found is not None else -1
         text = f"{text[:at]} {kept}{text[at:]}" if at >= 0 else f"{kept} {text}"
     return text
-
-
 
 
 register_edit("replace", compile_replace, Replace,

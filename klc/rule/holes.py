@@ -58,7 +58,6 @@ class HoleDecl:
         return str(int(text, 10)) if self.type == "int" else text
 
 
-
 _KEYWORD_WORDS = (
     "alignas alignof and and_eq asm auto bitand bitor bool break case catch char char8_t "
     "char16_t char32_t class compl concept const consteval constexpr constinit const_cast "

@@ -10,9 +10,10 @@ rule only holds them. Nothing here reads code, matches or judges a guard.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from klc.errors import KlcError
+from klc.rule.code import code_refs
 from klc.rule.guard import GuardExpr
 from klc.rule.holes import HoleDecl
 
@@ -49,7 +50,6 @@ METAVAR_KINDS: dict[str, frozenset[str] | None] = {
 TYPE_KINDS = frozenset(k for k, v in METAVAR_KINDS.items() if v is None)
 
 
-
 @dataclass(frozen=True)
 class Edit:
     """One ``rewrite`` clause. Each kind subclasses this (``klc/edits/<kind>.py``) with its
@@ -64,9 +64,10 @@ class Edit:
     changes_launch: ClassVar[bool] = False  # it edits the host launch, not the kernel text
     leads: ClassVar[bool] = False  # its inverse comes first (the anchor swap: replace)
 
-    def written(self) -> tuple[str, ...]:
-        """The code texts this edit writes (templates, attribute text), metavariables and
-        holes in them: what the execution-space check reads."""
+    def templates(self) -> tuple[str, ...]:
+        """The code templates this edit writes into the kernel's code, with their
+        metavariables and holes (what the execution-space check reads: a rule that writes
+        ``__expf`` rewrites device code only)."""
         return ()
 
     def subrules(self) -> tuple[Rule, ...]:
@@ -74,10 +75,8 @@ class Edit:
         return ()
 
     def holes_used(self) -> set[str]:
-        """The names of the holes this edit's text uses."""
-        from klc.rule.code import code_refs
-
-        return {r.name for t in self.written() for r in code_refs(t) if r.kind == "hole"}
+        """The names of the holes this edit's text uses (its templates, by default)."""
+        return {r.name for t in self.templates() for r in code_refs(t) if r.kind == "hole"}
 
     def declaration_target(self) -> str | None:
         """The metavariable whose declaration this edit changes, when that is all it changes
@@ -92,16 +91,6 @@ class Edit:
         """The clause in words, for a prompt (``klc.fill.llm``)."""
         return []
 
-    # SHIM(issue 20): code written for the old bag-of-fields ``Edit`` reads fields a kind does
-    # not have (``e.template`` of a launch edit); they read as None until it asks the edit
-    def __getattr__(self, name: str) -> Any:  # SHIM(issue 20)
-        if name in _LEGACY_FIELDS:  # SHIM(issue 20)
-            return None  # SHIM(issue 20)
-        raise AttributeError(name)  # SHIM(issue 20)
-
-
-_LEGACY_FIELDS = frozenset({"template", "target", "value", "dim", "axis", "op", "factor",
-                            "sub"})  # SHIM(issue 20)
 
 @dataclass(frozen=True)
 class Card:
