@@ -66,16 +66,22 @@ class RemoveAttribute(_Attribute):
         return _strip_attribute(anchor, self.value)
 
 
-def compile_attribute(e: EditSpec, cx: CompileContext) -> Edit | None:
+def compile_remove(e: EditSpec, cx: CompileContext) -> Edit | None:
     what = f"rewrite {e.kind}"
     text = e.args[0]
     value = text.value
     cx.use_refs(value, text.position, what)
-    if e.kind == "remove_attribute":
-        if not IDENT_RE.fullmatch(value):
-            cx.errs.add(text.line, text.col, f"{what}: give the attribute's name, "
-                        f"such as \"__launch_bounds__\", not {json.dumps(value)}")
-        return RemoveAttribute(value, line=e.line, col=e.col)
+    if not IDENT_RE.fullmatch(value):
+        cx.errs.add(text.line, text.col, f"{what}: give the attribute's name, "
+                    f"such as \"__launch_bounds__\", not {json.dumps(value)}")
+    return RemoveAttribute(value, line=e.line, col=e.col)
+
+
+def compile_add(e: EditSpec, cx: CompileContext) -> Edit | None:
+    what = f"rewrite {e.kind}"
+    text = e.args[0]
+    value = text.value
+    cx.use_refs(value, text.position, what)
     if not value.strip():
         cx.errs.add(text.line, text.col, f"{what}: the attribute is empty")
     else:
@@ -152,5 +158,5 @@ def _strip_attribute(anchor: str, name: str) -> tuple[str, str]:
     return anchor[:i] + anchor[end:], anchor[i:j]
 
 
-register_edit("add_attribute", compile_attribute, AddAttribute)
-register_edit("remove_attribute", compile_attribute, RemoveAttribute)
+register_edit("add_attribute", compile_add, AddAttribute)
+register_edit("remove_attribute", compile_remove, RemoveAttribute)

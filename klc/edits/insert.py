@@ -77,10 +77,12 @@ class RemoveStatement(KindEdit):
 
 def compile_insert(e: EditSpec, cx: CompileContext) -> Edit | None:
     text = compile_code(e.args[0], cx, f"rewrite {e.kind}")
-    if text is None:
-        return None
-    cls = InsertBodyStart if e.kind == "insert_body_start" else RemoveStatement
-    return cls(text, line=e.line, col=e.col)
+    return None if text is None else InsertBodyStart(text, line=e.line, col=e.col)
+
+
+def compile_remove(e: EditSpec, cx: CompileContext) -> Edit | None:
+    text = compile_code(e.args[0], cx, f"rewrite {e.kind}")
+    return None if text is None else RemoveStatement(text, line=e.line, col=e.col)
 
 
 def _insert_body_start(unit: Unit, fn: Function, text: str) -> ByteEdit:
@@ -115,4 +117,4 @@ def _remove_statement(unit: Unit, fn: Function, text: str) -> ByteEdit | None:
 
 
 register_edit("insert_body_start", compile_insert, InsertBodyStart)
-register_edit("remove_statement", compile_insert, RemoveStatement)
+register_edit("remove_statement", compile_remove, RemoveStatement)

@@ -73,15 +73,23 @@ class RemoveQualifier(_Qualifier):
         px.add(_remove_qualifier(px.match, self, px.holes))
 
 
-def compile_qualifier(e: EditSpec, cx: CompileContext) -> Edit | None:
+def _compile(e: EditSpec, cx: CompileContext) -> tuple[str, str]:
+    """(the target metavariable, the qualifier): bound, and a known qualifier."""
     what = f"rewrite {e.kind}"
     target_tok, value = e.args
     target = target_of(target_tok, cx, what)
     if value.value not in QUALIFIERS:
         cx.errs.add(value.line, value.col, f"{what}: unknown qualifier "
                     f"{json.dumps(value.value)}; qualifiers are: {', '.join(QUALIFIERS)}")
-    cls = AddQualifier if e.kind == "add_qualifier" else RemoveQualifier
-    return cls(target, value.value, line=e.line, col=e.col)
+    return target, value.value
+
+
+def compile_add(e: EditSpec, cx: CompileContext) -> Edit | None:
+    return AddQualifier(*_compile(e, cx), line=e.line, col=e.col)
+
+
+def compile_remove(e: EditSpec, cx: CompileContext) -> Edit | None:
+    return RemoveQualifier(*_compile(e, cx), line=e.line, col=e.col)
 
 
 def _parameter(match: Match, edit: _Qualifier, holes: dict[str, str]
@@ -127,5 +135,5 @@ def _remove_qualifier(match: Match, edit: _Qualifier, holes: dict[str, str]
                     param.start + len(text[:end].encode()), "", edit.kind)
 
 
-register_edit("add_qualifier", compile_qualifier, AddQualifier)
-register_edit("remove_qualifier", compile_qualifier, RemoveQualifier)
+register_edit("add_qualifier", compile_add, AddQualifier)
+register_edit("remove_qualifier", compile_remove, RemoveQualifier)

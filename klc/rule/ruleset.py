@@ -145,10 +145,6 @@ class RuleSet:
             raise RuleError(errors)
         return cls(tuple(rules), tuple(errors))
 
-    def select(self, names: Iterable[str] | None, path: str) -> list[Rule]:
-        """The rules named (all when none named); an unknown name is an error."""
-        return select_rules(list(self.rules), list(names or ()), path)
-
 
 def select_rules(rules: list[Rule], names: list[str] | None, path: str) -> list[Rule]:
     """The rules named with --rule (all when none named); an unknown name is an error."""
