@@ -119,7 +119,7 @@ class RuleSet:
                 if check and not found:
                     errors.append(f"{src}: no .rule files in this folder")
                 files += [(str(f), None) for f in found]
-            elif path.exists():
+            elif path.exists() or check:  # (klc check reads it as a file: "no such rule file")
                 files.append((str(src), None))
             else:
                 errors.append(f"{src}: no such rule file or folder")
