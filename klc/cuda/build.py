@@ -57,15 +57,14 @@ from klc.cuda.syntax import (
     sort_doc_order,
 )
 
-# One query collects everything the model needs in a single pass in C, instead of a Python
-# walk over every node: the front end must cost little more than the bare parse.
 # the node types that guards and anchors ask for most: indexed by the model's query run
 _INDEXED_TYPES = (
     "declaration", "assignment_expression", "update_expression", "return_statement",
     "break_statement", "continue_statement", "expression_statement", "compound_statement",
     "subscript_expression", "binary_expression", "if_statement", "preproc_def")
 
-
+# One query collects everything the model needs in a single pass in C, instead of a Python
+# walk over every node: the front end must cost little more than the bare parse.
 _MODEL_QUERY = Query(
     LANGUAGE,
     """
