@@ -13,8 +13,8 @@ one-line message naming the file, and line:column where there is one), as the CL
     gate(path, against=None, ...)       -> GateResult
     optimize(path, rules=None, ...)     -> Optimized
 
-This module is a facade over today's modules (``klc.rules``, ``klc.frontend``,
-``klc.pipeline``, ``klc.gate``, ``klc.optimize``); it imports them when a function is called.
+This module is a facade over klc's packages (``klc.rule``, ``klc.cuda``, ``klc.pipeline``,
+``klc.gate``, ``klc.optimize``); it imports them when a function is called.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from klc.errors import KlcError
 
 if TYPE_CHECKING:
     from klc.cuda.model import Unit
-    from klc.rules import Rule
+    from klc.rule import Rule
 
 __all__ = [
     "API_VERSION", "Applied", "AppliedSite", "Card", "FunctionInfo", "GateResult", "Hole",
@@ -98,7 +98,7 @@ class RuleSet:
 
     def select(self, *names: str) -> RuleSet:
         """The rules with these names, in that order (KlcError for an unknown name)."""
-        from klc.library import select_rules
+        from klc.rule import select_rules
 
         chosen = select_rules(list(self._compiled), list(names), ", ".join(self.paths))
         return _ruleset(self.paths, chosen)
@@ -126,10 +126,10 @@ def _ruleset(paths: Iterable[str], rules: list[Rule]) -> RuleSet:
 def load_rules(*paths: str | Path) -> RuleSet:
     """Load rule files and folders (a folder: its ``*.rule`` files, sorted); with no path,
     the skills library. A rule that does not load raises KlcError (file:line:col)."""
-    from klc.library import default_skill_dirs, load_rule_paths
+    from klc import rule
 
-    names = [str(p) for p in paths] or default_skill_dirs()
-    return _ruleset(names, load_rule_paths(names))
+    names = [str(p) for p in paths] or rule.default_skill_dirs()
+    return _ruleset(names, list(rule.RuleSet.load(names).rules))
 
 
 def _rules_of(rules: RuleSet | str | Path | None) -> list[Rule]:
@@ -311,8 +311,8 @@ def apply(path: str | Path, rules: RuleSet | str | Path, holes: Mapping[str, obj
     """Apply ``rules`` (``only`` these names, if given) to a file, with hole values (each
     validated against its declaration; a hole not given takes its default). Nothing is
     written: ``Applied.source`` is the result."""
-    from klc.library import select_rules
     from klc.pipeline import apply_rules, spec_of
+    from klc.rule import select_rules
 
     compiled = select_rules(_rules_of(rules), list(only), str(path))
     unit = _unit(path, source)

@@ -20,8 +20,8 @@ from pathlib import Path
 from klc.cuda.parse import parse_bytes, read_source
 from klc.errors import KlcError
 from klc.fsutil import atomic_write
-from klc.library import default_pass_dirs, default_skill_dirs, load_rule_paths
 from klc.pipeline import apply_rules, find_sites, spec_of
+from klc.rule import RuleSet, default_pass_dirs, default_skill_dirs
 
 
 @dataclass(frozen=True)
@@ -98,8 +98,8 @@ def run_golden(folder: str, rule_paths: list[str] | None,
     root = Path(folder)
     if not root.is_dir():
         raise KlcError(f"{folder}: no such test folder")
-    rules = {r.name: r for r in load_rule_paths(rule_paths or
-                                                 default_pass_dirs() + default_skill_dirs())}
+    rules = {r.name: r for r in RuleSet.load(rule_paths or
+                                             default_pass_dirs() + default_skill_dirs()).rules}
     results: list[CaseResult] = []
     for rule_dir in sorted(p for p in root.iterdir() if p.is_dir()):
         for case in sorted(rule_dir.glob("*.cu")):

@@ -2,7 +2,7 @@
 
     walk(expert.cu, passes/) -> Lineage -> write_lineage(out/) -> lineage.json, v*.cu, report
 
-At each step (DESIGN.md, "Backward (learning)"):
+At each step (docs/lineage.md, "The walk"):
 
 1. list  - the sites where a simplification applies (``klc.pipeline.find_sites``: anchor,
            context, static guards);
@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from klc.errors import KlcError, where
-from klc.rules import Rule
+from klc.rule import Rule
 
 FORMAT = 1  # lineage.json's format version
 MAX_STEPS = 200  # a walk longer than this is a cycle, not a lineage
@@ -51,7 +51,7 @@ def load_passes(passes_dir: str | Path) -> tuple[list[Rule], str]:
     ``DIR/ORDER`` names rules one per line (``#`` comments, blank lines ignored); rules it
     does not name follow in load order (files by name, rules as written). A name in ORDER
     that no rule has, or a name given twice, is an error at its line."""
-    from klc.rules import load_rule_dir
+    from klc.rule import load_rule_dir
 
     d = Path(passes_dir)
     rules = load_rule_dir(d)
@@ -290,7 +290,7 @@ def _new_offsets(source: bytes, outcome: Any) -> list[int | None]:
     """Where each applied rewrite's replacement starts in the new source (its first
     non-blank character), or None for a rewrite without a replace: the reverse skill's site
     in the next version is found there."""
-    from klc.rewrite import apply_edits
+    from klc.edits import apply_edits
 
     edits = []
     seen = set()

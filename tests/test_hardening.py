@@ -470,11 +470,11 @@ def test_the_skills_library_settles_on_the_shipped_kernels() -> None:
     rewritten is left for another run: a nest of loops gets one #pragma per run), but
     repeated runs reach a fixed point: no skill rewrites its own output forever. (On every
     shipped kernel, lineage steps included, it settles within 10 runs; docs/batch.md.)"""
-    from klc.frontend import parse_bytes
-    from klc.library import default_skill_dirs, load_rule_paths
+    from klc.cuda.parse import parse_bytes
     from klc.pipeline import apply_rules, spec_of
+    from klc.rule import RuleSet, default_skill_dirs
 
-    rules = load_rule_paths(default_skill_dirs())
+    rules = list(RuleSet.load(default_skill_dirs()).rules)
     files = sorted([*(ROOT / "bench" / "examples").glob("*.cu"),
                     *(ROOT / "bench" / "heldout").glob("*.cu")])
     assert len(files) >= 20

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from klc.frontend import parse_file, read_source
+from klc.cuda.parse import parse_file, read_source
 from klc.gate import gate
 from klc.spec import Bound, Spec, check_spec, element_count, evaluate, launch_dims, load_spec
 

@@ -162,7 +162,7 @@ def test_layout_and_outside_checks() -> None:
     assert sb.outside_lines(src, new, [(7, 13)]) == [3]  # the edit covered line 2 only
     assert sb.outside_lines(src, new, [(7, 20)]) == []
     # against the edits themselves: `b` -> `bb` is the edit, `c` -> `c2` is not
-    from klc.rewrite import ByteEdit
+    from klc.edits import ByteEdit
 
     edit = [ByteEdit(11, 12, "bb", "replace")]
     assert sb.outside_edits(src, b"int a;\nint bb;\nint c;\n", edit, False) == []

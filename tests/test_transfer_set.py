@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from klc.frontend import parse_file, read_source
+from klc.cuda.parse import parse_file, read_source
 from klc.gate import gate
 from klc.spec import check_spec, load_spec
 

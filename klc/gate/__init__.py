@@ -3,7 +3,7 @@ computes, and runs in a time that the speed-of-light floor makes plausible.
 
     gate(candidate, path, reference=original)  ->  GateRecord
 
-Stages, in order (DESIGN.md, "The gate"):
+Stages, in order (docs/spec.md, "The gate"):
 
 1. compile (``klc.gate.compile``): NVRTC through CuPy, on any machine; registers, spills,
    static shared memory from ptxas's report; cubins cached by hash.

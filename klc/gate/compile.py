@@ -200,12 +200,6 @@ def headers_fingerprint() -> str:
     return h.hexdigest()
 
 
-@cache
-def shim_headers() -> tuple[str, ...]:
-    return tuple(sorted(p.name for p in SHIM_DIR.iterdir()
-                        if p.is_file() and not p.name.startswith("klc_")))
-
-
 # --------------------------------------------------------------------------------------
 # Preparing device source
 

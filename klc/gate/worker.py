@@ -3,7 +3,7 @@
 Starting a child per trial (Python, CuPy, a CUDA context, the SOL figures) costs about a
 second; ``klc optimize`` and ``klc lineage`` run hundreds of trials. So ``gate()`` hands its
 jobs to a worker that stays up between them, keyed by ``CUDA_VISIBLE_DEVICES`` (each GPU of a
-batch gets its own). Isolation is what the design requires (DESIGN.md, "The gate"):
+batch gets its own). Isolation is what the gate requires (docs/spec.md, "Isolation"):
 
 - every job has a timeout: at the deadline the worker's process group is killed and the job
   fails, named by the step it was in; the next job starts a fresh worker;

@@ -11,10 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from klc.frontend import parse_bytes, read_source
-from klc.library import load_rule_paths
+from klc.cuda.parse import parse_bytes, read_source
 from klc.pipeline import apply_rules, find_sites, spec_of
-from klc.rules import load_rules_text
+from klc.rule import RuleSet, load_rules_text
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = Path(__file__).resolve().parents[1] / "data" / "align"
@@ -22,7 +21,7 @@ RULE = "vectorize_shared_float4_load"
 
 
 def skill() -> object:
-    rules = [r for r in load_rule_paths([str(ROOT / "skills")]) if r.name == RULE]
+    rules = [r for r in RuleSet.load([str(ROOT / "skills")]).rules if r.name == RULE]
     assert len(rules) == 1
     return rules[0]
 

@@ -17,7 +17,7 @@ import pytest
 
 import klc.gate.worker as worker_mod
 from klc.cli import main
-from klc.frontend import parse_bytes, read_source
+from klc.cuda.parse import parse_bytes, read_source
 from klc.gate import gate
 from klc.gate.profile import Budget
 from klc.spec import find_spec_block, load_spec

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from klc.cli import main
+from klc.cuda.parse import parse_bytes, read_source
 from klc.errors import KlcError
-from klc.frontend import parse_bytes, read_source
 from klc.gate import default_verify_sizes, gate, gpu_status
 from klc.gate.child import run_process
 from klc.gate.compile import CompileResult, check_arch, compile_unit, map_log, parse_ptxas

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from klc.frontend import parse_bytes, read_source
+from klc.cuda.parse import parse_bytes, read_source
 from klc.gate import compile as gate_compile
 from klc.gate.compile import compile_unit, header_package, include_dirs
 
@@ -41,7 +41,7 @@ SYSTEM_ROOTS = ("/usr/local/cuda", "/opt/cuda", "/usr/include")
 # where the NVRTC library this process loaded lives.
 _CHILD = r"""
 import json, sys
-from klc.frontend import parse_bytes, read_source
+from klc.cuda.parse import parse_bytes, read_source
 from klc.gate.compile import compile_unit
 out = {"results": {}}
 for path, name in json.loads(sys.argv[1]).items():
@@ -183,7 +183,7 @@ def test_libclang_sees_what_nvcc_sees(name: str) -> None:
     """klc's libclang facts (klc/cuda_stub.h) know M_PI and INFINITY without an include, as
     nvcc does, and agree with the host's <math.h> where a kernel includes it (no
     redefinition: no diagnostic at all)."""
-    from klc.frontend import parse_file
+    from klc.cuda.parse import parse_file
 
     unit = parse_file(HEADERS / name)
     assert unit.facts.diagnostics == []

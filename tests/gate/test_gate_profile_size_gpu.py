@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import klc.gate.worker as worker_mod
-from klc.frontend import read_source
+from klc.cuda.parse import read_source
 from klc.gate import GateRecord, gate
 from klc.gate.profile import Budget
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from klc.cuda.parse import parse_bytes
 from klc.errors import KlcError
-from klc.frontend import parse_bytes
 from klc.spec import (
     ExprError,
     Init,

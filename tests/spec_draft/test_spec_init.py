@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from klc.cli import main
-from klc.frontend import parse_bytes
+from klc.cuda.parse import parse_bytes
 from klc.spec import check_spec, element_count, find_spec_block, load_spec
 from klc.spec_draft import draft_spec
 
