@@ -26,9 +26,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from klc import __version__
 from klc.errors import KlcError
 from klc.fsutil import atomic_write
 from klc.gate import STAGES, GateRecord, StageResult
+from klc.gate.compile import cache_dir
 
 GateFn = Callable[..., GateRecord]
 CACHED_VERDICTS = frozenset({"passed", "failed"})
@@ -36,8 +38,6 @@ _STAGE_KEYS = frozenset({"status", "reason"})
 
 
 def default_dir() -> Path:
-    from klc.gate.compile import cache_dir
-
     return cache_dir() / "gate"
 
 
@@ -133,8 +133,6 @@ class CachedGate:
     def run(self, candidate: bytes, path: str, *, reference: bytes | None,
             reference_path: str | None, seeds: Iterable[int] | None = None
             ) -> tuple[GateRecord, bool]:
-        from klc import __version__
-
         use = self.cache is not None and seeds is None
         key = cache_key(candidate, reference, self.arch, self.stages, __version__, self.device)
         if use:

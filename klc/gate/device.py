@@ -10,6 +10,10 @@ from typing import Any
 
 import numpy as np
 
+from klc.gate import sol
+from klc.gate.profile import l2_flusher
+from klc.gate.verify import launch
+
 
 class CudaDevice:
     """The GPU through CuPy: everything the job runner does on the device goes through here
@@ -27,13 +31,9 @@ class CudaDevice:
         self._philox: bool | None = None
 
     def info(self) -> dict[str, Any]:
-        from klc.gate import sol
-
         return sol.device_info()
 
     def figures(self, info: dict[str, Any], peaks_cubin: str | None) -> dict[str, Any]:
-        from klc.gate import sol
-
         return sol.load_or_measure(info, peaks_cubin)
 
     def load(self, cubin: str) -> tuple[Any, str]:
@@ -48,8 +48,6 @@ class CudaDevice:
         return fn
 
     def launch(self, fn: Any, cfg: dict[str, Any], args: list[Any]) -> None:
-        from klc.gate.verify import launch
-
         launch(fn, cfg, args)
 
     def sync(self) -> None:
@@ -98,8 +96,6 @@ class CudaDevice:
         return _Philox()
 
     def flusher(self, l2_bytes: int, footprint: int) -> Callable[[], None] | None:
-        from klc.gate.profile import l2_flusher
-
         return l2_flusher(l2_bytes, footprint)
 
     def time_calls(self, calls: list[Callable[[], None]],

@@ -13,7 +13,22 @@ from typing import Any
 
 import numpy as np
 
+from klc.gate import sol
+from klc.gate.profile import Budget, Series, drift, noise, run_rounds, summarize
 from klc.gate.session import PROFILE_SIZE_MEMORY_FRACTION, Session
+from klc.gate.verify import (
+    CaseInputs,
+    GuardedBuffers,
+    HostDraw,
+    compare,
+    compare_in_place,
+    fill_poison,
+    make_scalar,
+    make_values,
+    storage_dtype,
+    unwritten_count,
+    unwritten_mask,
+)
 
 
 class _Failed(Exception):
@@ -131,14 +146,6 @@ class JobRunner:
     def inputs(self, case: dict[str, Any], keep_host: bool) -> tuple[Any, str]:
         """The case's inputs, made on the device where cuRAND is there (else on the host
         and uploaded); scalars on the host. Same seed, same data, for both kernels."""
-        from klc.gate.verify import (
-            CaseInputs,
-            HostDraw,
-            make_scalar,
-            make_values,
-            storage_dtype,
-        )
-
         seed = case["seed"]
         rng = np.random.default_rng(seed)
         draw = self.dev.draw(seed)
@@ -175,8 +182,6 @@ class JobRunner:
         return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
 
     def verify(self) -> dict[str, Any]:
-        from klc.gate.verify import GuardedBuffers, compare
-
         device = self.result["device"]
         same = self.job["same_kernel"]
         written = [a for a in self.job["args"] if a["kind"] == "buffer" and a["role"] != "in"]
@@ -246,13 +251,6 @@ class JobRunner:
         the small cases (poison, guard zones, inputs unchanged, tolerance), made on the
         device; only guard zones and the first bad element come to the host. The
         reference's outputs are kept on the device for the next trials (checksummed)."""
-        from klc.gate.verify import (
-            GuardedBuffers,
-            compare_in_place,
-            storage_dtype,
-            unwritten_count,
-        )
-
         t0 = time.perf_counter()
         xp = self.dev.xp
         same = self.job["same_kernel"]
@@ -350,10 +348,6 @@ class JobRunner:
     # -- profile ------------------------------------------------------------------------
 
     def profile(self, device: dict[str, Any]) -> dict[str, Any]:
-        from klc.gate import sol
-        from klc.gate.profile import Budget, Series, drift, noise, run_rounds, summarize
-        from klc.gate.verify import fill_poison, storage_dtype
-
         case = self.job["profile_case"]
         self.step("measuring the device's ceilings (cached per device)")
         figures = self.session.sol_figures(self.job.get("peaks_cubin"))
@@ -437,7 +431,5 @@ class JobRunner:
 
 
 def _unwritten_in(a: Any, dtype: str) -> int | None:
-    from klc.gate.verify import unwritten_mask
-
     idx = np.flatnonzero(unwritten_mask(a, dtype))
     return int(idx[0]) if idx.size else None

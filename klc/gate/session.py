@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from klc.gate.device import CudaDevice
+from klc.gate.verify import checksum_in_place
 
 
 class OutputCache:
@@ -83,8 +84,6 @@ class DeviceOutputCache:
         self.dropped_damaged = 0
 
     def get(self, xp: Any, key: str) -> dict[str, Any] | None:
-        from klc.gate.verify import checksum_in_place
-
         entry = self.entries.get(key)
         if entry is None:
             return None
@@ -99,8 +98,6 @@ class DeviceOutputCache:
     def put(self, xp: Any, key: str, arrays: dict[str, Any]) -> bool:
         """Keep ``arrays`` (the caller's own copies, not to be written again); False when
         they are over the budget."""
-        from klc.gate.verify import checksum_in_place
-
         size = sum(int(a.nbytes) for a in arrays.values())
         if size > self.max_bytes:
             return False

@@ -20,6 +20,7 @@ from typing import Any
 
 from klc.fsutil import atomic_write
 from klc.gate.compile import cache_dir
+from klc.gate.profile import summarize
 
 IMPOSSIBLE_FRACTION = 0.9
 FIGURES_VERSION = 1
@@ -130,8 +131,6 @@ def load_or_measure(device: dict[str, Any], cubin_for_peaks: str | None) -> dict
 
 def _median_ms(fn: Any, runs: int = 20, warmup: int = 3) -> float:
     import cupy as cp
-
-    from klc.gate.profile import summarize
 
     stream = cp.cuda.get_current_stream()
     for _ in range(warmup):
