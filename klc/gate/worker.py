@@ -20,7 +20,7 @@ batch gets its own). Isolation is what the gate requires (docs/spec.md, "Isolati
 
 Protocol (JSON lines; the parent writes the worker's stdin, reads its stdout):
 
-    parent -> worker   {"id": 7, "op": "gate", "job": {...}}      run a job (klc.gate.child)
+    parent -> worker   {"id": 7, "op": "gate", "job": {...}}      run a job (klc.gate.runner)
                        {"id": 8, "op": "ping"}                     {"pid", "jobs"} back
                        {"op": "exit"}                              leave (so does EOF)
     worker -> parent   {"id": 7, "progress": "verify n=5: candidate run"}  before each step
