@@ -52,7 +52,7 @@ def time_batch(config: BatchConfig, corpus: Path, jobs: int, mode: str) -> tuple
 
 def time_plain_loop(config: BatchConfig, corpus: Path) -> float:
     """The work alone: read, parse, apply; one process, nothing written."""
-    from klc.frontend import parse_bytes
+    from klc.cuda.parse import parse_bytes
     from klc.pipeline import apply_rules, spec_of
 
     rules = config.load_rules()

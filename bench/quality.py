@@ -71,7 +71,7 @@ def rel(p: Path) -> str:
 
 def run_one(job: dict[str, Any], args: argparse.Namespace, cache: str,
             skills: list[Any] | None) -> dict[str, Any]:
-    from klc.frontend import read_source
+    from klc.cuda.parse import read_source
     from klc.gate import gate
     from klc.optimize import OptimizeOptions, optimize, summarize
 
@@ -225,12 +225,12 @@ def main() -> int:
 
     from klc import __version__
     from klc.gate.cache import device_name
-    from klc.library import default_skill_dirs, load_rule_paths
+    from klc.rule import RuleSet, default_skill_dirs
 
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)
     skill_dirs = args.skills or default_skill_dirs()
-    skills = load_rule_paths(skill_dirs)
+    skills = list(RuleSet.load(skill_dirs).rules)
     jobs = ([] if args.no_lineages else lineage_jobs(args.family)) + \
         ([] if args.no_heldout else heldout_jobs(args.kernel))
     console = Console() if sys.stdout.isatty() else Console(width=200)

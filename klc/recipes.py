@@ -28,7 +28,7 @@ from klc.errors import KlcError
 
 if TYPE_CHECKING:
     from klc.reverse import Learned
-    from klc.rules import Rule
+    from klc.rule import Rule
 
 RECIPES_FILE = "recipes.yaml"
 
@@ -138,7 +138,7 @@ def replay(recipe: Recipe, source: bytes, path: str, rules: dict[str, Rule],
     """Apply the recipe's skills in order from the first that applies; return the reached
     version the walk measured fastest, when the walk measured it faster than where the
     replay started by more than ``min_gain``; else None."""
-    from klc.frontend import parse_bytes
+    from klc.cuda.parse import parse_bytes
     from klc.pipeline import apply_rules, apply_site, find_sites, spec_of
 
     steps = recipe.steps

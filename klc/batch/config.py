@@ -16,7 +16,7 @@ from klc import __version__
 from klc.errors import KlcError
 
 if TYPE_CHECKING:
-    from klc.rules import Rule
+    from klc.rule import Rule
 
 SOURCE_SUFFIXES = (".cu", ".cuh")
 JOURNAL_NAME = ".klc-batch.jsonl"
@@ -85,9 +85,8 @@ class BatchConfig:
     def load_rules(self) -> list[Rule]:
         """The rules, compiled: every problem of every file reported together (RuleError),
         a rule name defined twice refused, unknown ``rule_names`` refused."""
-        from klc.library import select_rules
         from klc.pipeline import check_hole_names, resolve_holes
-        from klc.rules import RuleError, load_rules_text
+        from klc.rule import RuleError, load_rules_text, select_rules
 
         rules: list[Rule] = []
         errors: list[str] = []

@@ -55,10 +55,10 @@ _STATE: dict[str, Any] = {}
 
 def _init(rule_paths: list[str], tree_only: bool, show_all: bool,
           json_sites: bool = True, render: str = "") -> None:
-    from klc.library import load_rule_paths
+    from klc.rule import RuleSet
 
     if _STATE.get("rule_paths") != rule_paths:  # a forked worker has its parent's rules
-        _STATE["rules"] = load_rule_paths(rule_paths)
+        _STATE["rules"] = list(RuleSet.load(rule_paths).rules)
         _STATE["rule_paths"] = list(rule_paths)
     _STATE["clang"] = not tree_only
     _STATE["all"] = show_all
@@ -71,10 +71,10 @@ def _init(rule_paths: list[str], tree_only: bool, show_all: bool,
 def _load(rule_paths: list[str]) -> None:
     """Load (and so check) the rules and compile their anchors in this process, before any
     worker is forked: the workers start with them."""
-    from klc.library import load_rule_paths
-    from klc.pipeline import pattern_of
+    from klc.match import pattern_of
+    from klc.rule import RuleSet
 
-    rules = load_rule_paths(rule_paths)  # a broken rule stops everything before any file
+    rules = list(RuleSet.load(rule_paths).rules)  # a broken rule stops everything before any file
     for r in rules:
         pattern_of(r)
     _STATE["rules"] = rules
@@ -82,7 +82,7 @@ def _load(rule_paths: list[str]) -> None:
 
 
 def list_file(path: str) -> FileListing:
-    from klc.frontend import parse_file
+    from klc.cuda.parse import parse_file
     from klc.pipeline import find_sites, spec_of
     from klc.report import site_json
 

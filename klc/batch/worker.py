@@ -31,7 +31,7 @@ from klc.errors import KlcError
 from klc.interrupts import tune_gc
 
 if TYPE_CHECKING:
-    from klc.rules import Rule
+    from klc.rule import Rule
 
 # The work on one file (in a worker process or a Ray task)
 
@@ -96,7 +96,7 @@ def _settle(res: FileResult, data: bytes, send_unchanged: bool) -> None:
 
 
 def _process(state: WorkerState, data: bytes, path: str, res: FileResult) -> None:
-    from klc.frontend import check_text, parse_bytes
+    from klc.cuda.parse import check_text, parse_bytes
 
     if not data.strip():
         res.notes.append(f"{path}: empty file")
@@ -194,7 +194,7 @@ def compile_check(config: BatchConfig, res: FileResult, unit: Any, new: bytes) -
     "compile", with NVRTC's first error); an original that does not compile here (a header
     NVRTC cannot find, host-only code it cannot blank) leaves nothing to compare against:
     the rewrite is kept, and counted as "compile_unchecked"."""
-    from klc.frontend import parse_bytes
+    from klc.cuda.parse import parse_bytes
     from klc.gate.compile import DEFAULT_ARCH, compile_unit
 
     arch = config.arch or DEFAULT_ARCH

@@ -43,12 +43,11 @@ def _parse_holes(items: list[str]) -> dict[str, str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from klc.frontend import parse_file
+    from klc.cuda.parse import parse_file
     from klc.fsutil import atomic_write
-    from klc.library import select_rules
     from klc.pipeline import apply_rules, spec_of
     from klc.report import outcome_json
-    from klc.rules import load_rules
+    from klc.rule import load_rules, select_rules
 
     rules = select_rules(load_rules(args.rule_file), args.rule, args.rule_file)
     holes = _parse_holes(args.hole)

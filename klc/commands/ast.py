@@ -16,7 +16,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 
 def run(args: argparse.Namespace) -> int:
-    from klc.frontend import parse_file
+    from klc.cuda.parse import parse_file
     from klc.report import format_tree
 
     if args.pattern:

@@ -101,7 +101,7 @@ def _parse_holes(items: list[str]) -> tuple[tuple[str, str], ...]:
 
 def _config(args: argparse.Namespace) -> Any:
     from klc.batch import BatchConfig
-    from klc.library import default_skill_dirs
+    from klc.rule import default_skill_dirs
 
     opts: list[tuple[str, Any]] = []
     for key in ("filler", "budget", "target_sol"):

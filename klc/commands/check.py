@@ -23,7 +23,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 def run(args: argparse.Namespace) -> int:
     from klc.guards import PREDICATES
-    from klc.rules import check_rule_paths
+    from klc.rule import RuleSet
 
     if args.predicates:
         for pred in sorted(PREDICATES.values(), key=lambda p: p.name):
@@ -32,7 +32,8 @@ def run(args: argparse.Namespace) -> int:
         if args.predicates:
             return 0
         raise KlcError("check: give .rule files or folders (or --predicates)")
-    rules, errors = check_rule_paths(args.paths)
+    loaded = RuleSet.load(args.paths, strict=False, check=True)
+    rules, errors = loaded.rules, loaded.errors
     count = f"{len(rules)} rule{'s' if len(rules) != 1 else ''} ok"
     for message in errors:
         err.print(message, markup=False, emoji=False)

@@ -29,7 +29,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 
 def run(args: argparse.Namespace) -> int:
-    from klc.frontend import read_source
+    from klc.cuda.parse import read_source
     from klc.gate import gate
     from klc.gate.report import print_record
 

@@ -39,7 +39,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 def run(args: argparse.Namespace) -> int:
     from klc.batch.listing import kernel_files, list_paths
-    from klc.library import default_skill_dirs
+    from klc.rule import default_skill_dirs
 
     if args.jobs < 1:
         raise KlcError(f"-j {args.jobs}: the number of workers must be at least 1")

@@ -75,10 +75,10 @@ def _check_outputs(args: argparse.Namespace) -> None:
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from klc.frontend import read_source
+    from klc.cuda.parse import read_source
     from klc.fsutil import atomic_write
-    from klc.library import default_skill_dirs, load_rule_paths
     from klc.optimize import OptimizeOptions, optimize
+    from klc.rule import RuleSet, default_skill_dirs
 
     if args.budget < 1:
         raise KlcError(f"--budget {args.budget}: give at least 1 gate trial")
@@ -88,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
         raise KlcError("--model applies to --filler llm only")
     _check_outputs(args)
     source = read_source(args.kernel)
-    rules = load_rule_paths(args.skills or default_skill_dirs())
+    rules = list(RuleSet.load(args.skills or default_skill_dirs()).rules)
     err = Console(stderr=True, emoji=False)
     with _Progress(err, args.kernel) as bar:
         result = optimize(source, args.kernel, OptimizeOptions(

@@ -14,7 +14,7 @@ from klc.commands.console import err, out
 from klc.errors import KlcError
 
 if TYPE_CHECKING:
-    from klc.frontend import Unit
+    from klc.cuda.model import Unit
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -27,7 +27,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 def run(args: argparse.Namespace) -> int:
     """Print each file's model; a file that cannot be read, or that keeps syntax errors after
     recovery, sets exit status 2, and the others are still printed."""
-    from klc.frontend import parse_file
+    from klc.cuda.parse import parse_file
     from klc.report import unit_summary
 
     status = 0

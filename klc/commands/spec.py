@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _read(path: str) -> bytes:
-    from klc.frontend import check_text
+    from klc.cuda.parse import check_text
     from klc.fsutil import read_input
 
     data = read_input(path, "kernel file")
@@ -63,8 +63,8 @@ def _read(path: str) -> bytes:
 def _init(args: argparse.Namespace) -> int:
     from rich.console import Console
 
+    from klc.cuda.parse import parse_bytes
     from klc.errors import KlcError
-    from klc.frontend import parse_bytes
     from klc.fsutil import atomic_write
     from klc.spec import check_spec, find_spec_block, load_spec
     from klc.spec_draft import draft_spec
@@ -119,8 +119,8 @@ def _init(args: argparse.Namespace) -> int:
 def _check(args: argparse.Namespace) -> int:
     from rich.console import Console
 
+    from klc.cuda.parse import parse_bytes
     from klc.errors import KlcError
-    from klc.frontend import parse_bytes
     from klc.spec import check_spec, find_spec_block, load_spec
 
     out = Console(highlight=False, markup=False, emoji=False, soft_wrap=True)

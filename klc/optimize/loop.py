@@ -22,15 +22,15 @@ from klc.fill.search import (
     static_check,
     static_check_rule,
 )
-from klc.optimize.options import EXPLORE, MAX_ENABLING, MAX_ROUNDS, ProgressFn
+from klc.optimize.options import EXPLORE, MAX_ENABLING, MAX_ROUNDS, OptimizeOptions
 from klc.optimize.result import Step, TrialLog, step_diff, summarize
 
 if TYPE_CHECKING:
+    from klc.cuda.model import Unit
     from klc.fill import Filler
-    from klc.frontend import Unit
     from klc.gate import GateRecord
     from klc.pipeline import Site
-    from klc.rules import Rule
+    from klc.rule import Rule
 
 
 def make_filler(name: str, *, model: str | None = None, arch: str | None = None,
@@ -209,19 +209,17 @@ def _func_sha(site: Site) -> str:
 
 class _Loop:
     def __init__(self, original: bytes, path: str, rules: list[Rule], filler: Filler,
-                 budget: int, target_sol: float, arch: str, runner: Any,
-                 progress: ProgressFn | None, min_gain: float,
-                 include_slower: bool = False) -> None:
+                 arch: str, runner: Any, options: OptimizeOptions) -> None:
         self.original = original
         self.path = path
         self.rules = rules
         self.filler = filler
-        self.budget = budget
-        self.target_sol = target_sol
+        self.budget = options.budget
+        self.target_sol = options.target_sol
         self.arch = arch
         self.runner = runner
-        self.progress = progress
-        self.min_gain = min_gain
+        self.progress = options.progress
+        self.min_gain = options.min_gain
         self.used = 0
         self.hits = 0
         self.round = 0
@@ -233,7 +231,7 @@ class _Loop:
         self.visited: set[str] = set()
         self.seeds_seen: set[int] = set()  # verify seeds of every trial (re-verify avoids them)
         self.split: set[str] = set()  # rules whose all-sites candidate failed: site by site
-        self.include_slower = include_slower
+        self.include_slower = options.include_slower
         self.skipped: dict[str, dict[str, Any]] = {}  # slower skills not tried, by name
         self.recipes: list[Any] = []  # klc.recipes.Recipe: lineages replayed as one move
         self.recipe_tried: set[tuple[str, str]] = set()  # (family, version sha)
@@ -421,7 +419,7 @@ class _Loop:
         site whose text merely changed (a kernel-wide anchor) is not taken for a new one."""
         from collections import Counter
 
-        from klc.frontend import parse_bytes
+        from klc.cuda.parse import parse_bytes
         from klc.pipeline import spec_of
 
         unit = parse_bytes(cand.source, self.path)
@@ -438,7 +436,7 @@ class _Loop:
         return sum(max(0, n - before[r]) for r, n in after.items() if r != applied)
 
     def accept(self, cur: _Version, cand: _Candidate, kind: str) -> _Version:
-        from klc.frontend import parse_bytes
+        from klc.cuda.parse import parse_bytes
         from klc.pipeline import spec_of
 
         log = cand.log
@@ -491,7 +489,7 @@ class _Loop:
                   verdict=record.verdict, cached=hit, speedup=log.speedup, outcome=log.outcome)
         if log.outcome != "improved":
             return None
-        from klc.frontend import parse_bytes
+        from klc.cuda.parse import parse_bytes
         from klc.pipeline import spec_of
 
         self.steps.append(Step(self.round, best.label, self.path, "", {}, "recipe",

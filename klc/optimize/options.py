@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from klc.fill import Filler
     from klc.gate import GateRecord
-    from klc.rules import Rule
+    from klc.rule import Rule
 
 MIN_GAIN = 0.02  # a step must be at least 2% faster (or beyond the noise, if larger)
 EXPLORE = 3  # phase B: more hole values for the round's most promising holed site

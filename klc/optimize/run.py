@@ -32,10 +32,10 @@ from klc.optimize.options import OptimizeOptions, ProgressFn
 from klc.optimize.result import OptimizeResult, TrialLog, summarize
 
 if TYPE_CHECKING:
+    from klc.cuda.model import Unit
     from klc.fill import Filler
-    from klc.frontend import Unit
     from klc.gate import GateRecord
-    from klc.rules import Rule
+    from klc.rule import Rule
 
 
 def optimize(source: bytes, path: str, options: OptimizeOptions | None = None
@@ -43,7 +43,7 @@ def optimize(source: bytes, path: str, options: OptimizeOptions | None = None
     """Optimize one kernel with skills under the gate (see :mod:`klc.optimize`); what to
     try, how long and how is ``options`` (``OptimizeOptions``: the command's defaults when
     None)."""
-    from klc.frontend import check_text, parse_bytes
+    from klc.cuda.parse import check_text, parse_bytes
     from klc.gate import gate, gpu_status
     from klc.gate.cache import CachedGate, GateCache, device_name
     from klc.pipeline import spec_of
@@ -60,9 +60,9 @@ def optimize(source: bytes, path: str, options: OptimizeOptions | None = None
     spec = spec_of(unit)  # a bad spec is the user's error, here, before any work
     skills = opts.skills
     if skills is None:
-        from klc.library import default_skill_dirs, load_rule_paths
+        from klc.rule import RuleSet, default_skill_dirs
 
-        skills = load_rule_paths(default_skill_dirs())
+        skills = list(RuleSet.load(default_skill_dirs()).rules)
     skills = [r for r in skills if r.kind == "skill"] or list(skills)
     device_arch, no_gpu = gpu_status()
     target = resolve_arch(opts.arch) if opts.arch else (device_arch or resolve_arch(None))
@@ -82,8 +82,7 @@ def optimize(source: bytes, path: str, options: OptimizeOptions | None = None
 
     cache = GateCache.open(opts.cache_dir) if opts.use_cache else None
     runner = CachedGate(cache, gate_fn, target, device_name())
-    loop = _Loop(source, path, skills, fill, opts.budget, opts.target_sol, target, runner,
-                 opts.progress, opts.min_gain, opts.include_slower)
+    loop = _Loop(source, path, skills, fill, target, runner, opts)
     recipes = opts.recipes
     if recipes is None:
         from klc.recipes import load as load_recipes

@@ -19,11 +19,12 @@ from pathlib import Path
 
 import pytest
 
-from klc.frontend import Unit, parse_bytes
+from klc.cuda.model import Unit
+from klc.cuda.parse import parse_bytes
 from klc.guards import GuardContext, _declarations_named, _declarations_of, _nodes, evaluate
-from klc.library import load_rule_paths
 from klc.match import _Matcher, block_statements, compile_pattern, find_matches
 from klc.pipeline import find_sites, resolve_holes
+from klc.rule import RuleSet
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -72,7 +73,7 @@ def units(tmp_path_factory: pytest.TempPathFactory) -> list[Unit]:
 
 @pytest.fixture(scope="module")
 def rules() -> list:  # type: ignore[type-arg]
-    return load_rule_paths([str(ROOT / "skills")])
+    return list(RuleSet.load([str(ROOT / "skills")]).rules)
 
 
 def _view(sites: list) -> list[tuple]:  # type: ignore[type-arg]
@@ -116,7 +117,7 @@ def test_remembered_verdicts_are_the_verdicts_of_each_use(units: list[Unit],
 
 
 def _pattern(rule):  # type: ignore[no-untyped-def]
-    from klc.pipeline import pattern_of
+    from klc.match import pattern_of
 
     return pattern_of(rule)
 

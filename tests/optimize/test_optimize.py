@@ -14,12 +14,12 @@ from typing import Any
 import pytest
 
 from klc.cli import main
+from klc.cuda.parse import read_source
 from klc.errors import KlcError
-from klc.frontend import read_source
 from klc.gate import GateRecord, StageResult
 from klc.gate.cache import GateCache, cache_key, record_from_json
 from klc.optimize import OptimizeOptions, optimize, to_markdown
-from klc.rules import Rule, load_rules
+from klc.rule import Rule, load_rules
 
 ROOT = Path(__file__).resolve().parents[2]
 SIGMOID = ROOT / "bench" / "examples" / "sigmoid.cu"
@@ -284,9 +284,9 @@ def test_card_effect_ranks_sites() -> None:
 
 
 def _skills() -> list[Rule]:
-    from klc.library import load_rule_paths
+    from klc.rule import RuleSet
 
-    return load_rule_paths([str(SKILLS)])
+    return list(RuleSet.load([str(SKILLS)]).rules)
 
 
 def _with_card(rule: Rule, **card: Any) -> Rule:
@@ -494,12 +494,12 @@ def test_sigmoid_without_gpu_lists_compile_clean_candidates() -> None:
 def test_real_library_static_path() -> None:
     """The shipped (learned, regenerated) library on sigmoid without a GPU: only properties
     that hold whatever its cards say."""
+    from klc.cuda.parse import parse_bytes
     from klc.fill.search import candidate_sites
-    from klc.frontend import parse_bytes
-    from klc.library import default_skill_dirs, load_rule_paths
     from klc.pipeline import spec_of
+    from klc.rule import RuleSet, default_skill_dirs
 
-    library = {r.name: r for r in load_rule_paths(default_skill_dirs())}
+    library = {r.name: r for r in list(RuleSet.load(default_skill_dirs()).rules)}
     result = optimize(read_source(SIGMOID), str(SIGMOID), OptimizeOptions(gpu=False, arch="sm_90"))
     assert result.mode == "static" and not result.changed and result.trials_used == 0
     for c in result.static_candidates:

@@ -12,10 +12,10 @@ import pytest
 
 from klc.errors import KlcError
 from klc.gate import GateRecord, StageResult, gate
-from klc.library import load_rule_paths
 from klc.optimize import OptimizeOptions, optimize
 from klc.recipes import RECIPES_FILE, build, load, replay, to_yaml
 from klc.reverse import learn
+from klc.rule import RuleSet
 
 ROOT = Path(__file__).resolve().parents[2]
 SKILLS = ROOT / "skills"
@@ -23,7 +23,7 @@ NAIVE_SGEMM = ROOT / "bench/lineages/sgemm/walk/v38_register_tile_1x1_to_scalar.
 
 
 def rules() -> dict[str, Any]:
-    return {r.name: r for r in load_rule_paths([str(SKILLS)])}
+    return {r.name: r for r in list(RuleSet.load([str(SKILLS)]).rules)}
 
 
 def recipe(family: str) -> Any:
