@@ -262,7 +262,7 @@ def test_code_made_per_pattern_matches_as_the_generic_matcher(units: list[Unit],
 
 
 def test_explicit_instantiation_spelling_is_the_word_regex() -> None:
-    from klc.facts import _spells_explicit_instantiation
+    from klc.cuda.facts import _spells_explicit_instantiation
 
     word = re.compile(rb"\btemplate\b(?![ \t\r\n]*<)")
     for text in (b"template <int N> f", b"template void f<1>();", b"xtemplate void",
@@ -411,8 +411,8 @@ def test_incremental_reparse_gives_the_tree_of_a_whole_parse(units: list[Unit],
     gives the tree, the masks and the problems that parsing the new text from nothing
     gives, for every rewrite of the skills library and for edits made to break it
     (a new syntax error, an edit in a masked macro, insertions at one offset, the end)."""
+    from klc.edits import ByteEdit, apply_edits, plan
     from klc.pipeline import _changes
-    from klc.rewrite import ByteEdit, apply_edits, plan
 
     def same(unit: Unit, edits: list[ByteEdit]) -> None:
         new = apply_edits(unit.source, edits)
