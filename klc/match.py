@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from tree_sitter import Node
 
-from klc.cuda.syntax import F_BODY, F_DECLARATOR, F_VALUE, SQUEEZED_OUT
+from klc.cuda.syntax import F_BODY, F_DECLARATOR, F_VALUE, SQUEEZED_OUT, parser
 from klc.errors import KlcError
 from klc.rule.model import (
     METAVAR_KINDS,
@@ -217,8 +217,6 @@ def compile_pattern(code: str, where_: str = "<anchor>",
 
 
 def _compile_pattern(code: str, where_: str) -> Pattern:
-    from klc.cuda.syntax import parser
-
     attempts = (
         (_WRAP_BODY, "\n}\n", "body"),
         (_WRAP_EXPR, "\n);\n}\n", "expr"),

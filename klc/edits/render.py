@@ -9,7 +9,7 @@ import functools
 import re
 from typing import TYPE_CHECKING
 
-from klc.cuda.syntax import F_LEFT, F_OPERATOR, parse_expression
+from klc.cuda.syntax import F_LEFT, F_OPERATOR, parse_expression, parser
 from klc.errors import KlcError
 
 if TYPE_CHECKING:
@@ -166,8 +166,6 @@ def _slot_precedences(template: str) -> dict[int, int]:
     precedence an expression needs to stand there without parentheses: the template is
     parsed with its placeholders read as identifiers. A slot that cannot be told (the
     template does not parse around it, a template argument) asks for a primary."""
-    from klc.frontend import parser
-
     prefix, suffix = _SLOT_WRAP
     text = re.sub(r"\?(?=[A-Za-z_])", "$", template)  # ?h -> $h: same length, an identifier
     src = (prefix + text + suffix).encode()

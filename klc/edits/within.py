@@ -37,6 +37,7 @@ from klc.edits.base import (
     to_holes,
 )
 from klc.edits.bytes import ByteEdit, apply_edits
+from klc.edits.render import render
 from klc.edits.replace import Replace, replace_match
 from klc.errors import KlcError
 from klc.guards import GuardContext, evaluate
@@ -303,7 +304,6 @@ def sub_matches(outer: Match, holes: dict[str, str], spec: object | None = None,
     result = SubResult({}, [])
     taken: list[tuple[int, int]] = []
     for edit in within_edits(outer.rule):
-        assert edit.sub is not None and edit.target is not None
         binding = outer.bindings.get(edit.target)
         if binding is None or binding.start == binding.end:
             continue
@@ -311,7 +311,8 @@ def sub_matches(outer: Match, holes: dict[str, str], spec: object | None = None,
             if any(sm.start < e and s < sm.end for s, e in taken):
                 continue
             if edit.sub.guard is not None:
-                verdict = evaluate(edit.sub.guard, GuardContext(sm, holes, spec, clang))
+                ctx = GuardContext(sm, holes, spec, clang, render=render)  # type: ignore[arg-type]
+                verdict = evaluate(edit.sub.guard, ctx)
                 if not verdict.ok:
                     result.refused.append((sm, verdict.reason))
                     continue

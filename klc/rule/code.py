@@ -11,6 +11,8 @@ from functools import cache
 
 from tree_sitter import Node, Query, QueryCursor
 
+from klc.cuda.syntax import LANGUAGE, parser
+
 IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 _CODE_SCAN = re.compile(
@@ -55,8 +57,6 @@ _PLACEHOLDER_END = re.compile(r"\$+[A-Za-z_]\w*$")
 
 @cache
 def _problem_query() -> Query:
-    from klc.cuda.syntax import LANGUAGE
-
     return Query(LANGUAGE, "(ERROR) @error (MISSING) @missing")
 
 
@@ -68,8 +68,6 @@ def parse_problem(text: str, wrappers: tuple[tuple[str, str], ...] = _WRAPPERS,
     stand for a whole statement. A ``template`` (rendered as text, never matched) may also
     hold a statement metavariable or hole that tree-sitter could only wrap in an ERROR node
     (``{ ?body }``)."""
-    from klc.cuda.syntax import parser
-
     best: tuple[int, str] | None = None
     for prefix, suffix in wrappers:
         src = (prefix + text + suffix).encode()

@@ -7,7 +7,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from klc.cuda.syntax import F_BODY, F_DECLARATOR, F_VALUE
+from klc.cuda.syntax import F_BODY, F_DECLARATOR, F_VALUE, parser
 from klc.errors import KlcError
 from klc.rule.code import IDENT_RE as _IDENT_RE
 
@@ -143,8 +143,6 @@ def hole_value_problem(decl: HoleDecl, text: str) -> str:
 def _is_expression(text: str) -> bool:
     """Exactly one expression: the wrapper's parenthesis must hold all of it (so a value
     such as ``1); evil(); (0`` is refused, not spliced in)."""
-    from klc.cuda.syntax import parser
-
     prefix, suffix = _HOLE_EXPR_WRAP
     src = (prefix + text + suffix).encode()
     root = parser().parse(src).root_node
@@ -168,8 +166,6 @@ def _is_expression(text: str) -> bool:
 
 def _is_statements(text: str) -> bool:
     """Statements that stay inside the one function body they are put in."""
-    from klc.cuda.syntax import parser
-
     prefix, suffix = _HOLE_STMTS_WRAP
     src = (prefix + text + suffix).encode()
     root = parser().parse(src).root_node
