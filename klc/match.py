@@ -83,7 +83,7 @@ class Match:
     end: int
     nodes: tuple[Node, ...]  # the matched node(s): one, or a run of sibling statements
     bindings: dict[str, Binding]
-    # the sub-matches of the rule's ``rewrite within`` edits (klc.within.SubResult), set
+    # the sub-matches of the rule's ``rewrite within`` edits (klc.edits.within.SubResult), set
     # when its guards are judged
     subs: object | None = None
 

@@ -26,17 +26,17 @@ from tree_sitter import Node
 
 from klc.analysis.declarations import declarations_named
 from klc.analysis.types import has_type_kind
+from klc.edits import ByteEdit, Rewrite, apply_edits, plan
 from klc.edits.render import render
 from klc.edits.within import sub_matches, why_none
 from klc.errors import KlcError
 from klc.frontend import LOOP_TYPES, Function, Problem, Unit, parse_bytes
 from klc.guards import GuardContext, Verdict, evaluate, traits
 from klc.match import TYPE_KINDS, Match, Pattern, compile_pattern, find_matches, index_nodes
-from klc.rewrite import ByteEdit, Rewrite, apply_edits, plan
 from klc.rule.guard import calls
 
 if TYPE_CHECKING:
-    from klc.rules import Rule
+    from klc.rule import Rule
     from klc.spec import Bound, Spec
 
 

@@ -34,7 +34,7 @@ from klc.measurements import measured
 
 if TYPE_CHECKING:
     from klc.fill import FillRequest, Trial
-    from klc.rules import HoleDecl, Rule
+    from klc.rule import HoleDecl, Rule
 
 # response_format modes, from the most to the least constrained
 _FORMATS = ("json_schema", "json_object", "text")
