@@ -538,6 +538,10 @@ def _apply_sites(unit: Unit, sites: list[Site], values: dict[str, dict[str, str]
             outcome.refused.append(site)
             continue
         rw = plan(site.match, values[site.rule.name])
+        hidden = _edits_hidden_text(unit, rw.edits)
+        if hidden is not None:
+            outcome.skipped.append((site, hidden))
+            continue
         # an edit that claims the whole match (a replace: its edit may have shrunk to the
         # tokens it changes, but a match that overlaps this one was judged on code this one
         # rewrites)
@@ -573,6 +577,32 @@ def _apply_sites(unit: Unit, sites: list[Site], values: dict[str, dict[str, str]
     _reparse_check(unit, new, outcome, None if launch else _changes(edits))
     outcome.source = new
     return outcome
+
+
+# Masked text a rewrite may change: a ``#pragma`` line (the pragma rules add and remove them).
+# Every other mask is code the parser never saw as written (a preprocessor directive, a
+# branch of ``#if`` it did not take, a macro standing in for a specifier): a rewrite renders
+# its replacement from the tree, so an edit over such text would drop it.
+_EDITABLE_MASKS = frozenset({"pragma"})
+
+
+def _edits_hidden_text(unit: Unit, edits: list[ByteEdit]) -> str | None:
+    """Why a site's byte edits may not be made, or None: an edit that removes or replaces
+    masked text other than a pragma (or inserts inside it), e.g. a loop header between
+    ``#if`` and ``#else``, whose deletion would leave the ``#endif`` without its ``#if``."""
+    for e in edits:
+        for m in unit.masks:
+            if m.reason in _EDITABLE_MASKS:
+                continue
+            inside = m.start < e.start < m.end if e.start == e.end else \
+                e.start < m.end and m.start < e.end
+            if inside:
+                text = unit.source[m.start:m.end].decode(errors="replace").strip()
+                first = text.splitlines()[0] if text else ""
+                shown = first if len(first) <= 40 else first[:37] + "..."
+                return (f"its edit would change `{shown}` at {unit.where(m.start)} ({m.reason}: "
+                        "text the parser did not see as code), which a rewrite never touches")
+    return None
 
 
 def _stale_sites(unit: Unit, applied: list[tuple[Site, Rewrite]]) -> dict[int, str]:
