@@ -579,24 +579,30 @@ def _apply_sites(unit: Unit, sites: list[Site], values: dict[str, dict[str, str]
     return outcome
 
 
-# Masked text a rewrite may change: a ``#pragma`` line (the pragma rules add and remove them).
-# Every other mask is code the parser never saw as written (a preprocessor directive, a
-# branch of ``#if`` it did not take, a macro standing in for a specifier): a rewrite renders
-# its replacement from the tree, so an edit over such text would drop it.
-_EDITABLE_MASKS = frozenset({"pragma"})
+# Masked text a rewrite may change: a ``#pragma`` line (the pragma rules add and remove them)
+# and an attribute such as ``__align__(16)`` (a rule's template may spell a declaration
+# without it, as single_buffer_tiles_to_plain does). Every other mask is code the parser
+# never saw as written (a preprocessor directive, a branch of ``#if`` it did not take, a
+# statement-like or specifier macro): a rewrite renders its replacement from the tree, so an
+# edit over such text would drop it.
+_EDITABLE_MASKS = frozenset({"pragma", "attribute"})
 
 
 def _edits_hidden_text(unit: Unit, edits: list[ByteEdit]) -> str | None:
-    """Why a site's byte edits may not be made, or None: an edit that removes or replaces
-    masked text other than a pragma (or inserts inside it), e.g. a loop header between
-    ``#if`` and ``#else``, whose deletion would leave the ``#endif`` without its ``#if``."""
+    """Why a site's byte edits may not be made, or None: an edit that drops masked text other
+    than a pragma or an attribute (removes it, cuts into it or inserts inside it; a
+    replacement that writes the whole of it again, as a bound metavariable does, keeps it),
+    e.g. a loop header between ``#if`` and ``#else``, whose deletion would leave the
+    ``#endif`` without its ``#if``."""
     for e in edits:
         for m in unit.masks:
             if m.reason in _EDITABLE_MASKS:
                 continue
             inside = m.start < e.start < m.end if e.start == e.end else \
                 e.start < m.end and m.start < e.end
-            if inside:
+            kept = e.start <= m.start and m.end <= e.end and \
+                unit.source[m.start:m.end].decode(errors="replace").strip() in e.text
+            if inside and not kept:  # kept: the replacement writes it again (a bound $X)
                 text = unit.source[m.start:m.end].decode(errors="replace").strip()
                 first = text.splitlines()[0] if text else ""
                 shown = first if len(first) <= 40 else first[:37] + "..."
