@@ -23,7 +23,8 @@ DIR (default ``~/.cache/klc/corpus``, made by ``bench/real_corpus.py``) is a cor
 that script (its ``manifest.json`` gives each package's files and include folders) or any
 folder: its ``.cu``/``.cuh`` files, with the folder itself and every folder named
 ``include``, ``inc``, ``common`` or ``Common`` under it as include folders (``-I`` adds more).
-``--limit N`` takes N files round robin over the packages (the folders given).
+``--limit N`` takes N files round robin over the packages (the folders given); ``--only LIST``
+only the files LIST names (one path per line).
 
 Compile results are cached by the hash of the bytes, the compiler and its options and include
 folders (``~/.cache/klc/soundness``, or ``$KLC_CACHE_DIR/soundness``), so a second run
@@ -744,6 +745,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="rule libraries (folders or .rule files), each applied rule by rule "
                          "and all at once")
     ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--only", type=Path, default=None, metavar="LIST",
+                    help="check only the files named in LIST (one path per line, as the "
+                    "corpus names them): a rerun of the files a change can affect")
     ap.add_argument("--limit", type=int, default=None, help="at most N files, round robin "
                     "over the packages")
     ap.add_argument("--json", type=Path, default=None, help="write every case here")
@@ -804,8 +808,14 @@ def main(argv: list[str] | None = None) -> int:
         compilers = Compiler(cfg).ids()
     except KlcError as e:
         return fail(str(e).splitlines()[0])
-    sources = round_robin(corpus_sources(dirs, tuple(str(i.resolve()) for i in args.include)),
-                          args.limit)
+    sources = corpus_sources(dirs, tuple(str(i.resolve()) for i in args.include))
+    if args.only is not None:
+        try:
+            wanted = set(args.only.read_text().split("\n")) - {""}
+        except OSError as e:
+            return fail(f"--only {args.only}: {e.strerror or e}")
+        sources = [s for s in sources if s.path in wanted]
+    sources = round_robin(sources, args.limit)
     if not sources:
         return fail("no .cu/.cuh files in " + ", ".join(map(str, dirs)))
     corpus = ", ".join(_corpus_how(d) for d in dirs)
