@@ -25,7 +25,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from klc.frontend import read_source  # noqa: E402 - after the path set-up above
+from klc.cuda.parse import read_source  # noqa: E402
 from klc.gate import GateRecord, gate  # noqa: E402
 
 DATA = ROOT / "tests" / "data" / "gate"

@@ -26,8 +26,8 @@ DEFAULT_DIR = REPO / "tests" / "data" / "frontend"
 
 def collect(root: Path) -> tuple[list[tuple[str, bytes]], list[str]]:
     """The readable sources under ``root`` and the messages of those refused."""
+    from klc.cuda.parse import SOURCE_SUFFIXES, read_source
     from klc.errors import KlcError
-    from klc.frontend import SOURCE_SUFFIXES, read_source
 
     files, refused = [], []
     for p in sorted(root.rglob("*")):
@@ -62,7 +62,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"parse_bench: {root}: not a directory", file=sys.stderr)
         return 2
 
-    from klc.frontend import parse_bytes, parser
+    from klc.cuda.parse import parse_bytes
+    from klc.cuda.syntax import parser
 
     files, refused = collect(root)
     if not files:

@@ -258,8 +258,8 @@ class Compiler:
         return res
 
     def _nvrtc(self, data: bytes, src: Source) -> dict[str, Any]:
+        from klc.cuda.parse import parse_bytes
         from klc.errors import KlcError
-        from klc.frontend import parse_bytes
         from klc.gate.compile import compile_source, prepare_device_source
 
         try:
@@ -364,8 +364,8 @@ def outside_edits(old: bytes, new: bytes, edits: list[Any], launch: bool) -> lis
         if block is not None:
             spans.append(block)
         return outside_lines(old, new, spans)
+    from klc.edits.bytes import apply_edits
     from klc.errors import KlcError
-    from klc.rewrite import apply_edits
 
     try:
         expected = apply_edits(old, edits)
@@ -413,11 +413,11 @@ _RULES: dict[tuple[Any, ...], list[tuple[str, list[Any]]]] = {}
 
 def load_libraries(cfg: Config) -> list[tuple[str, list[Any]]]:
     """(library, its rules) for each library, loaded once per process."""
-    from klc.library import load_rule_paths
+    from klc.rule.ruleset import RuleSet
 
     key = cfg.libraries
     if key not in _RULES:
-        _RULES[key] = [(name, load_rule_paths(list(paths))) for name, paths in cfg.libraries]
+        _RULES[key] = [(name, list(RuleSet.load(paths).rules)) for name, paths in cfg.libraries]
     return _RULES[key]
 
 
@@ -449,8 +449,8 @@ def check_file(src: Source, cfg: Config) -> dict[str, Any]:
 
 
 def _check(src: Source, cfg: Config, res: dict[str, Any]) -> None:
+    from klc.cuda.parse import check_text, parse_bytes
     from klc.errors import KlcError
-    from klc.frontend import check_text, parse_bytes
     from klc.pipeline import apply_rules, find_sites, spec_of
 
     data = Path(src.path).read_bytes()

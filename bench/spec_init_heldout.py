@@ -24,8 +24,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from klc.cuda.parse import parse_bytes  # noqa: E402
 from klc.errors import KlcError  # noqa: E402
-from klc.frontend import parse_bytes  # noqa: E402
 from klc.gate import gate, gpu_status  # noqa: E402
 from klc.gate.profile import Budget  # noqa: E402
 from klc.spec import check_spec, find_spec_block, load_spec  # noqa: E402

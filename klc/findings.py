@@ -248,9 +248,9 @@ def write_findings(fmt: str, listings: Sequence[Any], rule_paths: Sequence[str],
     import sys
 
     if fmt == "sarif":
-        from klc.library import load_rule_paths
+        from klc.rule.ruleset import RuleSet
 
-        rules = load_rule_paths(list(rule_paths))
+        rules = list(RuleSet.load(rule_paths).rules)
         sys.stdout.write(json.dumps(sarif_log(listings, rules, problems), indent=2) + "\n")
     elif fmt == "github":
         text = "\n".join(github_annotations(listings, problems))

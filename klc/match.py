@@ -12,10 +12,7 @@ from tree_sitter import Node
 
 from klc.cuda.syntax import F_BODY, F_DECLARATOR, F_VALUE, SQUEEZED_OUT, parser
 from klc.errors import KlcError
-from klc.rule.model import (
-    METAVAR_KINDS,
-    TYPE_KINDS,  # noqa: F401  SHIM(issue 20): pipeline imports it here
-)
+from klc.rule.model import METAVAR_KINDS
 
 if TYPE_CHECKING:
     from klc.cuda.model import Function, Unit

@@ -24,16 +24,19 @@ from typing import TYPE_CHECKING
 
 from tree_sitter import Node
 
-from klc.analysis.declarations import declarations_named
+from klc.analysis.declarations import declaration_signatures, declarations_named
 from klc.analysis.types import has_type_kind
+from klc.cuda.model import Function, Problem, Unit
+from klc.cuda.parse import parse_bytes
+from klc.cuda.syntax import LOOP_TYPES
 from klc.edits import ByteEdit, Rewrite, apply_edits, plan
 from klc.edits.render import render
 from klc.edits.within import sub_matches, why_none
 from klc.errors import KlcError
-from klc.frontend import LOOP_TYPES, Function, Problem, Unit, parse_bytes
-from klc.guards import GuardContext, Verdict, evaluate, traits
-from klc.match import TYPE_KINDS, Match, Pattern, compile_pattern, find_matches, index_nodes
+from klc.guards import GuardContext, Verdict, evaluate, traits, with_trait
+from klc.match import Match, Pattern, compile_pattern, find_matches, index_nodes
 from klc.rule.guard import calls
+from klc.rule.model import TYPE_KINDS
 
 if TYPE_CHECKING:
     from klc.rule import Rule
@@ -612,13 +615,12 @@ def _edits_hidden_text(unit: Unit, edits: list[ByteEdit]) -> str | None:
 
 
 def _stale_sites(unit: Unit, applied: list[tuple[Site, Rewrite]]) -> dict[int, str]:
-    """Sites of this run whose guards judged a variable's type or layout (``klc.guards.
-    LAYOUT_PREDICATES``) where another applied site (of another rule) rewrites that
+    """Sites of this run whose guards judged a variable's type or layout (a predicate whose
+    traits say ``reads_layout``) where another applied site (of another rule) rewrites that
     variable's declaration into a different one (a padded tile row is no longer 16-byte
     aligned): ``id(site)`` -> why it waits. Such a site is judged again on the new code by
     the next run."""
-    from klc.guards import LAYOUT_PREDICATES, calls, declaration_signatures
-
+    layout_predicates = with_trait(lambda t: t.reads_layout)
     changed: dict[str, str] = {}  # name -> the rule that redeclares it
     for site, rw in applied:
         decls = [n for n in site.match.nodes if n.type == "declaration"]
@@ -640,7 +642,7 @@ def _stale_sites(unit: Unit, applied: list[tuple[Site, Rewrite]]) -> dict[int, s
     words = re.compile(r"\b(" + "|".join(map(re.escape, changed)) + r")\b")
     for site, _ in applied:
         rule = site.rule
-        if rule.guard is None or not any(c.name in LAYOUT_PREDICATES for c in calls(rule.guard)):
+        if rule.guard is None or not any(c.name in layout_predicates for c in calls(rule.guard)):
             continue  # its guards read no variable's type or layout
         m = site.match
         for found in words.finditer(unit.text(m.start, m.end)):

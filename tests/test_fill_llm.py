@@ -16,12 +16,15 @@ from typing import Any
 
 import pytest
 
+from klc.cuda.model import Unit
+from klc.cuda.parse import parse_bytes
 from klc.errors import KlcError
 from klc.fill import FillRequest, Trial
 from klc.fill.llm import LlmFiller, answer_schema
-from klc.frontend import Unit, parse_bytes
 from klc.pipeline import Site, apply_site, find_sites
-from klc.rules import HoleDecl, Rule, load_rules_text
+from klc.rule.holes import HoleDecl
+from klc.rule.model import Rule
+from klc.rule.ruleset import load_rules_text
 
 KERNEL = b"""\
 // two small kernels for the LLM filler's tests

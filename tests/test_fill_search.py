@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from klc.cuda.parse import parse_bytes, read_source
 from klc.fill import FillRequest, Trial
 from klc.fill.search import (
     SearchFiller,
@@ -16,9 +17,9 @@ from klc.fill.search import (
     ranked_assignments,
     ranked_values,
 )
-from klc.frontend import parse_bytes, read_source
 from klc.pipeline import Site, spec_of
-from klc.rules import Rule, load_rules
+from klc.rule.model import Rule
+from klc.rule.ruleset import load_rules
 
 ROOT = Path(__file__).resolve().parents[1]
 SIGMOID = ROOT / "bench" / "examples" / "sigmoid.cu"
@@ -129,9 +130,9 @@ def rules(tmp_path: Path) -> dict[str, Rule]:
 
 
 def fixed_skill(name: str) -> Rule:
-    from klc.library import load_rule_paths
+    from klc.rule.ruleset import RuleSet
 
-    return next(r for r in load_rule_paths([str(SKILLS)]) if r.name == name)
+    return next(r for r in RuleSet.load([SKILLS]).rules if r.name == name)
 
 
 def site_of(source: bytes, rule: Rule, path: str = "k.cu") -> tuple[Site, object]:

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from klc.frontend import Unit
+    from klc.cuda.model import Unit
     from klc.pipeline import Site
-    from klc.rules import Rule
+    from klc.rule.model import Rule
 
 
 @dataclass(frozen=True)

@@ -21,8 +21,6 @@ A new predicate is one function in the family file it belongs to, registered wit
 
 from __future__ import annotations
 
-from typing import Any
-
 from klc.guards import (  # noqa: F401  (each family registers its predicates when imported)
     alignment,
     constants,
@@ -50,38 +48,3 @@ from klc.guards.registry import (
 
 __all__ = ["PREDICATES", "READS", "ArgSpec", "GuardContext", "Predicate", "Traits", "Verdict",
            "check_call", "evaluate", "predicate", "traits", "with_trait"]
-
-
-# SHIM(issue 20): the names klc/guards.py held, served from their new modules until the final
-# sweep rewrites every import of them (the four side tables are now derived from the traits)
-_SHIM_TABLES = {  # SHIM(issue 20)
-    "DECLARATION_PREDICATES": lambda t: t.per_declaration,  # SHIM(issue 20)
-    "LAYOUT_PREDICATES": lambda t: t.reads_layout,  # SHIM(issue 20)
-    "READS_RULE": lambda t: t.reads_rule,  # SHIM(issue 20)
-    "HOLE_RELATIONS": lambda t: t.hole_relation,  # SHIM(issue 20)
-    "PASS_ONLY_PREDICATES": lambda t: t.pass_only,  # SHIM(issue 20)
-}  # SHIM(issue 20)
-_SHIM_MODULES = (  # SHIM(issue 20)
-    "klc.rule.guard", "klc.guards.registry", "klc.guards.evaluate",  # SHIM(issue 20)
-    "klc.analysis.tree",  # SHIM(issue 20)
-    "klc.analysis.declarations", "klc.analysis.writes", "klc.analysis.types",  # SHIM(issue 20)
-    "klc.analysis.constants", "klc.analysis.launch", "klc.analysis.loops",  # SHIM(issue 20)
-    "klc.analysis.alignment", "klc.guards.declarations", "klc.guards.types",  # SHIM(issue 20)
-    "klc.guards.constants", "klc.guards.writes", "klc.guards.launch",  # SHIM(issue 20)
-    "klc.guards.alignment", "klc.guards.loops", "klc.guards.holes",  # SHIM(issue 20)
-)  # SHIM(issue 20)
-
-
-def __getattr__(name: str) -> Any:  # SHIM(issue 20)
-    import importlib  # SHIM(issue 20)
-
-    if name in _SHIM_TABLES:  # SHIM(issue 20)
-        return with_trait(_SHIM_TABLES[name])  # SHIM(issue 20)
-    for module in _SHIM_MODULES:  # SHIM(issue 20)
-        found = getattr(importlib.import_module(module), name, _SHIM_MISSING)  # SHIM(issue 20)
-        if found is not _SHIM_MISSING:  # SHIM(issue 20)
-            return found  # SHIM(issue 20)
-    raise AttributeError(f"module 'klc.guards' has no attribute {name!r}")  # SHIM(issue 20)
-
-
-_SHIM_MISSING = object()  # SHIM(issue 20)

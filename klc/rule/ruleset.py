@@ -164,17 +164,3 @@ def load_rule_dir(directory: str | Path) -> list[Rule]:
     if not Path(directory).is_dir():
         raise KlcError(f"{directory}: no such rule folder")
     return list(RuleSet.load([directory]).rules)
-
-
-# SHIM(issue 20): two loaders RuleSet.load replaces, for callers not yet moved to it
-
-
-def load_rule_paths(paths: list[str]) -> list[Rule]:  # SHIM(issue 20)
-    """= ``list(RuleSet.load(paths).rules)``."""
-    return list(RuleSet.load(paths).rules)
-
-
-def check_rule_paths(paths: list[str | Path]) -> tuple[list[Rule], list[str]]:  # SHIM(issue 20)
-    """= ``RuleSet.load(paths, strict=False, check=True)``, as (rules, errors)."""
-    rs = RuleSet.load(paths, strict=False, check=True)
-    return list(rs.rules), list(rs.errors)

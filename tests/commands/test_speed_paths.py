@@ -19,9 +19,11 @@ from pathlib import Path
 
 import pytest
 
+from klc.analysis.declarations import _declarations_named, _declarations_of
+from klc.analysis.tree import _nodes
 from klc.cuda.model import Unit
 from klc.cuda.parse import parse_bytes
-from klc.guards import GuardContext, _declarations_named, _declarations_of, _nodes, evaluate
+from klc.guards import GuardContext, evaluate
 from klc.match import _Matcher, block_statements, compile_pattern, find_matches
 from klc.pipeline import find_sites, resolve_holes
 from klc.rule import RuleSet

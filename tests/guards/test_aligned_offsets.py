@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from klc.frontend import parse_bytes
+from klc.cuda.parse import parse_bytes
 from klc.pipeline import apply_rules, find_sites, spec_of
-from klc.rules import load_rules, load_rules_text
+from klc.rule.ruleset import load_rules, load_rules_text
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -13,12 +13,15 @@ from typing import Any
 
 import pytest
 
-from klc.frontend import Unit, parse_bytes
+from klc.cuda.model import Unit
+from klc.cuda.parse import parse_bytes
+from klc.edits.render import render
 from klc.guards import PREDICATES, GuardContext, Verdict, evaluate
 from klc.match import Binding, Match
 from klc.pipeline import spec_of
-from klc.rewrite import render
-from klc.rules import Edit, HoleDecl, parse_guard
+from klc.rule.compile import parse_guard
+from klc.rule.holes import HoleDecl
+from klc.rule.registry import make_edit
 from klc.spec import ArgSpec, Bound, Spec
 
 K1 = """\
@@ -221,7 +224,7 @@ def test_template_parameter_constants_without_clang(monkeypatch: pytest.MonkeyPa
     """A template value parameter takes its file's one instantiation; with none or several
     it is unknown, and so is any expression on it: clang could not evaluate it either
     (it is value-dependent), so no translation unit is parsed to learn that."""
-    from klc.facts import Facts
+    from klc.cuda.facts import Facts
 
     def no_parse(self: Facts) -> None:
         raise AssertionError("libclang was asked")
@@ -410,7 +413,7 @@ def test_no_early_return_before_barrier_and_warp_intrinsics() -> None:
 
 
 def test_smem_fits_counts_the_rewrite_with_hole_values() -> None:
-    rule = SimpleNamespace(edits=(Edit("insert_body_start",
+    rule = SimpleNamespace(edits=(make_edit("insert_body_start",
                                        template="__shared__ float ?name[?tile][$W];"),),
                            holes={}, location="r.rule:1")
     ctx = context(K1, "int z = N + K + TILE;", rule=rule, W="TILE")
@@ -432,13 +435,13 @@ def test_smem_fits_counts_the_rewrite_with_hole_values() -> None:
 def test_smem_fits_reads_the_declarations_as_the_rewrite_writes_them() -> None:
     """A value substituted into a size keeps its meaning (in parentheses), as the rewrite
     writes it: `?n * 64` with ?n = `8 + 8` is 1024 floats (4096 B), not 8 + 8 * 64 = 520."""
-    rule = SimpleNamespace(edits=(Edit("insert_body_start",
+    rule = SimpleNamespace(edits=(make_edit("insert_body_start",
                                        template="__shared__ float extra[?n * 64];"),),
                            holes={"n": HoleDecl("n", "expr")}, location="r.rule:1")
     ctx = context(K1, "int z = N + K + TILE;", rule=rule, holes={"n": "8 + 8"})
     no(ctx, "smem_fits(8000)", "4480 B declared in `k1` + 4096 B from the rewrite = 8576 B "
        "exceeds 8000 B")
-    bound = SimpleNamespace(edits=(Edit("insert_body_start",
+    bound = SimpleNamespace(edits=(make_edit("insert_body_start",
                                         template="__shared__ float extra[$W * 64];"),),
                             holes={}, location="r.rule:1")
     ctx = context(K1, "int z = N + K + TILE;", rule=bound, W="N + K")

@@ -4,9 +4,9 @@ or continue of a loop around them leaves."""
 
 from __future__ import annotations
 
-from klc.frontend import parse_bytes
+from klc.cuda.parse import parse_bytes
 from klc.pipeline import find_sites
-from klc.rules import load_rules_text
+from klc.rule.ruleset import load_rules_text
 
 PROBE = """
 rule probe {

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from klc.frontend import parse_bytes
+from klc.cuda.parse import parse_bytes
 from klc.lineage import walk, write_lineage
 from klc.pipeline import apply_rules, find_sites, spec_of
 from klc.reverse import Learned, apply_at_step, learn

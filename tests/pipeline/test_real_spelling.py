@@ -18,9 +18,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from klc.frontend import parse_bytes
-from klc.library import default_skill_dirs, load_rule_paths
+from klc.cuda.parse import parse_bytes
 from klc.pipeline import apply_rules, find_sites
+from klc.rule.paths import default_skill_dirs
+from klc.rule.ruleset import RuleSet
 
 ROOT = Path(__file__).resolve().parents[2]
 KLC = [sys.executable, "-m", "klc"]
@@ -28,7 +29,7 @@ KLC = [sys.executable, "-m", "klc"]
 
 @functools.cache
 def _library() -> dict[str, Any]:
-    return {r.name: r for r in load_rule_paths(default_skill_dirs())}
+    return {r.name: r for r in RuleSet.load(default_skill_dirs()).rules}
 
 
 def _rules(*names: str) -> list[Any]:
@@ -115,7 +116,7 @@ def test_qualified_spellings_compile_with_nvrtc(spelling: str) -> None:
 
 
 def test_an_edit_never_glues_two_words() -> None:
-    from klc.rewrite import ByteEdit, apply_edits
+    from klc.edits.bytes import ByteEdit, apply_edits
 
     src = b"int *x; float y;"
     assert apply_edits(src, [ByteEdit(5, 5, "__restrict__", "q")]) == \
