@@ -22,6 +22,7 @@ from klc.fill.search import (
     static_check,
     static_check_rule,
 )
+from klc.optimize import headroom
 from klc.optimize.options import EXPLORE, MAX_ENABLING, MAX_ROUNDS, OptimizeOptions
 from klc.optimize.result import Step, TrialLog, step_diff, summarize
 
@@ -34,8 +35,10 @@ if TYPE_CHECKING:
 
 
 def make_filler(name: str, *, model: str | None = None, arch: str | None = None,
-                seed: int = 0, include_slower: bool = False) -> Filler:
-    """A filler by name: ``search`` (default, embedded) or ``llm`` (imported lazily)."""
+                seed: int = 0, include_slower: bool = False,
+                llm_timeout_s: float | None = None, llm_retries: int | None = None) -> Filler:
+    """A filler by name: ``search`` (default, embedded) or ``llm`` (imported lazily, with
+    its request timeout and retry limit when given)."""
     if name == "search":
         return SearchFiller(arch=arch, seed=seed, include_slower=include_slower)
     if name == "llm":
@@ -50,7 +53,12 @@ def make_filler(name: str, *, model: str | None = None, arch: str | None = None,
                 raise
             raise KlcError(f"--filler llm: the LLM filler is not available here ({e}); use "
                            "--filler search") from None
-        return LlmFiller(model=model)  # type: ignore[no-any-return]  # model: or KLC_LLM_MODEL
+        kw: dict[str, Any] = {}
+        if llm_timeout_s is not None:
+            kw["timeout_s"] = llm_timeout_s
+        if llm_retries is not None:
+            kw["max_retries"] = llm_retries
+        return LlmFiller(model=model, **kw)  # type: ignore[no-any-return]  # or KLC_LLM_MODEL
     raise KlcError(f"unknown filler {name!r} (fillers: search, llm)")
 
 
@@ -235,6 +243,10 @@ class _Loop:
         self.skipped: dict[str, dict[str, Any]] = {}  # slower skills not tried, by name
         self.recipes: list[Any] = []  # klc.recipes.Recipe: lineages replayed as one move
         self.recipe_tried: set[tuple[str, str]] = set()  # (family, version sha)
+        self.by_headroom = options.rank_by_headroom
+        # structural skills left out near SOL, by name (klc.optimize.headroom)
+        self.left_out: dict[str, dict[str, Any]] = {}
+        self.ranking: list[dict[str, Any]] = []  # per round: the headroom and the tiers
 
     # -- bookkeeping ----------------------------------------------------------------
 
@@ -360,7 +372,35 @@ class _Loop:
         sites = candidate_sites(cur.unit, self.rules, cur.spec, include_slower=True)
         if not self.include_slower:
             sites = skip_slower(sites, self.skipped)
-        return sorted(sites, key=site_rank)
+        if not self.by_headroom:
+            return sorted(sites, key=site_rank)
+        return sorted(sites, key=lambda s: headroom.site_key(s, cur.pct_of_sol))
+
+    def tiered(self, cur: _Version, targets: list[_Target]) -> list[list[_Target]]:
+        """The round's targets in the tiers of :func:`klc.optimize.headroom.tiers` (one
+        tier, in rank order, without the headroom ranking); structural skills left out near
+        SOL are recorded for the report."""
+        if not self.by_headroom:
+            return [targets]
+        rules = list({t.rule.name: t.rule for t in targets}.values())
+        groups, out = headroom.tiers(rules, cur.pct_of_sol)
+        for r in out:
+            entry = self.left_out.setdefault(r.name, {
+                "skill": r.name, "location": r.location, "reach": headroom.reach(r).describe(),
+                "pct_of_sol": cur.pct_of_sol, "sites": []})
+            for t in targets:
+                if t.rule.name == r.name and t.where not in entry["sites"]:
+                    entry["sites"].append(t.where)
+        self.ranking.append({
+            "round": self.round, "pct_of_sol": cur.pct_of_sol,
+            "regime": headroom.regime(cur.pct_of_sol),
+            "tiers": [[{"skill": r.name, "reach": headroom.reach(r).describe(),
+                        "expected_gain": round(headroom.expected_gain(r, cur.pct_of_sol), 3)}
+                       for r in g] for g in groups],
+            "left_out": [r.name for r in out]})
+        tier_of = {r.name: i for i, g in enumerate(groups) for r in g}
+        return [[t for t in targets if tier_of.get(t.rule.name) == i]
+                for i in range(len(groups))]
 
     def propose(self, cur: _Version, target: _Target, k: int) -> list[dict[str, str]]:
         """The filler's proposals: fresh assignments first; when it has none left, the
@@ -392,17 +432,21 @@ class _Loop:
         whether any target had something to propose."""
         ran: list[_Candidate] = []
         proposed_any = False
-        for target in self.targets(cur):
-            if self.left() <= 0:
+        for tier in self.tiered(cur, self.targets(cur)):
+            for target in tier:
+                if self.left() <= 0:
+                    break
+                for values in self.propose(cur, target, 1):
+                    proposed_any = True
+                    c = self.try_values(cur, target, values)
+                    if c is not None:
+                        ran.append(c)
+            if proposed_any:  # a later tier only when this one had nothing to propose
                 break
-            for values in self.propose(cur, target, 1):
-                proposed_any = True
-                c = self.try_values(cur, target, values)
-                if c is not None:
-                    ran.append(c)
         promising = [c for c in ran if c.target.rule.holes and c.log.outcome in
                      ("improved", "neutral")]
-        if promising and self.left() > 0:
+        near = self.by_headroom and headroom.regime(cur.pct_of_sol) == "near"
+        if promising and self.left() > 0 and not near:  # near SOL: no phase B
             best = max(promising, key=lambda c: c.log.speedup or 0.0)
             for values in self.propose(cur, best.target, min(EXPLORE, self.left())):
                 if self.left() <= 0:
@@ -519,6 +563,12 @@ class _Loop:
                 continue
             ran, proposed = self.run_round(cur)
             if not proposed:
+                if self.by_headroom and headroom.regime(cur.pct_of_sol) == "near":
+                    return cur, (f"near the speed-of-light floor ({cur.pct_of_sol:.0f}% of "
+                                 "SOL): the cheap skills have nothing left to try, and "
+                                 "structural ones are not tried this close"
+                                 + (f" ({', '.join(self.left_out)} applied)"
+                                    if self.left_out else ""))
                 return cur, ("no skill has anything left to try" if self.round > 1 or
                              self.ranked_sites(cur) else _none_applies(self.skipped))
             fresh = [c for c in ran if hashlib.sha256(c.source).hexdigest() not in

@@ -34,7 +34,11 @@ class OptimizeOptions:
     candidate; ``min_gain``: the least gain a step must show; ``include_slower`` tries the
     skills whose card's verdict is "slower" too (ranked last); ``recipes`` are the lineage
     recipes to replay (default: ``recipes.yaml`` of the skills' folders; ``[]`` for none);
-    ``progress(event, data)`` is told of each trial."""
+    ``progress(event, data)`` is told of each trial. ``rank_by_headroom`` chooses what to
+    try by the measured % of SOL (``klc.optimize.headroom``: structural skills first far
+    from SOL, cheap ones only near it); off, skills go by their card's verdict and speedup.
+    ``llm_timeout_s`` and ``llm_retries`` are the LLM filler's request timeout and retry
+    limit (None: its defaults, 60 s and 3)."""
 
     skills: list[Rule] | None = None
     filler: str | Filler = "search"
@@ -52,3 +56,6 @@ class OptimizeOptions:
     seed: int = 0
     include_slower: bool = False
     recipes: list[Any] | None = None
+    rank_by_headroom: bool = True
+    llm_timeout_s: float | None = None
+    llm_retries: int | None = None

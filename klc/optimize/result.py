@@ -82,6 +82,9 @@ class OptimizeResult:
     static_candidates: list[dict[str, Any]] = field(default_factory=list)
     static_refusals: list[dict[str, Any]] = field(default_factory=list)
     skipped: list[dict[str, Any]] = field(default_factory=list)  # slower skills not tried
+    # per round: the % of SOL, its regime and the tiers of skills in the order tried
+    ranking: list[dict[str, Any]] = field(default_factory=list)
+    left_out: list[dict[str, Any]] = field(default_factory=list)  # structural, near SOL
     arch: str = ""
     filler: str = ""
 
@@ -123,6 +126,7 @@ class OptimizeResult:
             "static_candidates": self.static_candidates,
             "static_refusals": self.static_refusals,
             "skipped_slower": self.skipped,
+            "ranking": self.ranking, "left_out_near_sol": self.left_out,
             "usage": self.usage, "notes": self.notes, "reverify": self.reverify,
             "source_sha256": hashlib.sha256(self.source).hexdigest(),
         }

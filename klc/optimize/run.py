@@ -67,7 +67,8 @@ def optimize(source: bytes, path: str, options: OptimizeOptions | None = None
     device_arch, no_gpu = gpu_status()
     target = resolve_arch(opts.arch) if opts.arch else (device_arch or resolve_arch(None))
     fill = make_filler(opts.filler, model=opts.model, arch=target, seed=opts.seed,
-                       include_slower=opts.include_slower) \
+                       include_slower=opts.include_slower, llm_timeout_s=opts.llm_timeout_s,
+                       llm_retries=opts.llm_retries) \
         if isinstance(opts.filler, str) else opts.filler
     has_gpu = opts.gpu if opts.gpu is not None else device_arch is not None
     result = OptimizeResult(path=path, original=source, source=source, changed=False,
@@ -114,6 +115,7 @@ def optimize(source: bytes, path: str, options: OptimizeOptions | None = None
         result.usage = {"filler": fill.name, **fill.usage(), "gate_trials": loop.used,
                         "cache_hits": loop.hits}
         result.skipped = list(loop.skipped.values())
+        result.ranking, result.left_out = loop.ranking, list(loop.left_out.values())
     result.stop_reason = why
     result.notes.extend(loop.notes)
     if getattr(fill, "without_optuna", False):
@@ -122,6 +124,10 @@ def optimize(source: bytes, path: str, options: OptimizeOptions | None = None
         result.notes.append("the search filler sampled large hole domains at random: optuna "
                             f"is not installed ({hint('optuna')} for its TPE sampler)")
     result.notes.extend(_skipped_notes(loop.skipped, skills))
+    for e in result.left_out:
+        result.notes.append(f"{e['skill']} ({e['location']}, {e['reach']}) was not tried: at "
+                            f"{e['pct_of_sol']:.0f}% of SOL only cheap skills are worth a "
+                            f"trial; it applied at {', '.join(e['sites'])}")
     if final.source == source:
         result.notes.append(f"nothing improved the kernel: {why}")
         loop.emit("done", changed=False)
