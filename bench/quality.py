@@ -17,7 +17,13 @@ A kernel that fails (bad spec, the original failing its own gate, any exception)
 with its error and the table goes on. Each run uses a fresh gate cache (so the trial counts
 are real) unless --cache DIR names one to reuse.
 
+Holes are filled by the search filler (the default) or, with ``--filler llm``, by an
+OpenAI-compatible server (``OPENAI_BASE_URL``, ``--model`` or ``KLC_LLM_MODEL``; its request
+timeout and retries with ``--llm-timeout S`` and ``--llm-retries N``, as ``klc optimize``
+takes them); each row keeps the filler's spend (requests, cache hits, tokens).
+
     python bench/quality.py [--out DIR] [--budget 30] [--family softmax] [--kernel 'rms*']
+                            [--filler search|llm] [--model NAME]
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from klc.commands.optimize import add_llm_options, check_llm_options  # noqa: E402
 from klc.errors import KlcError  # noqa: E402
 
 TARGET_EXPERT = 0.9  # issue 6: each lineage's naive kernel reaches >= 90% of its expert
@@ -82,7 +89,8 @@ def run_one(job: dict[str, Any], args: argparse.Namespace, cache: str,
         source = read_source(job["path"])
         result = optimize(source, path, OptimizeOptions(
             skills=skills, budget=args.budget, target_sol=args.target_sol, cache_dir=cache,
-            seed=args.seed))
+            seed=args.seed, filler=args.filler, model=args.model,
+            llm_timeout_s=args.llm_timeout, llm_retries=args.llm_retries))
         base = result.baseline or {}
         final = result.final if result.changed else base
         row.update(
@@ -98,7 +106,8 @@ def run_one(job: dict[str, Any], args: argparse.Namespace, cache: str,
                    for s in result.steps],
             rejected_at_reverify=bool(result.steps) and result.final is not None
             and result.final.get("verdict") != "passed",
-            stop_reason=result.stop_reason, notes=result.notes, report=result.to_json())
+            stop_reason=result.stop_reason, notes=result.notes, filler=result.filler,
+            usage=result.usage, report=result.to_json())
         if result.mode != "gpu":
             row["error"] = (f"static only, {len(result.static_candidates)} compile-clean "
                             f"candidate(s): {result.notes[0] if result.notes else ''}")
@@ -170,8 +179,8 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
 def markdown(rows: list[dict[str, Any]], summ: dict[str, Any], meta: dict[str, Any]) -> str:
     lines = [f"# klc optimize quality ({meta['device']}, budget {meta['budget']} gate trials "
              "per kernel)", "",
-             f"Filler: search; skills: {meta['skills']}; klc {meta['version']}; "
-             f"{meta['date']}.", ""]
+             f"Filler: {meta.get('filler', 'search')}; skills: {meta['skills']}; "
+             f"klc {meta['version']}; {meta['date']}.", ""]
     for group, title in (("lineage", "Lineages (naive end -> klc, vs the expert)"),
                          ("heldout", "Held-out kernels")):
         sub = [r for r in rows if r["set"] == group]
@@ -213,12 +222,26 @@ def main() -> int:
                     help="skill folders (default: the skills library)")
     ap.add_argument("--cache", metavar="DIR", help="reuse this gate cache (default: fresh)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--filler", choices=("search", "llm"), default="search",
+                    help="who fills holes (default search; llm: OPENAI_BASE_URL, --model)")
+    ap.add_argument("--model", metavar="NAME", help="--filler llm: the model name")
+    add_llm_options(ap)
     ap.add_argument("--combine", nargs="+", type=Path, metavar="RESULTS_JSON",
                     help="run nothing: merge the rows of earlier runs' results.json (split "
                     "over several device calls) into one table in --out")
     args = ap.parse_args()
     if args.combine:
         return combine(args.combine, args.out)
+    try:
+        check_llm_options(args)
+        if args.filler == "llm":  # its configuration (server, model) once, before any kernel
+            from klc.optimize import make_filler
+
+            make_filler("llm", model=args.model, llm_timeout_s=args.llm_timeout,
+                        llm_retries=args.llm_retries)
+    except KlcError as e:
+        print(f"quality.py: error: {e}", file=sys.stderr)
+        return 2
 
     from rich.console import Console
     from rich.table import Table
@@ -235,6 +258,7 @@ def main() -> int:
         ([] if args.no_heldout else heldout_jobs(args.kernel))
     console = Console() if sys.stdout.isatty() else Console(width=200)
     meta = {"device": device_name() or "no GPU", "budget": args.budget, "version": __version__,
+            "filler": args.filler + (f" ({args.model})" if args.model else ""),
             "skills": ", ".join(skill_dirs) + f" ({len(skills)} rules)",
             "date": time.strftime("%Y-%m-%d %H:%M")}
     rows: list[dict[str, Any]] = []

@@ -555,3 +555,169 @@ def test_hole_value_checks() -> None:
                              (ident, "malloc", "a host function's name")]:
         with pytest.raises(KlcError, match=why):
             decl.validate(value)
+
+
+# --------------------------------------------------------------------------------------
+# The whole skill in the prompt: `rewrite within` blocks (issue 18 item 4)
+
+ROOT = Path(__file__).resolve().parents[1]
+XENT = ROOT / "bench" / "transfer" / "cross_entropy_padded.cu"
+SIGMOID = ROOT / "bench" / "examples" / "sigmoid.cu"
+
+WITHIN_SUM = """\
+  inside $$$BODY, each piece of code that matches this (and that no earlier within block rewrote):
+      for (int $C = 0; $C < $N; $C++) {
+          $$$PRE;
+          $ACC += $E;
+      }
+    where is_identifier($ACC) and assigns_only_locals($$$PRE) and no_jumps($$$PRE) and \
+not mentions($E, $ACC)
+    is replaced with:
+      for (int $C = ?lane; $C < $N; $C += 32) {
+          $$$PRE;
+          $ACC += $E;
+      }
+      for (int offset = 16; offset > 0; offset >>= 1) {
+          $ACC += __shfl_xor_sync(0xffffffffu, $ACC, offset);
+      }
+"""
+
+
+def test_prompt_renders_within_blocks(server: Server, tmp_path: Path) -> None:
+    from klc.cuda.parse import read_source
+    from klc.pipeline import spec_of
+    from klc.rule import RuleSet, default_skill_dirs
+
+    rule = next(r for r in RuleSet.load(default_skill_dirs()).rules
+                if r.name == "thread_per_row_to_warp_per_row")
+    xent = parse_bytes(read_source(XENT), str(XENT))
+    spec = spec_of(xent)
+    site = next(s for s in find_sites(xent, [rule], None, spec) if s.ok)
+    server.script = [Reply(answer({"lane": "lane"}))]
+    llm = filler(server, tmp_path / "cache")
+    assert llm.propose(FillRequest(rule, site, xent, spec), 1) == [{"lane": "lane"}]
+    text = server.last_user_message()
+    rewrite = text.split("The rewrite (holes are written ?name):\n", 1)[1].split("\n\n")[0]
+    # the rule's own replace, each within block with its anchor, guard and replacement, in
+    # the order written, then the launch change; nothing rendered as None
+    assert rewrite.startswith("  replace the matched code with:\n"
+                              "    const int $R = (blockIdx.x * blockDim.x + threadIdx.x) / 32;\n"
+                              "    const int ?lane = threadIdx.x % 32;\n")
+    assert WITHIN_SUM in rewrite + "\n"
+    assert rewrite.count("  inside $$$BODY, each piece of code that matches this") == 8
+    assert rewrite.endswith("\n  launch: grid.x *= 32")
+    assert "None" not in rewrite
+    # the blocks come in the order written (the first that matches a piece rewrites it)
+    assert rewrite.index("$A1 += $E1;") < rewrite.index(WITHIN_SUM.splitlines()[0] + "\n"
+                                                        "      for (int $C = 0; $C < $N; "
+                                                        "$C++) {\n          $$$PRE;\n"
+                                                        "          $ACC += $E;")
+
+
+# --------------------------------------------------------------------------------------
+# Timeout and retries from the command line
+
+
+def _llm_env(monkeypatch: pytest.MonkeyPatch, server: Server, tmp_path: Path) -> None:
+    import klc.gate
+
+    monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.setenv("KLC_LLM_MODEL", "test-model")
+    monkeypatch.setenv("KLC_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")  # the batch: no GPU workers
+    monkeypatch.setattr(klc.gate, "gpu_status", lambda: (None, "no GPU (test)"))
+
+
+def test_optimize_llm_timeout_from_the_command_line(
+        server: Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from klc.cli import main
+
+    _llm_env(monkeypatch, server, tmp_path)
+    server.script = [Sleep(10)] * 4  # each site with holes asks once
+    start = time.monotonic()
+    rc = main(["optimize", str(SIGMOID), "--filler", "llm", "--llm-timeout", "0.3",
+               "--llm-retries", "0", "--json"])
+    assert rc == 1 and time.monotonic() - start < 8
+    notes = json.loads(capsys.readouterr().out)["notes"]
+    assert any("the LLM server did not answer within 0.3 s" in n and "0 retries" in n
+               for n in notes), notes
+    assert set(_asks(server).values()) == {1}  # no request was sent twice
+
+
+def _asks(server: Server) -> dict[str, int]:
+    """How many times each distinct request was sent."""
+    from collections import Counter
+
+    return dict(Counter(json.dumps(r["messages"]) for r in server.requests))
+
+
+def test_optimize_llm_retries_from_the_command_line(
+        server: Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from klc.cli import main
+
+    _llm_env(monkeypatch, server, tmp_path)
+    server.script = [Status(503, "busy")] * 12
+    rc = main(["optimize", str(SIGMOID), "--filler", "llm", "--llm-retries", "2", "--json"])
+    assert rc == 1
+    notes = json.loads(capsys.readouterr().out)["notes"]
+    assert any("HTTP 503: busy" in n for n in notes), notes
+    assert set(_asks(server).values()) == {3}  # each request, then 2 retries
+
+
+def test_batch_optimize_takes_the_llm_options(
+        server: Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+
+    from klc.cli import main
+
+    _llm_env(monkeypatch, server, tmp_path)
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    shutil.copy(SIGMOID, tree / "sigmoid.cu")
+    server.script = [Sleep(10)] * 4
+    report = tmp_path / "report.json"
+    rc = main(["batch", str(tree), "--optimize", "--filler", "llm", "--model", "batch-model",
+               "--llm-timeout", "0.3", "--llm-retries", "0", "-j", "1", "-q",
+               "--report", str(report)])
+    assert rc == 0
+    doc = json.loads(report.read_text())["files"][0]["optimize"]
+    assert any("did not answer within 0.3 s" in n for n in doc["notes"]), doc["notes"]
+    assert set(_asks(server).values()) == {1}
+    assert {r["model"] for r in server.requests} == {"batch-model"}
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--llm-timeout", "0"], "argument --llm-timeout: '0': give the seconds one request"),
+    (["--llm-timeout", "-3"], "a number above 0"),
+    (["--llm-timeout", "nan"], "a number above 0"),
+    (["--llm-timeout", "1e9"], "at most 86400"),
+    (["--llm-timeout", "soon"], "'soon'"),
+    (["--llm-retries", "-1"], "argument --llm-retries: '-1': give how many times"),
+    (["--llm-retries", "1.5"], "a whole number from 0 to 100"),
+    (["--llm-retries", "1000"], "a whole number from 0 to 100"),
+    (["--llm-timeout", "5"], "--llm-timeout applies to --filler llm only"),
+    (["--llm-retries", "1"], "--llm-retries applies to --filler llm only"),
+])
+@pytest.mark.parametrize("command", ["optimize", "batch"])
+def test_bad_llm_options_exit_2(command: str, argv: list[str], message: str,
+                                capsys: pytest.CaptureFixture[str]) -> None:
+    from klc.cli import main
+
+    args = [command, str(SIGMOID)] + (["--optimize"] if command == "batch" else []) + argv
+    try:
+        rc = main(args)
+    except SystemExit as e:  # argparse's own refusal of a bad value
+        rc = e.code  # type: ignore[assignment]
+    assert rc == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+def test_batch_llm_options_need_optimize(capsys: pytest.CaptureFixture[str]) -> None:
+    from klc.cli import main
+
+    assert main(["batch", str(SIGMOID), "--llm-timeout", "5"]) == 2
+    assert "--llm-timeout is an --optimize option" in capsys.readouterr().err

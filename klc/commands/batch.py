@@ -15,6 +15,7 @@ import argparse
 import sys
 from typing import Any
 
+from klc.commands.optimize import add_llm_options, check_llm_options
 from klc.errors import KlcError
 
 
@@ -65,6 +66,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                    "once")
     p.add_argument("--filler", choices=("search", "llm"), default=None,
                    help="--optimize: how holes are filled (default: the optimizer's)")
+    p.add_argument("--model", metavar="NAME", help="--optimize --filler llm: the model name")
+    add_llm_options(p, "--optimize ")
     p.add_argument("--budget", type=int, metavar="N",
                    help="--optimize: gate trials per file (default: the optimizer's)")
     p.add_argument("--target-sol", type=float, metavar="F",
@@ -104,12 +107,15 @@ def _config(args: argparse.Namespace) -> Any:
     from klc.rule import default_skill_dirs
 
     opts: list[tuple[str, Any]] = []
-    for key in ("filler", "budget", "target_sol"):
+    names = {"llm_timeout": "llm_timeout_s", "llm_retries": "llm_retries"}
+    for key in ("filler", "model", "llm_timeout", "llm_retries", "budget", "target_sol"):
         value = getattr(args, key)
         if value is not None:
             if not args.optimize:
                 raise KlcError(f"--{key.replace('_', '-')} is an --optimize option")
-            opts.append((key, value))
+            opts.append((names.get(key, key), value))
+    if args.optimize:
+        check_llm_options(args)
     if args.tree_only and args.optimize:
         raise KlcError("--tree-only applies rules once; --optimize lists sites its own way")
     if args.gate_timeout is not None and not (args.gate or args.optimize):

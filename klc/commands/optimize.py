@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,53 @@ from typing import Any
 from klc.errors import KlcError
 
 REPORT_SUFFIXES = (".json", ".md", ".html")
+MAX_LLM_TIMEOUT_S = 86400.0  # one request: a day is a typo, not a setting
+MAX_LLM_RETRIES = 100
+
+
+def llm_timeout(text: str) -> float:
+    """``--llm-timeout S``: seconds, a positive finite number (argparse: exit 2)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or not 0 < value <= MAX_LLM_TIMEOUT_S:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: give the seconds one request to the LLM server may take, a number "
+            f"above 0 and at most {MAX_LLM_TIMEOUT_S:g}")
+    return value
+
+
+def llm_retries(text: str) -> int:
+    """``--llm-retries N``: a whole number from 0 to ``MAX_LLM_RETRIES`` (argparse: exit 2)."""
+    try:
+        value = int(text.strip(), 10)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= MAX_LLM_RETRIES:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: give how many times a failed or refused LLM request is retried, a "
+            f"whole number from 0 to {MAX_LLM_RETRIES}")
+    return value
+
+
+def add_llm_options(p: argparse.ArgumentParser, prefix: str = "") -> None:
+    """The LLM filler's ``--llm-timeout`` and ``--llm-retries`` (``klc optimize`` and ``klc
+    batch --optimize``)."""
+    p.add_argument("--llm-timeout", type=llm_timeout, metavar="S",
+                   help=f"{prefix}--filler llm: seconds one request to the server may take "
+                   "(default 60)")
+    p.add_argument("--llm-retries", type=llm_retries, metavar="N",
+                   help=f"{prefix}--filler llm: retries of a failed request (timeout, "
+                   "connection, HTTP 429/5xx) and re-asks after a refused answer (default 3)")
+
+
+def check_llm_options(args: argparse.Namespace) -> None:
+    """The LLM options apply to the LLM filler only."""
+    for opt, value in (("--model", args.model), ("--llm-timeout", args.llm_timeout),
+                       ("--llm-retries", args.llm_retries)):
+        if value is not None and args.filler != "llm":
+            raise KlcError(f"{opt} applies to --filler llm only")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -34,6 +82,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                    help="who fills holes: search (default, embedded) or llm (an "
                    "OpenAI-compatible server: OPENAI_BASE_URL, OPENAI_API_KEY)")
     p.add_argument("--model", metavar="NAME", help="the model name for --filler llm")
+    add_llm_options(p)
     p.add_argument("--budget", type=int, default=30, metavar="N",
                    help="gate trials to spend (cache hits are free; default 30)")
     p.add_argument("--target-sol", type=float, default=0.9, metavar="F",
@@ -84,8 +133,7 @@ def run(args: argparse.Namespace) -> int:
         raise KlcError(f"--budget {args.budget}: give at least 1 gate trial")
     if not 0 < args.target_sol <= 1:
         raise KlcError(f"--target-sol {args.target_sol}: give a fraction in (0, 1]")
-    if args.model and args.filler != "llm":
-        raise KlcError("--model applies to --filler llm only")
+    check_llm_options(args)
     _check_outputs(args)
     source = read_source(args.kernel)
     rules = list(RuleSet.load(args.skills or default_skill_dirs()).rules)
@@ -95,7 +143,8 @@ def run(args: argparse.Namespace) -> int:
             skills=rules, filler=args.filler, model=args.model, budget=args.budget,
             target_sol=args.target_sol, arch=args.arch, progress=bar.update,
             use_cache=not args.no_cache, unverified=args.unverified, seed=args.seed,
-            include_slower=args.include_slower))
+            include_slower=args.include_slower, llm_timeout_s=args.llm_timeout,
+            llm_retries=args.llm_retries))
     data = result.to_json()
     if args.report:
         from klc.htmlreport import write_optimize_report

@@ -32,6 +32,7 @@ from klc.edits.base import (
     KindEdit,
     PlanContext,
     compile_code,
+    indent_block,
     metavar_names,
     target_of,
     to_holes,
@@ -96,8 +97,14 @@ class Within(KindEdit):
         return out
 
     def describe(self) -> list[str]:
-        return [f"  inside ${self.target}, replace each match of:\n    {self.sub.anchor}\n"
-                f"  with:\n    {_template(self.sub)}"]
+        sub = self.sub
+        mark = "$$$" if self.target in sub.sequence_metavars else "$"
+        out = [f"  inside {mark}{self.target}, each piece of code that matches this (and that no "
+               "earlier within block rewrote):\n" + indent_block(sub.anchor, "      ")]
+        if sub.guard is not None:
+            out.append(f"    where {guard_text(sub.guard)}")
+        out.append("    is replaced with:\n" + indent_block(_template(sub), "      "))
+        return out
 
 
 def _template(sub: Rule) -> str:
