@@ -1,0 +1,266 @@
+"""The backtracking structural matcher (``_Matcher``): a compiled pattern against a node or a
+run of a block's statements, bindings as byte spans."""
+
+from __future__ import annotations
+
+import re
+
+from tree_sitter import Node
+
+from klc.match.model import Binding
+from klc.match.pattern import _IGNORED_TOKENS, PNode
+from klc.match.specialise import _specialise
+
+# --------------------------------------------------------------------------------------
+# Matching
+
+
+def _significant(node: Node) -> list[Node]:
+    return [c for c in node.children if c.type not in _IGNORED_TOKENS and not c.is_missing]
+
+
+def block_statements(node: Node) -> list[Node]:
+    """The statements of a block, where a run of statements (``$$$X``) is looked for: its
+    significant children without the braces (a run that took in the ``{`` of a function
+    body would have the rewrite replace it)."""
+    return [c for c in node.children
+            if c.type not in _BLOCK_TOKENS and not c.is_missing]
+
+
+_BLOCK_TOKENS = _IGNORED_TOKENS | {"{", "}"}
+
+
+class _Matcher:
+    """Backtracking structural matcher over one unit's source (bindings are byte spans)."""
+
+    def __init__(self, source: bytes, kids: dict[int, list[Node]] | None = None):
+        self.source = source
+        # significant children by node id: a node is a candidate of many anchors, so the
+        # unit keeps them (``Unit._kids``) for every matcher on it
+        self.kids: dict[int, list[Node]] = {} if kids is None else kids
+
+    def significant(self, t: Node) -> list[Node]:
+        kids = self.kids.get(t.id)
+        if kids is None:
+            kids = self.kids[t.id] = _significant(t)
+        return kids
+
+    def text(self, start: int, end: int) -> str:
+        return self.source[start:min(end, len(self.source))].decode("utf-8", "replace")
+
+    def norm(self, start: int, end: int) -> str:
+        return " ".join(self.text(start, end).split())
+
+    def bind(self, name: str, start: int, end: int, nodes: tuple[Node, ...],
+             b: dict[str, Binding]) -> bool:
+        if name == "_":
+            return True
+        text = self.text(start, end)
+        old = b.get(name)
+        if old is not None:
+            return old.text == text or _same_code(old.text, text)
+        b[name] = Binding(name, start, end, text, nodes)
+        return True
+
+    def same(self, old: Binding, start: int, end: int) -> bool:
+        """Whether the span [start, end) is the same code as an earlier binding (a repeated
+        metavariable): the same bytes, else equal but for whitespace and comments."""
+        src = self.source
+        if old._source is src and src[old.start:old.end] == src[start:end]:
+            return True  # (an undecoded span of this source: compared as bytes)
+        text = self.text(start, end)
+        return old.text == text or _same_code(old.text, text)
+
+    def node(self, p: PNode, t: Node, b: dict[str, Binding]) -> bool:
+        """Whether ``p`` matches ``t``, binding its metavariables into ``b``: by the code
+        made for ``p`` where there is some (``_specialise``), else by ``generic``."""
+        fast = p.fast
+        if fast is None:
+            fast = _specialise(p)
+        if fast is not False:
+            return fast(t, b, self)  # type: ignore[no-any-return]
+        return self.generic(p, t, b)
+
+    def generic(self, p: PNode, t: Node, b: dict[str, Binding]) -> bool:
+        name = p.metavar
+        if name is not None:
+            if p.type == "statement" and not t.type.endswith("statement") \
+                    and t.type not in ("declaration", "compound_statement"):
+                return False
+            if p.kinds is not None and t.type not in p.kinds:
+                return False
+            if name == "_":
+                return True
+            start, end = t.start_byte, t.end_byte
+            old = b.get(name)
+            if old is not None:
+                return self.same(old, start, end)
+            b[name] = Binding(name, start, end, None, (t,), self.source)
+            return True
+        if p.type != t.type:
+            return False
+        if not p.children:
+            if t.child_count and _significant(t):
+                return False
+            if p.text_pattern is not None:
+                return self.text_leaf(p, t, b)
+            raw = self.source[t.start_byte:t.end_byte]
+            if raw == p.raw:
+                return True
+            return p.text == " ".join(raw.decode("utf-8", "replace").split())
+        if p.plain:
+            # one to one: b is the caller's scratch copy, so a failure may leave it dirty
+            count = t.child_count
+            if count < len(p.children):
+                return False  # fewer children, so fewer significant ones
+            if count == len(p.children):
+                # the kinds at the fixed places, one child at a time (no list of them all):
+                # when an ignored token is among the children, the counts differ below
+                child = t.child
+                for i, type_ in p.shape:
+                    if child(i).type != type_:  # type: ignore[union-attr]
+                        return False
+            kids = self.significant(t)
+            if len(kids) != len(p.children):
+                return False
+            if count != len(p.children):  # (else the kinds were checked above)
+                for i, type_ in p.shape:
+                    if kids[i].type != type_:
+                        return False
+            # the children in ``plan`` order; tokens and metavariables inline (as ``node``
+            # would do them: their kinds were checked above), the rest by recursion
+            src = self.source
+            for i, how, pc in p.plan:
+                k = kids[i]
+                if how == 1:
+                    name = pc.metavar
+                    if pc.type == "statement" and not k.type.endswith("statement") \
+                            and k.type not in ("declaration", "compound_statement"):
+                        return False
+                    if pc.kinds is not None and k.type not in pc.kinds:
+                        return False
+                    if name == "_":
+                        continue
+                    start, end = k.start_byte, k.end_byte
+                    old = b.get(name)
+                    if old is None:
+                        b[name] = Binding(name, start, end, None, (k,), src)  # type: ignore[arg-type]
+                    elif not self.same(old, start, end):
+                        return False
+                elif how == 0:
+                    if k.child_count and _significant(k):
+                        return False
+                    raw = src[k.start_byte:k.end_byte]
+                    if raw != pc.raw and pc.text != " ".join(
+                            raw.decode("utf-8", "replace").split()):
+                        return False
+                elif not self.node(pc, k, b):
+                    return False
+            return True
+        return self.seq(p.children, 0, self.significant(t), 0, b, anchored=True) is not None
+
+    def fits(self, p: PNode, t: Node) -> bool:
+        """Whether ``p`` could match ``t`` under some bindings: ``node`` without the
+        metavariables' equalities, trying every split of a ``$$$`` run. A match under any
+        bindings fits, so a node that does not fit is rejected without binding anything."""
+        if p.metavar is not None:
+            if p.kinds is not None and t.type not in p.kinds:
+                return False
+            return p.type != "statement" or t.type.endswith("statement") \
+                or t.type in ("declaration", "compound_statement")
+        if p.type != t.type:
+            return False
+        if not p.children:
+            if t.child_count and _significant(t):
+                return False
+            if p.text_pattern is not None:
+                return p.text_pattern.match(self.text(t.start_byte, t.end_byte).strip()) \
+                    is not None
+            raw = self.source[t.start_byte:t.end_byte]
+            return raw == p.raw or p.text == " ".join(raw.decode("utf-8", "replace").split())
+        kids = self.significant(t)
+        if p.plain:
+            if len(kids) != len(p.children):
+                return False
+            for i, type_ in p.shape:
+                if kids[i].type != type_:
+                    return False
+            fits = self.fits
+            pcs = p.children
+            return all(fits(pcs[i], kids[i]) for i in p.order)
+        return self._fits_run(p.children, 0, kids, 0)
+
+    def _fits_run(self, ps: tuple[PNode, ...], i: int, ts: list[Node], j: int) -> bool:
+        if i == len(ps):
+            return j == len(ts)
+        p = ps[i]
+        if p.seq is not None:
+            return any(self._fits_run(ps, i + 1, ts, k) for k in range(j, len(ts) + 1))
+        return j < len(ts) and self.fits(p, ts[j]) and self._fits_run(ps, i + 1, ts, j + 1)
+
+    def text_leaf(self, p: PNode, t: Node, b: dict[str, Binding]) -> bool:
+        raw = self.text(t.start_byte, t.end_byte)
+        lead = len(raw) - len(raw.lstrip())
+        m = p.text_pattern.match(raw.strip()) if p.text_pattern else None
+        if m is None:
+            return False
+        base = t.start_byte + len(raw[:lead].encode())
+        stripped = raw.strip()
+        for i, name in enumerate(p.text_vars, start=1):
+            s = base + len(stripped[:m.start(i)].encode())
+            e = base + len(stripped[:m.end(i)].encode())
+            if not self.bind(name, s, e, (), b):
+                return False
+        return True
+
+    def seq(self, ps: tuple[PNode, ...], i: int, ts: list[Node], j: int,
+            b: dict[str, Binding], anchored: bool) -> int | None:
+        """Match ps[i:] against ts[j:]; return the index in ts after the match, or None.
+
+        ``anchored`` requires the whole of ts to be used (children of one node); a run of
+        statements is matched unanchored at its end (the run may stop before the block does).
+        """
+        if i == len(ps):
+            return j if (j == len(ts) or not anchored) else None
+        p = ps[i]
+        if p.seq is not None:
+            nxt = ps[i + 1] if i + 1 < len(ps) else None
+            # the run ends where the next element, when it is a fixed kind, can match
+            fixed = nxt.type if nxt is not None and nxt.metavar is None \
+                and nxt.seq is None else None
+            n = len(ts)
+            for k in range(n, j - 1, -1) if anchored else range(j, n + 1):
+                if fixed is not None and (k == n or ts[k].type != fixed):
+                    continue
+                trial = dict(b)
+                if k > j:
+                    ok = self.bind(p.seq, ts[j].start_byte, ts[k - 1].end_byte,
+                                   tuple(ts[j:k]), trial)
+                else:
+                    start = ts[j].start_byte if j < len(ts) else (
+                        ts[-1].end_byte if ts else 0)
+                    ok = self.bind(p.seq, start, start, (), trial)
+                if not ok:
+                    continue
+                end = self.seq(ps, i + 1, ts, k, trial, anchored)
+                if end is not None:
+                    b.clear()
+                    b.update(trial)
+                    return end
+            return None
+        if j >= len(ts):
+            return None
+        trial = dict(b)
+        if not self.node(p, ts[j], trial):
+            return None
+        end = self.seq(ps, i + 1, ts, j + 1, trial, anchored)
+        if end is not None:
+            b.clear()
+            b.update(trial)
+        return end
+
+
+def _same_code(a: str, b: str) -> bool:
+    """Equal as code: whitespace and comments do not matter."""
+    strip = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+    return "".join(strip.sub(" ", a).split()) == "".join(strip.sub(" ", b).split())

@@ -1,0 +1,76 @@
+"""Where a pattern matches in a unit: candidates by node type, early rejects by words and token
+runs, each match with its bindings."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
+
+from tree_sitter import Node
+
+from klc.match.engine import _Matcher, block_statements
+from klc.match.model import Binding, Match
+from klc.match.pattern import Pattern
+
+if TYPE_CHECKING:
+    from klc.cuda.model import Unit
+    from klc.rule import Rule
+
+
+def index_nodes(unit: Unit, types: Iterable[str]) -> dict[str, list[Node]]:
+    """All nodes of the given types, by type, in source order (the unit's per-type index:
+    one query run per unit, shared with the model and the guards)."""
+    return unit.nodes_by_type(types)
+
+
+def find_matches(pattern: Pattern, unit: Unit, rule: Rule | None = None,
+                 candidates: dict[str, list[Node]] | None = None) -> Iterator[Match]:
+    """Every place in ``unit`` where ``pattern`` matches, in source order."""
+    if any(w not in unit.source for w in pattern.words):
+        return  # early reject: a word of the anchor is not in the file at all
+    if pattern.runs:
+        squeezed = unit.squeezed
+        if any(r not in squeezed for r in pattern.runs):
+            return  # nor a run of its tokens
+    if candidates is None:
+        candidates = index_nodes(unit, [pattern.root_type])
+    m = _Matcher(unit.source, unit._kids)
+    find = unit.source.find
+    words = pattern.words
+    statements = unit._statements
+    for node in candidates.get(pattern.root_type, ()):
+        if words:
+            s, e = node.start_byte, node.end_byte
+            for w in words:
+                if find(w, s, e) < 0:
+                    break
+            else:
+                w = None
+            if w is not None:
+                continue  # a word of the anchor is not inside this candidate
+        if pattern.is_sequence:
+            block = statements.get(node.id)
+            if block is None:  # (shared by the runs of every rule: one list per block)
+                kids = block_statements(node)
+                block = statements[node.id] = (kids, [k.type for k in kids])
+            kids, types = block
+            if not all(any(t == e.type and m.fits(e, kids[i]) for i, t in enumerate(types))
+                       for e in pattern.fixed):
+                continue  # a statement of the run fits none of the block's
+            first = pattern.elements[0]
+            fixed = None if (first.metavar is not None or first.seq is not None) else first.type
+            for j in range(len(kids)):
+                if fixed is not None and types[j] != fixed:
+                    continue  # a run must start with the anchor's first kind of statement
+                b: dict[str, Binding] = {}
+                end = m.seq(pattern.elements, 0, kids, j, b, anchored=False)
+                if end is None or end == j:
+                    continue
+                nodes = tuple(kids[j:end])
+                yield Match(rule, unit, unit.function_at(nodes[0].start_byte),  # type: ignore[arg-type]
+                            nodes[0].start_byte, nodes[-1].end_byte, nodes, b)
+        else:
+            b = {}
+            if m.node(pattern.elements[0], node, b):
+                yield Match(rule, unit, unit.function_at(node.start_byte),  # type: ignore[arg-type]
+                            node.start_byte, node.end_byte, (node,), b)
