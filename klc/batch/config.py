@@ -86,26 +86,9 @@ class BatchConfig:
         """The rules, compiled: every problem of every file reported together (RuleError),
         a rule name defined twice refused, unknown ``rule_names`` refused."""
         from klc.pipeline import check_hole_names, resolve_holes
-        from klc.rule import RuleError, load_rules_text, select_rules
+        from klc.rule import RuleSet, select_rules
 
-        rules: list[Rule] = []
-        errors: list[str] = []
-        seen: dict[str, str] = {}
-        for path, text in self.rule_files:
-            try:
-                loaded = load_rules_text(text, path)
-            except RuleError as e:
-                errors.extend(e.errors)
-                continue
-            for r in loaded:
-                if r.name in seen:
-                    errors.append(f"{r.location}: rule {r.name} is also defined at "
-                                  f"{seen[r.name]}")
-                    continue
-                seen[r.name] = r.location
-                rules.append(r)
-        if errors:
-            raise RuleError(errors)
+        rules = list(RuleSet.load(self.rule_files).rules)  # every file's problems at once
         where = ", ".join(p for p, _ in self.rule_files)
         rules = select_rules(rules, list(self.rule_names), where)
         held = self.held_back(rules)
