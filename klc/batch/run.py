@@ -11,7 +11,7 @@ import shutil
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from klc.batch.config import (
     _HELD,
@@ -139,7 +139,10 @@ def _drive(config: BatchConfig, options: BatchOptions, executor: LocalExecutor |
 
     writer = _Writer(finished)
     try:
-        executor.run(config, todo, writer.put, want_diff=options.mode == "diff" or options.diffs,
+        run_config = share_budget(config, executor, todo, summary) if config.optimize \
+            else config
+        executor.run(run_config, todo, writer.put,
+                     want_diff=options.mode == "diff" or options.diffs,
                      send_unchanged=options.mode == "out")
     except KeyboardInterrupt:
         summary.interrupted = True
@@ -166,6 +169,59 @@ def _drive(config: BatchConfig, options: BatchOptions, executor: LocalExecutor |
     summary.results.sort(key=lambda r: r.path)
     summary.elapsed_s = time.monotonic() - t0
     return summary
+
+
+def share_budget(config: BatchConfig, executor: LocalExecutor | RayExecutor,
+                 todo: list[Source], summary: BatchSummary) -> BatchConfig:
+    """``--optimize``: one budget of gate trials shared between the files by headroom
+    (``klc.optimize.headroom.split_budget``). A first pass gates each original against
+    itself (``klc.optimize.probe``: optimize's own baseline run, so the second pass finds it
+    in the gate cache) for its % of SOL; the trials it spent come out of the budget, and the
+    rest is split, more to the files further from the speed-of-light floor. The budget is
+    ``total_budget`` (``--total-budget``; less what resumed files spent) or ``budget`` per
+    file (``--budget``, default the optimizer's) times the files to do. Where no file's
+    headroom could be measured (no GPU, no spec) and no total was given, each file keeps the
+    per-file budget. Returns the configuration of the second pass (``budget_by_file``)."""
+    from dataclasses import replace
+
+    try:
+        from klc.optimize import OptimizeOptions, probe  # noqa: F401  (the optimizer's probe)
+        from klc.optimize.headroom import split_budget
+    except ImportError:  # an optimizer without a probe: each file its own budget
+        return config
+    opts = dict(config.optimize_options)
+    if not todo:
+        return config
+    defaults = OptimizeOptions()
+    per_file = int(opts.get("budget") or defaults.budget)
+    target = float(opts.get("target_sol") or defaults.target_sol)
+    explicit = opts.get("total_budget")
+    if explicit is not None:
+        done = sum(int((r.optimize or {}).get("trials_used") or 0) for r in summary.results)
+        total = max(0, int(explicit) - done)
+    else:
+        total = per_file * len(todo)
+    found: dict[str, dict[str, Any]] = {}
+
+    def keep(src: Source, res: FileResult) -> None:
+        found[src.path] = dict((res.optimize or {}).get("probe") or {})
+
+    executor.run(replace(config, optimize_options=(*config.optimize_options, ("probe", True))),
+                 todo, keep, want_diff=False, send_unchanged=False)
+    pct = {s.path: found.get(s.path, {}).get("pct_of_sol") for s in todo}
+    spent = sum(int(p.get("spent") or 0) for p in found.values())
+    if explicit is None and all(v is None for v in pct.values()):
+        return config
+    shares = split_budget(max(0, total - spent), pct, target)
+    most = max(shares, key=lambda f: (shares[f], f))
+    where = f"{pct[most]:.0f}% of SOL" if pct[most] is not None else "headroom unknown"
+    summary.notes.append(
+        f"--optimize: {total} gate trials shared by headroom: {spent} gated the originals "
+        f"(their % of SOL), {sum(shares.values())} split over {len(todo)} file(s); the most, "
+        f"{shares[most]}, to {most} ({where}); "
+        f"{sum(1 for v in shares.values() if v == 0)} file(s) got none")
+    return replace(config, optimize_options=(
+        *config.optimize_options, ("budget_by_file", tuple(sorted(shares.items())))))
 
 
 def copy_rest(options: BatchOptions) -> tuple[int, int, list[str]]:

@@ -171,12 +171,32 @@ def optimizer() -> Callable[..., Any]:
     return optimize
 
 
+# optimize_options the batch reads itself (klc.batch.run.share_budget), not OptimizeOptions'
+BATCH_KEYS = ("total_budget", "budget_by_file", "probe")
+
+
 def _optimize(state: WorkerState, unit: Any, res: FileResult) -> bytes | None:
     run = optimizer()
     from klc.optimize import OptimizeOptions
 
-    options = OptimizeOptions(skills=state.rules, arch=state.config.arch,
-                              **dict(state.config.optimize_options))
+    opts = dict(state.config.optimize_options)
+    shares = dict(opts.get("budget_by_file") or ())
+    probing = bool(opts.get("probe"))
+    for key in BATCH_KEYS:
+        opts.pop(key, None)
+    options = OptimizeOptions(skills=state.rules, arch=state.config.arch, **opts)
+    if probing:  # the first pass of a shared budget: the original's gate run only
+        from klc.optimize import probe
+
+        res.optimize = {"probe": probe(unit.source, unit.path, options)}
+        return None
+    if unit.path in shares:
+        if shares[unit.path] < 1:
+            res.notes.append(f"{unit.path}: optimize: not run: no share of the batch's budget "
+                             "(at the speed-of-light target, or the budget went to files "
+                             "with more headroom)")
+            return None
+        options.budget = shares[unit.path]
     result = run(unit.source, unit.path, options)
     res.optimize = result.to_json()
     why = getattr(result, "stop_reason", "")

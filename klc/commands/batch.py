@@ -69,7 +69,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument("--model", metavar="NAME", help="--optimize --filler llm: the model name")
     add_llm_options(p, "--optimize ")
     p.add_argument("--budget", type=int, metavar="N",
-                   help="--optimize: gate trials per file (default: the optimizer's)")
+                   help="--optimize: gate trials per file on average (default: the "
+                   "optimizer's, 30): the batch shares N x files by headroom")
+    p.add_argument("--total-budget", type=int, metavar="N",
+                   help="--optimize: the one budget of gate trials shared by all files, more "
+                   "to the files further from the speed-of-light floor (default: --budget x "
+                   "files)")
     p.add_argument("--target-sol", type=float, metavar="F",
                    help="--optimize: stop at this fraction of speed of light")
     p.add_argument("--resume", action="store_true",
@@ -108,11 +113,15 @@ def _config(args: argparse.Namespace) -> Any:
 
     opts: list[tuple[str, Any]] = []
     names = {"llm_timeout": "llm_timeout_s", "llm_retries": "llm_retries"}
-    for key in ("filler", "model", "llm_timeout", "llm_retries", "budget", "target_sol"):
+    for key in ("filler", "model", "llm_timeout", "llm_retries", "budget", "total_budget",
+                "target_sol"):
         value = getattr(args, key)
         if value is not None:
             if not args.optimize:
                 raise KlcError(f"--{key.replace('_', '-')} is an --optimize option")
+            if key in ("budget", "total_budget") and value < 1:
+                raise KlcError(f"--{key.replace('_', '-')} {value}: give at least 1 gate "
+                               "trial")
             opts.append((names.get(key, key), value))
     if args.optimize:
         check_llm_options(args)

@@ -79,10 +79,10 @@ from klc.optimize.options import (
 )
 from klc.optimize.report import to_markdown
 from klc.optimize.result import OptimizeResult, Step, TrialLog, step_diff, summarize
-from klc.optimize.run import optimize
+from klc.optimize.run import optimize, probe
 
 __all__ = [
     "EXPLORE", "MAX_ENABLING", "MAX_ROUNDS", "MIN_GAIN", "OptimizeOptions", "OptimizeResult",
-    "ProgressFn", "Step", "TrialLog", "make_filler", "optimize", "step_diff", "summarize",
-    "to_markdown",
+    "ProgressFn", "Step", "TrialLog", "make_filler", "optimize", "probe", "step_diff",
+    "summarize", "to_markdown",
 ]

@@ -137,6 +137,39 @@ def optimize(source: bytes, path: str, options: OptimizeOptions | None = None
     return result
 
 
+def probe(source: bytes, path: str, options: OptimizeOptions | None = None) -> dict[str, Any]:
+    """The original's gate run against itself, exactly as :func:`optimize` gates its
+    baseline (the same cache key: the optimize run that follows finds it in the cache and
+    spends nothing on it): ``pct_of_sol`` (None without a GPU, without a klc-spec block or
+    when the original fails its own gate, ``reason`` says which), ``median_ms`` and
+    ``spent`` (1 gate trial, 0 for a cache hit). What ``klc batch --optimize`` measures of
+    each file before it shares its budget by headroom."""
+    from klc.cuda.parse import check_text, parse_bytes
+    from klc.gate import gate, gpu_status
+    from klc.gate.cache import CachedGate, GateCache, device_name
+    from klc.pipeline import spec_of
+
+    opts = options or OptimizeOptions()
+    check_text(path, source)
+    unit = parse_bytes(source, path)
+    if unit.problems:
+        return {"pct_of_sol": None, "spent": 0, "reason": unit.problems[0].describe(path)}
+    spec = spec_of(unit)
+    device_arch, no_gpu = gpu_status()
+    has_gpu = opts.gpu if opts.gpu is not None else device_arch is not None
+    if spec is None or not has_gpu:
+        return {"pct_of_sol": None, "spent": 0,
+                "reason": "no klc-spec block" if spec is None else no_gpu or "no GPU"}
+    target = resolve_arch(opts.arch) if opts.arch else (device_arch or resolve_arch(None))
+    cache = GateCache.open(opts.cache_dir) if opts.use_cache else None
+    runner = CachedGate(cache, opts.gate_fn or gate, target, device_name())
+    record, hit = runner.run(source, path, reference=None, reference_path=None, seeds=None)
+    s = summarize(record)
+    return {"pct_of_sol": s.get("pct_of_sol") if record.passed else None,
+            "median_ms": s.get("median_ms"), "verdict": record.verdict,
+            "reason": record.reason, "spent": 0 if hit else 1}
+
+
 def _reverify(result: OptimizeResult, loop: _Loop, final: _Version, original: bytes) -> None:
     """Gate the final kernel against the original once more, with fresh seeds."""
     seeds: list[int] = []
