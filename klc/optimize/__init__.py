@@ -3,8 +3,10 @@
     optimize(source, path, OptimizeOptions(budget=30))  ->  OptimizeResult
 
 The package: ``options`` (``OptimizeOptions`` and the loop's limits), ``result`` (trials,
-steps, the report's JSON), ``loop`` (fillers, targets, rounds), ``run`` (``optimize()``,
-the static mode, the re-verification) and ``report`` (Markdown).
+steps, the report's JSON), ``headroom`` (structural or cheap skills, their expected gain at a
+measured % of SOL, the tiers of a round, a batch's budget shared by headroom), ``loop``
+(fillers, targets, rounds), ``run`` (``optimize()``, ``probe()``, the static mode, the
+re-verification) and ``report`` (Markdown).
 
 The loop, with the gate as the only judge:
 
@@ -12,8 +14,12 @@ The loop, with the gate as the only judge:
    % of the speed-of-light floor). It counts as one trial of the budget.
 2. a round: every applicable site of every skill on the current version (``find_sites``;
    sites whose guards wait on a hole count as applicable until the hole is filled), ranked by
-   the skill card's verdict (faster, then unmeasured or hand-written, then neutral), then its
-   measured speedup (unmeasured skills rank as 1.0x), then source order. A skill whose
+   headroom (:mod:`klc.optimize.headroom`): the skill's expected gain at the current
+   version's % of SOL (its measured speedup, capped at 100 / %SOL), then the card's verdict
+   (faster, then unmeasured or hand-written, then neutral), then its measured speedup, then
+   source order; far from SOL (under 30%) the structural skills (launch, thread mapping,
+   loops, shared memory) are tried before any cheap one, near it (75% and above) only cheap
+   ones are, with no phase B. A skill whose
    verdict is "slower" is not tried (a note says where it applied) unless
    ``include_slower``. A
    skill with several sites and only local edits is first tried at all of them at once
@@ -34,7 +40,7 @@ The loop, with the gate as the only judge:
    (an *enabling* step: a ``__restrict__`` that a vectorizing skill's guard needs) may be
    kept, at most ``MAX_ENABLING`` in a row.
 4. repeat until the current version reaches ``target_sol`` of the floor, the budget of gate
-   trials is spent, or no site has anything left to try.
+   trials is spent, or no site (near the floor: no cheap skill) has anything left to try.
 5. the final kernel is gated again against the original with fresh seeds (an independent
    re-verification, outside the budget and never from the cache). Only a kernel that passes
    it, and is faster than the original beyond the noise, is reported (``changed``); otherwise

@@ -60,6 +60,16 @@ def to_markdown(result: OptimizeResult) -> str:
                   f"{_fmt(f.get('median_ms'), '.4f', ' ms')}, "
                   f"{_fmt(f.get('speedup'), '.3f', 'x')} the original, "
                   f"{_fmt(f.get('pct_of_sol'), '.0f', '%')} of SOL", ""]
+    if r.ranking:
+        lines += ["## Ranking by headroom", "", "| round | % SOL | regime | tried in this order "
+                  "(expected gain) | left out |", "|---|---|---|---|---|"]
+        for e in r.ranking:
+            tiers = " ; then ".join(", ".join(f"{x['skill']} ({x['expected_gain']:.2f}x, "
+                                              f"{x['reach']})" for x in tier)
+                                    for tier in e["tiers"]) or "-"
+            lines.append(f"| {e['round']} | {_fmt(e['pct_of_sol'], '.0f', '%')} | "
+                         f"{e['regime']} | {tiers} | {', '.join(e['left_out']) or '-'} |")
+        lines.append("")
     if r.trials:
         lines += ["## Gate trials", "", "| n | round | skill | site | holes | verdict | speedup "
                   "| outcome | cached | reason |", "|---|---|---|---|---|---|---|---|---|---|"]

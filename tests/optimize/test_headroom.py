@@ -290,3 +290,13 @@ def test_tried_skills_follow_the_ranking_on_the_gpu(tmp_path: Path, kernel: Path
             assert all(e["reach"].startswith("structural") for e in first_tier) or \
                 not any(e["reach"].startswith("structural") for t in entry["tiers"]
                         for e in t)
+
+
+def test_markdown_report_shows_the_ranking(library: dict[str, Rule]) -> None:
+    from klc.optimize import to_markdown
+
+    gate = ScriptedGate({"__shfl_xor_sync": 8.0}, floor_ms=0.03)
+    md = to_markdown(_run(gate, library, budget=3))
+    assert "## Ranking by headroom" in md
+    assert ("| 1 | 3% | far | thread_per_row_to_warp_per_row (9.34x, structural (launch, "
+            "threads, loops)) ; then add_launch_bounds (20.00x, cheap)") in md
