@@ -23,6 +23,8 @@ edit writes (``Edit.templates()``) with the code the rule matched (its anchor; f
 - ``shared memory``: the ``__shared__`` declarations differ (a tile added, removed, padded):
   the memory layout changed.
 
+An edit that swaps the anchor (``Edit.leads``: ``replace``) is compared with the anchor; code
+inserted or removed beside it (``insert_body_start``, ``remove_statement``) counts in full.
 An edit that writes no code (a qualifier, an attribute) changes none of these.
 
 **Expected gain.** A skill's measured speedup (the best of its effect lines, as the search
@@ -137,8 +139,9 @@ def reach(rule: Rule) -> Reach:
         if any(e.changes_launch for e in r.edits):
             found.append("launch")
         written = [t for e in r.edits for t in e.templates()]
-        if written:
-            found.extend(_differs([r.anchor], written))
+        if written:  # an anchor swap (replace) against the anchor; code inserted or removed
+            swaps = any(e.leads for e in r.edits)  # beside it counts in full
+            found.extend(_differs([r.anchor] if swaps else [], written))
         for e in r.edits:
             for sub in e.subrules():
                 visit(sub)

@@ -300,3 +300,39 @@ def test_markdown_report_shows_the_ranking(library: dict[str, Rule]) -> None:
     assert "## Ranking by headroom" in md
     assert ("| 1 | 3% | far | thread_per_row_to_warp_per_row (9.34x, structural (launch, "
             "threads, loops)) ; then add_launch_bounds (20.00x, cheap)") in md
+
+
+INSERTS = '''\
+rule declare_beside_a_loop {
+  kind: skill
+  description: "a declaration inserted beside a loop it leaves as it is"
+  context: any
+  anchor: ```
+    for (int $I = 0; $I < $N; $I++) { $$$B; }
+  ```
+  rewrite insert_body_start: ```
+    int klc_count = 0;
+  ```
+}
+
+rule tile_beside_a_loop {
+  kind: skill
+  description: "a shared tile inserted beside a loop"
+  context: any
+  anchor: ```
+    for (int $I = 0; $I < $N; $I++) { $$$B; }
+  ```
+  rewrite insert_body_start: ```
+    __shared__ float klc_tile[256];
+  ```
+}
+'''
+
+
+def test_code_inserted_beside_the_anchor_counts_in_full() -> None:
+    from klc.rule import load_rules_text
+
+    rules = {r.name: r for r in load_rules_text(INSERTS, "inserts.rule")}
+    # the anchor's loop is left as it is: only what is inserted counts
+    assert reach(rules["declare_beside_a_loop"]).aspects == ()
+    assert reach(rules["tile_beside_a_loop"]).aspects == ("shared memory",)
