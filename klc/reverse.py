@@ -164,7 +164,11 @@ def mechanical_inverse(rule: Rule) -> Inverse:
     if rule.kind != "simplification":
         raise KlcError(f"{where_}: it is a {rule.kind}, not a simplification")
     anchor, attr_text = _skill_anchor(rule, where_)
-    bound = frozenset(metavar_names(anchor))
+    # ``anchor any`` without a replace (qualifier edits): the skill keeps every branch, and
+    # binds what all of them bind
+    anchors = rule.anchors if not any(e.leads for e in rule.edits) else ()
+    bound = frozenset.intersection(*(frozenset(metavar_names(a)) for a in anchors)) \
+        if anchors else frozenset(metavar_names(anchor))
     inv = rule.inverse
     tied = _tied_holes(rule)
     names: dict[str, str] = {}  # erased metavariable -> skill hole
@@ -222,7 +226,8 @@ def mechanical_inverse(rule: Rule) -> Inverse:
         anchor_col=0, context=rule.context, guard=guard, edits=tuple(edits), holes=holes,
         card=Card(), metavars=bound, sequence_metavars=seqs,
         # a kind the pass required of what it matched holds of the same code, reversed
-        metavar_kinds=tuple((n, k) for n, k in rule.metavar_kinds if n in bound))
+        metavar_kinds=tuple((n, k) for n, k in rule.metavar_kinds if n in bound),
+        anchors=anchors)
     return Inverse(skill, rule, sources, bound, frozenset(undeclared))
 
 

@@ -48,7 +48,7 @@ from klc.spec import Bound, Spec
 
 if TYPE_CHECKING:
     from klc.cuda.model import Unit
-    from klc.match import Binding
+    from klc.match.model import Binding
 
 
 COMPARISONS: dict[str, Callable[[Any, Any], bool]] = {

@@ -28,7 +28,7 @@ from klc.cuda.syntax import (
 
 if TYPE_CHECKING:
     from klc.cuda.model import Function, Unit
-    from klc.match import Binding, Match
+    from klc.match.model import Binding, Match
     from klc.spec import Bound, Spec
 
 

@@ -25,7 +25,7 @@ from klc.analysis.tree import (
 from klc.cuda.syntax import F_ARGUMENT, F_FIELD
 
 if TYPE_CHECKING:
-    from klc.match import Binding
+    from klc.match.model import Binding
 
 
 _VECTOR_COMPONENT = {"float": "float", "double": "double", "int": "int", "uint": "unsigned int",

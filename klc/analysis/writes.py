@@ -38,7 +38,7 @@ from klc.fsutil import read_input
 
 if TYPE_CHECKING:
     from klc.cuda.model import Function, Unit
-    from klc.match import Binding
+    from klc.match.model import Binding
 
 
 _READ_ONLY_CALLS = re.compile(r"^(?:__ld\w*|__ldg|min|max|fminf?|fmaxf?|make_\w+|printf|"

@@ -12,6 +12,7 @@ from klc.edits.base import InvertContext, KindEdit, PlanContext, compile_code, i
 from klc.edits.bytes import ByteEdit, minimal_edit
 from klc.edits.render import SUBST_RE, line_indent, render
 from klc.rule import CompileContext, Edit, EditSpec, Rule
+from klc.rule.dots import as_runs
 from klc.rule.printer import block
 from klc.rule.registry import register_edit
 
@@ -38,7 +39,10 @@ class Replace(KindEdit):
         px.staged[:] = [e for e in px.staged if e.what not in used]
 
     def invert(self, ix: InvertContext) -> Edit | None:
-        """The skill's replace is the pass's anchor (the pass's replace is its anchor)."""
+        """The skill's replace is the pass's anchor (the pass's replace is its anchor); an
+        ``anchor any`` has no one text to write back: no inverse."""
+        if ix.rule.anchors:
+            return None
         return Replace(ix.skill_text(ix.rule.anchor))
 
     def lines(self, rule: Rule) -> list[str]:
@@ -57,7 +61,10 @@ def replace_match(match: Match, template: str, holes: dict[str, str],
                   overrides: dict[str, str] | None = None) -> ByteEdit:
     """Replace the anchor. When the match starts its line, the edit starts at the line start
     and every template line gets the indentation of the first matched statement that is
-    not a preprocessor line (a "#pragma" is often written in column 1)."""
+    not a preprocessor line (a "#pragma" is often written in column 1). A template's
+    ``...`` lines write back what the anchor's dots of the same rank skipped (byte for
+    byte, moved with their lines like any run: ``klc.rule.dots``)."""
+    template = as_runs(template)
     unit = match.unit
     line_start = unit.source.rfind(b"\n", 0, match.start) + 1
     if unit.source[line_start:match.start].strip():

@@ -229,7 +229,8 @@ class _Matcher:
             fixed = nxt.type if nxt is not None and nxt.metavar is None \
                 and nxt.seq is None else None
             n = len(ts)
-            for k in range(n, j - 1, -1) if anchored else range(j, n + 1):
+            # (statement dots skip as little as they can: the shortest run first)
+            for k in range(n, j - 1, -1) if anchored and p.dots is None else range(j, n + 1):
                 if fixed is not None and (k == n or ts[k].type != fixed):
                     continue
                 trial = dict(b)

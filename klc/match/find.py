@@ -8,9 +8,11 @@ from typing import TYPE_CHECKING
 
 from tree_sitter import Node
 
+from klc.match.dots import dots_hold
 from klc.match.engine import _Matcher, block_statements
 from klc.match.model import Binding, Match
 from klc.match.pattern import Pattern
+from klc.rule.dots import RUN_PREFIX
 
 if TYPE_CHECKING:
     from klc.cuda.model import Unit
@@ -25,7 +27,27 @@ def index_nodes(unit: Unit, types: Iterable[str]) -> dict[str, list[Node]]:
 
 def find_matches(pattern: Pattern, unit: Unit, rule: Rule | None = None,
                  candidates: dict[str, list[Node]] | None = None) -> Iterator[Match]:
-    """Every place in ``unit`` where ``pattern`` matches, in source order."""
+    """Every place in ``unit`` where ``pattern`` matches, in source order: for ``anchor any``
+    the matches of every branch (one per span, the first branch's), keeping the bindings all
+    branches make; a match whose statement dots skipped what they may not is none."""
+    if pattern.alternatives:
+        found: dict[tuple[int, int], Match] = {}
+        for branch in pattern.alternatives:
+            for mt in find_matches(branch, unit, rule, candidates if candidates is not None
+                                   and branch.root_type in candidates else None):
+                if (mt.start, mt.end) not in found:
+                    mt.bindings = {n: b for n, b in mt.bindings.items() if n in pattern.common
+                                   or n.startswith(RUN_PREFIX)}
+                    found[mt.start, mt.end] = mt
+        yield from sorted(found.values(), key=lambda mt: (mt.start, -mt.end))
+        return
+    for mt in _matches(pattern, unit, rule, candidates):
+        if not pattern.dots or dots_hold(pattern, mt):
+            yield mt
+
+
+def _matches(pattern: Pattern, unit: Unit, rule: Rule | None = None,
+             candidates: dict[str, list[Node]] | None = None) -> Iterator[Match]:
     if any(w not in unit.source for w in pattern.words):
         return  # early reject: a word of the anchor is not in the file at all
     if pattern.runs:

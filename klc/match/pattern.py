@@ -3,6 +3,7 @@ token runs that reject a file early, metavariables' kinds."""
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
@@ -12,6 +13,7 @@ from tree_sitter import Node
 
 from klc.cuda.syntax import F_BODY, F_DECLARATOR, F_VALUE, SQUEEZED_OUT, parser
 from klc.errors import KlcError
+from klc.rule.dots import RUN_PREFIX, Dots, DotsError, as_runs, dots_lines
 from klc.rule.model import METAVAR_KINDS
 
 if TYPE_CHECKING:
@@ -47,6 +49,9 @@ class PNode:
     text_vars: tuple[str, ...] = ()
     # a metavariable's kind (``metavar $X: identifier``): the node types it may bind
     kinds: frozenset[str] | None = None
+    # statement dots (``...``): a ``$$$__dots<i>`` run, tried shortest first, whose skipped
+    # statements ``klc.match.dots`` judges against the when clauses once the match is whole
+    dots: Dots | None = None
     # derived, for speed: no "$$$" among the children (they then match one to one), and the
     # leaf text as bytes (compared with the source before any normalising)
     plain: bool = field(init=False, compare=False, repr=False)
@@ -99,6 +104,13 @@ class Pattern:
     # runs of the anchor's tokens with no metavariable between them, squeezed as the unit's
     # text is (``Unit.squeezed``): a match needs every run somewhere (``_token_runs``)
     runs: tuple[bytes, ...] = ()
+    dots: tuple[Dots, ...] = ()  # the anchor's statement dots, by rank
+    # the names bound as runs ($$$X, the dots' runs among them): the others bind one node
+    seqs: frozenset[str] = frozenset()
+    # ``anchor any``: the branches' patterns (this one's other fields are the first's), and
+    # the metavariables every branch binds (a match keeps only those)
+    alternatives: tuple[Pattern, ...] = ()
+    common: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         if not self.key:
@@ -143,6 +155,46 @@ def compile_pattern(code: str, where_: str = "<anchor>",
 
 
 def _compile_pattern(code: str, where_: str) -> Pattern:
+    try:
+        dots = dots_lines(code)
+    except DotsError as e:
+        raise KlcError(f"{where_}: {e.message}") from None
+    if dots:
+        pattern = _compile_plain(as_runs(code), where_)
+        return _with_dots(replace(pattern, code=code, key=code), dots, where_)
+    return _compile_plain(code, where_)
+
+
+def _is_dots(p: PNode) -> bool:
+    return p.seq is not None and p.seq.startswith(RUN_PREFIX)
+
+
+def _with_dots(pattern: Pattern, dots: list[Dots], where_: str) -> Pattern:
+    """The dots' runs marked with their when clauses; dots that begin or end the anchor, or
+    stand next to another run, are refused (they would match anything, or nothing known)."""
+    els = pattern.elements
+    if _is_dots(els[0]) or _is_dots(els[-1]):
+        raise KlcError(f"{where_}: `...` cannot begin or end the anchor (it would stand for "
+                       "any code around the match): put it between statements")
+
+    def mark(p: PNode) -> PNode:
+        if _is_dots(p):
+            return replace(p, dots=dots[int(p.seq[len(RUN_PREFIX):])])  # type: ignore[index]
+        if not p.children:
+            return p
+        kids = tuple(mark(c) for c in p.children)
+        for a, b in itertools.pairwise(kids):
+            if a.seq is not None and b.seq is not None and (a.dots or b.dots):
+                raise KlcError(f"{where_}: `...` next to another run ($$$ or `...`) is "
+                               "ambiguous: put a statement between them")
+        return replace(p, children=kids)
+
+    elements = tuple(mark(e) for e in els)
+    fixed = tuple(mark(e) for e in pattern.fixed)
+    return replace(pattern, elements=elements, fixed=fixed, dots=tuple(dots))
+
+
+def _compile_plain(code: str, where_: str) -> Pattern:
     attempts = (
         (_WRAP_BODY, "\n}\n", "body"),
         (_WRAP_EXPR, "\n);\n}\n", "expr"),
@@ -262,7 +314,19 @@ def _make_pattern(code: str, elements: tuple[PNode, ...], where_: str) -> Patter
     fixed = tuple(sorted((e for e in elements if e.metavar is None and e.seq is None),
                          key=_size)) if is_sequence else ()
     return Pattern(code, elements, is_sequence, root_type,
-                   tuple(sorted(w.encode() for w in words)), fixed, runs=_token_runs(elements))
+                   tuple(sorted(w.encode() for w in words)), fixed, runs=_token_runs(elements),
+                   seqs=frozenset(_names(elements, runs=True)))
+
+
+def _names(elements: tuple[PNode, ...], runs: bool = False) -> set[str]:
+    """Every metavariable the elements bind ($X, $$$X, text ones), or only the runs."""
+    out: set[str] = set()
+    for p in elements:
+        for n in (p.seq,) if runs else (p.metavar, p.seq, *p.text_vars):
+            if n is not None and n != "_":
+                out.add(n)
+        out |= _names(p.children, runs)
+    return out
 
 
 _PLAIN_TOKEN_RE = re.compile(r"^[^\s$]+$")
@@ -312,6 +376,24 @@ def _compiled(anchor: str, where: str, kinds: tuple[tuple[str, str], ...] = ()) 
 
 def pattern_of(rule: Rule) -> Pattern:
     """The rule's anchor with its metavariables' kinds, compiled once per process (cached
-    by its text)."""
-    return _compiled(rule.anchor, f"{rule.path}:{rule.anchor_line}:{rule.anchor_col}",
-                     rule.metavar_kinds)
+    by its text); ``anchor any``: its branches, as one pattern's ``alternatives``."""
+    where_ = f"{rule.path}:{rule.anchor_line}:{rule.anchor_col}"
+    if rule.anchors:
+        return _alternation(rule.anchors, where_, rule.metavar_kinds)
+    return _compiled(rule.anchor, where_, rule.metavar_kinds)
+
+
+@lru_cache(maxsize=1024)
+def _alternation(anchors: tuple[str, ...], where_: str,
+                 kinds: tuple[tuple[str, str], ...] = ()) -> Pattern:
+    """One pattern for ``anchor any``: the first branch's fields (what tools that show a
+    pattern read), every branch in ``alternatives``, the words all branches need, and the
+    metavariables all bind (``common``)."""
+    branches = tuple(_compiled(a, where_, kinds) for a in anchors)
+    first = branches[0]
+    words = set(first.words).intersection(*(b.words for b in branches[1:]))
+    common = _names(first.elements).intersection(*(_names(b.elements)
+                                                    for b in branches[1:]))
+    return replace(first, code="\n|\n".join(anchors), words=tuple(sorted(words)), runs=(),
+                   key="\0|".join(b.key for b in branches), alternatives=branches,
+                   common=frozenset(common), dots=())

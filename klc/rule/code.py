@@ -12,6 +12,7 @@ from functools import cache
 from tree_sitter import Node, Query, QueryCursor
 
 from klc.cuda.syntax import LANGUAGE, parser
+from klc.rule.dots import for_parsing as dots_for_parsing
 
 IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -122,6 +123,7 @@ def _leaves(node: Node) -> Iterator[Node]:
 
 def for_parsing(text: str) -> str:
     """Holes become identifiers of the same length (``?tile`` -> ``$tile``: tree-sitter-cuda
-    accepts ``$`` in identifiers), so positions stay exact."""
-    return re.sub(r"\?(?=[A-Za-z_])", "$", text)
+    accepts ``$`` in identifiers), and statement dots the statement ``$_;`` padded to the
+    line's length (``klc.rule.dots``), so positions stay exact."""
+    return re.sub(r"\?(?=[A-Za-z_])", "$", dots_for_parsing(text))
 

@@ -26,7 +26,8 @@ from klc.rule.checks import (
     inverse_of,
     metavar_kinds_of,
 )
-from klc.rule.code import code_refs, parse_problem
+from klc.rule.code import code_refs, for_parsing, parse_problem
+from klc.rule.dots import DotsError, dots_lines, has_dots, without_dots
 from klc.rule.guard import GuardExpr, calls
 from klc.rule.holes import HoleDecl
 from klc.rule.model import CONTEXTS, KINDS, SINGLE_FIELDS, Card, Edit, Rule, RuleError
@@ -56,6 +57,9 @@ class CompileContext:
         self.used_holes: set[str] = set()
         self.metavars: set[str] = set()
         self.sequences: set[str] = set()
+        # ``anchor any``: metavariables some branches bind and others not -> (line, col) of
+        # a branch that does not (using one is an error)
+        self.partial: dict[str, tuple[int, int]] = {}
         self.index = 0  # the clause being compiled, from 1 (names a within block's sub-rule)
 
     def use_hole(self, name: str, line: int, col: int, what: str) -> None:
@@ -72,6 +76,11 @@ class CompileContext:
         if name == "_":
             self.errs.add(line, col, f"{shown} in {what}: the wildcard binds nothing, so it "
                           "cannot be used here")
+        elif name in self.partial and name not in metavars:
+            line_b, col_b = self.partial[name]
+            self.errs.add(line, col, f"{shown} is used in {what} but only some branches of "
+                          f"`anchor any` bind it (not the branch at {line_b}:{col_b}); "
+                          "use only the metavariables every branch binds")
         elif name not in metavars:
             bound = ", ".join("$" + ("$$" if m in sequences else "") + m
                               for m in sorted(metavars)) or "none"
@@ -103,11 +112,17 @@ class CompileContext:
                 elif arg.kind == "hole":
                     self.use_hole(str(arg.value), arg.line, arg.col, hole_what)
 
-    def check_anchor(self, anchor: CodeBlock, metavars: set[str], sequences: set[str]) -> None:
+    def check_anchor(self, anchor: CodeBlock, metavars: set[str], sequences: set[str],
+                     dots: bool = False) -> None:
         """An anchor's metavariables (added to ``metavars``/``sequences``), and that it parses
-        and the matcher can use it."""
+        and the matcher can use it. ``dots``: statement dots may stand in it (a rule's own
+        anchor; not a ``within`` block's)."""
         errs = self.errs
-        for ref in code_refs(anchor.text):
+        if has_dots(anchor.text) and not dots:
+            errs.add(*anchor.position(anchor.text.find("...")), "statement dots (`...`) are "
+                     "not supported in a within block's anchor")
+            return
+        for ref in code_refs(without_dots(anchor.text)):
             line, col = anchor.position(ref.start)
             if ref.kind == "hole":
                 if ref.name in self.holes:
@@ -128,11 +143,13 @@ class CompileContext:
             elif ref.name in sequences:
                 errs.add(line, col, f"${ref.name} is also used as $$${ref.name} in the anchor")
             metavars.add(ref.name)
+        if not self._check_dots(anchor, metavars):
+            return
         text = anchor.text
         for ref in reversed([r for r in code_refs(text)
                              if r.kind == "hole" and r.name in self.holes]):
             text = text[:ref.start] + "$" + text[ref.start + 1:]  # already reported above
-        problem = parse_problem(text)
+        problem = parse_problem(for_parsing(text))
         if problem is not None:
             line, col = anchor.position(problem[0])
             errs.add(line, col, f"the anchor {problem[1]}")
@@ -144,6 +161,82 @@ class CompileContext:
         except KlcError as e:
             message = str(e).split(": ", 1)[-1]
             errs.add(*anchor.position(0), f"the anchor cannot be used as a pattern: {message}")
+
+    def _check_dots(self, anchor: CodeBlock, metavars: set[str]) -> bool:
+        """Each dots line's when clauses read, and name metavariables the anchor binds."""
+        try:
+            found = dots_lines(anchor.text)
+        except DotsError as e:
+            self.errs.add(*anchor.position(e.offset), e.message)
+            return False
+        ok = True
+        for d in found:
+            line_text = anchor.text[d.offset:d.end]
+            for name in (*d.writes, *d.mentions):
+                if name.startswith("$") and name[1:] not in metavars:
+                    at = d.offset + line_text.find(name)
+                    self.errs.add(*anchor.position(at), f"`...` when clause: {name} is not "
+                                  "bound by the anchor")
+                    ok = False
+        return ok
+
+    def check_anchors(self, branches: tuple[CodeBlock, ...]) -> None:
+        """The anchor, or each branch of ``anchor any``: the metavariables every branch binds
+        are the rule's (``metavars``); the others are remembered in ``partial``."""
+        found: list[tuple[CodeBlock, set[str], set[str]]] = []
+        for b in branches:
+            mv: set[str] = set()
+            seq: set[str] = set()
+            if not b.text.strip():
+                self.errs.add(b.line, b.col, "the anchor is empty")
+                continue
+            self.check_anchor(b, mv, seq, dots=True)
+            found.append((b, mv, seq))
+        if not found:
+            return
+        common = set.intersection(*(mv for _, mv, _ in found))
+        for b, mv, seq in found:
+            for name in sorted(mv & common):
+                if (name in seq) != (name in found[0][2]):
+                    self.errs.add(b.line, b.col, f"anchor any: ${name} is bound as a run "
+                                  "($$$) in one branch and as one node in another")
+        for name in sorted(set.union(*(mv for _, mv, _ in found)) - common):
+            lacking = next(b for b, mv, _ in found if name not in mv)
+            self.partial[name] = (lacking.line, lacking.col)
+        self.metavars |= common
+        self.sequences |= common & found[0][2]
+        counts = {len(dots_lines(b.text)) for b, _, _ in found if self._dots_read(b.text)}
+        if len(counts) > 1:
+            self.errs.add(branches[0].line, branches[0].col, "anchor any: the branches have "
+                          "different numbers of `...` lines")
+
+    @staticmethod
+    def _dots_read(text: str) -> bool:
+        try:
+            dots_lines(text)
+        except DotsError:
+            return False
+        return True
+
+    def check_template_dots(self, edits: tuple[Edit, ...], anchor: str) -> None:
+        """A replace template writes back each of the anchor's dots (the i-th ``...`` line
+        of the template is what the i-th of the anchor skipped); no other template has dots."""
+        want = len(dots_lines(anchor)) if self._dots_read(anchor) else 0
+        for e in edits:
+            for t in e.templates():
+                if not self._dots_read(t):
+                    continue
+                n = len(dots_lines(t))
+                if e.kind == "replace" and n != want:
+                    self.errs.add(e.line, e.col, f"rewrite replace: the template has {n} `...` "
+                                  f"line(s) and the anchor {want}: each `...` of the anchor is "
+                                  "written back by the template's `...` of the same rank (else "
+                                  "what it skipped would be deleted)")
+                elif e.kind != "replace" and n:
+                    self.errs.add(e.line, e.col, f"rewrite {e.kind}: `...` keeps what the "
+                                  "anchor's dots skipped, which only a replace template can do")
+            for sub in e.subrules():
+                self.check_template_dots(sub.edits, "")
 
 
 def compile_spec(spec: RuleSpec, errors: Errors | None = None) -> Rule | None:
@@ -168,13 +261,14 @@ def _compile(spec: RuleSpec, errs: Errors) -> Rule:
     cx = CompileContext(spec, errs, holes_of([f.value for f in spec.fields
                                               if f.name == "hole"], errs))
     anchor = CodeBlock("", spec.line, spec.col, ())
+    branches: tuple[CodeBlock, ...] = ()
     if "anchor" in single:
-        anchor = single["anchor"].value
-        if not anchor.text.strip():
-            errs.add(anchor.line, anchor.col, "the anchor is empty")
-        else:
-            cx.check_anchor(anchor, cx.metavars, cx.sequences)
+        value = single["anchor"].value
+        branches = value if isinstance(value, tuple) else (value,)
+        anchor = branches[0]
+        cx.check_anchors(branches)
     edits = _edits([f.value for f in spec.fields if f.name == "rewrite"], cx)
+    cx.check_template_dots(edits, anchor.text)
     guard = None
     if "guard" in single:
         guard = single["guard"].value
@@ -197,6 +291,7 @@ def _compile(spec: RuleSpec, errs: Errors) -> Rule:
         context=context, guard=guard, edits=edits, holes=cx.holes, card=card,
         metavars=frozenset(cx.metavars), sequence_metavars=frozenset(cx.sequences),
         inverse=inverse, metavar_kinds=metavar_kinds,
+        anchors=tuple(b.text for b in branches) if len(branches) > 1 else (),
     )
 
 

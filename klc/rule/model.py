@@ -149,6 +149,9 @@ class Rule:
     inverse: Inverse | None = None  # a simplification's inverse block
     # ``metavar $X: identifier`` lines: (name without "$", kind), sorted by name
     metavar_kinds: tuple[tuple[str, str], ...] = ()
+    # ``anchor any { ... }``: every branch (``anchor`` is the first), () for one anchor; a
+    # match of any branch is a match, binding the metavariables common to all (``metavars``)
+    anchors: tuple[str, ...] = ()
 
     def __hash__(self) -> int:  # holes is a dict: hash what identifies a rule
         return hash((self.name, self.kind, self.anchor))

@@ -35,7 +35,14 @@ def rule_to_text(rule: Rule) -> str:
     if rule.description:
         out.append(f"  description: {string(rule.description)}")
     out.append(f"  context: {', '.join(rule.context)}")
-    out += block("anchor", rule.anchor)
+    if rule.anchors:  # alternation: each branch a code block
+        out.append("  anchor any {")
+        for branch in rule.anchors:
+            out += ["    ```"] + [f"      {ln}" if ln else "" for ln in branch.split("\n")] + \
+                ["    ```"]
+        out.append("  }")
+    else:
+        out += block("anchor", rule.anchor)
     kinds_of: dict[str, list[str]] = {}
     for name, kind in rule.metavar_kinds:
         kinds_of.setdefault(name, []).append(kind)

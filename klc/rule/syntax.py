@@ -215,6 +215,8 @@ def _field_spec(tree: Tree) -> FieldSpec:
         return FieldSpec("context", tuple(ch), line, col)
     if kind == "anchor_field":
         return FieldSpec("anchor", _code(ch[0]), line, col)
+    if kind == "anchor_any_field":  # alternation: a tuple of the branches' code blocks
+        return FieldSpec("anchor", tuple(_code(c) for c in ch), line, col)
     if kind == "guard_field":
         return FieldSpec("guard", guard_expr(ch[0]), line, col)
     if kind == "rewrite_field":
