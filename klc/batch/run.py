@@ -206,8 +206,14 @@ def share_budget(config: BatchConfig, executor: LocalExecutor | RayExecutor,
     def keep(src: Source, res: FileResult) -> None:
         found[src.path] = dict((res.optimize or {}).get("probe") or {})
 
-    executor.run(replace(config, optimize_options=(*config.optimize_options, ("probe", True))),
-                 todo, keep, want_diff=False, send_unchanged=False)
+    # local workers without a GPU measure nothing (unless the options force the GPU mode):
+    # no first pass, no process started for it
+    blind = isinstance(executor, LocalExecutor) and not executor.gpus \
+        and opts.get("gpu") is not True
+    if not blind:
+        executor.run(replace(config, optimize_options=(*config.optimize_options,
+                                                       ("probe", True))),
+                     todo, keep, want_diff=False, send_unchanged=False)
     pct = {s.path: found.get(s.path, {}).get("pct_of_sol") for s in todo}
     spent = sum(int(p.get("spent") or 0) for p in found.values())
     if explicit is None and all(v is None for v in pct.values()):

@@ -123,3 +123,16 @@ def test_bad_budgets_exit_2(tmp_path: Path, argv: list[str], message: str,
     src = _tree(tmp_path / "src")
     assert main(["batch", str(src), *argv]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_total_budget_without_a_gpu_is_split_evenly(tmp_path: Path) -> None:
+    src = _tree(tmp_path / "src")
+    gate = PctGate()
+    s = run_batch(_config(gate, tmp_path / "gate", total_budget=10, gpu=False),
+                  BatchOptions([str(src)], mode="check", jobs=1, gpus=[]))
+    shares = [(r.optimize or {}).get("budget", 0) for r in s.results]
+    assert sum(shares) == 10 and max(shares) - min(shares) <= 1
+    # no original gated against itself: no first pass without a GPU (the static part of
+    # optimize compiles its candidates against their original)
+    assert not [c for c, ref in gate.calls if ref is None]
+    assert any("10 gate trials shared by headroom: 0 gated the originals" in n for n in s.notes)
