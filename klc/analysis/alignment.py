@@ -12,7 +12,17 @@ from tree_sitter import Node
 from klc.analysis.constants import _Eval, _spec_sizes
 from klc.analysis.declarations import _Decl, _lookup
 from klc.analysis.loops import _assigned_in_body, _step
-from klc.analysis.tree import Place, _cast_target, _cite, _operator, _snippet, _text, _unwrap
+from klc.analysis.tree import (
+    Place,
+    _cast_target,
+    _cite,
+    _in,
+    _nodes,
+    _operator,
+    _snippet,
+    _text,
+    _unwrap,
+)
 from klc.analysis.types import ALIGNS, SIZES, _norm_type, _type_of
 from klc.analysis.writes import _address_taken, _assigned
 from klc.cuda.model import Function
@@ -52,12 +62,16 @@ def _alignment(ctx: Place, node: Node, depth: int = 0) -> tuple[int | None, str]
             if natural:
                 return natural, f"the natural alignment of {decl.base} ({cite})"
             return None, f"the alignment of {decl.base} is unknown ({cite})"
-        if decl.init is not None and decl.pointer > 0:
+        if decl.init is not None and (decl.pointer > 0 or (decl.base == "auto"
+                                                            and not decl.reference)):
+            a, how = _alignment(ctx, decl.init, depth + 1)  # (an auto value: no alignment)
+            if a is None:
+                return a, how
             if _assigned(ctx, name, decl.end, ctx.function.body_end if ctx.function else
                          decl.end):
-                return None, f"`{name}` is reassigned after its declaration ({cite})"
-            a, how = _alignment(ctx, decl.init, depth + 1)
-            return a, f"{how}, copied into `{name}` ({cite})" if a else how
+                return _advanced(ctx, name, decl, a, f"{how}, copied into `{name}` ({cite})",
+                                 depth)
+            return a, f"{how}, copied into `{name}` ({cite})"
         return None, f"`{name}` is declared without a known alignment ({cite})"
     if node.type == "binary_expression" and _operator(node) in ("+", "-"):
         left, right = node.child_by_field_id(F_LEFT), node.child_by_field_id(F_RIGHT)
@@ -96,11 +110,52 @@ def _alignment(ctx: Place, node: Node, depth: int = 0) -> tuple[int | None, str]
             typ = _type_of(ctx, base)
             a, how = _alignment(ctx, base, depth + 1)
             k = _Eval(ctx).node(idx_node, src) if idx_node is not None else None
+            if a is not None and idx_node is not None and not isinstance(k, int):
+                return _element_alignment(ctx, base, idx_node)  # &in[row * n]: a row
             if a is None or typ is None or not isinstance(k, int):
                 return None, how if a is None else "the index is not a known constant"
             elem = SIZES.get(_norm_type(typ.base), 0)
             return math.gcd(a, abs(k) * elem) or a, f"{how}, element {k}"
     return None, f"`{_snippet(_text(src, node))}` has no alignment the tree knows"
+
+
+def _advanced(ctx: Place, name: str, decl: _Decl, a: int, how: str, depth: int
+              ) -> tuple[int | None, str]:
+    """The alignment of a local pointer that starts ``a``-byte aligned and is advanced
+    after its declaration (``x += row * cols``, ``p++``, ``p = q + 4``): ``a`` kept down to
+    what every step is known to keep (a multiple of elements, or the alignment of what is
+    assigned); None, and why, at the first step that keeps nothing known."""
+    fn = ctx.function
+    unit, src = ctx.unit, ctx.unit.source
+    if fn is None or _address_taken(src, name, decl.end, fn.body_end):
+        cite = _cite(unit, decl.start, decl.end)
+        return None, f"`{name}` is reassigned after its declaration ({cite})"
+    elem = SIZES.get(_norm_type(decl.base)) if decl.pointer == 1 else None
+    for node in _in(_nodes(unit, "assignment_expression", "update_expression"), decl.end,
+                    fn.body_end):
+        target = _unwrap(node.child_by_field_id(F_LEFT if node.type == "assignment_expression"
+                                                else F_ARGUMENT))
+        if target.type != "identifier" or _text(src, target) != name:
+            continue
+        where = f"`{_snippet(_text(src, node))}` ({unit.where(node.start_byte)})"
+        op = _operator(node) if node.type == "assignment_expression" else "++"
+        if op == "=":
+            b, why = _alignment(ctx, node.child_by_field_id(F_RIGHT), depth + 1)
+            if b is None:
+                return None, f"{where} assigns `{name}` an address of unknown alignment: {why}"
+            a = math.gcd(a, b)
+            continue
+        if elem is None:
+            return None, f"{where} moves `{name}`, whose element size is unknown"
+        if op in ("+=", "-="):
+            m, _ = _multiple_of(ctx, node.child_by_field_id(F_RIGHT))
+        elif op == "++":
+            m = 1
+        else:
+            return None, f"{where} changes `{name}` in a way the tree does not follow"
+        if m != 0:
+            a = math.gcd(a, m * elem)
+    return a, f"{how}, advanced by known multiples of {a} bytes"
 
 
 def _multiple_of(ctx: Place, node: Node, depth: int = 0) -> tuple[int, str]:
@@ -191,11 +246,16 @@ def _element_alignment(ctx: Place, array: Node, index: Node) -> tuple[int | None
     decl = _lookup(ctx, name, base.start_byte)
     if decl is None:
         return None, f"`{name}` is not declared in this file"
-    elem = SIZES.get(_norm_type(decl.base))
+    base_type, levels = decl.base, decl.pointer
+    if base_type == "auto" and decl.init is not None and not decl.reference:
+        typ = _type_of(ctx, decl.init)  # auto r = x + off: a pointer of x's type
+        if typ is not None:
+            base_type, levels = typ.base, typ.pointer
+    elem = SIZES.get(_norm_type(base_type))
     if elem is None:
-        return None, f"the size of {decl.base} is unknown to the tree"
+        return None, f"the size of {base_type} is unknown to the tree"
     dims: tuple[str, ...] = decl.dims
-    if not dims and not (decl.pointer == 1 and len(indices) == 1):
+    if not dims and not (levels == 1 and len(indices) == 1):
         return None, f"`{name}` is not an array of {len(indices)} dimension(s) or a pointer"
     if dims and len(indices) > len(dims):
         return None, f"`{name}` has {len(dims)} dimension(s), not {len(indices)}"

@@ -152,9 +152,13 @@ def _roots(node: Node, src: bytes) -> set[str]:
     t = node.type
     if t == "identifier":
         return {_text(src, node)}
-    if t in ("subscript_expression", "pointer_expression", "field_expression"):
+    if t in ("subscript_expression", "pointer_expression", "field_expression",
+             "update_expression"):  # (*y++ = v: through y)
         arg = node.child_by_field_id(F_ARGUMENT)
         return _roots(arg, src) if arg is not None else set()
+    if t == "assignment_expression":  # *(p += 4) = v: through p
+        left = node.child_by_field_name("left")
+        return _roots(left, src) if left is not None else set()
     if t == "binary_expression" and _operator(node) in ("+", "-"):
         out: set[str] = set()
         for side in ("left", "right"):

@@ -186,6 +186,46 @@ def _writes(ctx: Place, names: frozenset[str], start: int, end: int
 _REASSIGNS = "reassigns the pointer"  # (an assignment or ++/-- of the variable itself)
 
 
+def _memory_writes(ctx: Place, name: str, start: int, end: int, own: bool = True
+                   ) -> Iterator[tuple[int, int, str]]:
+    """``_writes`` through ``name`` and its aliases, less what only moves a pointer: an
+    assignment or ``++``/``--`` of a local pointer derived from ``name`` (a row pointer
+    advanced, ``y += cols``, ``x++`` in a loop header) changes where that pointer points,
+    never the memory of ``name``. A reference's assignment (``float& r = out[i]; r = v;``)
+    stays a write, and so does a reassignment of ``name`` itself unless ``own`` is False
+    (a load through ``name`` then reads other memory: ``no_write`` keeps it)."""
+    names = _aliases(ctx, name)
+    fn = ctx.function
+    for s, e, what in _writes(ctx, names, start, end):
+        if what == _REASSIGNS and fn is not None:
+            var = _text(ctx.unit.source, _unwrap_target(ctx, s, e))
+            if (var != name or not own) and not _is_reference(ctx, fn, var):
+                continue
+        yield s, e, what
+
+
+def _unwrap_target(ctx: Place, s: int, e: int) -> Node:
+    """The variable an assignment or ++/-- spanning [s, e) assigns."""
+    node = ctx.unit.root.descendant_for_byte_range(s, e)
+    while node is not None and node.type not in ("assignment_expression", "update_expression"):
+        node = node.parent
+    assert node is not None
+    target = node.child_by_field_id(F_LEFT if node.type == "assignment_expression"
+                                    else F_ARGUMENT)
+    assert target is not None
+    return _unwrap(target)
+
+
+def _is_reference(ctx: Place, fn: Function, var: str) -> bool:
+    """Is ``var`` declared a reference in ``fn`` (a local or a parameter)? Unknown names
+    count as references (the safe side)."""
+    decls = [d for d in _function_declarations(ctx.unit, fn) if d.name == var]
+    if decls:
+        return any(d.reference for d in decls)
+    param = fn.param(var)
+    return param is None or param.reference
+
+
 def _writes_around(ctx: Place, start: int, end: int
                    ) -> list[tuple[int, int, frozenset[str], str]]:
     """``_write_entries`` of the enclosing function's body when it holds [start, end), else

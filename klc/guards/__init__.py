@@ -7,8 +7,9 @@ its verdict reads; whether it may be shared per declaration); ``evaluate`` judge
 expression (the AST is ``klc.rule.guard``) at a match. The predicates live in family files,
 each registering itself when imported here: ``declarations`` (what a name is, qualifiers),
 ``types``, ``constants``, ``writes`` (writes, aliases, const and restrict safety), ``launch``
-(threads, blocks, shared memory), ``alignment``, ``loops`` (loops and the shape of code) and
-``holes`` (relations between hole values). The facts they read come from ``klc.analysis``.
+(threads, blocks, shared memory), ``alignment``, ``loops`` (loops and the shape of code),
+``lanes`` (code a rewrite hands from a thread to a warp's lanes) and ``holes`` (relations
+between hole values). The facts they read come from ``klc.analysis``.
 
 Facts come from the tree-sitter model first: cheap, so that listing a folder of kernels stays
 fast. Only where the tree cannot know (the type of an arbitrary expression, a constant hidden
@@ -26,6 +27,7 @@ from klc.guards import (  # noqa: F401  (each family registers its predicates wh
     constants,
     declarations,
     holes,
+    lanes,
     launch,
     loops,
     types,

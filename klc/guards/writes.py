@@ -36,7 +36,7 @@ from klc.analysis.writes import (
     _aliases,
     _buffer_name,
     _kernel_type_pinned,
-    _writes,
+    _memory_writes,
     _writes_around,
 )
 from klc.cuda.syntax import F_ARGUMENT, F_LEFT
@@ -58,8 +58,14 @@ from klc.match import Binding
            reads=("declarations",), per_declaration=True)
 def no_write(ctx: GuardContext, x: Binding, region: str = "kernel") -> Verdict:
     """Nothing in REGION (anchor, loop, kernel) writes memory through buffer $X or a local
-    pointer derived from it: no assignment, ++/--, atomic, store intrinsic, asm, or call
-    that receives the pointer."""
+    pointer derived from it (a row pointer ``float* y = out + row * cols;``, ``&out[i]``,
+    ``auto``): no assignment, ++/--, atomic, store intrinsic, asm, or call that receives
+    the pointer, and $X itself is not reassigned. Advancing a pointer derived from $X
+    (``y += cols``) writes no memory."""
+    return _no_write(ctx, x, region, own=True)
+
+
+def _no_write(ctx: GuardContext, x: Binding, region: str, own: bool) -> Verdict:
     span = _region(ctx, region)
     if isinstance(span, Verdict):
         return span
@@ -68,7 +74,7 @@ def no_write(ctx: GuardContext, x: Binding, region: str = "kernel") -> Verdict:
     if name is None:
         return _no(ctx, f"{_code(x)} is not a single buffer ({ctx.unit.where(x.start)})",
                    x.start)
-    for s, e, what in _writes(ctx, _aliases(ctx, name), start, end):
+    for s, e, what in _memory_writes(ctx, name, start, end, own):
         return _no(ctx, f"`{name}` is written in {label}: {_cite(ctx.unit, s, e)} {what}", s)
     return _yes(f"no write through `{name}` in {label}", x.start)
 
@@ -82,8 +88,9 @@ def const_safe(ctx: GuardContext, x: Binding) -> Verdict:
     to one, which would not compile with a const source; and the kernel's type may change:
     its name is used only where it is called or launched, and the file declares it once
     (``kernel = &copy;`` with a ``void (*)(float*)``, a prototype or an explicit
-    instantiation would no longer match). Where the file cannot tell, no."""
-    verdict = no_write(ctx, x, "kernel")
+    instantiation would no longer match). Advancing $X or a pointer derived from it
+    (``x += row * cols``) is no write. Where the file cannot tell, no."""
+    verdict = _no_write(ctx, x, "kernel", own=False)
     if not verdict.ok:
         return verdict
     fn, unit, src = ctx.function, ctx.unit, ctx.unit.source
@@ -157,7 +164,7 @@ def no_alias(ctx: GuardContext, x: Binding, y: Binding) -> Verdict:
     written: list[str] = []
     if fn is not None:
         for name in (a, b):
-            for s, e, what in _writes(ctx, _aliases(ctx, name), fn.body_start, fn.body_end):
+            for s, e, what in _memory_writes(ctx, name, fn.body_start, fn.body_end, False):
                 written.append(f"`{name}` is written ({_cite(ctx.unit, s, e)} {what})")
                 break
         if not written:
@@ -311,7 +318,7 @@ def restrict_safe(ctx: GuardContext, x: Binding) -> Verdict:
 
     def written(param: str) -> str:  # (once per function and parameter)
         def first() -> str:
-            for s, e, what in _writes(ctx, _aliases(ctx, param), fn.body_start, fn.body_end):
+            for s, e, what in _memory_writes(ctx, param, fn.body_start, fn.body_end, False):
                 return f"`{param}` is written ({_cite(ctx.unit, s, e)} {what})"
             return ""
 

@@ -1,0 +1,287 @@
+"""Guard predicates about code that a rewrite hands from one thread to the 32 lanes of a warp
+(thread_per_row_to_warp_per_row): which in-place updates of memory stay applied once.
+
+Such a rewrite runs a row's body on every lane of a warp, with the same values, and strides
+the body's sequential loops by lane (``for (int c = A; c < n; c++)`` becomes ``for (int c = A
++ lane; c < n; c += 32)``, passes/row_kernels.rule's sub-rules). Code outside those loops runs
+32 times; an iteration of a strided loop runs once, on the lane (c - A) % 32."""
+
+from __future__ import annotations
+
+import re
+
+from tree_sitter import Node
+
+from klc.analysis.declarations import _function_declarations
+from klc.analysis.loops import LOOP_TYPES
+from klc.analysis.tree import (
+    _code,
+    _in,
+    _nodes,
+    _operator,
+    _roots,
+    _snippet,
+    _text,
+    _unwrap,
+)
+from klc.analysis.writes import _address_taken, _aliases, _passes_pointer
+from klc.cuda.model import Function, Unit
+from klc.cuda.syntax import F_ARGUMENT, F_ARGUMENTS, F_BODY, F_INDICES, F_LEFT, F_RIGHT
+from klc.guards.loops import no_jumps
+from klc.guards.registry import ArgSpec, GuardContext, Verdict, _no, _yes, predicate
+from klc.guards.writes import assigns_only_locals
+from klc.match import Binding
+
+_SEQUENTIAL = re.compile(r"^\s*int\s+(\w+)\s*=\s*(.+?)\s*;\s*\1\s*<\s*(.+?)\s*;\s*\1\s*\+\+\s*$",
+                         re.S)
+_ACCUMULATE = re.compile(r"^(\w+)\s*(?:\+=\s*(.+)|=\s*fmaxf\s*\(\s*\1\s*,\s*(.+)\))\s*;$", re.S)
+
+
+def _header(unit: Unit, loop: Node) -> tuple[str, str] | None:
+    """(variable, start) of ``for (int C = A; C < N; C++) {...}``: the sequential loop that the
+    rewrite strides by lane; None for any other loop."""
+    body = loop.child_by_field_id(F_BODY)
+    if loop.type != "for_statement" or body is None or body.type != "compound_statement":
+        return None
+    src = unit.source
+    header = src[loop.start_byte:body.start_byte].decode("utf-8", "replace")
+    m = re.match(r"^for\s*\((.*)\)\s*$", header, re.S)
+    inner = _SEQUENTIAL.match(m.group(1)) if m else None
+    if inner is None or "," in inner.group(2):
+        return None
+    return inner.group(1), inner.group(2)
+
+
+def _span(unit: Unit, nodes: list[Node], name: str) -> Binding:
+    start = nodes[0].start_byte if nodes else 0
+    end = nodes[-1].end_byte if nodes else 0
+    return Binding(name, start, end, unit.text(start, end), tuple(nodes), unit.source)
+
+
+def _strided(ctx: GuardContext, loop: Node) -> str:
+    """Why the rewrite may leave ``loop`` sequential ('' when one of its sub-rules strides
+    it): its header is not ``for (int C = A; C < N; C++)`` with a braced body, or its body is
+    neither statements that assign only their own variables and memory, nor such statements
+    followed by one or two accumulations (``acc += e;``, ``acc = fmaxf(acc, e);``) of
+    variables that the accumulated expressions do not mention. Those are the shapes that
+    row_kernels.rule's sub-rules stride, mirrored here: a loop they would not stride runs on
+    every lane."""
+    unit = ctx.unit
+    where = f"`{_snippet(_text(unit.source, loop), 50)}` ({unit.where(loop.start_byte)})"
+    if _header(unit, loop) is None:
+        return f"{where} is not a loop `for (int c = a; c < n; c++) {{ ... }}` that the rewrite " \
+               "strides by lane"
+    body = loop.child_by_field_id(F_BODY)
+    assert body is not None
+    stmts = [c for c in body.named_children if c.type != "comment"]
+    if not stmts:
+        return f"{where} is empty"
+    whole = _span(unit, stmts, "$$$S")
+    if not no_jumps(ctx, whole).ok:
+        return f"{where} may leave its body early: the rewrite would not stride it"
+    if assigns_only_locals(ctx, whole).ok:
+        return ""
+    for tail in (1, 2):
+        accs = [_ACCUMULATE.match(_text(unit.source, s)) for s in stmts[-tail:]]
+        if len(stmts) < tail or not all(accs):
+            continue
+        if tail == 2 and any(a is not None and a.group(2) is None for a in accs):
+            continue  # (two accumulators: sums only)
+        names = {a.group(1) for a in accs if a is not None}
+        exprs = " ".join((a.group(2) or a.group(3)) for a in accs if a is not None)
+        if any(re.search(rf"(?<![\w.]){re.escape(n)}\b", exprs) for n in names):
+            continue
+        pre = stmts[:-tail]
+        if not pre or assigns_only_locals(ctx, _span(unit, pre, "$$$PRE")).ok:
+            return ""
+    return f"{where} assigns variables declared outside it other than as the sum or maximum " \
+           "it accumulates last: the rewrite would not stride it"
+
+
+def _outermost_loop(node: Node, start: int, end: int) -> Node | None:
+    """The outermost loop around ``node`` that lies inside [start, end)."""
+    found = None
+    p = node.parent
+    while p is not None and p.start_byte >= start and p.end_byte <= end:
+        if p.type in LOOP_TYPES:
+            found = p
+        p = p.parent
+    return found
+
+
+def _family(ctx: GuardContext, fn: Function, name: str) -> frozenset[str]:
+    """What may reach the memory ``name`` reaches: its aliases and, where it is derived from
+    a pointer parameter (a row pointer), that parameter's aliases."""
+    names = set(_aliases(ctx, name))
+    for p in fn.params:
+        if p.pointer > 0 or p.array:
+            mine = _aliases(ctx, p.name)
+            if name in mine:
+                names |= mine
+    return frozenset(names)
+
+
+def _fixed(ctx: GuardContext, fn: Function, word: str, start: int, end: int) -> bool:
+    """Does the variable ``word`` keep one value throughout [start, end)? Never assigned,
+    incremented or address-taken in the function, and not declared inside a loop there."""
+    unit, src = ctx.unit, ctx.unit.source
+    for node in _in(_nodes(unit, "assignment_expression", "update_expression"),
+                    fn.body_start, fn.body_end):
+        target = node.child_by_field_id(F_LEFT if node.type == "assignment_expression"
+                                        else F_ARGUMENT)
+        if target is not None and _unwrap(target).type == "identifier" \
+                and _text(src, _unwrap(target)) == word:
+            return False
+    if _address_taken(src, word, fn.body_start, fn.body_end):
+        return False
+    for d in _function_declarations(unit, fn):
+        if d.name == word and start <= d.start < end:
+            node = unit.root.descendant_for_byte_range(d.start, d.end)
+            if node is not None and _outermost_loop(node, start, end) is not None:
+                return False
+    return True
+
+
+def _access(unit: Unit, node: Node) -> tuple[str, Node] | None:
+    """(base, index) of a subscript ``base[index]`` of one index; None otherwise."""
+    if node.type != "subscript_expression":
+        return None
+    base = _unwrap(node.child_by_field_id(F_ARGUMENT))
+    idx = node.child_by_field_id(F_INDICES)
+    inner = [c for c in idx.named_children if c.type != "comment"] if idx is not None else []
+    if base.type != "identifier" or len(inner) != 1:
+        return None
+    return _text(unit.source, base), inner[0]
+
+
+def _lane_index(unit: Unit, index: Node, var: str) -> str | None:
+    """The index with the loop variable as ``@`` (spacing aside), where it is ``var`` plus
+    terms that do not mention ``var`` (``c``, ``row * n + c``, ``c + off``): each iteration
+    reaches a different element. None otherwise."""
+    src = unit.source
+    terms: list[Node] = []
+    stack = [_unwrap(index)]
+    while stack:
+        n = stack.pop()
+        if n.type == "binary_expression" and _operator(n) == "+":
+            stack += [_unwrap(c) for c in (n.child_by_field_id(F_LEFT),
+                                           n.child_by_field_id(F_RIGHT)) if c is not None]
+        else:
+            terms.append(n)
+    mine = [t for t in terms if t.type == "identifier" and _text(src, t) == var]
+    word = re.compile(rf"(?<![\w.]){re.escape(var)}\b")
+    if len(mine) != 1 or any(word.search(_text(src, t)) for t in terms if t is not mine[0]):
+        return None
+    return word.sub("@", "".join(_text(src, index).split()))
+
+
+@predicate("lane_owned_updates", ArgSpec("$$$S", frozenset({"metavar", "sequence"})),
+           reads=("arguments", "declarations", "position"))
+def lane_owned_updates(ctx: GuardContext, stmts: Binding) -> Verdict:
+    """Every in-place update of memory in $$$S (``+=``-style, ``++``, ``--`` of an array
+    element) stays applied once when a warp runs $$$S with its sequential loops strided by
+    lane: it is ``b[i] op= e`` inside a loop ``for (int c = a; c < n; c++) {...}`` of $$$S
+    (nested in no other loop there) that the rewrite strides (its body: statements writing
+    only their own variables and memory, then at most the sums or maximum it accumulates);
+    the index ``i`` is the loop variable plus terms that do not change (``c``, ``row * n +
+    c``); and the memory of ``b`` (its aliases, the parameter it is a row of) is reached in
+    the whole function only as ``b[i]`` in such loops with the same start: the element an
+    iteration updates is touched by that iteration's lane alone. ``no_memory_update`` holds
+    for code with no update at all."""
+    unit, src, fn = ctx.unit, ctx.unit.source, ctx.function
+    if fn is None:
+        return _no(ctx, f"{_code(stmts)} is not in a function", stmts.start)
+    updates = []
+    for node in _in(_nodes(unit, "assignment_expression", "update_expression"), stmts.start,
+                    stmts.end):
+        if node.type == "assignment_expression":
+            if _operator(node) == "=":
+                continue
+            target = node.child_by_field_id(F_LEFT)
+        else:
+            target = node.child_by_field_id(F_ARGUMENT)
+        if target is not None and _unwrap(target).type != "identifier":
+            updates.append((node, _unwrap(target)))
+    checked: set[str] = set()
+    for node, target in updates:
+        what = f"`{_snippet(_text(src, node))}` ({unit.where(node.start_byte)})"
+        loop = _outermost_loop(node, stmts.start, stmts.end)
+        if loop is None:
+            return _no(ctx, f"{what} updates memory in place outside the loops the rewrite "
+                       "strides: every lane would apply it", node.start_byte)
+        why = _strided(ctx, loop)
+        if why:
+            return _no(ctx, f"{what} updates memory in place, and {why}", node.start_byte)
+        access = _access(unit, target)
+        header = _header(unit, loop)
+        assert header is not None
+        key = _lane_index(unit, access[1], header[0]) if access is not None else None
+        if access is None or key is None:
+            return _no(ctx, f"{what} updates an element whose index is not the loop variable "
+                       f"`{header[0]}` plus terms that stay fixed", node.start_byte)
+        if access[0] in checked:
+            continue
+        checked.add(access[0])
+        why = _touched_elsewhere(ctx, fn, stmts, access[0], key, header)
+        if why:
+            return _no(ctx, f"{what} updates memory in place, and {why}", node.start_byte)
+    if not updates:
+        return _yes(f"{_code(stmts)} updates no memory in place", stmts.start)
+    return _yes(f"each in-place update in {_code(stmts)} touches the element of its loop's "
+                f"own iteration, which one lane owns ({len(updates)} update"
+                f"{'s' if len(updates) > 1 else ''})", stmts.start)
+
+
+def _touched_elsewhere(ctx: GuardContext, fn: Function, stmts: Binding, base: str, key: str,
+                       header: tuple[str, str]) -> str:
+    """Why the memory of ``base`` may be touched by another lane than the one that owns the
+    updated element ('' when it may not): an access to it anywhere in the function other than
+    ``base[key]`` in a strided loop starting at ``start``, a call or asm that receives it, or
+    a variable of the index, the start or the base that changes."""
+    unit, src = ctx.unit, ctx.unit.source
+    start = header[1]
+    shown = f"`{base}[{key.replace('@', header[0])}]`"
+    family = _family(ctx, fn, base)
+    words = set(re.findall(r"[A-Za-z_]\w*", key + " " + start)) | {base}
+    for w in sorted(words):
+        if not _fixed(ctx, fn, w, stmts.start, stmts.end):
+            return f"`{w}` (in {shown} or its loop's start `{start}`) may change between " \
+                   "the loops"
+    for node in _in(_nodes(unit, "subscript_expression", "pointer_expression",
+                           "call_expression", "gnu_asm_expression"), fn.body_start,
+                    fn.body_end):
+        where = f"`{_snippet(_text(src, node))}` ({unit.where(node.start_byte)})"
+        if node.type in ("call_expression", "gnu_asm_expression"):
+            args = node.child_by_field_id(F_ARGUMENTS)
+            parts = args.named_children if args is not None else [node]
+            if any(_roots(a, src) & family for a in parts if a.type != "comment"
+                   and (node.type == "gnu_asm_expression" or _passes_pointer(a, src))):
+                return f"{where} hands the memory of `{base}` to a call"
+            continue
+        if node.type == "pointer_expression" and _operator(node) == "&":
+            continue  # (an address, not an access: what holds it is an alias)
+        if node.type == "subscript_expression" and node.parent is not None \
+                and node.parent.type == "pointer_expression" and _operator(node.parent) == "&":
+            if _roots(node, src) & family and not _declares_alias(node.parent):
+                return f"`{_snippet(_text(src, node.parent))}` " \
+                       f"({unit.where(node.start_byte)}) takes the address of an element of " \
+                       f"`{base}`"
+            continue
+        if not (_roots(node, src) & family):
+            continue
+        access = _access(unit, node)
+        loop = _outermost_loop(node, stmts.start, stmts.end)
+        header = _header(unit, loop) if loop is not None else None
+        if access is None or header is None or access[0] != base \
+                or _lane_index(unit, access[1], header[0]) != key \
+                or "".join(header[1].split()) != "".join(start.split()) \
+                or _strided(ctx, loop):
+            return f"{where} reaches the memory of `{base}` other than as {shown} in a loop " \
+                   f"the rewrite strides from `{start}`: another lane may touch the element"
+    return ""
+
+
+def _declares_alias(node: Node) -> bool:
+    """Is ``node`` (``&x[i]``) the initializer of a declaration (a row pointer)?"""
+    p = node.parent
+    return p is not None and p.type == "init_declarator"
