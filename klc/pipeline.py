@@ -8,7 +8,8 @@ return plain data and never print. The stages, in order:
              execution space: a rewrite that writes device-only code (``__expf``,
              ``__shfl_xor_sync``, ``threadIdx``) never lands in host code;
 3. region  - a match overlapping a syntax-error region is never rewritten;
-4. guards  - the static predicates, each false one with its reason ("why not");
+4. guards  - the static predicates, each false one with its reason ("why not"), then
+             ``fresh_name(?h)`` for each ident hole the rewrite declares (``klc.rule.fresh``);
 5. rewrite - byte-span edits of every applicable site, overlapping ones dropped;
 6. reparse - the result must parse with no new syntax problem, else it is refused.
 """
@@ -34,7 +35,9 @@ from klc.edits.render import render
 from klc.edits.within import sub_matches, why_none
 from klc.errors import KlcError
 from klc.guards import GuardContext, Verdict, evaluate, traits, with_trait
+from klc.guards.loops import evaluate_declared
 from klc.match import Match, Pattern, compile_pattern, find_matches, index_nodes
+from klc.rule.fresh import implied_fresh
 from klc.rule.guard import calls
 from klc.rule.model import TYPE_KINDS
 
@@ -280,6 +283,7 @@ class _RuleSites:
                                                            [_UNSET] * len(found))
             self.guard_id = caches.guard_ids.setdefault(rule.guard, len(caches.guard_ids))
         self.has_within = any(e.subrules() for e in rule.edits)  # rewrite within
+        self.fresh = implied_fresh(rule)  # ident holes the rewrite declares as variables
         self.device_names = device_only_names(rule)
         self.typed = [(n, k) for n, k in rule.metavar_kinds if k in TYPE_KINDS]
         # a context that reads only the function: judged once per function
@@ -312,6 +316,10 @@ class _RuleSites:
             verdict = self.guard(m, i)
             if not verdict.ok:
                 return Site(rule, m, False, verdict.reason, "guard")
+        if self.fresh:  # the names the rewrite declares: fresh_name(?h), implied
+            refused = evaluate_declared(self.fresh, self.context_of(m, i))
+            if refused is not None:
+                return Site(rule, m, False, refused.reason, "guard")
         if self.has_within:
             m.subs = sub_matches(m, self.holes, self.spec, self.clang)
             if not m.subs.count:  # type: ignore[attr-defined]

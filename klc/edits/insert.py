@@ -55,6 +55,7 @@ class RemoveStatement(KindEdit):
 
     kind: ClassVar[str] = "remove_statement"
     groupable: ClassVar[bool] = True
+    writes_code: ClassVar[bool] = False  # its template is the statement it deletes
 
     def templates(self) -> tuple[str, ...]:
         return (self.template,)

@@ -42,9 +42,11 @@ from klc.edits.render import render
 from klc.edits.replace import Replace, replace_match
 from klc.errors import KlcError
 from klc.guards import GuardContext, evaluate
+from klc.guards.loops import evaluate_declared
 from klc.match import Binding, Match, _Matcher, block_statements, pattern_of
 from klc.rule import Card, CodeBlock, CompileContext, Edit, EditSpec, GuardExpr, Inverse, Rule
 from klc.rule.code import code_refs
+from klc.rule.fresh import implied_fresh
 from klc.rule.guard import guard_text
 from klc.rule.printer import block
 from klc.rule.registry import register_edit
@@ -314,13 +316,17 @@ def sub_matches(outer: Match, holes: dict[str, str], spec: object | None = None,
         binding = outer.bindings.get(edit.target)
         if binding is None or binding.start == binding.end:
             continue
+        fresh = implied_fresh(edit.sub, outer.rule)  # ident holes its replace declares
         for sm in _matches_in(outer, edit.sub, binding):
             if any(sm.start < e and s < sm.end for s, e in taken):
                 continue
-            if edit.sub.guard is not None:
+            if edit.sub.guard is not None or fresh:
                 ctx = GuardContext(sm, holes, spec, clang, render=render)  # type: ignore[arg-type]
-                verdict = evaluate(edit.sub.guard, ctx)
-                if not verdict.ok:
+                verdict = evaluate(edit.sub.guard, ctx) if edit.sub.guard is not None \
+                    else None
+                if verdict is None or verdict.ok:
+                    verdict = evaluate_declared(fresh, ctx)
+                if verdict is not None and not verdict.ok:
                     result.refused.append((sm, verdict.reason))
                     continue
             taken.append((sm.start, sm.end))

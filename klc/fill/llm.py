@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from klc.errors import KlcError
+from klc.fill.search import declared_idents
 from klc.fsutil import atomic_write
 from klc.measurements import measured
 
@@ -285,7 +286,9 @@ def prompt(req: FillRequest, n: int) -> str:
              + _indent(rule.anchor)]
     parts.append("The rewrite (holes are written ?name):\n" + "\n".join(_edit_words(rule)))
     parts.append(_site_text(req))
-    parts.append("Holes to fill:\n" + "\n".join(_hole_words(h) for h in rule.holes.values()))
+    declared = declared_idents(rule)
+    parts.append("Holes to fill:\n" + "\n".join(_hole_words(h, h.name in declared)
+                                                 for h in rule.holes.values()))
     if req.history:
         lines = [f"  {i}. {json.dumps(t.values, sort_keys=True)}: {_trial_words(t)}"
                  for i, t in enumerate(req.history, 1)]
@@ -360,7 +363,7 @@ def _launch_words(spec: Any) -> str:
     return "Launch (from the kernel's spec): " + "; ".join(words) if words else ""
 
 
-def _hole_words(h: HoleDecl) -> str:
+def _hole_words(h: HoleDecl, declared: bool = False) -> str:
     if h.type == "int":
         what = f"int, one of {h.domain_text()}" if h.values is not None \
             else f"int in {h.domain_text()}"
@@ -368,6 +371,9 @@ def _hole_words(h: HoleDecl) -> str:
         what = f"enum, one of {h.domain_text()}"
     elif h.type == "ident":
         what = "ident: a C identifier (not a keyword)"
+        if declared:  # klc.rule.fresh: the site refuses a name the function already uses
+            what += ("; the rewrite declares a variable of this name, so it must be a name "
+                     "the function does not use yet")
     elif h.type == "expr":
         what = "expr: exactly one CUDA expression"
     else:

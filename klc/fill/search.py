@@ -35,11 +35,14 @@ this site (``FillRequest.history``: measured times to minimise; failed trials an
 refusals as failed trials) so that it samples near what was fast. Without Optuna, a seeded
 random sample of the untried assignments. Open holes (``expr``, ``stmts``, ``ident``) take
 their default when they have one; without a default search cannot fill them, and says so
-(``last_reason``).
+(``last_reason``). An ident hole whose value the rewrite declares as a new variable
+(``klc.rule.fresh``) takes the first fresh variant of its default at the site instead
+(``offset``, else ``offset_1``, ``offset_2``, ...; :func:`with_fresh_defaults`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import itertools
 import math
@@ -112,6 +115,54 @@ def hole_dependent(rule: Rule) -> bool:
         any(c.name == "smem_fits" for c in calls(rule.guard))
 
 
+def declared_idents(rule: Rule) -> tuple[str, ...]:
+    """The ident holes whose values the rule's rewrites (``within`` blocks included) declare
+    as new variables (``klc.rule.fresh``): each must be a name the function does not use."""
+    from klc.rule.fresh import declared_holes
+
+    out = dict.fromkeys(declared_holes(rule.edits, rule.holes))
+    for e in rule.edits:
+        for sub in e.subrules():
+            out.update(dict.fromkeys(declared_holes(sub.edits, rule.holes)))
+    return tuple(out)
+
+
+MAX_FRESH_SUFFIX = 99  # offset, offset_1, ..., offset_99
+
+
+def fresh_value(site: Site, name: str) -> str:
+    """The first of ``name``, ``name_1``, ``name_2``, ... that is fresh in the site's function
+    as the pipeline judges a declared hole's value (``klc.guards.loops.fresh_in_function``);
+    ``name`` itself when none is (the site is then refused, saying why)."""
+    from klc.guards import GuardContext
+    from klc.guards.loops import fresh_in_function
+
+    ctx = GuardContext(site.match)
+    for k in range(MAX_FRESH_SUFFIX + 1):
+        word = f"{name}_{k}" if k else name
+        if fresh_in_function(ctx, word, replaced=True).ok:
+            return word
+    return name
+
+
+def with_fresh_defaults(rule: Rule, site: Site) -> Rule:
+    """The rule with the default of each ident hole its rewrite declares replaced by a fresh
+    variant at this site (``offset`` -> ``offset_1`` where the kernel has an ``offset``), so
+    that the search proposes a value the site's guards accept; the rule itself when nothing
+    changes."""
+    holes = dict(rule.holes)
+    for name in declared_idents(rule):
+        decl = holes[name]
+        if decl.default is None:
+            continue
+        value = fresh_value(site, str(decl.default))
+        if value != str(decl.default):
+            holes[name] = dataclasses.replace(decl, default=value)
+    if holes == rule.holes:
+        return rule
+    return dataclasses.replace(rule, holes=holes)
+
+
 # the order in which skills are recommended, by their card's verdict ("" : a hand-written
 # rule, which has none, ranks with the unmeasured ones); "slower" is last, and only ranked at
 # all when the caller asked to include slower skills
@@ -140,15 +191,25 @@ def site_rank(site: Site) -> tuple[int, float, int, str]:
 def candidate_sites(unit: Unit, rules: list[Rule], spec: Any | None, *,
                     include_slower: bool = False) -> list[Site]:
     """Where the rules may apply: the applicable sites, and the sites refused only by a guard
-    that reads a hole (``find_sites`` judges those at the default values; the filler tries
-    the others, and ``static_check`` judges each assignment again). Skills whose verdict is
+    that reads a hole or by the name a declared ident hole's default gives (``find_sites``
+    judges those at the default values; the filler tries the others, and ``static_check``
+    judges each assignment again). Skills whose verdict is
     ``slower`` are left out unless ``include_slower``."""
     from klc.pipeline import find_sites
 
     if not include_slower:
         rules = [r for r in rules if not is_slower(r)]
     return [s for s in find_sites(unit, rules, None, spec)
-            if s.ok or (s.stage == "guard" and hole_dependent(s.rule))]
+            if s.ok or (s.stage == "guard" and (hole_dependent(s.rule)
+                                                or _declared_name_refusal(s)))]
+
+
+def _declared_name_refusal(site: Site) -> bool:
+    """Whether the site was refused only for the name a declared ident hole's default gives
+    (``klc.rule.fresh``): the filler proposes a fresh variant instead."""
+    from klc.guards.loops import DECLARED_NAME
+
+    return bool(declared_idents(site.rule)) and DECLARED_NAME in site.reason
 
 
 def resolve_arch(arch: str | None) -> str:
@@ -533,6 +594,9 @@ class SearchFiller:
 
     def propose(self, req: FillRequest, k: int) -> list[dict[str, str]]:
         self.last_reason = ""
+        fresh = with_fresh_defaults(req.rule, req.site)  # declared names: fresh variants
+        if fresh is not req.rule:
+            req = dataclasses.replace(req, rule=fresh)
         rule = req.rule
         if is_slower(rule) and not self.include_slower:
             self.strategy = "none"

@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 from klc.analysis.constants import _Eval
-from klc.analysis.declarations import _lookup
+from klc.analysis.declarations import _lookup, declarations_named
 from klc.analysis.launch import _BLOCK_BARRIER
 from klc.analysis.loops import _enclosing_loop, _loop_node, trip_count
 from klc.analysis.tree import (
@@ -224,6 +224,15 @@ def no_jumps(ctx: GuardContext, stmts: Binding) -> Verdict:
 def fresh_name(ctx: GuardContext, name: Any) -> Verdict:
     """NAME (an ident hole's value) is not used anywhere in the enclosing function, so a
     rewrite may declare it."""
+    return fresh_in_function(ctx, name)
+
+
+def fresh_in_function(ctx: GuardContext, name: Any, replaced: bool = False) -> Verdict:
+    """``fresh_name``'s judgement. With ``replaced`` (the freshness a rewrite's declaration
+    implies, ``klc.rule.fresh``), a name that the matched code declares itself and that
+    occurs nowhere else in the function is fresh too: the rewrite replaces that code (the
+    loop variable `i` of the loop that vectorize_float4_loop rewrites, which the skill's
+    tail loop declares again in a scope of its own)."""
     fn = ctx.function
     if fn is None:
         return _no(ctx, "the match is not inside a function")
@@ -231,8 +240,32 @@ def fresh_name(ctx: GuardContext, name: Any) -> Verdict:
     if not re.fullmatch(r"[A-Za-z_]\w*", word):
         return _no(ctx, f"`{word}` is not an identifier")
     src = ctx.unit.source
+    m = ctx.match
+    own = replaced and any(m.start <= d.start < m.end
+                           for d in declarations_named(ctx.unit, word))
     for node in _in(_nodes(ctx.unit, "identifier"), fn.start, fn.body_end):
+        if own and m.start <= node.start_byte < m.end:
+            continue  # (the matched code's own variable, which the rewrite replaces)
         if _text(src, node) == word:
             return _no(ctx, f"`{word}` is already used in `{fn.name}` "
                        f"({ctx.unit.where(node.start_byte)})", node.start_byte)
     return _yes(f"`{word}` is a fresh name in `{fn.name}`")
+
+
+DECLARED_NAME = "names a variable the rewrite declares"  # the reason's words (klc.fill.search)
+
+
+def evaluate_declared(names: tuple[str, ...], ctx: GuardContext) -> Verdict | None:
+    """The freshness a rule's rewrite implies (``klc.rule.fresh``): ``fresh_name(?h)`` for
+    each ident hole it declares, judged as the predicate judges it, except that the matched
+    code's own variables (which the rewrite replaces) do not count
+    (``klc.guards.loops.fresh_in_function``); pending while a hole has no value. None when
+    every name is fresh (or pending), else the first refusal."""
+    for name in names:
+        value = ctx.holes.get(name)
+        if value is None:
+            continue  # pending: judged again once the hole has a value
+        v = fresh_in_function(ctx, value.strip(), replaced=True)
+        if not v.ok:
+            return Verdict(False, f"?{name} {DECLARED_NAME}: {v.reason}", v.start, v.unknown)
+    return None

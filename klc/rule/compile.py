@@ -28,6 +28,7 @@ from klc.rule.checks import (
 )
 from klc.rule.code import code_refs, for_parsing, parse_problem
 from klc.rule.dots import DotsError, dots_lines, has_dots, without_dots
+from klc.rule.fresh import contradictions
 from klc.rule.guard import GuardExpr, calls
 from klc.rule.holes import HoleDecl
 from klc.rule.model import CONTEXTS, KINDS, SINGLE_FIELDS, Card, Edit, Rule, RuleError
@@ -273,6 +274,8 @@ def _compile(spec: RuleSpec, errs: Errors) -> Rule:
     if "guard" in single:
         guard = single["guard"].value
         cx.check_guard(guard, cx.use_metavar, "the guard", "the guard")
+    for line, col, message in contradictions(edits, guard, cx.holes):
+        errs.add(line, col, message)
     for name, decl in cx.holes.items():
         if name not in cx.used_holes:
             errs.add(decl.line, decl.col, f"hole ?{name} is declared but never used in a "

@@ -63,6 +63,9 @@ class Edit:
     groupable: ClassVar[bool] = False  # several sites of one rule may be applied at once
     changes_launch: ClassVar[bool] = False  # it edits the host launch, not the kernel text
     leads: ClassVar[bool] = False  # its inverse comes first (the anchor swap: replace)
+    # its templates are code it writes (False: code it looks for to delete, remove_statement);
+    # what they declare is read by ``klc.rule.fresh``
+    writes_code: ClassVar[bool] = True
 
     def templates(self) -> tuple[str, ...]:
         """The code templates this edit writes into the kernel's code, with their

@@ -1,0 +1,183 @@
+"""Ident holes that a rule's rewrite declares, and the freshness they imply.
+
+A rewrite that writes ``for (int ?o = 16; ...)``, ``float4 ?v = ...;`` or
+``__shared__ float ?s[32];`` declares the variable its ``ident`` hole names. Such a value
+must be fresh in the enclosing function (``fresh_name(?o)``): a name the function already
+uses would shadow a parameter or a local (changing what later code reads) or collide with
+one (not compiling). The rule need not say so: the requirement is read from the templates'
+syntax (tree-sitter, the holes read as identifiers) when the rule is used, and judged with
+the ``fresh_name`` predicate at each site after the rule's own guard (``klc.pipeline``,
+``klc.edits.within`` for a ``rewrite within`` block's template). It is derived, so the
+printer does not write it and ``klc learn``'s skills stay as they are.
+
+A hole that only names an existing variable (``?cache[$K] = $V;``, guarded ``not
+fresh_name(?cache)``) is not declared and not affected. A guard whose top-level conjunct is
+``fresh_name(?h)`` already requires it (judged once, by the guard); a guard whose top-level
+conjunct is ``not fresh_name(?h)`` for a declared hole can never hold with the rewrite, and
+``klc check`` reports it (``contradictions``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+from tree_sitter import Node
+
+from klc.cuda.syntax import F_DECLARATOR, parser
+from klc.rule.code import code_refs
+from klc.rule.guard import GuardAnd, GuardCall, GuardExpr, GuardNot
+
+if TYPE_CHECKING:
+    from klc.rule.holes import HoleDecl
+    from klc.rule.model import Edit, Rule
+
+_HOLE_WORD = "klc_hole__"  # a hole read as an identifier: klc_hole__o for ?o
+_WRAPS = (("void __klc_template__() {\n", "\n}\n"), ("", "\n"))
+# declarator nodes around the declared name: int ?a = 0, ?b[4], *?c, &?d
+_WRAPPING = frozenset({"init_declarator", "array_declarator", "pointer_declarator",
+                       "reference_declarator", "parenthesized_declarator",
+                       "attributed_declarator"})
+# nodes whose ``declarator`` children declare variables (a for loop's initializer is a
+# declaration; a range for declares its element; a condition may declare one too)
+_DECLARING = frozenset({"declaration", "for_range_loop", "condition_clause"})
+
+
+@lru_cache(maxsize=2048)
+def declared_in(template: str) -> tuple[str, ...]:
+    """The holes whose values a code template declares as a variable, an array or a loop
+    variable, in order of first declaration: from the template's parse (statements in a
+    function body, else top-level code), never from its text."""
+    pieces: list[str] = []
+    last = 0
+    for ref in code_refs(template):
+        if ref.kind == "hole":
+            pieces += [template[last:ref.start], _HOLE_WORD + ref.name]
+            last = ref.end
+    if not pieces:
+        return ()
+    text = "".join(pieces) + template[last:]
+    trees = []
+    for prefix, suffix in _WRAPS:
+        src = (prefix + text + suffix).encode()
+        tree = parser().parse(src)
+        trees.append((tree, src))
+        if not tree.root_node.has_error:
+            break
+    tree, src = next(((t, s) for t, s in trees if not t.root_node.has_error), trees[0])
+    found: dict[str, None] = {}
+    for node in _walk(tree.root_node):
+        if node.type not in _DECLARING:
+            continue
+        for decl in node.children_by_field_id(F_DECLARATOR):
+            name = _declared_name(decl)
+            if name is not None:
+                word = src[name.start_byte:name.end_byte].decode("utf-8", "replace")
+                if word.startswith(_HOLE_WORD):
+                    found[word[len(_HOLE_WORD):]] = None
+    return tuple(found)
+
+
+def _walk(node: Node) -> Iterator[Node]:
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(reversed(n.children))
+
+
+def _declared_name(node: Node | None) -> Node | None:
+    """The identifier a declarator declares (None for a function declarator, an operator,
+    a structured binding)."""
+    while node is not None and node.type in _WRAPPING:
+        inner = node.child_by_field_id(F_DECLARATOR)
+        if inner is None:  # (a reference declarator names no field: its last named child)
+            named = [c for c in node.named_children if c.type != "attribute_declaration"]
+            inner = named[-1] if named else None
+        node = inner
+    return node if node is not None and node.type == "identifier" else None
+
+
+def declared_holes(edits: Iterable[Edit], holes: Mapping[str, HoleDecl]) -> tuple[str, ...]:
+    """The ident holes that the code the edits write declares (their own templates; not a
+    ``within`` block's, which is a rule of its own, nor what ``remove_statement`` deletes)."""
+    out: dict[str, None] = {}
+    for e in edits:
+        if not e.writes_code:
+            continue
+        for text in e.templates():
+            for name in declared_in(text):
+                decl = holes.get(name)
+                if decl is not None and decl.type == "ident":
+                    out[name] = None
+    return tuple(out)
+
+
+def _conjuncts(guard: GuardExpr | None) -> Iterator[GuardExpr]:
+    if guard is None:
+        return
+    if isinstance(guard, GuardAnd):
+        for e in guard.operands:
+            yield from _conjuncts(e)
+    else:
+        yield guard
+
+
+def _fresh_hole(expr: GuardExpr) -> str | None:
+    if isinstance(expr, GuardCall) and expr.name == "fresh_name" and len(expr.args) == 1 \
+            and expr.args[0].kind == "hole":
+        return str(expr.args[0].value)
+    return None
+
+
+def required_fresh(guard: GuardExpr | None) -> frozenset[str]:
+    """The holes whose freshness the guard requires itself: ``fresh_name(?h)`` as a top-level
+    conjunct."""
+    return frozenset(h for c in _conjuncts(guard) if (h := _fresh_hole(c)) is not None)
+
+
+def required_not_fresh(guard: GuardExpr | None) -> list[tuple[str, GuardNot]]:
+    """(hole, the ``not fresh_name(?h)`` conjunct) for each top-level ``not fresh_name``."""
+    out = []
+    for c in _conjuncts(guard):
+        if isinstance(c, GuardNot) and (h := _fresh_hole(c.operand)) is not None:
+            out.append((h, c))
+    return out
+
+
+@lru_cache(maxsize=1024)
+def implied_fresh(rule: Rule, outer: Rule | None = None) -> tuple[str, ...]:
+    """The ident holes whose values must be fresh at a site of ``rule`` beyond what its guard
+    says: those its own rewrites declare, less those its guard (or, for a ``within`` block's
+    rule, the outer rule's guard or implied check) already requires fresh."""
+    covered = required_fresh(rule.guard)
+    if outer is not None:
+        covered |= required_fresh(outer.guard) | frozenset(implied_fresh(outer))
+    return tuple(h for h in declared_holes(rule.edits, rule.holes) if h not in covered)
+
+
+def contradictions(edits: Iterable[Edit], guard: GuardExpr | None,
+                   holes: Mapping[str, HoleDecl]) -> list[tuple[int, int, str]]:
+    """(line, col, message) for each guard conjunct ``not fresh_name(?h)`` of a hole that the
+    rewrite declares (the rule's guard against every template, a ``within`` block's guard
+    against its own and the rule's): no site could ever pass it."""
+    edits = tuple(edits)
+    own = declared_holes(edits, holes)
+    subs = [r for e in edits for r in e.subrules()]
+    everywhere = set(own) | {h for r in subs for h in declared_holes(r.edits, holes)}
+    out: list[tuple[int, int, str]] = []
+
+    def report(g: GuardExpr | None, declared: set[str], where: str) -> None:
+        for h, node in required_not_fresh(g):
+            if h in declared:
+                out.append((node.line, node.col, f"{where} requires `not fresh_name(?{h})`, "
+                            f"but the rewrite declares ?{h} as a new variable, which needs "
+                            f"a fresh name: no site can pass both (a hole that names an "
+                            "existing variable must not be declared by the rewrite)"))
+
+    report(guard, everywhere, "the guard")
+    for r in subs:
+        report(r.guard, set(own) | set(declared_holes(r.edits, holes)),
+               "the guard of a `rewrite within` block")
+    return out

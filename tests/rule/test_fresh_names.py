@@ -1,0 +1,317 @@
+"""An ident hole that a rewrite declares must be a fresh name (klc.rule.fresh): the site
+requires ``fresh_name(?h)`` without the rule saying so, in its guard stage, with the reason."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from klc.cli import main
+from klc.cuda.parse import parse_bytes
+from klc.fill import FillRequest
+from klc.fill.search import SearchFiller, candidate_sites, fresh_value, with_fresh_defaults
+from klc.pipeline import apply_rules, apply_site, find_sites, spec_of
+from klc.rule import RuleError, load_rules, load_rules_text, rule_to_text
+from klc.rule.fresh import declared_in, implied_fresh
+
+ROOT = Path(__file__).resolve().parents[2]
+GOLDEN = ROOT / "tests" / "golden"
+
+
+def skill(file: str, name: str):  # type: ignore[no-untyped-def]
+    return next(r for r in load_rules(ROOT / "skills" / file) if r.name == name)
+
+
+def golden(rule: str, case: str, edit=None):  # type: ignore[no-untyped-def]
+    path = GOLDEN / rule / case
+    text = path.read_text()
+    if edit is not None:
+        text = edit(text)
+    return parse_bytes(text.encode(), str(path))
+
+
+# --------------------------------------------------------------------------------------
+# What a template declares: read from its parse
+
+
+@pytest.mark.parametrize("template, declared", [
+    ("for (int ?o = 16; ?o > 0; ?o >>= 1) {\n    $ACC += ?o;\n}", ("o",)),
+    ("__shared__ float ?ws[32];", ("ws",)),
+    ("float4 ?v = reinterpret_cast<const float4*>($X)[$I];", ("v",)),
+    ("float ?fa[$TM];\nfloat4 ?ald;\nconst int ?kn = $K0;", ("fa", "ald", "kn")),
+    ("float *?p = $X, &?r = $Y;", ("p", "r")),
+    ("for (auto ?e : $XS) {\n    $S;\n}", ("e",)),
+    ("?ta $AS[2][$A1][$A2];", ()),  # a type hole declares nothing
+    ("?cache[$K] = $V;", ()),  # an existing array, written
+    ("?ws[threadIdx.x / 32] = $ACC;", ()),
+    ("$ACC = threadIdx.x < $B / 32 ? ?ws[threadIdx.x] : 0.0f;", ()),
+    ("int offset = ?o; // ?c declared in a comment: int ?c;", ()),
+])
+def test_declared_in_reads_the_templates_syntax(template: str, declared: tuple[str, ...]) -> None:
+    assert declared_in(template) == declared
+
+
+def test_which_skills_declare_which_holes() -> None:
+    assert implied_fresh(skill("block_reduce.rule", "shuffle_block_reduce")) == ("o",)  # not ws
+    assert implied_fresh(skill("gemm_tiles.rule", "split_k_loop")) == ("k0",)
+    assert set(implied_fresh(skill("gemm_tiles.rule", "smem_tiles"))) == {"as", "bs", "la", "lb"}
+    assert implied_fresh(skill("buffering.rule", "double_buffer_tiles")) == ()  # names buf
+    # names an existing variable, guarded `not fresh_name`: unaffected
+    assert implied_fresh(skill("row_kernels.rule", "row_cache_in_registers")) == ()
+    assert implied_fresh(skill("smem_tile.rule", "tile_transpose")) == ()
+    # a guard that says fresh_name(?h) itself is not judged twice
+    assert implied_fresh(skill("row_kernels.rule", "thread_per_row_to_warp_per_row")) == ()
+    assert set(implied_fresh(skill("privatize.rule", "privatize_atomic_histogram"))) == {"j", "cnt"}
+
+
+def test_printed_rules_do_not_carry_the_implied_guard() -> None:
+    rule = skill("block_reduce.rule", "shuffle_block_reduce")
+    text = rule_to_text(rule)
+    assert "fresh_name" not in text
+    again = load_rules_text(text, "again.rule")[0]
+    assert again == rule and implied_fresh(again) == ("o",)
+
+
+# --------------------------------------------------------------------------------------
+# shuffle_block_reduce: a parameter named `offset`
+
+
+def _offset_param(text: str) -> str:
+    text = text.replace("int n) {", "int n, int offset) {", 1)
+    return text.replace("acc += x[i];", "acc += x[offset + i];", 1)
+
+
+def test_shuffle_block_reduce_refused_where_offset_is_a_parameter() -> None:
+    rule = skill("block_reduce.rule", "shuffle_block_reduce")
+    unit = golden("shuffle_block_reduce", "reduce_sum_v04.cu", _offset_param)
+    sites = find_sites(unit, [rule], spec=spec_of(unit))
+    assert len(sites) == 1 and not sites[0].ok and sites[0].stage == "guard"
+    assert sites[0].reason.startswith("?o names a variable the rewrite declares: `offset` is "
+                                      "already used in `reduce_sum` (")
+    out = apply_rules(unit, [rule], spec=spec_of(unit))
+    assert not out.changed and out.refused
+    # apply_site judges the given value again: a clash refused, a fresh name applied
+    again = apply_site(unit, sites[0], {"o": "offset"}, spec_of(unit))
+    assert not again.changed and "`offset` is already used" in again.refused[0].reason
+    fresh = apply_site(unit, sites[0], {"o": "offset_1"}, spec_of(unit))
+    assert fresh.changed and not fresh.refused
+    new = fresh.source.decode()
+    assert "for (int offset_1 = 16; offset_1 > 0; offset_1 >>= 1)" in new
+    assert "acc += x[offset + i];" in new
+
+
+def test_shuffle_block_reduce_applies_where_nothing_clashes() -> None:
+    rule = skill("block_reduce.rule", "shuffle_block_reduce")
+    unit = golden("shuffle_block_reduce", "reduce_sum_v04.cu")
+    assert "warp_sums" in unit.source.decode()  # ?ws names the existing array: no clash
+    out = apply_rules(unit, [rule], {"mask": "0xffffffffu", "o": "offset", "ws": "warp_sums"},
+                      spec_of(unit))
+    expected = (GOLDEN / "shuffle_block_reduce" / "reduce_sum_v04.expected.cu").read_bytes()
+    assert out.source == expected
+
+
+def test_klc_list_says_why(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    src = _offset_param((GOLDEN / "shuffle_block_reduce" / "reduce_sum_v04.cu").read_text())
+    path = tmp_path / "reduce.cu"
+    path.write_text(src)
+    assert main(["list", "--all", "--skills", str(ROOT / "skills" / "block_reduce.rule"),
+                 str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "shuffle_block_reduce" in out
+    assert "why not: ?o names a variable the rewrite declares: `offset` is already used in " \
+        "`reduce_sum` (" in out
+
+
+def test_search_filler_picks_a_fresh_variant() -> None:
+    rule = skill("block_reduce.rule", "shuffle_block_reduce")
+    unit = golden("shuffle_block_reduce", "reduce_sum_v04.cu", _offset_param)
+    spec = spec_of(unit)
+    sites = candidate_sites(unit, [rule], spec)  # refused at the default, still a candidate
+    assert len(sites) == 1
+    site = sites[0]
+    assert fresh_value(site, "offset") == "offset_1"
+    assert fresh_value(site, "acc") == "acc_1" and fresh_value(site, "lane") == "lane"
+    assert with_fresh_defaults(rule, site).holes["o"].default == "offset_1"
+    filler = SearchFiller(static=False)
+    values = filler.propose(FillRequest(rule, site, unit, spec, budget=4), 1)
+    assert values and values[0]["o"] == "offset_1"
+    out = apply_site(unit, site, values[0], spec)
+    assert out.changed and "int offset_1 = 16" in out.source.decode()
+    # no clash: the default is kept
+    plain = golden("shuffle_block_reduce", "reduce_sum_v04.cu")
+    psite = find_sites(plain, [rule], spec=spec_of(plain))[0]
+    assert with_fresh_defaults(rule, psite) is rule
+
+
+# --------------------------------------------------------------------------------------
+# gemm tiles and buffering
+
+
+def test_pack_output_fragment_refused_where_o_is_a_local() -> None:
+    rule = skill("gemm_tiles.rule", "pack_output_fragment")
+    unit = golden("pack_output_fragment", "output_offset_o.cu")
+    sites = find_sites(unit, [rule], spec=spec_of(unit))
+    assert len(sites) == 1 and not sites[0].ok
+    assert "?o names a variable the rewrite declares: `o` is already used in `sgemm`" \
+        in sites[0].reason
+    out = apply_site(unit, sites[0], {"o": "o_1"}, spec_of(unit))
+    assert out.changed
+    assert "float4 o_1 = make_float4(acc[i][j]" in out.source.decode()
+
+
+def test_tile_buffer_dimension_refused_where_buf_is_a_parameter() -> None:
+    rule = skill("gemm_tiles.rule", "tile_buffer_dimension")
+
+    def with_buf(text: str) -> str:  # a real spelling: the output buffer named `buf`
+        return text.replace("float* C,", "float* buf,", 1).replace("C[", "buf[")
+
+    unit = golden("tile_buffer_dimension", "sgemm_v27.cu", with_buf)
+    sites = find_sites(unit, [rule], spec=None)
+    assert len(sites) == 1 and not sites[0].ok
+    assert "?buf names a variable the rewrite declares: `buf` is already used in `sgemm`" \
+        in sites[0].reason
+    plain = golden("tile_buffer_dimension", "sgemm_v27.cu")
+    assert all(s.ok for s in find_sites(plain, [rule], spec=spec_of(plain)))
+
+
+def test_a_loop_variable_the_match_declares_itself_is_no_clash() -> None:
+    # vectorize_float4_loop's tail loop declares ?j = i, the loop variable of the loop it
+    # replaces: fresh outside the matched code, as the expert wrote it
+    rule = skill("vectorize.rule", "vectorize_float4_loop")
+    unit = golden("vectorize_float4_loop", "reduce_sum_v02.cu")
+    sites = find_sites(unit, [rule], {"j": "i"}, spec_of(unit))
+    assert sites and all(s.ok for s in sites)
+    # but a name the function uses elsewhere is refused
+    sites = find_sites(unit, [rule], {"j": "acc"}, spec_of(unit))
+    assert not sites[0].ok and "`acc` is already used in `reduce_sum`" in sites[0].reason
+
+
+# --------------------------------------------------------------------------------------
+# rewrite within, explicit guards, klc check
+
+WITHIN_RULE = """
+rule warp_sums_within {
+  kind: skill
+  context: global
+  anchor: ```
+    if ($R < $ROWS) {
+        $$$BODY;
+    }
+  ```
+  rewrite within $$$BODY {
+    anchor: ```
+      for (int $C = 0; $C < $N; $C++) {
+          $ACC += $E;
+      }
+    ```
+    replace: ```
+      for (int $C = threadIdx.x % 32; $C < $N; $C += 32) {
+          $ACC += $E;
+      }
+      for (int ?o = 16; ?o > 0; ?o >>= 1) {
+          $ACC += __shfl_xor_sync(0xffffffffu, $ACC, ?o);
+      }
+    ```
+  }
+  hole o: ident default offset
+}
+"""
+
+ROW_SUM = """
+__global__ void row_sum(const float* x, float* y, int rows, int cols, int offset) {
+    int r = blockIdx.x;
+    if (r < rows) {
+        float s = 0.0f;
+        for (int c = 0; c < cols; c++) {
+            s += x[(size_t)r * cols + c + offset];
+        }
+        y[r] = s;
+    }
+}
+"""
+
+
+def test_within_block_declaring_a_hole_is_judged_at_its_sub_match() -> None:
+    rule = load_rules_text(WITHIN_RULE, "w.rule")[0]
+    assert implied_fresh(rule) == ()  # the rule's own edits declare nothing; the block does
+    unit = parse_bytes(ROW_SUM.encode(), "row_sum.cu")
+    sites = find_sites(unit, [rule])
+    assert len(sites) == 1 and not sites[0].ok
+    assert "none of its 1 sub-rule matches inside it" in sites[0].reason
+    assert "?o names a variable the rewrite declares: `offset` is already used in `row_sum`" \
+        in sites[0].reason
+    out = apply_site(unit, sites[0], {"o": "off"})
+    assert out.changed and "for (int off = 16; off > 0; off >>= 1)" in out.source.decode()
+    clean = parse_bytes(ROW_SUM.replace("offset", "base").encode(), "row_sum.cu")
+    assert apply_rules(clean, [rule]).changed
+
+
+NOT_FRESH_RULE = """
+rule zero_existing {
+  kind: skill
+  context: global
+  anchor: ```
+    $Y[$I] = 0.0f;
+  ```
+  guard: not fresh_name(?buf)
+  rewrite replace: ```
+    ?buf[$I] = 0.0f;
+  ```
+  hole buf: ident default scratch
+}
+"""
+
+
+def test_not_fresh_name_on_a_hole_the_rewrite_does_not_declare_is_unaffected() -> None:
+    rule = load_rules_text(NOT_FRESH_RULE, "n.rule")[0]
+    assert implied_fresh(rule) == ()
+    src = ("__global__ void k(float* y, float* scratch) {\n    y[threadIdx.x] = 0.0f;\n"
+           "    scratch[threadIdx.x] += 1.0f;\n}\n")
+    out = apply_rules(parse_bytes(src.encode(), "k.cu"), [rule])
+    assert "scratch[threadIdx.x] = 0.0f;" in out.source.decode()
+
+
+def test_explicit_fresh_name_is_judged_once() -> None:
+    text = NOT_FRESH_RULE.replace("not fresh_name(?buf)", "fresh_name(?buf)").replace(
+        "?buf[$I] = 0.0f;", "float ?buf = 0.0f;\n$Y[$I] = ?buf;")
+    rule = load_rules_text(text, "f.rule")[0]
+    assert implied_fresh(rule) == ()  # the guard requires it: no second judgement
+    src = "__global__ void k(float* y, int scratch) {\n    y[threadIdx.x] = 0.0f;\n}\n"
+    site = find_sites(parse_bytes(src.encode(), "k.cu"), [rule])[0]
+    assert not site.ok and site.reason.startswith("`scratch` is already used in `k`")
+
+
+CONTRADICTION = """
+rule contradiction {
+  kind: skill
+  anchor: ```
+    $Y[$I] = 0.0f;
+  ```
+  guard: is_identifier($Y) and not fresh_name(?t)
+  rewrite replace: ```
+    float ?t = 0.0f;
+    $Y[$I] = ?t;
+  ```
+  hole t: ident default t
+}
+"""
+
+
+def test_klc_check_reports_a_declared_hole_guarded_not_fresh(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(RuleError) as e:
+        load_rules_text(CONTRADICTION, "c.rule")
+    assert "c.rule:7:32: the guard requires `not fresh_name(?t)`, but the rewrite declares ?t" \
+        in str(e.value)
+    path = tmp_path / "c.rule"
+    path.write_text(CONTRADICTION)
+    assert main(["check", str(path)]) == 2
+    assert f"{path}:7:32: the guard requires `not fresh_name(?t)`" in capsys.readouterr().err
+    # inside a within block: its guard against its own template
+    within = WITHIN_RULE.replace("    replace: ```\n      for (int $C = threadIdx",
+                                 "    guard: not fresh_name(?o)\n    replace: ```\n"
+                                 "      for (int $C = threadIdx")
+    with pytest.raises(RuleError, match=r"w\.rule:\d+:\d+: the guard of a `rewrite within` "
+                       r"block requires `not fresh_name\(\?o\)`"):
+        load_rules_text(within, "w.rule")
