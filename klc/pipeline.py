@@ -36,7 +36,8 @@ from klc.edits.within import sub_matches, why_none
 from klc.errors import KlcError
 from klc.guards import GuardContext, Verdict, evaluate, traits, with_trait
 from klc.guards.loops import evaluate_declared
-from klc.match import Match, Pattern, compile_pattern, find_matches, index_nodes
+from klc.match import Match, Pattern, find_matches, index_nodes
+from klc.match import pattern_of as _pattern_of
 from klc.rule.fresh import implied_fresh
 from klc.rule.guard import calls
 from klc.rule.model import TYPE_KINDS
@@ -84,16 +85,10 @@ def spec_of(unit: Unit) -> object | None:
     return load_spec(unit.source, unit.path)
 
 
-@lru_cache(maxsize=4096)
-def _compiled(anchor: str, where: str, kinds: tuple[tuple[str, str], ...] = ()) -> Pattern:
-    return compile_pattern(anchor, where, kinds)
-
-
 def pattern_of(rule: Rule) -> Pattern:
-    """The rule's anchor with its metavariables' kinds, compiled once per process (cached
-    by its text)."""
-    return _compiled(rule.anchor, f"{rule.path}:{rule.anchor_line}:{rule.anchor_col}",
-                     rule.metavar_kinds)
+    """The rule's anchor with its metavariables' kinds and its isomorphisms, compiled once
+    per process (``klc.match.pattern_of``)."""
+    return _pattern_of(rule)
 
 
 def _in_loop(match: Match) -> bool:
@@ -302,8 +297,8 @@ class _RuleSites:
                 self.seen.add(key)
         shared, rule = self.found[i], self.rule
         m = Match(rule, self.caches.unit, shared.function, shared.start, shared.end, shared.nodes,
-                  shared.bindings)
-        if self.typed and not self.types_hold(m, i):
+                  shared.bindings, obligations=shared.obligations)
+        if (self.typed or m.obligations) and not self.types_hold(m, i):
             return None
         why = self.context(m)  # 2. context
         if why:
@@ -334,7 +329,8 @@ class _RuleSites:
         """``metavar $X: pointer``: a binding of another type is no match."""
         ctx = self.context_of(m, i)
         return all(has_type_kind(ctx, m.bindings[n], k) for n, k in self.typed
-                   if n in m.bindings)
+                   if n in m.bindings) \
+            and all(has_type_kind(ctx, o, o.name) for o in m.obligations)
 
     def context(self, m: Match) -> str:
         if not self.by_function:

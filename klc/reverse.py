@@ -227,7 +227,8 @@ def mechanical_inverse(rule: Rule) -> Inverse:
         card=Card(), metavars=bound, sequence_metavars=seqs,
         # a kind the pass required of what it matched holds of the same code, reversed
         metavar_kinds=tuple((n, k) for n, k in rule.metavar_kinds if n in bound),
-        anchors=anchors)
+        # the isomorphisms the pass does without (for soundness) the skill does without too
+        isos_off=rule.isos_off, anchors=anchors)
     return Inverse(skill, rule, sources, bound, frozenset(undeclared))
 
 

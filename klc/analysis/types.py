@@ -135,14 +135,49 @@ def _decl_type(ctx: Place, x: Binding) -> tuple[_Type | None, Any, str]:
     return None, fact, why
 
 
-def has_type_kind(ctx: Place, x: Binding, kind: str) -> bool:
-    """Does $X have the type a ``metavar $X: pointer`` (or ``scalar``) line asks for? From
-    the declarations (then clang); a type that is not known is not that kind."""
-    typ, fact, _ = _decl_type(ctx, x)
+_INTEGERS = frozenset({
+    "char", "signed char", "unsigned char", "bool", "short", "unsigned short", "int",
+    "unsigned int", "long", "unsigned long", "long long", "unsigned long long", "size_t",
+    "ptrdiff_t", "int8_t", "uint8_t", "int16_t", "uint16_t", "int32_t", "uint32_t",
+    "int64_t", "uint64_t", "unsigned short int", "short int", "unsigned long int"})
+_INT_OPERATORS = frozenset({"+", "-", "*", "/", "%", "<<", ">>", "&", "|", "^"})
+
+
+def _base_of(ctx: Place, node: Node | None, x: Binding | None = None) -> tuple[str, int] | None:
+    """(base type, pointer depth) of an expression: the tree, then clang (for a binding's
+    span); integer arithmetic of integers is an integer."""
+    if node is None:
+        return None
+    typ = _type_of(ctx, node)
     if typ is not None:
-        pointer = typ.pointer > 0
-    elif fact is not None:
-        pointer = bool(fact.is_pointer)
-    else:
+        return _norm_type(typ.base), typ.pointer
+    inner = _unwrap(node)
+    if inner.type == "binary_expression" and _operator(inner) in _INT_OPERATORS:
+        sides = [_base_of(ctx, inner.child_by_field_name(s)) for s in ("left", "right")]
+        if all(s is not None and s[1] == 0 and s[0] in _INTEGERS for s in sides):
+            return "int", 0
+    if x is not None:
+        fact, _ = _type_fact(ctx, x)
+        if fact is not None:
+            return _norm_type(fact.element_type), int(bool(fact.is_pointer))
+    return None
+
+
+def has_type_kind(ctx: Place, x: Binding, kind: str) -> bool:
+    """Does $X have the type a ``metavar $X: KIND`` line asks for (``pointer``: a pointer or
+    an array; ``scalar``: not one; ``int_expr``: an integer; ``float``, an isomorphism's
+    obligation: a float)? From the declarations (then clang); a type that is not known is
+    not that kind."""
+    found = _base_of(ctx, _binding_node(x), x)
+    if found is None:
         return False
-    return pointer if kind == "pointer" else not pointer
+    base, pointer = found
+    if kind == "pointer":
+        return pointer > 0
+    if kind == "scalar":
+        return pointer == 0
+    if kind == "int_expr":
+        return pointer == 0 and base in _INTEGERS
+    if kind == "float":
+        return pointer == 0 and base == "float"
+    return False

@@ -27,6 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from klc.analysis.types import has_type_kind
 from klc.edits.base import (
     InvertContext,
     KindEdit,
@@ -44,6 +45,7 @@ from klc.errors import KlcError
 from klc.guards import GuardContext, evaluate
 from klc.guards.loops import evaluate_declared
 from klc.match import Binding, Match, _Matcher, block_statements, pattern_of
+from klc.match.iso import split_obligations
 from klc.rule import Card, CodeBlock, CompileContext, Edit, EditSpec, GuardExpr, Inverse, Rule
 from klc.rule.code import code_refs
 from klc.rule.fresh import implied_fresh
@@ -296,12 +298,13 @@ def _matches_in(outer: Match, sub: Rule, binding: Binding) -> list[Match]:
                     continue
                 run = tuple(kids[j:end])
                 found.append(Match(sub, unit, outer.function, run[0].start_byte,
-                                   run[-1].end_byte, run, b))
+                                   run[-1].end_byte, run, b,
+                                   obligations=split_obligations(b)))
         else:
             b = dict(outer.bindings)
             if m.node(pattern.elements[0], node, b):
                 found.append(Match(sub, unit, outer.function, node.start_byte, node.end_byte,
-                                   (node,), b))
+                                   (node,), b, obligations=split_obligations(b)))
     found.sort(key=lambda x: (x.start, -x.end))
     return found
 
@@ -320,6 +323,10 @@ def sub_matches(outer: Match, holes: dict[str, str], spec: object | None = None,
         for sm in _matches_in(outer, edit.sub, binding):
             if any(sm.start < e and s < sm.end for s, e in taken):
                 continue
+            if sm.obligations and not all(has_type_kind(
+                    GuardContext(sm, holes, spec, clang, render=render),  # type: ignore[arg-type]
+                    o, o.name) for o in sm.obligations):
+                continue  # an isomorphism's spelling whose type does not hold: no match
             if edit.sub.guard is not None or fresh:
                 ctx = GuardContext(sm, holes, spec, clang, render=render)  # type: ignore[arg-type]
                 verdict = evaluate(edit.sub.guard, ctx) if edit.sub.guard is not None \

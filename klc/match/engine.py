@@ -7,6 +7,7 @@ import re
 
 from tree_sitter import Node
 
+from klc.match.iso import CHECKS, OBLIGATION
 from klc.match.model import Binding
 from klc.match.pattern import _IGNORED_TOKENS, PNode
 from klc.match.specialise import _specialise
@@ -82,6 +83,8 @@ class _Matcher:
         return self.generic(p, t, b)
 
     def generic(self, p: PNode, t: Node, b: dict[str, Binding]) -> bool:
+        if p.alts:
+            return self.alt(p, t, b)
         name = p.metavar
         if name is not None:
             if p.type == "statement" and not t.type.endswith("statement") \
@@ -159,10 +162,33 @@ class _Matcher:
             return True
         return self.seq(p.children, 0, self.significant(t), 0, b, anchored=True) is not None
 
+    def alt(self, p: PNode, t: Node, b: dict[str, Binding]) -> bool:
+        """An isomorphism's alternation (``klc.match.iso``): the first spelling that matches
+        ``t`` and whose check holds on it. An obligation the check makes (a type that only
+        the declarations can tell) goes into the bindings under a name no metavariable has
+        (``iso.OBLIGATION``); ``find_matches`` moves it to ``Match.obligations``."""
+        for a, check in zip(p.alts, p.alt_checks, strict=True):
+            trial = dict(b)
+            if not self.node(a, t, trial):
+                continue
+            if check is not None:
+                held = CHECKS[check](t)
+                if held is False:
+                    continue
+                if held is not True:
+                    for kind, n in held:
+                        trial[f"{OBLIGATION}{kind}@{n.start_byte}"] = Binding(
+                            kind, n.start_byte, n.end_byte, None, (n,), self.source)
+            b.update(trial)
+            return True
+        return False
+
     def fits(self, p: PNode, t: Node) -> bool:
         """Whether ``p`` could match ``t`` under some bindings: ``node`` without the
         metavariables' equalities, trying every split of a ``$$$`` run. A match under any
         bindings fits, so a node that does not fit is rejected without binding anything."""
+        if p.alts:
+            return any(self.fits(a, t) for a in p.alts)
         if p.metavar is not None:
             if p.kinds is not None and t.type not in p.kinds:
                 return False
@@ -226,7 +252,7 @@ class _Matcher:
         if p.seq is not None:
             nxt = ps[i + 1] if i + 1 < len(ps) else None
             # the run ends where the next element, when it is a fixed kind, can match
-            fixed = nxt.type if nxt is not None and nxt.metavar is None \
+            fixed = nxt.type or None if nxt is not None and nxt.metavar is None \
                 and nxt.seq is None else None
             n = len(ts)
             # (statement dots skip as little as they can: the shortest run first)

@@ -10,6 +10,7 @@ from tree_sitter import Node
 
 from klc.match.dots import dots_hold
 from klc.match.engine import _Matcher, block_statements
+from klc.match.iso import split_obligations
 from klc.match.model import Binding, Match
 from klc.match.pattern import Pattern
 from klc.rule.dots import RUN_PREFIX
@@ -80,7 +81,8 @@ def _matches(pattern: Pattern, unit: Unit, rule: Rule | None = None,
                        for e in pattern.fixed):
                 continue  # a statement of the run fits none of the block's
             first = pattern.elements[0]
-            fixed = None if (first.metavar is not None or first.seq is not None) else first.type
+            fixed = None if (first.metavar is not None or first.seq is not None) \
+                else first.type or None
             for j in range(len(kids)):
                 if fixed is not None and types[j] != fixed:
                     continue  # a run must start with the anchor's first kind of statement
@@ -90,9 +92,11 @@ def _matches(pattern: Pattern, unit: Unit, rule: Rule | None = None,
                     continue
                 nodes = tuple(kids[j:end])
                 yield Match(rule, unit, unit.function_at(nodes[0].start_byte),  # type: ignore[arg-type]
-                            nodes[0].start_byte, nodes[-1].end_byte, nodes, b)
+                            nodes[0].start_byte, nodes[-1].end_byte, nodes, b,
+                            obligations=split_obligations(b))
         else:
             b = {}
             if m.node(pattern.elements[0], node, b):
                 yield Match(rule, unit, unit.function_at(node.start_byte),  # type: ignore[arg-type]
-                            node.start_byte, node.end_byte, (node,), b)
+                            node.start_byte, node.end_byte, (node,), b,
+                            obligations=split_obligations(b))

@@ -77,6 +77,9 @@ class Match:
     # the sub-matches of the rule's ``rewrite within`` edits (klc.edits.within.SubResult), set
     # when its guards are judged
     subs: object | None = None
+    # what an isomorphism's spelling obliges (klc.match.iso): Binding(kind, span) pairs whose
+    # type the pipeline checks as it checks ``metavar $X: KIND`` (a float for fmaxf, ...)
+    obligations: tuple[Binding, ...] = ()
 
     @property
     def line_col(self) -> tuple[int, int]:

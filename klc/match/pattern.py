@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -52,6 +53,10 @@ class PNode:
     # statement dots (``...``): a ``$$$__dots<i>`` run, tried shortest first, whose skipped
     # statements ``klc.match.dots`` judges against the when clauses once the match is whole
     dots: Dots | None = None
+    # an alternation made by an isomorphism (klc.match.iso): the anchor's own spelling first,
+    # then the equivalent ones, each with the name of a check on the code it matched (CHECKS)
+    alts: tuple[PNode, ...] = ()
+    alt_checks: tuple[str | None, ...] = ()
     # derived, for speed: no "$$$" among the children (they then match one to one), and the
     # leaf text as bytes (compared with the source before any normalising)
     plain: bool = field(init=False, compare=False, repr=False)
@@ -80,7 +85,7 @@ class PNode:
         object.__setattr__(self, "shape", tuple(
             (i, c.type if c.metavar is None else next(iter(c.kinds)))  # type: ignore[arg-type]
             for i, c in enumerate(self.children)
-            if c.seq is None and (c.metavar is None or (c.kinds is not None
+            if c.seq is None and c.type and (c.metavar is None or (c.kinds is not None
                                                         and len(c.kinds) == 1))))
         object.__setattr__(self, "plan", tuple(
             (i, 1 if c.metavar is not None else
@@ -304,6 +309,8 @@ def _make_pattern(code: str, elements: tuple[PNode, ...], where_: str) -> Patter
     def collect(p: PNode) -> None:
         if p.text and not p.metavar and not p.seq and p.text_pattern is None:
             words.update(_WORD_RE.findall(p.text))
+        if p.alts:  # (an isomorphism's alternation: the words all its spellings hold)
+            words.update(set.intersection(*(_words_of(a) for a in p.alts)))
         for c in p.children:
             collect(c)
 
@@ -311,7 +318,8 @@ def _make_pattern(code: str, elements: tuple[PNode, ...], where_: str) -> Patter
         collect(e)
     is_sequence = len(elements) > 1
     root_type = "compound_statement" if is_sequence else elements[0].type
-    fixed = tuple(sorted((e for e in elements if e.metavar is None and e.seq is None),
+    fixed = tuple(sorted((e for e in elements if e.metavar is None and e.seq is None
+                          and e.type),
                          key=_size)) if is_sequence else ()
     return Pattern(code, elements, is_sequence, root_type,
                    tuple(sorted(w.encode() for w in words)), fixed, runs=_token_runs(elements),
@@ -326,7 +334,19 @@ def _names(elements: tuple[PNode, ...], runs: bool = False) -> set[str]:
             if n is not None and n != "_":
                 out.add(n)
         out |= _names(p.children, runs)
+        out |= _names(p.alts, runs)  # (an isomorphism's spellings bind the same names)
     return out
+
+
+def _words_of(p: PNode) -> set[str]:
+    words: set[str] = set()
+    if p.text and not p.metavar and not p.seq and p.text_pattern is None:
+        words.update(_WORD_RE.findall(p.text))
+    if p.alts:
+        words.update(set.intersection(*(_words_of(a) for a in p.alts)))
+    for c in p.children:
+        words |= _words_of(c)
+    return words
 
 
 _PLAIN_TOKEN_RE = re.compile(r"^[^\s$]+$")
@@ -369,9 +389,19 @@ def _size(p: PNode) -> int:
     return 1 + sum(_size(c) for c in p.children)
 
 
+# the isomorphisms' expansion (klc.match.iso registers it when klc.match is imported)
+ISO_HOOKS: list[Callable[[Pattern, tuple[str, ...], str], Pattern]] = []
+
+
 @lru_cache(maxsize=4096)
-def _compiled(anchor: str, where: str, kinds: tuple[tuple[str, str], ...] = ()) -> Pattern:
-    return compile_pattern(anchor, where, kinds)
+def _compiled(anchor: str, where: str, kinds: tuple[tuple[str, str], ...] = (),
+              isos_off: tuple[str, ...] = ()) -> Pattern:
+    pattern = base = compile_pattern(anchor, where, kinds)
+    for expand in ISO_HOOKS:
+        pattern = expand(pattern, isos_off, where)
+    if base.dots and not pattern.dots:  # (the statement dots stay the anchor's)
+        pattern = replace(pattern, dots=base.dots)
+    return pattern
 
 
 def pattern_of(rule: Rule) -> Pattern:
@@ -379,17 +409,18 @@ def pattern_of(rule: Rule) -> Pattern:
     by its text); ``anchor any``: its branches, as one pattern's ``alternatives``."""
     where_ = f"{rule.path}:{rule.anchor_line}:{rule.anchor_col}"
     if rule.anchors:
-        return _alternation(rule.anchors, where_, rule.metavar_kinds)
-    return _compiled(rule.anchor, where_, rule.metavar_kinds)
+        return _alternation(rule.anchors, where_, rule.metavar_kinds, rule.isos_off)
+    return _compiled(rule.anchor, where_, rule.metavar_kinds, rule.isos_off)
 
 
 @lru_cache(maxsize=1024)
 def _alternation(anchors: tuple[str, ...], where_: str,
-                 kinds: tuple[tuple[str, str], ...] = ()) -> Pattern:
+                 kinds: tuple[tuple[str, str], ...] = (),
+                 isos_off: tuple[str, ...] = ()) -> Pattern:
     """One pattern for ``anchor any``: the first branch's fields (what tools that show a
     pattern read), every branch in ``alternatives``, the words all branches need, and the
     metavariables all bind (``common``)."""
-    branches = tuple(_compiled(a, where_, kinds) for a in anchors)
+    branches = tuple(_compiled(a, where_, kinds, isos_off) for a in anchors)
     first = branches[0]
     words = set(first.words).intersection(*(b.words for b in branches[1:]))
     common = _names(first.elements).intersection(*(_names(b.elements)

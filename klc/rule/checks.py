@@ -12,6 +12,7 @@ from klc.rule.guard import GuardCall, calls
 from klc.rule.holes import HoleDecl, hole_value_problem
 from klc.rule.model import (
     HOLE_TYPES,
+    ISOMORPHISMS,
     METAVAR_KINDS,
     REPEATED_CARD_FIELDS,
     VERDICTS,
@@ -171,9 +172,10 @@ def metavar_kinds_of(fields: list[FieldSpec], metavars: set[str], sequences: set
             elif len(nodes) > 1 and not frozenset.intersection(*(METAVAR_KINDS[k] for k in nodes)):
                 errs.add(var_tok.line, var_tok.column, f"metavar {shown}: no code is both "
                          f"{' and '.join(nodes)}")
-            elif {"pointer", "scalar"} <= set(kinds):
+            elif "pointer" in kinds and ({"scalar", "int_expr"} & set(kinds)):
+                other = "a scalar" if "scalar" in kinds else "an int_expr"
                 errs.add(var_tok.line, var_tok.column, f"metavar {shown}: no code is both a "
-                         "pointer and a scalar")
+                         f"pointer and {other}")
             else:
                 found[name] = kind
                 pairs.extend((name, k) for k in kinds)
@@ -214,3 +216,22 @@ def inverse_of(f: FieldSpec, kind: str, metavars: set[str], sequences: set[str],
                                  "bound by the anchor")
     holes = holes_of([v for item, v, _, _ in f.value if item == "hole"], errs)
     return Inverse(name, description, guard, holes, family, f.line, f.col)
+
+
+def isos_off_of(f: FieldSpec | None, errs: Errors) -> tuple[str, ...]:
+    """``isomorphisms: -NAME, ...``: known names (or ``all``), each once, sorted."""
+    if f is None:
+        return ()
+    names: list[str] = []
+    for tok in f.value:
+        name = str(tok)
+        if name != "all" and name not in ISOMORPHISMS:
+            close = difflib.get_close_matches(name, ISOMORPHISMS, n=1)
+            hint = f" (did you mean {close[0]}?)" if close else ""
+            errs.add(tok.line, tok.column, f"unknown isomorphism {name!r}{hint}; the "
+                     f"isomorphisms are: {', '.join(ISOMORPHISMS)} (or all)")
+        elif name in names:
+            errs.add(tok.line, tok.column, f"isomorphisms: -{name} is given twice")
+        else:
+            names.append(name)
+    return tuple(sorted(names))

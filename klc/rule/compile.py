@@ -24,6 +24,7 @@ from klc.rule.checks import (
     check_predicate,
     holes_of,
     inverse_of,
+    isos_off_of,
     metavar_kinds_of,
 )
 from klc.rule.code import code_refs, for_parsing, parse_problem
@@ -282,6 +283,7 @@ def _compile(spec: RuleSpec, errs: Errors) -> Rule:
                      "rewrite or the guard")
     metavar_kinds = metavar_kinds_of([f for f in spec.fields if f.name == "metavar"],
                                      cx.metavars, cx.sequences, errs)
+    isos_off = isos_off_of(single.get("isomorphisms"), errs)
     card = card_of(single["card"].value, errs) if "card" in single else Card()
     description = single["description"].value.value if "description" in single else ""
     inverse = inverse_of(single["inverse"], kind, cx.metavars, cx.sequences, errs) \
@@ -293,7 +295,7 @@ def _compile(spec: RuleSpec, errs: Errors) -> Rule:
         anchor_col=anchor.starts[0][1] if anchor.starts else anchor.col,
         context=context, guard=guard, edits=edits, holes=cx.holes, card=card,
         metavars=frozenset(cx.metavars), sequence_metavars=frozenset(cx.sequences),
-        inverse=inverse, metavar_kinds=metavar_kinds,
+        inverse=inverse, metavar_kinds=metavar_kinds, isos_off=isos_off,
         anchors=tuple(b.text for b in branches) if len(branches) > 1 else (),
     )
 

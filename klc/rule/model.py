@@ -28,7 +28,8 @@ CARD_FIELDS = ("intent", "where", "conditions", "precision", "effect", "pitfalls
 # not measured yet (a compile-only walk)
 VERDICTS = ("faster", "neutral", "slower", "unmeasured")
 REPEATED_CARD_FIELDS = ("effect", "pitfalls", "provenance")
-SINGLE_FIELDS = ("kind", "description", "context", "anchor", "guard", "card", "inverse")
+SINGLE_FIELDS = ("kind", "description", "context", "anchor", "guard", "card", "inverse",
+                 "isomorphisms")
 
 
 class RuleError(KlcError):
@@ -46,8 +47,17 @@ METAVAR_KINDS: dict[str, frozenset[str] | None] = {
     "constant": frozenset({"number_literal", "char_literal", "true", "false"}),
     "pointer": None,
     "scalar": None,
+    "int_expr": None,  # an expression of integer type
+    # a type specifier (``float``, ``T``, ``unsigned int``, ``half2``, ``thrust::pair<int, int>``)
+    "type": frozenset({"primitive_type", "type_identifier", "sized_type_specifier",
+                       "template_type", "qualified_identifier", "type_descriptor",
+                       "placeholder_type_specifier"}),
 }
 TYPE_KINDS = frozenset(k for k, v in METAVAR_KINDS.items() if v is None)
+# the isomorphisms the matcher applies (klc.match.iso, which says what each covers); a rule
+# turns some off with ``isomorphisms: -NAME, ...`` (``-all``: every one)
+ISOMORPHISMS = ("commutative", "comparison", "compound_assign", "increment", "braces",
+                "parentheses", "max_idiom", "global_index", "early_return")
 
 
 @dataclass(frozen=True)
@@ -152,6 +162,8 @@ class Rule:
     inverse: Inverse | None = None  # a simplification's inverse block
     # ``metavar $X: identifier`` lines: (name without "$", kind), sorted by name
     metavar_kinds: tuple[tuple[str, str], ...] = ()
+    # ``isomorphisms: -commutative, ...``: the isomorphisms this rule's anchors do without
+    isos_off: tuple[str, ...] = ()
     # ``anchor any { ... }``: every branch (``anchor`` is the first), () for one anchor; a
     # match of any branch is a match, binding the metavariables common to all (``metavars``)
     anchors: tuple[str, ...] = ()

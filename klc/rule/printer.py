@@ -47,6 +47,8 @@ def rule_to_text(rule: Rule) -> str:
     for name, kind in rule.metavar_kinds:
         kinds_of.setdefault(name, []).append(kind)
     out += [f"  metavar ${name}: {', '.join(kinds)}" for name, kinds in kinds_of.items()]
+    if rule.isos_off:
+        out.append(f"  isomorphisms: {', '.join('-' + n for n in rule.isos_off)}")
     if rule.guard is not None:
         out.append(f"  guard: {guard_text(rule.guard)}")
     for e in rule.edits:

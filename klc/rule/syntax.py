@@ -155,7 +155,7 @@ def syntax_error(e: UnexpectedInput, text: str, path: str) -> KlcError:
         keywords = {"KIND", "ANCHOR", "REWRITE", "GUARD"}
         if tok.type == "NAME" and expected & keywords:
             known = ", ".join(("kind", "description", "context", "anchor", "metavar",
-                               "guard", "rewrite", "hole", "card", "inverse"))
+                               "guard", "rewrite", "hole", "card", "inverse", "isomorphisms"))
             close = difflib.get_close_matches(str(tok), known.split(", "), n=1)
             hint = f" (did you mean {close[0]}?)" if close else ""
             return KlcError(f"{where(path, line, col)}: unknown field {found}{hint}; "
@@ -235,6 +235,8 @@ def _field_spec(tree: Tree) -> FieldSpec:
         return FieldSpec("inverse", tuple(_inverse_item(i) for i in ch), line, col)
     if kind == "metavar_field":
         return FieldSpec("metavar", (ch[0], tuple(ch[1:])), line, col)
+    if kind == "isomorphisms_field":  # the names (tokens) after each "-"
+        return FieldSpec("isomorphisms", tuple(c.children[0] for c in ch), line, col)
     assert kind == "card_field"
     items = tuple((str(item.children[0]), _text(item.children[1]), item.meta.line,
                    item.meta.column) for item in ch)

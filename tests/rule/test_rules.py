@@ -570,7 +570,7 @@ def test_klc_check_counts_good_files_beside_bad_ones_and_keeps_text_verbatim(
 def test_metavar_kinds_are_checked() -> None:
     assert one_error(rule(BASE + "  metavar $X: identifer\n")) == (
         "r.rule:9:15: unknown metavariable kind 'identifer' (did you mean identifier?); "
-        "the kinds are: identifier, constant, pointer, scalar")
+        "the kinds are: identifier, constant, pointer, scalar, int_expr, type")
     assert one_error(rule(BASE + "  metavar $Y: identifier\n")) == (
         "r.rule:9:11: metavar $Y: the anchor binds no $Y (it binds: $X)")
     msg = one_error(rule(BASE + "  metavar $X: identifier\n  metavar $X: constant\n"))
@@ -582,7 +582,7 @@ def test_metavar_kinds_are_checked() -> None:
         "r.rule:9:11: metavar $X: no code is both a pointer and a scalar")
     assert one_error(rule(BASE + "  metavar $X: identifier, pointr\n")) == (
         "r.rule:9:27: unknown metavariable kind 'pointr' (did you mean pointer?); "
-        "the kinds are: identifier, constant, pointer, scalar")
+        "the kinds are: identifier, constant, pointer, scalar, int_expr, type")
     seq = ("  anchor: ```\n    f($$$A)\n  ```\n  metavar $$$A: identifier\n"
            "  rewrite replace: ```\n    g($$$A)\n  ```\n")
     assert "a kind constrains a metavariable that binds one node ($A), not a run" in \

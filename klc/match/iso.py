@@ -1,0 +1,485 @@
+"""Isomorphisms: the equivalent spellings one anchor covers (Coccinelle's standard.iso).
+
+An anchor is compiled to a ``PNode`` tree; ``expand`` rewrites that tree bottom-up so that
+where the code could spell a node another, equivalent way, the node becomes an
+*alternation* (``PNode.alts``: the anchor's own spelling first, then the others). The
+matcher (``klc.match.engine``) tries the alternatives in order. Metavariables bind the
+code's own subtrees whatever the spelling, so a rewrite edits only the matched bytes and
+renders a bound metavariable with the code's text.
+
+Each isomorphism has a name (``ISOMORPHISMS``) and a rule may turn it off (``isomorphisms:
+-commutative``). Some alternatives hold only for some code: each carries a check on the
+code node it matched (``CHECKS``): side-effect free operands, or an *obligation* on a
+type (the pipeline checks it from the declarations and libclang, as for ``metavar $X:
+int_expr``; a type that is not known is no match). docs/rules.md lists them with their
+soundness notes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from tree_sitter import Node
+
+from klc.match.pattern import ISO_HOOKS, Pattern, PNode, _make_pattern
+from klc.rule.model import ISOMORPHISMS as _NAMES
+
+# name -> what it covers (docs/rules.md has the table with the soundness notes)
+ISOMORPHISMS: dict[str, str] = {
+    "commutative": "a + b / b + a for + * == != & | ^ (and && || when both sides are "
+                   "side-effect free and read no memory)",
+    "comparison": "a < b / b > a, a <= b / b >= a",
+    "compound_assign": "x = x + e / x = e + x / x += e (and - * / % & | ^ << >>), for a "
+                       "side-effect free x",
+    "increment": "i++ / ++i / i += 1 / i = i + 1 where the value is unused (a loop step, "
+                 "a statement); the same for --",
+    "braces": "a braced single statement / the bare statement, as the body of if, else, "
+              "for, while, do",
+    "parentheses": "e / (e): an operand the code wraps in parentheses",
+    "max_idiom": "m = fmaxf(m, a) / fmaxf(a, m) / max(m, a) / if (a > m) m = a; / "
+                 "m = a > m ? a : m (and min); fmaxf spellings only for float m",
+    "global_index": "blockIdx.x * blockDim.x + threadIdx.x with its terms and factors in "
+                    "any order",
+    "early_return": "if (i >= n) return; rest / if (i < n) { rest } at the end of a "
+                    "function body, for integer i and n",
+}
+# on unless a rule turns them off (all of them: see docs/rules.md for why each is sound)
+DEFAULT_ON = frozenset(ISOMORPHISMS)
+assert frozenset(_NAMES) == DEFAULT_ON, "klc.rule.model.ISOMORPHISMS names the same ones"
+
+_COMMUTATIVE = frozenset({"+", "*", "==", "!=", "&", "|", "^"})
+_SHORT_CIRCUIT = frozenset({"&&", "||"})
+_MIRROR = {"<": ">", ">": "<", "<=": ">=", ">=": "<="}
+_NEGATE = {"<": ">=", ">=": "<", ">": "<=", "<=": ">"}
+_COMPOUND = {"+=": "+", "-=": "-", "*=": "*", "/=": "/", "%=": "%", "&=": "&", "|=": "|",
+             "^=": "^", "<<=": "<<", ">>=": ">>"}
+_BUILTINS = frozenset({"threadIdx", "blockIdx", "blockDim", "gridDim"})
+_MAX_FUNCS = {"max": ("fmaxf", "max"), "min": ("fminf", "min")}
+_STATEMENT_BODY = {"for_statement": -1, "while_statement": -1, "for_range_loop": -1,
+                   "else_clause": -1, "if_statement": 2, "do_statement": 1}
+
+
+# --------------------------------------------------------------------------------------
+# Building pattern nodes
+
+
+def _tok(text: str, type_: str | None = None) -> PNode:
+    return PNode(type_ or text, text=text)
+
+
+def _bin(left: PNode, op: str, right: PNode) -> PNode:
+    return PNode("binary_expression", children=(left, _tok(op), right))
+
+
+def _assign(left: PNode, op: str, right: PNode) -> PNode:
+    return PNode("assignment_expression", children=(left, _tok(op), right))
+
+
+def _stmt(expr: PNode) -> PNode:
+    return PNode("expression_statement", children=(expr,))
+
+
+def _block(stmt: PNode) -> PNode:
+    return PNode("compound_statement", children=(_tok("{"), stmt, _tok("}")))
+
+
+def _call(name: str, *args: PNode) -> PNode:
+    return PNode("call_expression", children=(
+        _tok(name, "identifier"),
+        PNode("argument_list", children=(_tok("("), *args, _tok(")")))))
+
+
+def _if(cond: PNode, body: PNode) -> PNode:
+    return PNode("if_statement", children=(
+        _tok("if"), PNode("condition_clause", children=(_tok("("), cond, _tok(")"))), body))
+
+
+def _one() -> PNode:
+    return PNode("number_literal", text="1")
+
+
+def base(p: PNode) -> PNode:
+    """The anchor's own spelling of a node that may be an alternation."""
+    return p.alts[0] if p.alts else p
+
+
+def _op(p: PNode) -> str | None:
+    """The operator token of a binary or assignment node (its middle child)."""
+    p = base(p)
+    if p.type in ("binary_expression", "assignment_expression") and len(p.children) == 3:
+        return base(p.children[1]).text
+    return None
+
+
+def _leaf_text(p: PNode) -> str | None:
+    p = base(p)
+    return p.text if not p.children and p.metavar is None else None
+
+
+def _mentions_builtin(p: PNode) -> bool:
+    p = base(p)
+    if p.text in _BUILTINS:
+        return True
+    return any(_mentions_builtin(c) for c in p.children)
+
+
+# --------------------------------------------------------------------------------------
+# The isomorphisms: each (node, its slot) -> [(alternative, check name or None)]
+
+Variants = list[tuple[PNode, str | None]]
+
+
+def _commutative(p: PNode, on: frozenset[str]) -> Variants:
+    op = _op(p)
+    if p.type != "binary_expression" or op is None:
+        return []
+    left, tok, right = p.children
+    swapped = PNode(p.type, children=(right, tok, left))
+    if op in _COMMUTATIVE and ("commutative" in on or (
+            "global_index" in on and op in ("+", "*") and _mentions_builtin(p))):
+        return [(swapped, None)]
+    if op in _SHORT_CIRCUIT and "commutative" in on:
+        return [(swapped, "safe_operands")]
+    if op in _MIRROR and "comparison" in on:
+        return [(PNode(p.type, children=(right, _tok(_MIRROR[op]), left)), None)]
+    return []
+
+
+def _compound(p: PNode, on: frozenset[str]) -> Variants:
+    if "compound_assign" not in on or p.type != "assignment_expression":
+        return []
+    op = _op(p)
+    left, _, right = p.children
+    if op in _COMPOUND:
+        bop = _COMPOUND[op]
+        out = [(_assign(left, "=", _bin(left, bop, right)), "pure_lhs")]
+        if bop in _COMMUTATIVE:
+            out.append((_assign(left, "=", _bin(right, bop, left)), "pure_lhs"))
+        return out
+    r = base(right)
+    if op == "=" and r.type == "binary_expression" and f"{_op(r)}=" in _COMPOUND:
+        bl, _, br = r.children
+        out = []
+        if bl == left:
+            out.append((_assign(left, f"{_op(r)}=", br), "pure_lhs"))
+        if br == left and _op(r) in _COMMUTATIVE:
+            out.append((_assign(left, f"{_op(r)}=", bl), "pure_lhs"))
+        return out
+    return []
+
+
+def _increment(p: PNode, on: frozenset[str]) -> Variants:
+    """In a slot whose value is unused: i++ / ++i / i += 1 / i = i + 1 / i = 1 + i."""
+    if "increment" not in on:
+        return []
+    q = base(p)
+    var = step = None
+    if q.type == "update_expression" and len(q.children) == 2:
+        a, b = q.children
+        if _leaf_text(b) in ("++", "--"):
+            var, step = a, _leaf_text(b)
+        elif _leaf_text(a) in ("++", "--"):
+            var, step = b, _leaf_text(a)
+    elif q.type == "assignment_expression" and _op(q) in ("+=", "-=") \
+            and _leaf_text(q.children[2]) == "1":
+        var, step = q.children[0], "++" if _op(q) == "+=" else "--"
+    if var is None or step is None:
+        return []
+    op = step[0]
+    forms = [PNode("update_expression", children=(var, _tok(step))),
+             PNode("update_expression", children=(_tok(step), var)),
+             _assign(var, op + "=", _one())]
+    out: Variants = [(f, None) for f in forms if f != q]
+    out.append((_assign(var, "=", _bin(var, op, _one())), "pure_lhs"))
+    if op == "+":
+        out.append((_assign(var, "=", _bin(_one(), op, var)), "pure_lhs"))
+    return out
+
+
+def _braces(p: PNode, on: frozenset[str]) -> Variants:
+    """A statement in a body slot: { S } / S."""
+    if "braces" not in on:
+        return []
+    q = base(p)
+    if q.type == "compound_statement" and len(q.children) == 3:
+        inner = q.children[1]
+        if inner.seq is not None:
+            return [(PNode("statement", metavar=inner.seq), None)]
+        if base(inner).type != "declaration":
+            return [(inner, None)]
+        return []
+    if q.type != "compound_statement" and q.type != "declaration" and q.seq is None:
+        return [(_block(p), None)]
+    return []
+
+
+def _parentheses(p: PNode, on: frozenset[str]) -> Variants:
+    if "parentheses" not in on or p.type not in ("binary_expression", "conditional_expression",
+                                                 "call_expression", "field_expression",
+                                                 "subscript_expression", "cast_expression"):
+        return []
+    return [(PNode("parenthesized_expression", children=(_tok("("), p, _tok(")"))), None)]
+
+
+def _max_parts(p: PNode) -> tuple[str, PNode, PNode, bool] | None:
+    """(max or min, M, A, whether it is spelled with fmaxf/fminf) of a statement in one of
+    the max/min spellings, else None."""
+    q = base(p)
+    if q.type == "expression_statement" and len(q.children) == 1 \
+            and _op(q.children[0]) == "=":
+        m, _, rhs = base(q.children[0]).children
+        rhs = base(rhs)
+        if rhs.type == "call_expression" and len(rhs.children) == 2:
+            name = _leaf_text(rhs.children[0])
+            args = base(rhs.children[1]).children
+            for kind, funcs in _MAX_FUNCS.items():
+                if name in funcs and len(args) == 4:
+                    x, y = args[1], args[2]
+                    if x == m:
+                        return kind, m, y, name.startswith("f")
+                    if y == m:
+                        return kind, m, x, name.startswith("f")
+        if rhs.type == "conditional_expression" and len(rhs.children) == 5:
+            cond, _, a, _, b = rhs.children
+            kind = _compare_kind(cond, a, m)
+            if kind and b == m:
+                return kind, m, a, False
+        return None
+    if q.type == "if_statement" and len(q.children) == 3:
+        cond = base(base(q.children[1]).children[1]) if len(base(q.children[1]).children) == 3 \
+            else None
+        body = base(q.children[2])
+        if body.type == "compound_statement" and len(body.children) == 3:
+            body = base(body.children[1])
+        if cond is None or body.type != "expression_statement" or len(body.children) != 1 \
+                or _op(body.children[0]) != "=":
+            return None
+        m, _, a = base(body.children[0]).children
+        kind = _compare_kind(cond, a, m)
+        if kind:
+            return kind, m, a, False
+    return None
+
+
+def _compare_kind(cond: PNode, a: PNode, m: PNode) -> str | None:
+    """``a > m`` or ``m < a``: max; ``a < m`` or ``m > a``: min."""
+    cond = base(cond)
+    op = _op(cond)
+    if op not in ("<", ">"):
+        return None
+    x, _, y = cond.children
+    if x == a and y == m:
+        return "max" if op == ">" else "min"
+    if x == m and y == a:
+        return "min" if op == ">" else "max"
+    return None
+
+
+def _max_idiom(p: PNode, on: frozenset[str]) -> Variants:
+    if "max_idiom" not in on:
+        return []
+    parts = _max_parts(p)
+    if parts is None:
+        return []
+    kind, m, a, fast = parts
+    gt = ">" if kind == "max" else "<"
+    lt = _MIRROR[gt]
+    fname, plain = _MAX_FUNCS[kind]
+    spellings: list[tuple[PNode, bool]] = [
+        (_stmt(_assign(m, "=", _call(fname, m, a))), True),
+        (_stmt(_assign(m, "=", _call(fname, a, m))), True),
+        (_stmt(_assign(m, "=", _call(plain, m, a))), False),
+        (_stmt(_assign(m, "=", _call(plain, a, m))), False),
+    ]
+    for cond in (_bin(a, gt, m), _bin(m, lt, a)):
+        body = _stmt(_assign(m, "=", a))
+        spellings += [(_if(cond, body), False), (_if(cond, _block(body)), False),
+                      (_stmt(_assign(m, "=", PNode("conditional_expression", children=(
+                          cond, _tok("?"), a, _tok(":"), m)))), False)]
+    own = base(p)
+    # the fmaxf spellings differ from the others for non-float m (fmaxf converts an int or a
+    # double to float): matching across them obliges m to be a float
+    return [(s, "float_max" if (f or fast) else "pure_max") for s, f in spellings if s != own]
+
+
+_NODE_ISOS: tuple[Callable[[PNode, frozenset[str]], Variants], ...] = (
+    _commutative, _compound, _parentheses)
+
+
+def expand(p: PNode, on: frozenset[str], slot: str = "") -> PNode:
+    """``p`` with the alternatives of every isomorphism in ``on`` (bottom-up). ``slot``:
+    "unused" where the node's value is not used (a statement's expression, a loop step),
+    "body" where it is the body of if/else/for/while/do, "root" for a single-node anchor's
+    root (whose alternatives must keep its node type: candidates are found by it)."""
+    if p.metavar is not None or p.seq is not None or not p.children or p.alts:
+        return p
+    kids = list(p.children)
+    body_at = _STATEMENT_BODY.get(p.type)
+    n = len(kids)
+    for i, c in enumerate(kids):
+        child_slot = ""
+        if body_at is not None and (i == body_at % n) and c.type != "else_clause":
+            child_slot = "body"
+        elif (p.type == "expression_statement" and n == 1) or (
+                p.type == "for_statement" and i + 1 < n and kids[i + 1].text == ")"
+                and kids[i].text != "("):
+            child_slot = "unused"  # (a loop step: the child before the ")")
+        kids[i] = expand(c, on, child_slot)
+    q = replace(p, children=tuple(kids)) if tuple(kids) != p.children else p
+    variants: Variants = []
+    for iso in _NODE_ISOS:
+        variants += iso(q, on)
+    if slot == "unused":
+        variants += _increment(q, on)
+    if q.type in ("expression_statement", "if_statement"):
+        variants += [(expand(v, on - {"max_idiom"}), c) for v, c in _max_idiom(q, on)]
+    if slot == "body":
+        variants += _braces(q, on)
+    if slot == "root":
+        variants = [(v, c) for v, c in variants if v.type == q.type]
+    return alternation(q, variants)
+
+
+def alternation(own: PNode, variants: Variants) -> PNode:
+    """``own`` or any of ``variants`` (their duplicates and ``own`` itself dropped)."""
+    seen = [own]
+    alts, checks = [own], [None]
+    for v, c in variants:
+        if v in seen:
+            continue
+        seen.append(v)
+        alts.append(v)
+        checks.append(c)  # type: ignore[arg-type]
+    if len(alts) == 1:
+        return own
+    types = {a.type for a in alts}
+    return PNode(own.type if len(types) == 1 else "", alts=tuple(alts), alt_checks=tuple(checks))
+
+
+def expand_elements(elements: tuple[PNode, ...], on: frozenset[str]) -> tuple[PNode, ...]:
+    """A pattern's elements with their isomorphisms: a single node keeps its root type; the
+    statements of a run are each in a statement slot."""
+    if not on:
+        return elements
+    if len(elements) == 1:
+        return (expand(elements[0], on, "root"),)
+    return tuple(expand(e, on, "") for e in elements)
+
+
+def alt_words(p: PNode, words_of: Callable[[PNode], set[str]]) -> set[str]:
+    """The words every alternative of ``p`` holds (what an early reject may ask for)."""
+    sets = [words_of(a) for a in p.alts]
+    return set.intersection(*sets) if sets else set()
+
+
+# --------------------------------------------------------------------------------------
+# Checks on the code an alternative matched: True, False, or obligations (kind, node)
+
+Obligation = tuple[str, Node]
+_EFFECTS = frozenset({"call_expression", "update_expression", "assignment_expression",
+                      "new_expression", "delete_expression"})
+_READS = frozenset({"subscript_expression", "pointer_expression"})
+
+
+def _has(node: Node, types: frozenset[str], allow_calls: frozenset[bytes] = frozenset()) -> bool:
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.type in types and (n.type != "call_expression"
+                                or n.children[0].text not in allow_calls):
+            return True
+        if n.type == "field_expression" and any(c.type == "->" for c in n.children) \
+                and "pointer_expression" in types:
+            return True
+        stack.extend(n.children)
+    return False
+
+
+def _pure(node: Node | None) -> bool:
+    return node is not None and not _has(node, _EFFECTS)
+
+
+def _safe(node: Node | None) -> bool:
+    return node is not None and not _has(node, _EFFECTS | _READS)
+
+
+def _assignment(t: Node) -> Node | None:
+    """The first assignment in ``t`` (a statement, an if's body, an expression)."""
+    stack = [t]
+    while stack:
+        n = stack.pop(0)
+        if n.type == "assignment_expression":
+            return n
+        stack.extend(n.children)
+    return None
+
+
+def _check_safe_operands(t: Node) -> bool | list[Obligation]:
+    return _safe(t.child_by_field_name("left")) and _safe(t.child_by_field_name("right"))
+
+
+def _check_pure_lhs(t: Node) -> bool | list[Obligation]:
+    a = _assignment(t)
+    return a is not None and _pure(a.child_by_field_name("left"))
+
+
+def _check_pure_max(t: Node) -> bool | list[Obligation]:
+    """The if and ?: spellings read a twice: no side effects in the statement (but the
+    max/min call itself)."""
+    return not _has(t, _EFFECTS - {"assignment_expression", "call_expression"}) \
+        and not _has(t, frozenset({"call_expression"}),
+                     frozenset({b"fmaxf", b"fminf", b"max", b"min"}))
+
+
+def _check_float_max(t: Node) -> bool | list[Obligation]:
+    if _check_pure_max(t) is not True:
+        return False
+    a = _assignment(t)
+    left = a.child_by_field_name("left") if a is not None else None
+    return False if left is None else [("float", left)]
+
+
+CHECKS: dict[str, Callable[[Node], bool | list[Obligation]]] = {
+    "safe_operands": _check_safe_operands,
+    "pure_lhs": _check_pure_lhs,
+    "pure_max": _check_pure_max,
+    "float_max": _check_float_max,
+}
+# the bindings' key prefix of an obligation (no metavariable's name starts with it)
+OBLIGATION = "\0iso:"
+
+
+def split_obligations(b: dict[str, Any]) -> tuple[Any, ...]:
+    """Take the obligations out of a match's bindings: (Binding(kind, span), ...)."""
+    keys = [k for k in b if k.startswith(OBLIGATION)]
+    return tuple(b.pop(k) for k in keys)
+
+
+# --------------------------------------------------------------------------------------
+# Anchors compiled with their isomorphisms
+
+
+def with_isomorphisms(pattern: Pattern, on: frozenset[str], where_: str) -> Pattern:
+    """``pattern`` with the alternatives of the isomorphisms in ``on`` (its words, token
+    runs and fixed statements made again: an alternative may lack a word of the anchor)."""
+    elements = expand_elements(pattern.elements, on)
+    if elements == pattern.elements:
+        return pattern
+    made = _make_pattern(pattern.code, elements, where_)
+    return replace(made, key=pattern.key + "\0iso:" + ",".join(sorted(on)))
+
+
+def _expand_pattern(pattern: Pattern, isos_off: tuple[str, ...], where_: str) -> Pattern:
+    """The hook ``klc.match.pattern`` calls on a rule's compiled anchor: its isomorphisms on
+    but those in ``isos_off`` (``isomorphisms: -NAME`` in the rule; ``-all``: none)."""
+    on = enabled(isos_off)
+    return with_isomorphisms(pattern, on, where_) if on else pattern
+
+
+def enabled(isos_off: tuple[str, ...]) -> frozenset[str]:
+    """The isomorphisms on for a rule that turns ``isos_off`` off."""
+    return frozenset() if "all" in isos_off else DEFAULT_ON - set(isos_off)
+
+
+ISO_HOOKS.append(_expand_pattern)

@@ -1,0 +1,239 @@
+"""Isomorphisms (klc.match.iso) and typed metavariables: one anchor covers the spellings
+people write, only where they are equivalent, and a rule can turn each off."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from klc.cli import main
+from klc.cuda.parse import parse_bytes
+from klc.errors import KlcError
+from klc.match.iso import ISOMORPHISMS
+from klc.pipeline import apply_rules, find_sites
+from klc.rule.model import ISOMORPHISMS as RULE_ISOMORPHISMS
+from klc.rule import load_rules_text
+
+
+def rule(anchor: str, replace: str = "", extra: str = "", name: str = "r") -> str:
+    body = replace or anchor
+    return (f'rule {name} {{\n  kind: skill\n  description: "t"\n  context: any\n'
+            f"  anchor: ```\n{anchor}\n  ```\n{extra}"
+            f"  rewrite replace: ```\n{body}\n  ```\n}}\n")
+
+
+def sites(rule_text: str, code: str) -> list[dict[str, str]]:
+    """The applicable sites' bindings (an obligation's type not holding is no site)."""
+    rules = load_rules_text(rule_text, "t.rule")
+    unit = parse_bytes(code.encode(), "k.cu")
+    return [{k: b.text for k, b in s.match.bindings.items()}
+            for s in find_sites(unit, rules) if s.ok]
+
+
+def applied(rule_text: str, code: str) -> str:
+    rules = load_rules_text(rule_text, "t.rule")
+    return apply_rules(parse_bytes(code.encode(), "k.cu"), rules).source.decode()
+
+
+def kernel(body: str, params: str = "const float* x, float* y, int* z, int n") -> str:
+    return f"__global__ void k({params}) {{\n{body}\n}}\n"
+
+
+def test_the_two_vocabularies_agree() -> None:
+    assert set(ISOMORPHISMS) == set(RULE_ISOMORPHISMS)
+
+
+@pytest.mark.parametrize("spelling", [
+    "int i = blockIdx.x * blockDim.x + threadIdx.x;",
+    "int i = threadIdx.x + blockIdx.x * blockDim.x;",
+    "int i = blockDim.x * blockIdx.x + threadIdx.x;",
+    "int i = threadIdx.x + blockDim.x * blockIdx.x;",
+    "int i = (blockIdx.x * blockDim.x) + threadIdx.x;",
+])
+def test_global_index_in_any_order(spelling: str) -> None:
+    r = rule("int $I = blockIdx.x * blockDim.x + threadIdx.x;")
+    assert sites(r, kernel(spelling + "\ny[i] = 0.0f;")) == [{"I": "i"}]
+    # commutative off: the global index is still its own isomorphism
+    r2 = rule("int $I = blockIdx.x * blockDim.x + threadIdx.x;",
+              extra="  isomorphisms: -commutative, -parentheses\n")
+    want = [] if "(" in spelling.split("=")[1] else [{"I": "i"}]
+    assert sites(r2, kernel(spelling)) == want
+    r3 = rule("int $I = blockIdx.x * blockDim.x + threadIdx.x;",
+              extra="  isomorphisms: -global_index, -commutative\n")
+    # (parentheses is still on: the parenthesized product is still this order)
+    plain = spelling.replace("(", "").replace(")", "").startswith(
+        "int i = blockIdx.x * blockDim.x + threadIdx.x")
+    assert bool(sites(r3, kernel(spelling))) == plain
+
+
+def test_commutative_binds_the_codes_own_subtrees() -> None:
+    r = rule("y[$I] = $A * $B + 1.0f;")
+    got = sites(r, kernel("int i = 0;\ny[i] = 1.0f + x[i] * 2.0f;"))
+    assert got == [{"I": "i", "A": "x[i]", "B": "2.0f"}]
+    got = sites(r, kernel("int i = 0;\ny[i] = 1.0f + 2.0f * x[i];"))
+    assert got == [{"I": "i", "A": "2.0f", "B": "x[i]"}]
+    # not for a non-commutative operator
+    assert sites(rule("y[$I] = $A - 1.0f;"), kernel("int i = 0;\ny[i] = 1.0f - x[i];")) == []
+
+
+def test_short_circuit_operands_commute_only_when_they_read_no_memory() -> None:
+    r = rule("if (i < n && $F) { $$$S; }")
+    assert sites(r, kernel("int i = 0; bool f = true;\nif (f && i < n) { y[i] = 1; }"))
+    # swapping would read x[i] before the bound check: no match
+    assert sites(r, kernel("int i = 0;\nif (x[i] > 0 && i < n) { y[i] = 1; }")) == []
+
+
+@pytest.mark.parametrize("spelling", ["if (i < n) y[i] = 1;", "if (n > i) y[i] = 1;"])
+def test_comparison_mirrors(spelling: str) -> None:
+    assert sites(rule("if ($I < $N) $S;"), kernel("int i = 0;\n" + spelling))
+
+
+@pytest.mark.parametrize("spelling, ok", [
+    ("s += x[i];", True), ("s = s + x[i];", True), ("s = x[i] + s;", True),
+    ("s = s - x[i];", False),
+])
+def test_compound_assignment(spelling: str, ok: bool) -> None:
+    code = kernel(f"float s = 0; int i = 0;\n{spelling}")
+    assert bool(sites(rule("$S += $E;"), code)) == ok
+
+
+def test_compound_assignment_needs_a_side_effect_free_target() -> None:
+    r = rule("$A[$I] += $E;")
+    assert sites(r, kernel("int i = 0;\ny[i] = y[i] + x[i];"))
+    # y[i++] = y[i++] + x: two increments, not one
+    assert sites(r, kernel("int i = 0;\ny[i++] = y[i++] + x[i];")) == []
+
+
+@pytest.mark.parametrize("step", ["i++", "++i", "i += 1", "i = i + 1", "i = 1 + i"])
+def test_loop_step_spellings(step: str) -> None:
+    r = rule("for (int $C = 0; $C < $N; $C++) { $$$S; }")
+    assert sites(r, kernel(f"for (int i = 0; i < n; {step}) {{ y[i] = 0; }}"))
+    off = rule("for (int $C = 0; $C < $N; $C++) { $$$S; }", extra="  isomorphisms: -increment\n")
+    assert bool(sites(off, kernel(f"for (int i = 0; i < n; {step}) {{ y[i] = 0; }}"))) == \
+        (step == "i++")
+
+
+def test_braces_and_the_bare_statement() -> None:
+    braced = rule("for (int $C = 0; $C < $N; $C++) { $$$S; }")
+    bare = rule("for (int $C = 0; $C < $N; $C++) $A[$C] = $V;")
+    code_bare = kernel("for (int i = 0; i < n; i++) y[i] = 0;")
+    code_braced = kernel("for (int i = 0; i < n; i++) { y[i] = 0; }")
+    assert sites(braced, code_bare) == [{"C": "i", "N": "n", "S": "y[i] = 0;"}]
+    assert sites(bare, code_braced) == [{"C": "i", "N": "n", "A": "y", "V": "0"}]
+    assert sites(rule("for (int $C = 0; $C < $N; $C++) { $$$S; }",
+                      extra="  isomorphisms: -braces\n"), code_bare) == []
+
+
+MAX_SPELLINGS = [
+    "if (x[j] > m) m = x[j];",
+    "if (x[j] > m) { m = x[j]; }",
+    "if (m < x[j]) m = x[j];",
+    "m = fmaxf(m, x[j]);",
+    "m = fmaxf(x[j], m);",
+    "m = max(m, x[j]);",
+    "m = x[j] > m ? x[j] : m;",
+]
+
+
+@pytest.mark.parametrize("spelling", MAX_SPELLINGS)
+def test_max_idiom_for_float(spelling: str) -> None:
+    r = rule("for (int $C = 0; $C < $N; $C++) { $M = fmaxf($M, $E); }")
+    code = kernel(f"float m = -1e30f;\nfor (int j = 0; j < n; j++) {{ {spelling} }}")
+    assert sites(r, code) == [{"C": "j", "N": "n", "M": "m", "E": "x[j]"}]
+    off = rule("for (int $C = 0; $C < $N; $C++) { $M = fmaxf($M, $E); }",
+               extra="  isomorphisms: -max_idiom, -commutative\n")
+    assert bool(sites(off, code)) == (spelling == "m = fmaxf(m, x[j]);")
+
+
+@pytest.mark.parametrize("decl", ["int m = 0;", "double m = 0;"])
+def test_max_idiom_never_turns_an_int_or_double_into_fmaxf(decl: str) -> None:
+    r = rule("for (int $C = 0; $C < $N; $C++) { $M = fmaxf($M, $E); }")
+    code = kernel(f"{decl}\nfor (int j = 0; j < n; j++) {{ if (z[j] > m) m = z[j]; }}")
+    assert sites(r, code) == []
+
+
+def test_max_idiom_min_and_side_effects() -> None:
+    r = rule("$M = fminf($M, $E);")
+    assert sites(r, kernel("float m = 1e30f; int j = 0;\nm = x[j] < m ? x[j] : m;"))
+    # the ternary reads x[j++] twice: not fminf(m, x[j++])
+    assert sites(r, kernel("float m = 1e30f; int j = 0;\nm = x[j++] < m ? x[j++] : m;")) == []
+
+
+def test_a_commuted_match_rewrites_only_its_bytes() -> None:
+    r = rule("for (int $C = 0; $C < $N; $C++) {\n    $$$PRE;\n    $ACC += $E;\n}",
+             "for (int $C = 0; $C < $N; $C += 2) {\n    $$$PRE;\n    $ACC += $E;\n}")
+    code = kernel("float acc = 0.0f;   // keep\n"
+                  "for (int i = 0; n > i; ++i) {\n"
+                  "    float v = x[i] * 2.0f;  /* pre */\n"
+                  "    for (int k = 0; k < 4; ++k) v += 1.0f;\n"
+                  "    acc = v + acc;\n"
+                  "}\n"
+                  "y[0] = acc;")
+    out = applied(r, code)
+    assert "float acc = 0.0f;   // keep\n" in out
+    # what $$$PRE skipped over keeps its spelling (++k, comments); the rest is the template
+    assert "    float v = x[i] * 2.0f;  /* pre */\n    for (int k = 0; k < 4; ++k) v += 1.0f;" in out
+    assert "for (int i = 0; i < n; i += 2)" in out
+    assert "acc += v;" in out
+    assert out.endswith("y[0] = acc;\n}\n")
+
+
+def test_pointer_rule_never_binds_a_scalar() -> None:
+    r = rule("$P[$I] = $V;", extra="  metavar $P: pointer\n")
+    code = kernel("int i = 0; float v[4];\ny[i] = 1.0f;\nv[i] = 2.0f;", "float* y")
+    got = sites(r, code)
+    assert {"P": "y", "I": "i", "V": "1.0f"} in got
+    # a local array is a pointer here too (it decays); a scalar never is
+    r2 = rule("$S = $V;", extra="  metavar $S: pointer\n")
+    assert sites(r2, kernel("float s = 0.0f;\ns = 1.0f;")) == []
+
+
+def test_int_expr_binds_only_integers() -> None:
+    r = rule("$P[$I] = $V;", extra="  metavar $I: int_expr\n")
+    code = kernel("int i = 0, c = 4; float f = 1.0f;\n"
+                  "y[i * c + 1] = 1.0f;\ny[threadIdx.x] = 2.0f;\ny[(int)f] = 3.0f;")
+    assert [s["I"] for s in sites(r, code)] == ["i * c + 1", "threadIdx.x", "(int)f"]
+    r2 = rule("$S += $V;", extra="  metavar $S: int_expr\n")
+    assert [s["S"] for s in sites(r2, kernel("int a = 0; float b = 0;\na += 1;\nb += 1;"))] \
+        == ["a"]
+
+
+def test_type_binds_a_type_specifier() -> None:
+    r = rule("$T $X = $P[$I];", extra="  metavar $T: type\n")
+    code = kernel("int i = 0;\nfloat a = x[i];\nunsigned int b = z[i];\nauto c = x[i];")
+    assert [s["T"] for s in sites(r, code)] == ["float", "unsigned int", "auto"]
+
+
+def check(tmp_path: Path, text: str, capsys: pytest.CaptureFixture[str]) -> str:
+    p = tmp_path / "bad.rule"
+    p.write_text(text)
+    assert main(["check", str(p)]) == 2
+    return capsys.readouterr().err
+
+
+def test_check_reports_an_unknown_isomorphism(tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    err = check(tmp_path, rule("$A += $B;", extra="  isomorphisms: -comutative\n"), capsys)
+    assert "bad.rule:8:18: unknown isomorphism 'comutative' (did you mean commutative?)" in err
+    err = check(tmp_path, rule("$A += $B;", extra="  isomorphisms: -braces, -braces\n"), capsys)
+    assert "bad.rule:8:27: isomorphisms: -braces is given twice" in err
+
+
+def test_check_reports_kind_misuse(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    err = check(tmp_path, rule("$A += $B;", extra="  metavar $A: integer\n"), capsys)
+    assert "bad.rule:8:15: unknown metavariable kind 'integer'" in err
+    err = check(tmp_path, rule("{ $$$S; }", extra="  metavar $$$S: int_expr\n"), capsys)
+    assert "bad.rule:8:11: metavar $$$S: a kind constrains a metavariable that binds one" in err
+    err = check(tmp_path, rule("$A += $B;", extra="  metavar $A: pointer, int_expr\n"), capsys)
+    assert "bad.rule:8:11: metavar $A: no code is both a pointer and an int_expr" in err
+
+
+def test_isomorphisms_round_trip_through_the_printer() -> None:
+    from klc.rule import rule_to_text
+    r = load_rules_text(rule("$A += $B;", extra="  isomorphisms: -max_idiom, -all\n"), "t")[0]
+    assert r.isos_off == ("all", "max_idiom")
+    again = load_rules_text(rule_to_text(r), "t")[0]
+    assert again.isos_off == r.isos_off
+    with pytest.raises(KlcError):
+        load_rules_text(rule("$A += $B;", extra="  isomorphisms: commutative\n"), "t")
