@@ -79,7 +79,7 @@ def optimize(source: bytes, path: str, options: OptimizeOptions | None = None
         why = ("the file has no klc-spec block, so the gate does not know how to launch it "
                "(see docs/spec.md)" if spec is None else no_gpu or "no GPU")
         return _static(result, unit, spec, skills, fill, target, gate_fn, opts.unverified,
-                       why, opts.progress, opts.include_slower)
+                       why, opts.progress, opts.include_slower, opts.rank_by_headroom)
 
     cache = GateCache.open(opts.cache_dir) if opts.use_cache else None
     runner = CachedGate(cache, gate_fn, target, device_name())
@@ -200,9 +200,11 @@ def _reverify(result: OptimizeResult, loop: _Loop, final: _Version, original: by
 
 def _static(result: OptimizeResult, unit: Unit, spec: Any, skills: list[Rule], fill: Filler,
             arch: str, gate_fn: Callable[..., GateRecord], unverified: bool, why: str,
-            progress: ProgressFn | None, include_slower: bool = False) -> OptimizeResult:
+            progress: ProgressFn | None, include_slower: bool = False,
+            by_headroom: bool = True) -> OptimizeResult:
     """No GPU or no spec: sites, hole values, static checks and the gate's compile; nothing
-    verified, nothing timed, nothing claimed."""
+    verified, nothing timed, nothing claimed. Nothing measured the headroom: the sites go
+    in the order of the mid regime (expected gain, uncapped; ``klc.optimize.headroom``)."""
     result.mode = "static"
     result.notes.append(f"cannot verify or time: {why}. Only the static part ran (sites, hole "
                         "values, guards, NVRTC compile, registers/spills/shared memory): the "
@@ -214,7 +216,12 @@ def _static(result: OptimizeResult, unit: Unit, spec: Any, skills: list[Rule], f
     skipped: dict[str, dict[str, Any]] = {}
     if not include_slower:
         sites = skip_slower(sites, skipped)
-    sites.sort(key=site_rank)
+    if by_headroom:
+        from klc.optimize.headroom import site_key
+
+        sites.sort(key=lambda s: site_key(s, None))
+    else:
+        sites.sort(key=site_rank)
     result.skipped = list(skipped.values())
     result.notes.extend(_skipped_notes(skipped, skills))
     if not sites:
