@@ -3,7 +3,7 @@
 
 A filler proposes hole values for one skill at one site; it never writes code. Every value it
 proposes is untrusted: the caller validates it again against the hole's declaration
-(:meth:`klc.rules.HoleDecl.validate`) before any rewrite, and every candidate goes through
+(:meth:`klc.rule.HoleDecl.validate`) before any rewrite, and every candidate goes through
 the gate. A filler sees what was tried before at the same site (``FillRequest.history``) so that
 it never proposes the same values twice and can learn from the measured times.
 """
