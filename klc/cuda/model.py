@@ -309,7 +309,7 @@ class Unit:
         self._comments: list[Node] = []
         self._squeezed: bytes | None = None
         self._unanalyzable: list[Unanalyzable] = []
-        # answers the guards derive from this unit, by key (klc.guards._memo): kept on the
+        # answers the guards derive from this unit, by key (klc.analysis.tree._memo): kept on the
         # unit, so they live and die with it
         self.memo: dict[str, Any] = {}
 

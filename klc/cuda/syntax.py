@@ -80,7 +80,7 @@ def parse_expression(text: str) -> tuple[Node, bytes] | None:
 
 
 # what ``Unit.squeezed`` takes out besides comments and line continuations: whitespace, and
-# the punctuation the matcher ignores (klc.match._IGNORED_TOKENS)
+# the punctuation the matcher ignores (klc.match.pattern._IGNORED_TOKENS)
 SQUEEZED_OUT = b" \t\r\n\f\v;,"
 LOOP_TYPES = ("for_statement", "for_range_loop", "while_statement", "do_statement")
 

@@ -41,7 +41,7 @@ class RuleError(KlcError):
 
 
 # what ``metavar $X: KIND`` may say: the node types a kind allows (None: a type kind, checked
-# by the guards on each match: ``klc.guards.has_type_kind``)
+# by the guards on each match: ``klc.analysis.types.has_type_kind``)
 METAVAR_KINDS: dict[str, frozenset[str] | None] = {
     "identifier": frozenset({"identifier"}),
     "constant": frozenset({"number_literal", "char_literal", "true", "false"}),
