@@ -192,7 +192,7 @@ def test_device_only_names_of_a_rule() -> None:
 def test_const_refuses_what_would_write_or_not_compile(code: str, why: str) -> None:
     unit = parse_bytes(code.encode(), "k.cu")
     sites = [s for s in find_sites(unit, _rules("add_const_param"))
-             if "a[" in unit.text(s.match.start, s.match.end)]
+             if s.match.bindings["X"].text == "a"]
     assert sites and not any(s.ok for s in sites), code
     assert any(why in s.reason for s in sites), [s.reason for s in sites]
 
@@ -219,8 +219,10 @@ def test_a_kernel_named_in_an_included_header_keeps_its_type(tmp_path: Path) -> 
 def test_a_pointer_rule_never_binds_a_scalar() -> None:
     code = b"__global__ void k(float *out, const int depth, int n) { out[n + depth] = depth; }"
     unit = parse_bytes(code, "k.cu")
-    sites = find_sites(unit, _rules("add_const_param_offset", "add_restrict_offset"))
-    assert [unit.text(s.match.start, s.match.end) for s in sites] == []
+    sites = find_sites(unit, _rules("add_const_param", "add_restrict"))
+    # `n + depth` and `depth` fit `$X + $OFFSET` and `$X`: only the pointer `out` is bound
+    assert sites
+    assert {s.match.bindings["X"].text for s in sites} == {"out"}
 
 
 # --------------------------------------------------------------------------------------

@@ -34,7 +34,7 @@ tolerance: {rtol: 0.0002, atol: 0.00001}
 //   - 128-bit loads and stores (float4).
 template <int WARPS, int VPT>
 __global__ void 
-layernorm(float* x, const float* gamma,
+layernorm(const float* x, const float* gamma,
           const float* beta, float* y, int rows, int cols, float eps) {
     const int lane = threadIdx.x % 32;
     const int row = blockIdx.x;

@@ -30,7 +30,7 @@ tolerance: {rtol: 0.001, atol: 0.001}
 //   - one atomicAdd per block.
 template <int BLOCK>
 __global__ void 
-reduce_sum(const float* x, float* __restrict__ out, int n) {
+reduce_sum(const float* __restrict__ x, float* __restrict__ out, int n) {
     __shared__ float red[BLOCK];
     __shared__ float warp_sums[BLOCK / 32];
     float acc = 0.0f;

@@ -34,8 +34,8 @@ tolerance: {rtol: 0.0002, atol: 0.00001}
 //   - 128-bit loads and stores (float4).
 template <int WARPS, int VPT>
 __global__ void 
-layernorm(const float* x, const float* __restrict__ gamma,
-          const float* __restrict__ beta, float* y, int rows, int cols, float eps) {
+layernorm(const float* __restrict__ x, const float* __restrict__ gamma,
+          const float* __restrict__ beta, float* __restrict__ y, int rows, int cols, float eps) {
     const int lane = threadIdx.x % 32;
     const int row = blockIdx.x;
     if (row >= rows) {

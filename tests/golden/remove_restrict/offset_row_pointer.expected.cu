@@ -1,5 +1,5 @@
 // x is reached only through a row pointer x + offset.
-__global__ void rowsum(const float* x, float* __restrict__ out, int n) {
+__global__ void rowsum(const float* x, float* out, int n) {
     const float* row = x + (size_t)blockIdx.x * n;
     float s = 0.0f;
     for (int j = 0; j < n; ++j) {

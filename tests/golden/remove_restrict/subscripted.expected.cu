@@ -1,5 +1,5 @@
 // x and y are subscripted: both lose __restrict__; total is only an atomic target (another rule).
-__global__ void scale(const float* x, float* y, float* __restrict__ total, int n, float a) {
+__global__ void scale(const float* x, float* y, float* total, int n, float a) {
     const float* row = x + blockIdx.y * n;
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n / 4) {
