@@ -7,7 +7,7 @@ import re
 
 from tree_sitter import Node
 
-from klc.match.iso import CHECKS, OBLIGATION
+from klc.match.iso import EARLY, OBLIGATION, run_check
 from klc.match.model import Binding
 from klc.match.pattern import _IGNORED_TOKENS, PNode
 from klc.match.specialise import _specialise
@@ -168,20 +168,32 @@ class _Matcher:
         the declarations can tell) goes into the bindings under a name no metavariable has
         (``iso.OBLIGATION``); ``find_matches`` moves it to ``Match.obligations``."""
         for a, check in zip(p.alts, p.alt_checks, strict=True):
+            if a.type == EARLY:
+                continue  # (a run's last statements, not one node: ``seq`` tries it)
             trial = dict(b)
             if not self.node(a, t, trial):
                 continue
             if check is not None:
-                held = CHECKS[check](t)
+                held = run_check(check, t)
                 if held is False:
                     continue
-                if held is not True:
-                    for kind, n in held:
-                        trial[f"{OBLIGATION}{kind}@{n.start_byte}"] = Binding(
-                            kind, n.start_byte, n.end_byte, None, (n,), self.source)
+                if held is not True and not self._oblige(held, trial):
+                    continue
             b.update(trial)
             return True
         return False
+
+    def _oblige(self, held: list[tuple[str, Node]], trial: dict[str, Binding]) -> bool:
+        """Record an alternative's obligations; ``$$$X`` binds the run X to nothing before
+        the node (false when X is bound to something already)."""
+        for kind, n in held:
+            if kind.startswith("$$$"):
+                if not self.bind(kind[3:], n.start_byte, n.start_byte, (), trial):
+                    return False
+                continue
+            trial[f"{OBLIGATION}{kind}@{n.start_byte}"] = Binding(
+                kind, n.start_byte, n.end_byte, None, (n,), self.source)
+        return True
 
     def fits(self, p: PNode, t: Node) -> bool:
         """Whether ``p`` could match ``t`` under some bindings: ``node`` without the
@@ -279,12 +291,38 @@ class _Matcher:
             return None
         trial = dict(b)
         if not self.node(p, ts[j], trial):
+            if p.alts and p.alts[-1].type == EARLY and i + 1 == len(ps):
+                return self.early_return(p, ts, j, b)
             return None
         end = self.seq(ps, i + 1, ts, j + 1, trial, anchored)
         if end is not None:
             b.clear()
             b.update(trial)
         return end
+
+    def early_return(self, p: PNode, ts: list[Node], j: int, b: dict[str, Binding]) -> int | None:
+        """The isomorphism ``early_return`` (``klc.match.iso``): a run's last statement
+        ``if (C) { $$$BODY; }`` as ``if (!C) return;`` and the rest of a kernel's body,
+        bound to ``$$$BODY``: the same code only when nothing follows in the function."""
+        early = p.alts[-1]
+        t = ts[j]
+        block = t.parent
+        if block is None or block.parent is None or block.parent.type != "function_definition":
+            return None
+        trial = dict(b)
+        if not self.node(early.children[0], t, trial):
+            return None
+        held = run_check("int_operands", t)
+        if held is False or (held is not True and not self._oblige(held, trial)):
+            return None
+        rest = ts[j + 1:]
+        start = rest[0].start_byte if rest else t.end_byte
+        if not self.bind(early.text or "_", start, rest[-1].end_byte if rest else start,
+                         tuple(rest), trial):
+            return None
+        b.clear()
+        b.update(trial)
+        return len(ts)
 
 
 def _same_code(a: str, b: str) -> bool:

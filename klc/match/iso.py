@@ -41,8 +41,8 @@ ISOMORPHISMS: dict[str, str] = {
                  "m = a > m ? a : m (and min); fmaxf spellings only for float m",
     "global_index": "blockIdx.x * blockDim.x + threadIdx.x with its terms and factors in "
                     "any order",
-    "early_return": "if (i >= n) return; rest / if (i < n) { rest } at the end of a "
-                    "function body, for integer i and n",
+    "early_return": "if (i >= n) return; rest / if (i < n) { rest } as the last statement "
+                    "of a run that ends a kernel body, for integer i and n",
 }
 # on unless a rule turns them off (all of them: see docs/rules.md for why each is sound)
 DEFAULT_ON = frozenset(ISOMORPHISMS)
@@ -209,6 +209,14 @@ def _braces(p: PNode, on: frozenset[str]) -> Variants:
         if base(inner).type != "declaration":
             return [(inner, None)]
         return []
+    if q.type == "compound_statement" and len(q.children) > 3:
+        # { $$$PRE; S; $$$POST; } with one statement: the bare S, the runs bound empty
+        inner = q.children[1:-1]
+        fixed = [c for c in inner if c.seq is None]
+        runs = [c.seq for c in inner if c.seq is not None]
+        if len(fixed) == 1 and base(fixed[0]).type != "declaration" and "_" not in runs:
+            return [(fixed[0], EMPTY_RUNS + ",".join(runs))]
+        return []
     if q.type != "compound_statement" and q.type != "declaration" and q.seq is None:
         return [(_block(p), None)]
     return []
@@ -359,12 +367,47 @@ def alternation(own: PNode, variants: Variants) -> PNode:
 
 def expand_elements(elements: tuple[PNode, ...], on: frozenset[str]) -> tuple[PNode, ...]:
     """A pattern's elements with their isomorphisms: a single node keeps its root type; the
-    statements of a run are each in a statement slot."""
+    statements of a run are each in a statement slot, and the last may be an early return."""
     if not on:
         return elements
     if len(elements) == 1:
         return (expand(elements[0], on, "root"),)
-    return tuple(expand(e, on, "") for e in elements)
+    out = [expand(e, on, "") for e in elements]
+    early = _early_return(elements[-1], on) if "early_return" in on else None
+    if early is not None:
+        last = out[-1]
+        alts = last.alts or (last,)
+        checks = last.alt_checks or (None,)
+        out[-1] = PNode("", alts=(*alts, early), alt_checks=(*checks, "int_operands"))
+    return tuple(out)
+
+
+EARLY = "early_return"  # the type of the early-return spelling of a run's last statement
+
+
+def _early_return(p: PNode, on: frozenset[str]) -> PNode | None:
+    """``if (C) { $$$BODY; }`` as a run's last statement: the spelling ``if (!C) return;``
+    followed by the rest of a kernel body (``_Matcher.seq`` matches it: the rest is bound to
+    ``$$$BODY``). None when the statement is not of that shape."""
+    if p.type != "if_statement" or len(p.children) != 3:
+        return None
+    clause, body = p.children[1], p.children[2]
+    if body.type != "compound_statement" or len(body.children) != 3 \
+            or body.children[1].seq is None or len(clause.children) != 3:
+        return None
+    cond = clause.children[1]
+    op = _op(cond)
+    if cond.type != "binary_expression" or op not in _NEGATE:
+        return None
+    left, _, right = cond.children
+    neg = _bin(left, _NEGATE[op], right)
+    spellings = alternation(neg, [(_bin(right, _MIRROR[_NEGATE[op]], left), None),
+                                  (PNode("unary_expression", children=(_tok("!"), PNode(
+                                      "parenthesized_expression", children=(
+                                          _tok("("), cond, _tok(")"))))), None)])
+    ret = PNode("return_statement", children=(_tok("return"),))
+    guard = expand(_if(spellings, ret), on - {"early_return"}, "")
+    return PNode(EARLY, text=body.children[1].seq, children=(guard,))
 
 
 def alt_words(p: PNode, words_of: Callable[[PNode], set[str]]) -> set[str]:
@@ -432,6 +475,21 @@ def _check_pure_max(t: Node) -> bool | list[Obligation]:
                      frozenset({b"fmaxf", b"fminf", b"max", b"min"}))
 
 
+def _check_int_operands(t: Node) -> bool | list[Obligation]:
+    """The early return's negated comparison equals the wrapped one's only for integers
+    (``!(a < b)`` is not ``a >= b`` for a NaN): both operands must be integers."""
+    n = t.child_by_field_name("condition")
+    stack = [n] if n is not None else []
+    while stack:  # the comparison inside the condition clause (and its parentheses, a !)
+        c = stack.pop()
+        if c.type == "binary_expression":
+            left, right = c.child_by_field_name("left"), c.child_by_field_name("right")
+            return False if left is None or right is None else \
+                [("int_expr", left), ("int_expr", right)]
+        stack.extend(c.named_children)
+    return False
+
+
 def _check_float_max(t: Node) -> bool | list[Obligation]:
     if _check_pure_max(t) is not True:
         return False
@@ -440,11 +498,22 @@ def _check_float_max(t: Node) -> bool | list[Obligation]:
     return False if left is None else [("float", left)]
 
 
+def run_check(name: str, t: Node) -> bool | list[Obligation]:
+    """The check ``name`` on the code node ``t``: ``EMPTY_RUNS`` + "A,B" binds the runs
+    ``$$$A``, ``$$$B`` to nothing (a braced body's runs around its one statement, the body
+    bare in the code); an obligation of kind ``$$$A`` says so to the matcher."""
+    if name.startswith(EMPTY_RUNS):
+        return [("$$$" + r, t) for r in name[len(EMPTY_RUNS):].split(",") if r]
+    return CHECKS[name](t)
+
+
+EMPTY_RUNS = "empty:"
 CHECKS: dict[str, Callable[[Node], bool | list[Obligation]]] = {
     "safe_operands": _check_safe_operands,
     "pure_lhs": _check_pure_lhs,
     "pure_max": _check_pure_max,
     "float_max": _check_float_max,
+    "int_operands": _check_int_operands,
 }
 # the bindings' key prefix of an obligation (no metavariable's name starts with it)
 OBLIGATION = "\0iso:"

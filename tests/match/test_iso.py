@@ -237,3 +237,34 @@ def test_isomorphisms_round_trip_through_the_printer() -> None:
     assert again.isos_off == r.isos_off
     with pytest.raises(KlcError):
         load_rules_text(rule("$A += $B;", extra="  isomorphisms: commutative\n"), "t")
+
+
+WRAPPED = "int $R = blockIdx.x * blockDim.x + threadIdx.x;\nif ($R < $ROWS) {\n    $$$BODY;\n}"
+
+
+@pytest.mark.parametrize("guard", ["if (i >= n) return;", "if (n <= i) return;",
+                                   "if (!(i < n)) return;", "if (i >= n) { return; }"])
+def test_early_return_is_the_wrapped_body(guard: str) -> None:
+    code = kernel(f"int i = blockIdx.x * blockDim.x + threadIdx.x;\n{guard}\n"
+                  "float v = x[i];\ny[i] = v * 2.0f;")
+    assert sites(rule(WRAPPED), code) == [
+        {"R": "i", "ROWS": "n", "BODY": "float v = x[i];\ny[i] = v * 2.0f;"}]
+    out = applied(rule(WRAPPED), code)
+    assert "if (i < n) {\n    float v = x[i];\n    y[i] = v * 2.0f;\n}\n}\n" in out
+    assert sites(rule(WRAPPED, extra="  isomorphisms: -early_return\n"), code) == []
+
+
+def test_early_return_only_at_the_end_of_a_kernel_body_and_for_integers() -> None:
+    # inside a loop, return leaves the kernel, the wrapped body only the iteration
+    nested = kernel("for (int r = 0; r < 4; r++) {\n"
+                    "int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                    "if (i >= n) return;\ny[i] = 1.0f;\n}\ny[0] = 0.0f;")
+    assert sites(rule(WRAPPED), nested) == []
+    # a float bound: !(i < f) is not i >= f for a NaN
+    floaty = kernel("int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                    "if (i >= f) return;\ny[i] = 1.0f;", "float* y, float f")
+    assert sites(rule(WRAPPED), floaty) == []
+    # not the anchor's last statement: what follows the if would run for every thread
+    more = rule(WRAPPED + "\ny[0] = 0.0f;")
+    assert sites(more, kernel("int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                              "if (i >= n) return;\ny[i] = 1.0f;\ny[0] = 0.0f;")) == []

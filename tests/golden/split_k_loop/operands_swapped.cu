@@ -1,0 +1,20 @@
+// A 4x4 register-blocked GEMM whose product is written B * A, the k step as k++.
+#define TM 4
+#define TN 4
+__global__ void gemm_operands_swapped(const float* A, const float* B, float* C, int M, int N, int K) {
+    const int tx = threadIdx.x % 16;
+    const int ty = threadIdx.x / 16;
+    const int row0 = blockIdx.y * 64;
+    const int col0 = blockIdx.x * 64;
+    float acc[TM][TN] = {};
+    for (int k = 0; k < K; k++) {
+        for (int i = 0; i < TM; i++) {
+            for (int j = 0; j < TN; j++) {
+                acc[i][j] += B[(size_t)k * N + col0 + (tx * TN + j)] * A[(row0 + ty * TM + i) * K + k];
+            }
+        }
+    }
+    for (int i = 0; i < TM; i++)
+        for (int j = 0; j < TN; j++)
+            C[(size_t)(row0 + ty * TM + i) * N + col0 + tx * TN + j] = acc[i][j];
+}
