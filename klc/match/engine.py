@@ -251,6 +251,24 @@ class _Matcher:
                 return False
         return True
 
+    def dots_span(self, after: int, before: int) -> tuple[int, int]:
+        """What statement dots skipped between two matched nodes: every byte between them
+        (comments too, so that a rewrite writes them back) but the blank around, and a
+        comment that ends the line of the node before (it stays with that node)."""
+        src = self.source
+        start = after
+        while start < before and src[start] in b" \t":
+            start += 1
+        if src.startswith(b"//", start) or src.startswith(b"/*", start):
+            eol = src.find(b"\n", start, before)
+            start = before if eol < 0 else eol
+        while start < before and src[start] in b" \t\r\n":
+            start += 1
+        end = before
+        while end > start and src[end - 1] in b" \t\r\n":
+            end -= 1
+        return start, end
+
     def seq(self, ps: tuple[PNode, ...], i: int, ts: list[Node], j: int,
             b: dict[str, Binding], anchored: bool) -> int | None:
         """Match ps[i:] against ts[j:]; return the index in ts after the match, or None.
@@ -272,7 +290,10 @@ class _Matcher:
                 if fixed is not None and (k == n or ts[k].type != fixed):
                     continue
                 trial = dict(b)
-                if k > j:
+                if p.dots is not None and 0 < j and k < n:
+                    start, end = self.dots_span(ts[j - 1].end_byte, ts[k].start_byte)
+                    ok = self.bind(p.seq, start, end, tuple(ts[j:k]), trial)
+                elif k > j:
                     ok = self.bind(p.seq, ts[j].start_byte, ts[k - 1].end_byte,
                                    tuple(ts[j:k]), trial)
                 else:

@@ -1,0 +1,42 @@
+/* klc-spec
+kernel: rmsnorm_forward
+sizes: {rows: 4096, cols: 1024}
+verify_sizes:
+  - {rows: 256, cols: 1024}
+  - {rows: 1001, cols: 999}
+  - {rows: 37, cols: 5}
+args:
+  - {name: inp, shape: [rows, cols], role: in, init: normal}
+  - {name: weight, shape: [cols], role: in, init: normal}
+  - {name: out, shape: [rows, cols], role: out}
+  - {name: rows, value: rows}
+  - {name: cols, value: cols}
+grid: ["(ceil_div(rows, 256)) * 32"]
+block: [256]
+bytes: 8 * rows * cols
+flops: 4 * rows * cols
+tolerance: {rtol: 0.0001, atol: 0.00001}
+timeout_s: 180
+*/
+// A naive RMS norm, one thread per row, `float* p` spelling, eps between the index and check.
+__global__ void rmsnorm_forward(const float* inp, const float* weight, float* out, int rows,
+                                int cols) {
+    const int idx = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
+    const int lane = threadIdx.x % 32;
+    float eps = 1e-6f;
+    if (idx < rows) {
+        const float* x = inp + (size_t)idx * cols;
+        float* y = out + (size_t)idx * cols;
+        float ss = 0.0f;
+        for (int i = lane; i < cols; i += 32) {
+            ss += x[i] * x[i];
+        }
+        for (int offset = 16; offset > 0; offset >>= 1) {
+            ss += __shfl_xor_sync(0xffffffffu, ss, offset);
+        }
+        float r = rsqrtf(ss / cols + eps);
+        for (int i = lane; i < cols; i += 32) {
+            y[i] = x[i] * r * weight[i];
+        }
+    }
+}
