@@ -12,9 +12,10 @@ import re
 
 from tree_sitter import Node
 
-from klc.analysis.declarations import _function_declarations
+from klc.analysis.declarations import _function_declarations, _lookup
 from klc.analysis.loops import LOOP_TYPES
 from klc.analysis.tree import (
+    _cite,
     _code,
     _in,
     _nodes,
@@ -24,7 +25,7 @@ from klc.analysis.tree import (
     _text,
     _unwrap,
 )
-from klc.analysis.writes import _address_taken, _aliases, _passes_pointer
+from klc.analysis.writes import _address_taken, _aliases, _assigned, _passes_pointer
 from klc.cuda.model import Function, Unit
 from klc.cuda.syntax import F_ARGUMENT, F_ARGUMENTS, F_BODY, F_INDICES, F_LEFT, F_RIGHT
 from klc.guards.loops import no_jumps
@@ -63,7 +64,8 @@ def _strided(ctx: GuardContext, loop: Node) -> str:
     it): its header is not ``for (int C = A; C < N; C++)`` with a braced body, or its body is
     neither statements that assign only their own variables and memory, nor such statements
     followed by one or two accumulations (``acc += e;``, ``acc = fmaxf(acc, e);``) of
-    variables that the accumulated expressions do not mention. Those are the shapes that
+    variables that the accumulated expressions and the statements before do not mention, a
+    sum's starting at 0 (``starts_at_zero``). Those are the shapes and guards that
     row_kernels.rule's sub-rules stride, mirrored here: a loop they would not stride runs on
     every lane."""
     unit = ctx.unit
@@ -92,8 +94,17 @@ def _strided(ctx: GuardContext, loop: Node) -> str:
         if any(re.search(rf"(?<![\w.]){re.escape(n)}\b", exprs) for n in names):
             continue
         pre = stmts[:-tail]
-        if not pre or assigns_only_locals(ctx, _span(unit, pre, "$$$PRE")).ok:
+        if pre and not assigns_only_locals(ctx, _span(unit, pre, "$$$PRE")).ok:
+            continue
+        if any(re.search(rf"(?<![\w.]){re.escape(n)}\b", _text(unit.source, p))
+               for n in names for p in pre):
+            continue  # (the statements before read the accumulator)
+        zero = [_not_zero_at(ctx, a.group(1), loop.start_byte, loop.end_byte)
+                for a in accs if a is not None and a.group(2) is not None]
+        if not any(zero):
             return ""
+        return f"{where} sums into a variable that does not start at 0 there: the rewrite " \
+               f"would not stride it ({next(z for z in zero if z)})"
     return f"{where} assigns variables declared outside it other than as the sum or maximum " \
            "it accumulates last: the rewrite would not stride it"
 
@@ -178,58 +189,105 @@ def _lane_index(unit: Unit, index: Node, var: str) -> str | None:
 @predicate("lane_owned_updates", ArgSpec("$$$S", frozenset({"metavar", "sequence"})),
            reads=("arguments", "declarations", "position"))
 def lane_owned_updates(ctx: GuardContext, stmts: Binding) -> Verdict:
-    """Every in-place update of memory in $$$S (``+=``-style, ``++``, ``--`` of an array
-    element) stays applied once when a warp runs $$$S with its sequential loops strided by
-    lane: it is ``b[i] op= e`` inside a loop ``for (int c = a; c < n; c++) {...}`` of $$$S
-    (nested in no other loop there) that the rewrite strides (its body: statements writing
-    only their own variables and memory, then at most the sums or maximum it accumulates);
-    the index ``i`` is the loop variable plus terms that do not change (``c``, ``row * n +
-    c``); and the memory of ``b`` (its aliases, the parameter it is a row of) is reached in
-    the whole function only as ``b[i]`` in such loops with the same start: the element an
-    iteration updates is touched by that iteration's lane alone. ``no_memory_update`` holds
-    for code with no update at all."""
+    """Every write of memory in $$$S keeps its effect when a warp runs $$$S with its
+    sequential loops strided by lane. An in-place update (``+=``-style, ``++``, ``--`` of an
+    array element, or a store whose value reads the same memory, ``y[j] = a * s + b *
+    y[j]``) and any store inside a loop that the rewrite strides must be ``b[i] ...`` in a
+    loop ``for (int c = a; c < n; c++) {...}`` of $$$S (nested in no other loop there) that
+    the rewrite strides (its body: statements writing only their own variables and memory,
+    then at most the sums or maximum it accumulates), with ``i`` the loop variable plus
+    terms that do not change (``c``, ``row * n + c``), and the memory of ``b`` (its aliases,
+    the parameter it is a row of) reached in the whole function only as ``b[i]`` in such
+    loops with the same start: the element an iteration writes is touched by that
+    iteration's lane alone. A store that every lane runs (outside such loops) writes the
+    same value 32 times, which holds where nothing in $$$S reads that memory before it."""
     unit, src, fn = ctx.unit, ctx.unit.source, ctx.function
     if fn is None:
         return _no(ctx, f"{_code(stmts)} is not in a function", stmts.start)
-    updates = []
+    writes = []
     for node in _in(_nodes(unit, "assignment_expression", "update_expression"), stmts.start,
                     stmts.end):
-        if node.type == "assignment_expression":
-            if _operator(node) == "=":
-                continue
-            target = node.child_by_field_id(F_LEFT)
-        else:
-            target = node.child_by_field_id(F_ARGUMENT)
-        if target is not None and _unwrap(target).type != "identifier":
-            updates.append((node, _unwrap(target)))
+        target = node.child_by_field_id(F_LEFT if node.type == "assignment_expression"
+                                        else F_ARGUMENT)
+        if target is None or _unwrap(target).type == "identifier":
+            continue
+        target = _unwrap(target)
+        update = node.type == "update_expression" or _operator(node) != "="
+        if not update:  # y[j] = a * s + b * y[j]: an update spelled as a store
+            right = node.child_by_field_id(F_RIGHT)
+            family = frozenset().union(*(_family(ctx, fn, r) for r in _roots(target, src)))
+            update = right is not None and _reads(ctx, right, family) is not None
+        writes.append((node, target, update))
     checked: set[str] = set()
-    for node, target in updates:
+    updates = 0
+    for node, target, update in sorted(writes, key=lambda w: not w[2]):  # (updates first)
         what = f"`{_snippet(_text(src, node))}` ({unit.where(node.start_byte)})"
+        doing = "updates memory in place" if update else "stores to memory"
         loop = _outermost_loop(node, stmts.start, stmts.end)
+        why = _strided(ctx, loop) if loop is not None else "it is outside the loops the " \
+            "rewrite strides"
+        if why and not update:
+            why = _read_before(ctx, fn, stmts, target, loop or node)
+            if why:
+                return _no(ctx, f"{what} stores to memory that every lane runs, and {why}",
+                           node.start_byte)
+            continue  # (32 lanes store the same value)
         if loop is None:
             return _no(ctx, f"{what} updates memory in place outside the loops the rewrite "
                        "strides: every lane would apply it", node.start_byte)
-        why = _strided(ctx, loop)
         if why:
-            return _no(ctx, f"{what} updates memory in place, and {why}", node.start_byte)
+            return _no(ctx, f"{what} {doing}, and {why}", node.start_byte)
+        updates += update
         access = _access(unit, target)
         header = _header(unit, loop)
         assert header is not None
         key = _lane_index(unit, access[1], header[0]) if access is not None else None
         if access is None or key is None:
-            return _no(ctx, f"{what} updates an element whose index is not the loop variable "
-                       f"`{header[0]}` plus terms that stay fixed", node.start_byte)
+            return _no(ctx, f"{what} {doing} at an element whose index is not the loop "
+                       f"variable `{header[0]}` plus terms that stay fixed", node.start_byte)
         if access[0] in checked:
             continue
         checked.add(access[0])
         why = _touched_elsewhere(ctx, fn, stmts, access[0], key, header)
         if why:
-            return _no(ctx, f"{what} updates memory in place, and {why}", node.start_byte)
-    if not updates:
-        return _yes(f"{_code(stmts)} updates no memory in place", stmts.start)
-    return _yes(f"each in-place update in {_code(stmts)} touches the element of its loop's "
-                f"own iteration, which one lane owns ({len(updates)} update"
-                f"{'s' if len(updates) > 1 else ''})", stmts.start)
+            return _no(ctx, f"{what} {doing}, and {why}", node.start_byte)
+    if not updates and not checked:
+        return _yes(f"{_code(stmts)} updates no memory in place and stores only what every "
+                    "lane stores alike", stmts.start)
+    return _yes(f"each write in the loops of {_code(stmts)} touches the element of its "
+                f"iteration, which one lane owns ({updates} in-place update"
+                f"{'s' if updates != 1 else ''})", stmts.start)
+
+
+def _reads(ctx: GuardContext, node: Node, family: frozenset[str]) -> Node | None:
+    """The first access in ``node`` to memory that ``family`` reaches (None: none)."""
+    src = ctx.unit.source
+    for n in _in(_nodes(ctx.unit, "subscript_expression", "pointer_expression"),
+                 node.start_byte, node.end_byte):
+        if (n.type == "subscript_expression" or _operator(n) == "*") \
+                and _roots(n, src) & family:
+            return n
+    return None
+
+
+def _read_before(ctx: GuardContext, fn: Function, stmts: Binding, target: Node, at: Node
+                 ) -> str:
+    """Why a store that every lane runs may race with a read ('' when it may not): code of
+    $$$S before the end of ``at`` (the store, or the loop the rewrite leaves sequential
+    around it) reads the memory it stores to, and may read it after another lane stored."""
+    unit, src = ctx.unit, ctx.unit.source
+    family = frozenset().union(*(_family(ctx, fn, r) for r in _roots(target, src)))
+    for n in _in(_nodes(unit, "subscript_expression", "pointer_expression"), stmts.start,
+                 at.end_byte):
+        if n.start_byte == target.start_byte and n.end_byte == target.end_byte:
+            continue
+        if target.start_byte <= n.start_byte < target.end_byte:
+            continue  # (its own index)
+        if (n.type == "subscript_expression" or _operator(n) == "*") \
+                and _roots(n, src) & family:
+            return f"`{_snippet(_text(src, n))}` ({unit.where(n.start_byte)}) reads that " \
+                   "memory before it: a lane may read it after another lane's store"
+    return ""
 
 
 def _touched_elsewhere(ctx: GuardContext, fn: Function, stmts: Binding, base: str, key: str,
@@ -285,3 +343,49 @@ def _declares_alias(node: Node) -> bool:
     """Is ``node`` (``&x[i]``) the initializer of a declaration (a row pointer)?"""
     p = node.parent
     return p is not None and p.type == "init_declarator"
+
+
+_ZERO = re.compile(r"^[(\s]*(?:0+\.?0*|\.0+)(?:[eE][+-]?\d+)?[fFuUlL]*[)\s]*$")
+
+
+@predicate("starts_at_zero", ArgSpec("$X", frozenset({"metavar"})),
+           reads=("declarations", "position"))
+def starts_at_zero(ctx: GuardContext, x: Binding) -> Verdict:
+    """The local variable $X holds 0 where the match starts: declared with a zero
+    initializer (``0``, ``0.0f``, ``0u``) before the match, not assigned, incremented or
+    address-taken between, and in every loop around the match (a loop that does not also
+    hold the declaration would reach the match again with what the match left). A sum that
+    a rewrite splits across the lanes of a warp and adds back with shuffles counts its
+    starting value once per lane: only 0 stays the same."""
+    m = ctx.match
+    name = x.text.strip()
+    if not re.fullmatch(r"[A-Za-z_]\w*", name):
+        return _no(ctx, f"{_code(x)} is not a variable", x.start)
+    why = _not_zero_at(ctx, name, m.start, m.end)
+    if why:
+        return _no(ctx, why, x.start)
+    return _yes(f"`{name}` is 0 where {ctx.unit.where(m.start)} starts", x.start)
+
+
+def _not_zero_at(ctx: GuardContext, name: str, start: int, end: int) -> str:
+    """Why the local ``name`` may not hold 0 where the code [start, end) starts ('' when it
+    does): ``starts_at_zero``'s judgement."""
+    unit, src = ctx.unit, ctx.unit.source
+    decl = _lookup(ctx, name, start)
+    if decl is None or decl.origin != "local" or decl.start >= start:
+        return f"`{name}` is not a local declared before {unit.where(start)}"
+    cite = _cite(unit, decl.start, decl.end)
+    if decl.init is None or not _ZERO.match(_text(src, decl.init)):
+        return f"`{name}` does not start at 0 ({cite}): each lane's partial sum would count " \
+               "it once"
+    if _assigned(ctx, name, decl.end, start) or _address_taken(src, name, decl.end, start):
+        return f"`{name}` may change between its declaration ({cite}) and {unit.where(start)}"
+    node = unit.root.descendant_for_byte_range(start, end)
+    while node is not None and start <= node.start_byte and node.end_byte <= end:
+        node = node.parent  # (from the code around [start, end))
+    while node is not None:
+        if node.type in LOOP_TYPES and not node.start_byte <= decl.start < node.end_byte:
+            return f"the loop at {unit.where(node.start_byte)} reaches {unit.where(start)} " \
+                   f"again with `{name}` no longer 0 ({cite})"
+        node = node.parent
+    return ""

@@ -6,11 +6,16 @@ gate (tests/gate/test_warp_per_row_in_place_gpu.py) run the rule itself."""
 
 from __future__ import annotations
 
-import pytest
+from pathlib import Path
 
-from klc.cuda.parse import parse_bytes
-from klc.guards import GuardContext, evaluate
-from klc.pipeline import find_sites
+import pytest
+from tree_sitter import Node
+
+from klc.cuda.model import Unit
+from klc.cuda.parse import parse_bytes, read_source
+from klc.guards import GuardContext, evaluate, lanes
+from klc.pipeline import apply_rules, find_sites, spec_of
+from klc.rule import RuleSet
 from klc.rule.compile import parse_guard
 from klc.rule.ruleset import load_rules_text
 
@@ -62,19 +67,22 @@ NORMALISE = """\
 
 @pytest.mark.parametrize(("body", "reason"), [
     (NORMALISE + "        for (int c = 0; c < cols; c++) {\n            y[c] /= s;\n"
-     "        }", "each in-place update in `float* y = out + (size_t)row * cols; fl…` touches "
-     "the element of its loop's own iteration, which one lane owns (1 update)"),
+     "        }", "each write in the loops of `float* y = out + (size_t)row * cols; fl…` touches "
+     "the element of its iteration, which one lane owns (1 in-place update)"),
     # two updates in two loops with the same start, one an increment
     (NORMALISE + "        for (int c = 0; c < cols; c++) {\n            y[c] *= 2.0f;\n"
      "        }\n        for (int c = 0; c < cols; c++) {\n            y[c]++;\n        }",
-     "(2 updates)"),
+     "(2 in-place updates)"),
     # through the matrix itself, with an offset loop start shared by every loop
     ("        for (int j = 1; j < cols; j++) {\n            out[row * cols + j] = in[j];\n"
      "        }\n        for (int j = 1; j < cols; j++) {\n"
-     "            out[row * cols + j] -= in[0];\n        }", "(1 update)"),
+     "            out[row * cols + j] -= in[0];\n        }", "(1 in-place update)"),
+    # an update spelled as a store, in a strided loop
+    (NORMALISE + "        for (int c = 0; c < cols; c++) {\n            y[c] = y[c] / s;\n"
+     "        }", "(1 in-place update)"),
     ("        float m = 0.0f;\n        for (int c = 0; c < cols; c++) {\n"
      "            m = fmaxf(m, in[c]);\n        }\n        out[row] = m;",
-     "updates no memory in place"),
+     "updates no memory in place and stores only what every lane stores alike"),
 ])
 def test_updates_each_element_in_its_own_lane(body: str, reason: str) -> None:
     ok, why = verdict(body)
@@ -99,8 +107,8 @@ def test_updates_each_element_in_its_own_lane(body: str, reason: str) -> None:
     # nested: the outer loop is the one strided, and the index is not its variable
     ("        float* y = out + row * cols;\n        for (int it = 0; it < 3; it++) {\n"
      "            for (int c = 0; c < cols; c++) {\n                y[c] *= 0.5f;\n"
-     "            }\n        }", "updates an element whose index is not the loop variable "
-     "`it` plus terms that stay fixed"),
+     "            }\n        }", "updates memory in place at an element whose index is not "
+     "the loop variable `it` plus terms that stay fixed"),
     # the row pointer moves between the loops
     ("        float* y = out + row * cols;\n        for (int c = 0; c < cols; c++) {\n"
      "            y[c] = in[c];\n        }\n        y += 1;\n"
@@ -120,8 +128,114 @@ def test_updates_each_element_in_its_own_lane(body: str, reason: str) -> None:
     ("        float* y = out + row * cols;\n        for (int c = 0; c < cols; c++) {\n"
      "            y[c] *= 2.0f;\n        }\n        out[row * cols] = 0.0f;",
      "`out[row * cols]` (k.cu:8:9) reaches the memory of `y` other than as `y[c]`"),
+    # an update spelled as a store that every lane runs (y = alpha * A x + beta * y)
+    ("        float s = 0.0f;\n        for (int c = 0; c < cols; c++) {\n"
+     "            s += in[row * cols + c];\n        }\n"
+     "        out[row] = 0.5f * s + 2.0f * out[row];",
+     "`out[row] = 0.5f * s + 2.0f * out[row]` (k.cu:8:9) updates memory in place outside "
+     "the loops the rewrite strides: every lane would apply it"),
+    # the same, through a value read first
+    ("        float old = out[row];\n        out[row] = old + 1.0f;",
+     "`out[row] = old + 1.0f` (k.cu:5:9) stores to memory that every lane runs, and "
+     "`out[row]` (k.cu:4:21) reads that memory before it: a lane may read it after another "
+     "lane's store"),
+    # a store in a strided loop to one element: the last iteration's value no longer wins
+    ("        for (int c = 0; c < cols; c++) {\n            out[row] = in[row * cols + c];\n"
+     "        }", "`out[row] = in[row * cols + c]` (k.cu:5:13) stores to memory at an element "
+     "whose index is not the loop variable `c` plus terms that stay fixed"),
+    # elements stored by their lanes, then read by every lane
+    ("        float* y = out + row * cols;\n        for (int c = 0; c < cols; c++) {\n"
+     "            y[c] = 2.0f * in[c];\n        }\n        float first = y[0];\n"
+     "        out[rows * cols] = first;",
+     "`y[0]` (k.cu:8:23) reaches the memory of `y` other than as `y[c]`"),
 ])
 def test_an_update_another_lane_could_see_is_refused(body: str, reason: str) -> None:
     ok, why = verdict(body)
     assert not ok, why
     assert reason in why, why
+
+
+# the predicate mirrors which loops the rule's sub-rules stride: it must never call a loop
+# strided that the rule leaves sequential (then an update there would run on every lane)
+
+ROOT = Path(__file__).resolve().parents[2]
+GOLDEN = ROOT / "tests" / "golden" / "thread_per_row_to_warp_per_row"
+
+
+def _top_loops(unit: Unit, start: int, end: int) -> list[Node]:
+    """The loops in [start, end) that no other loop there holds, in order, less the shuffle
+    loops a rewrite adds."""
+    out = []
+    for n in unit.nodes_of_type("for_statement", "while_statement", "do_statement"):
+        if not (start <= n.start_byte and n.end_byte <= end) or b"offset" in unit.source[
+                n.start_byte:n.start_byte + 40]:
+            continue
+        if lanes._outermost_loop(n, start, end) is None:
+            out.append(n)
+    return out
+
+
+@pytest.mark.parametrize("path", sorted(
+    [p for p in GOLDEN.glob("*.cu") if not p.name.endswith(".expected.cu")]
+    + [ROOT / "bench" / "transfer" / f for f in (
+        "softmax_thread_row.cu", "cross_entropy_padded.cu", "embedding_row_thread.cu",
+        "linear_forward.cu", "cumsum_rows.cu", "row_argmax.cu", "gemv_transposed.cu")]),
+    ids=lambda p: p.name)
+def test_a_loop_the_predicate_calls_strided_is_strided_by_the_rule(path: Path) -> None:
+    rules = [r for r in RuleSet.load([str(ROOT / "skills")]).rules
+             if r.name == "thread_per_row_to_warp_per_row"]
+    unit = parse_bytes(read_source(path), path.name)
+    sites = find_sites(unit, rules, {"lane": "lane"}, spec_of(unit), clang=False)
+    for site in sites:
+        body = site.match.bindings["BODY"]
+        ctx = GuardContext(site.match)
+        before = _top_loops(unit, body.start, body.end)
+        claimed = [lanes._strided(ctx, loop) == "" for loop in before]
+        out = apply_rules(unit, rules, {"lane": "lane"}, spec_of(unit), clang=False)
+        if not out.changed:
+            continue  # (refused: nothing runs on a warp)
+        new = parse_bytes(out.source, path.name)
+        fn = new.function_at(new.source.index(site.match.function.name.encode() + b"("))
+        after = _top_loops(new, fn.body_start, fn.body_end)
+        after = [n for n in after if n.start_byte > new.source.index(b"if (", fn.body_start)]
+        assert len(after) == len(before), (len(after), len(before))
+        for ok, loop, done in zip(claimed, before, after, strict=True):
+            strided = b"+= 32)" in new.source[done.start_byte:done.start_byte + 120]
+            assert strided or not ok, unit.text(loop.start_byte, loop.start_byte + 60)
+
+
+# a sum split across lanes counts its starting value once per lane: starts_at_zero
+
+@pytest.mark.parametrize(("body", "reason"), [
+    # a linear layer's output, the bias as the starting value
+    ("        float val = in[row];\n        for (int c = 0; c < cols; c++) {\n"
+     "            val += in[row * cols + c];\n        }\n        out[row] = val;",
+     "`val` does not start at 0 (k.cu:4:9: float val = in[row];): each lane's partial sum "
+     "would count it once"),
+    # zero, then changed before the loop
+    ("        float acc = 0.0f;\n        acc = in[row];\n        for (int c = 0; c < cols; c++) {\n"
+     "            acc += in[row * cols + c];\n        }\n        out[row] = acc;",
+     "`acc` may change between its declaration (k.cu:4:9: float acc = 0.0f;) and k.cu:6:9"),
+    # zero once, summed again on every pass of a loop around
+    ("        float acc = 0.0f;\n        for (int it = 0; it < 2; it = it * 2 + 1) {\n"
+     "            for (int c = 0; c < cols; c++) {\n                acc += in[c];\n"
+     "            }\n        }\n        out[row] = acc;",
+     "the loop at k.cu:5:9 reaches k.cu:6:13 again with `acc` no longer 0"),
+])
+def test_a_sum_that_does_not_start_at_zero_is_not_split_across_lanes(body: str,
+                                                                     reason: str) -> None:
+    rules = [r for r in RuleSet.load([str(ROOT / "skills")]).rules
+             if r.name == "thread_per_row_to_warp_per_row"]
+    launch = "void run(const float* in, float* out, int rows, int cols) {\n" \
+        "    k<<<(rows + 255) / 256, 256>>>(in, out, rows, cols);\n}\n"
+    unit = parse_bytes((KERNEL.replace("BODY", body) + launch).encode(), "k.cu")
+    out = apply_rules(unit, rules, {"lane": "lane"}, None, clang=False)
+    assert not out.changed
+    assert any(reason in s.reason for s in out.refused), [s.reason for s in out.refused]
+    # at 0 the same sum is split
+    zero = KERNEL.replace("BODY", "        float val = 0.0f;\n        for (int c = 0; c < cols; "
+                          "c++) {\n            val += in[row * cols + c];\n        }\n"
+                          "        out[row] = val;") + launch
+    done = apply_rules(parse_bytes(zero.encode(), "k.cu"), rules, {"lane": "lane"}, None,
+                       clang=False)
+    assert done.changed and b"__shfl_xor_sync(0xffffffffu, val, offset)" in done.source
