@@ -20,7 +20,8 @@ from klc.rule import RuleSet, load_rules_text
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "tests" / "golden" / "thread_per_row_to_warp_per_row"
 RULE = "thread_per_row_to_warp_per_row"
-ACCEPTED = ["softmax_star_pointers.cu", "softmax_if_max.cu", "softmax_matrix_index.cu"]
+ACCEPTED = ["softmax_star_pointers.cu", "softmax_if_max.cu", "softmax_matrix_index.cu",
+            "softmax_early_return.cu"]
 REFUSED = ["unrolled_by_two.cu", "prefix_sum_in_place.cu"]
 GUARD = " and lane_owned_updates($$$BODY)"
 
