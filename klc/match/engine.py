@@ -290,7 +290,7 @@ class _Matcher:
                 if fixed is not None and (k == n or ts[k].type != fixed):
                     continue
                 trial = dict(b)
-                if p.dots is not None and 0 < j and k < n:
+                if p.dots is not None and j > 0 and k < n:
                     start, end = self.dots_span(ts[j - 1].end_byte, ts[k].start_byte)
                     ok = self.bind(p.seq, start, end, tuple(ts[j:k]), trial)
                 elif k > j:

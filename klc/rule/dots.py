@@ -89,7 +89,7 @@ def dots_lines(text: str) -> list[Dots]:
                 (writes if c.group(3) == "writes" else mentions).extend(args)
             i = c.end()
         if any_ and (stores or writes or mentions):
-            raise DotsError(pos, "`when any` lets the dots skip anything: it cannot stand "
+            raise DotsError(m.end(1), "`when any` lets the dots skip anything: it cannot stand "
                             "with other when clauses")
         out.append(Dots(len(out), any_, stores, tuple(writes), tuple(mentions),
                         m.end(1), m.end()))
