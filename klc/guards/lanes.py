@@ -33,16 +33,20 @@ from klc.guards.registry import ArgSpec, GuardContext, Verdict, _no, _yes, predi
 from klc.guards.writes import assigns_only_locals
 from klc.match import Binding
 
-_SEQUENTIAL = re.compile(r"^\s*int\s+(\w+)\s*=\s*(.+?)\s*;\s*\1\s*<\s*(.+?)\s*;\s*\1\s*\+\+\s*$",
-                         re.S)
+_SEQUENTIAL = re.compile(  # for (int C = A; C < N; C++), in the spellings the isomorphisms
+    r"^\s*int\s+(\w+)\s*=\s*(.+?)\s*;\s*(?:\1\s*<\s*(?:.+?)|(?:.+?)\s*>\s*\1)\s*;\s*"
+    r"(?:\1\s*\+\+|\+\+\s*\1|\1\s*\+=\s*1|\1\s*=\s*\1\s*\+\s*1|\1\s*=\s*1\s*\+\s*\1)\s*$",
+    re.S)
 _ACCUMULATE = re.compile(r"^(\w+)\s*(?:\+=\s*(.+)|=\s*fmaxf\s*\(\s*\1\s*,\s*(.+)\))\s*;$", re.S)
 
 
 def _header(unit: Unit, loop: Node) -> tuple[str, str] | None:
-    """(variable, start) of ``for (int C = A; C < N; C++) {...}``: the sequential loop that the
-    rewrite strides by lane; None for any other loop."""
+    """(variable, start) of ``for (int C = A; C < N; C++) ...``, in the spellings the matcher's
+    isomorphisms take for it (``++C``, ``C += 1``, ``N > C``, a bare body): a loop that the
+    rewrite's sub-rules may stride by lane; None for any other loop, which no sub-rule
+    matches and every lane runs whole."""
     body = loop.child_by_field_id(F_BODY)
-    if loop.type != "for_statement" or body is None or body.type != "compound_statement":
+    if loop.type != "for_statement" or body is None:
         return None
     src = unit.source
     header = src[loop.start_byte:body.start_byte].decode("utf-8", "replace")
@@ -75,7 +79,8 @@ def _strided(ctx: GuardContext, loop: Node) -> str:
                "strides by lane"
     body = loop.child_by_field_id(F_BODY)
     assert body is not None
-    stmts = [c for c in body.named_children if c.type != "comment"]
+    stmts = [c for c in body.named_children if c.type != "comment"] \
+        if body.type == "compound_statement" else [body]
     if not stmts:
         return f"{where} is empty"
     whole = _span(unit, stmts, "$$$S")
@@ -227,6 +232,9 @@ def lane_owned_updates(ctx: GuardContext, stmts: Binding) -> Verdict:
         why = _strided(ctx, loop) if loop is not None else "it is outside the loops the " \
             "rewrite strides"
         if why and not update:
+            if loop is not None and _header(unit, loop) is not None:
+                return _no(ctx, f"{what} stores to memory in a loop that the rewrite may or may "
+                           f"not stride by lane: {why}", node.start_byte)
             why = _read_before(ctx, fn, stmts, target, loop or node)
             if why:
                 return _no(ctx, f"{what} stores to memory that every lane runs, and {why}",

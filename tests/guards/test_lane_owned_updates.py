@@ -77,6 +77,9 @@ NORMALISE = """\
     ("        for (int j = 1; j < cols; j++) {\n            out[row * cols + j] = in[j];\n"
      "        }\n        for (int j = 1; j < cols; j++) {\n"
      "            out[row * cols + j] -= in[0];\n        }", "(1 in-place update)"),
+    # the loop step and bound in the spellings the isomorphisms take, a bare body
+    (NORMALISE + "        for (int c = 0; cols > c; ++c)\n            y[c] *= 1.0f / s;",
+     "(1 in-place update)"),
     # an update spelled as a store, in a strided loop
     (NORMALISE + "        for (int c = 0; c < cols; c++) {\n            y[c] = y[c] / s;\n"
      "        }", "(1 in-place update)"),
@@ -143,6 +146,12 @@ def test_updates_each_element_in_its_own_lane(body: str, reason: str) -> None:
     ("        for (int c = 0; c < cols; c++) {\n            out[row] = in[row * cols + c];\n"
      "        }", "`out[row] = in[row * cols + c]` (k.cu:5:13) stores to memory at an element "
      "whose index is not the loop variable `c` plus terms that stay fixed"),
+    # a store in a loop the rewrite may stride (the maximum spelled with an if) or not
+    ("        float* y = out + row * cols;\n        float best = 0.0f;\n"
+     "        for (int c = 0; c < cols; ++c) {\n            y[c] = in[c];\n"
+     "            if (in[c] > best) best = in[c];\n        }\n        out[row] = best;",
+     "`y[c] = in[c]` (k.cu:7:13) stores to memory in a loop that the rewrite may or may not "
+     "stride by lane"),
     # elements stored by their lanes, then read by every lane
     ("        float* y = out + row * cols;\n        for (int c = 0; c < cols; c++) {\n"
      "            y[c] = 2.0f * in[c];\n        }\n        float first = y[0];\n"
@@ -179,7 +188,9 @@ def _top_loops(unit: Unit, start: int, end: int) -> list[Node]:
     [p for p in GOLDEN.glob("*.cu") if not p.name.endswith(".expected.cu")]
     + [ROOT / "bench" / "transfer" / f for f in (
         "softmax_thread_row.cu", "cross_entropy_padded.cu", "embedding_row_thread.cu",
-        "linear_forward.cu", "cumsum_rows.cu", "row_argmax.cu", "gemv_transposed.cu")]),
+        "linear_forward.cu", "cumsum_rows.cu", "row_argmax.cu", "gemv_transposed.cu",
+        "gemv_rows.cu", "layernorm_backward_thread_row.cu", "layernorm_thread_row.cu",
+        "logsumexp_rows.cu", "rmsnorm_thread_row.cu")]),
     ids=lambda p: p.name)
 def test_a_loop_the_predicate_calls_strided_is_strided_by_the_rule(path: Path) -> None:
     rules = [r for r in RuleSet.load([str(ROOT / "skills")]).rules
