@@ -564,14 +564,15 @@ ROOT = Path(__file__).resolve().parents[1]
 XENT = ROOT / "bench" / "transfer" / "cross_entropy_padded.cu"
 SIGMOID = ROOT / "bench" / "examples" / "sigmoid.cu"
 
-WITHIN_SUM = """\
-  inside $$$BODY, each piece of code that matches this (and that no earlier within block rewrote):
+WITHIN_HEAD = ("  inside $$$BODY, each piece of code that matches this (and that no earlier "
+               "within block rewrote):\n")
+SUM_ANCHOR = """\
       for (int $C = 0; $C < $N; $C++) {
           $$$PRE;
           $ACC += $E;
       }
-    where is_identifier($ACC) and assigns_only_locals($$$PRE) and no_jumps($$$PRE) and \
-not mentions($E, $ACC)
+"""
+SUM_REPLACE = """\
     is replaced with:
       for (int $C = ?lane; $C < $N; $C += 32) {
           $$$PRE;
@@ -604,15 +605,19 @@ def test_prompt_renders_within_blocks(server: Server, tmp_path: Path) -> None:
     assert rewrite.startswith("  replace the matched code with:\n"
                               "    const int $R = (blockIdx.x * blockDim.x + threadIdx.x) / 32;\n"
                               "    const int ?lane = threadIdx.x % 32;\n")
-    assert WITHIN_SUM in rewrite + "\n"
+    from klc.rule.guard import guard_text
+
+    sub = next(sr for e in rule.edits for sr in e.subrules()
+               if "$ACC += $E;" in sr.anchor and "$C = 0" in sr.anchor)
+    assert sub.guard is not None
+    within_sum = (WITHIN_HEAD + SUM_ANCHOR + f"    where {guard_text(sub.guard)}\n"
+                  + SUM_REPLACE)
+    assert within_sum in rewrite + "\n"
     assert rewrite.count("  inside $$$BODY, each piece of code that matches this") == 8
     assert rewrite.endswith("\n  launch: grid.x *= 32")
     assert "None" not in rewrite
     # the blocks come in the order written (the first that matches a piece rewrites it)
-    assert rewrite.index("$A1 += $E1;") < rewrite.index(WITHIN_SUM.splitlines()[0] + "\n"
-                                                        "      for (int $C = 0; $C < $N; "
-                                                        "$C++) {\n          $$$PRE;\n"
-                                                        "          $ACC += $E;")
+    assert rewrite.index("$A1 += $E1;") < rewrite.index(within_sum)
 
 
 # --------------------------------------------------------------------------------------
