@@ -71,10 +71,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p = sub.add_parser(
         "optimize", help="apply skills to a kernel, filling holes by search (or an LLM), each "
         "candidate gated against the original; exit 0 improved, 1 nothing improved, 2 error",
-        description="Loop: list the applicable skills, rank them, fill their holes, gate each "
-        "candidate against the original kernel, keep the best verified one; repeat until the "
-        "speed-of-light target, the trial budget, or no skill is left. Without a GPU only the "
-        "static part runs (nothing is verified or timed).")
+        description="Loop: list the applicable skills, rank them by headroom (far from the "
+        "speed-of-light floor structural skills first, near it cheap ones only), fill their "
+        "holes, gate each candidate against the original kernel, keep the best verified one; "
+        "repeat until the speed-of-light target, the trial budget, or no skill is left. "
+        "Without a GPU only the static part runs (nothing is verified or timed).")
     p.add_argument("kernel", metavar="KERNEL", help="a .cu file with a klc-spec block")
     p.add_argument("--skills", action="append", metavar="DIR",
                    help="skill folders or .rule files (default: the skills library)")
