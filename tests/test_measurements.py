@@ -67,7 +67,7 @@ def test_committed_measurements_are_what_learn_makes(monkeypatch: pytest.MonkeyP
 
 def test_a_learned_skill_reads_its_effects_beside_it() -> None:
     rules = {r.name: r for r in load_rules(ROOT / "skills" / "qualifiers.rule")}
-    r = rules["add_restrict"]
+    r = rules["add_const_param"]
     assert r.card.effect == () and r.card.provenance == ()
     m = measured(r)
     assert m.effect and all("on NVIDIA" in e for e in m.effect)
