@@ -305,17 +305,9 @@ def _make_pattern(code: str, elements: tuple[PNode, ...], where_: str) -> Patter
     if len(elements) == 1 and (elements[0].metavar or elements[0].seq):
         raise KlcError(f"{where_}: the anchor is a lone metavariable and would match anything")
     words: set[str] = set()
-
-    def collect(p: PNode) -> None:
-        if p.text and not p.metavar and not p.seq and p.text_pattern is None:
-            words.update(_WORD_RE.findall(p.text))
-        if p.alts:  # (an isomorphism's alternation: the words all its spellings hold)
-            words.update(set.intersection(*(_words_of(a) for a in p.alts)))
-        for c in p.children:
-            collect(c)
-
+    memo: dict[int, set[str]] = {}
     for e in elements:
-        collect(e)
+        words |= _words_of(e, memo)
     is_sequence = len(elements) > 1
     root_type = "compound_statement" if is_sequence else elements[0].type
     fixed = tuple(sorted((e for e in elements if e.metavar is None and e.seq is None
@@ -326,26 +318,38 @@ def _make_pattern(code: str, elements: tuple[PNode, ...], where_: str) -> Patter
                    seqs=frozenset(_names(elements, runs=True)))
 
 
-def _names(elements: tuple[PNode, ...], runs: bool = False) -> set[str]:
-    """Every metavariable the elements bind ($X, $$$X, text ones), or only the runs."""
+def _names(elements: tuple[PNode, ...], runs: bool = False,
+           memo: dict[int, set[str]] | None = None) -> set[str]:
+    """Every metavariable the elements bind ($X, $$$X, text ones), or only the runs. An
+    isomorphism's alternations share their subtrees: each node is read once (``memo``)."""
+    memo = {} if memo is None else memo
     out: set[str] = set()
     for p in elements:
-        for n in (p.seq,) if runs else (p.metavar, p.seq, *p.text_vars):
-            if n is not None and n != "_":
-                out.add(n)
-        out |= _names(p.children, runs)
-        out |= _names(p.alts, runs)  # (an isomorphism's spellings bind the same names)
+        got = memo.get(id(p))
+        if got is None:
+            got = {n for n in ((p.seq,) if runs else (p.metavar, p.seq, *p.text_vars))
+                   if n is not None and n != "_"}
+            got |= _names(p.children, runs, memo)
+            got |= _names(p.alts, runs, memo)  # (an isomorphism's spellings bind the same)
+            memo[id(p)] = got
+        out |= got
     return out
 
 
-def _words_of(p: PNode) -> set[str]:
+def _words_of(p: PNode, memo: dict[int, set[str]]) -> set[str]:
+    """The words a match of ``p`` holds: of an alternation, those all its spellings hold
+    (each node read once: the spellings share subtrees)."""
+    got = memo.get(id(p))
+    if got is not None:
+        return got
     words: set[str] = set()
     if p.text and not p.metavar and not p.seq and p.text_pattern is None:
         words.update(_WORD_RE.findall(p.text))
     if p.alts:
-        words.update(set.intersection(*(_words_of(a) for a in p.alts)))
+        words.update(set.intersection(*(_words_of(a, memo) for a in p.alts)))
     for c in p.children:
-        words |= _words_of(c)
+        words |= _words_of(c, memo)
+    memo[id(p)] = words
     return words
 
 
