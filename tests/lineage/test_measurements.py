@@ -23,7 +23,7 @@ from klc.measurements import (
 from klc.reverse import learn, skill_measurements
 from klc.rule import load_rules
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 KERNEL = b"""__global__ void scale(float* y, const float* x, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) y[i] = expf(x[i]);

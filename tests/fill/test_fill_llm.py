@@ -560,7 +560,7 @@ def test_hole_value_checks() -> None:
 # --------------------------------------------------------------------------------------
 # The whole skill in the prompt: `rewrite within` blocks (issue 18 item 4)
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 XENT = ROOT / "bench" / "transfer" / "cross_entropy_padded.cu"
 SIGMOID = ROOT / "bench" / "examples" / "sigmoid.cu"
 

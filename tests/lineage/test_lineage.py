@@ -14,7 +14,7 @@ from klc.cli import main
 from klc.errors import KlcError
 from klc.lineage import load_lineage, load_passes, walk, write_lineage
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 FAMILIES = ("reduce_sum", "layernorm", "softmax", "transpose", "sgemm", "label_count",
             "row_standardize")
 

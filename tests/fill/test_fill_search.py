@@ -21,7 +21,7 @@ from klc.pipeline import Site, spec_of
 from klc.rule.model import Rule
 from klc.rule.ruleset import load_rules
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SIGMOID = ROOT / "bench" / "examples" / "sigmoid.cu"
 # fixed skills written for the tests, whose cards the tests control (not the learned library)
 SKILLS = ROOT / "tests" / "data" / "skills"
