@@ -506,7 +506,7 @@ def check_hole_names(rules: list[Rule], given: dict[str, str]) -> None:
 
 
 def apply_rules(unit: Unit, rules: list[Rule], holes: dict[str, str] | None = None,
-                spec: object | None = None, clang: bool = True) -> Outcome:
+                spec: Spec | Bound | None = None, clang: bool = True) -> Outcome:
     """Apply every applicable site of the rules once; return the checked new source.
     ``clang=False``: guards on tree-sitter facts only (see ``find_sites``)."""
     given = holes or {}
@@ -516,7 +516,7 @@ def apply_rules(unit: Unit, rules: list[Rule], holes: dict[str, str] | None = No
 
 
 def apply_site(unit: Unit, site: Site, holes: dict[str, str] | None = None,
-               spec: object | None = None) -> Outcome:
+               spec: Spec | Bound | None = None) -> Outcome:
     """Apply one site (from ``find_sites`` on this unit) with the given hole values (the
     rest take their defaults); the guards are evaluated again with these values, so a site
     that was "unknown" until its holes were filled is refused here when they fail.

@@ -56,6 +56,8 @@ from klc.rule.registry import register_edit
 if TYPE_CHECKING:
     from tree_sitter import Node
 
+    from klc.spec import Bound, Spec
+
 
 @dataclass(frozen=True)
 class Within(KindEdit):
@@ -309,7 +311,7 @@ def _matches_in(outer: Match, sub: Rule, binding: Binding) -> list[Match]:
     return found
 
 
-def sub_matches(outer: Match, holes: dict[str, str], spec: object | None = None,
+def sub_matches(outer: Match, holes: dict[str, str], spec: Spec | Bound | None = None,
                 clang: bool = True) -> SubResult:
     """The sub-matches of every ``within`` edit of the outer match's rule whose guards hold
     (first sub-rule wins, outermost first, no overlaps), and the refused ones with why."""
