@@ -317,8 +317,8 @@ class _RuleSites:
                 return Site(rule, m, False, refused.reason, "guard")
         if self.has_within:
             m.subs = sub_matches(m, self.holes, self.spec, self.clang)
-            if not m.subs.count:  # type: ignore[attr-defined]
-                return Site(rule, m, False, why_none(m, m.subs), "guard")  # type: ignore[arg-type]
+            if not m.subs.count:
+                return Site(rule, m, False, why_none(m, m.subs), "guard")
         return Site(rule, m, True, "", "")
 
     def context_of(self, m: Match, i: int) -> GuardContext:

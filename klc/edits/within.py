@@ -46,6 +46,7 @@ from klc.guards import GuardContext, evaluate
 from klc.guards.loops import evaluate_declared
 from klc.match import Binding, Match, _Matcher, block_statements, pattern_of
 from klc.match.iso import split_obligations
+from klc.match.model import SubMatches
 from klc.rule import Card, CodeBlock, CompileContext, Edit, EditSpec, GuardExpr, Inverse, Rule
 from klc.rule.code import code_refs
 from klc.rule.fresh import implied_fresh
@@ -76,7 +77,7 @@ class Within(KindEdit):
         """Before the other edits plan: the code the target becomes (``px.overrides``, for
         a replace template that writes the target out) and the same rewrites as source
         edits (``px.staged``, applied unless a template writes the target out)."""
-        subs = getattr(px.match, "subs", None)
+        subs = px.match.subs
         if subs is None or self.target in px.overrides or self.target not in subs.matches:
             return
         px.overrides[self.target], edits = _rewritten(px.match, self.target,
@@ -345,7 +346,7 @@ def sub_matches(outer: Match, holes: dict[str, str], spec: Spec | Bound | None =
     return result
 
 
-def why_none(outer: Match, result: SubResult) -> str:
+def why_none(outer: Match, result: SubMatches) -> str:
     """The reason a site whose sub-rules matched nothing is refused."""
     targets = sorted({"$$$" + e.target if e.target in outer.rule.sequence_metavars
                       else "$" + str(e.target) for e in within_edits(outer.rule)})

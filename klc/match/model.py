@@ -4,7 +4,7 @@ place where a rule's anchor matched)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from tree_sitter import Node
 
@@ -63,6 +63,18 @@ class Binding:
         return self.nodes[0] if len(self.nodes) == 1 else None
 
 
+class SubMatches(Protocol):
+    """What the ``rewrite within`` edits of a site's rule matched inside it
+    (``klc.edits.within.SubResult``): sub-matches by target metavariable, the refused ones
+    with why."""
+
+    matches: dict[str, list[Match]]
+    refused: list[tuple[Match, str]]
+
+    @property
+    def count(self) -> int: ...
+
+
 @dataclass
 class Match:
     """One place where a rule's anchor matched."""
@@ -76,7 +88,7 @@ class Match:
     bindings: dict[str, Binding]
     # the sub-matches of the rule's ``rewrite within`` edits (klc.edits.within.SubResult), set
     # when its guards are judged
-    subs: object | None = None
+    subs: SubMatches | None = None
     # what an isomorphism's spelling obliges (klc.match.iso): Binding(kind, span) pairs whose
     # type the pipeline checks as it checks ``metavar $X: KIND`` (a float for fmaxf, ...)
     obligations: tuple[Binding, ...] = ()
