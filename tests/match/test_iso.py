@@ -12,8 +12,8 @@ from klc.cuda.parse import parse_bytes
 from klc.errors import KlcError
 from klc.match.iso import ISOMORPHISMS
 from klc.pipeline import apply_rules, find_sites
-from klc.rule.model import ISOMORPHISMS as RULE_ISOMORPHISMS
 from klc.rule import load_rules_text
+from klc.rule.model import ISOMORPHISMS as RULE_ISOMORPHISMS
 
 
 def rule(anchor: str, replace: str = "", extra: str = "", name: str = "r") -> str:
@@ -173,7 +173,8 @@ def test_a_commuted_match_rewrites_only_its_bytes() -> None:
     out = applied(r, code)
     assert "float acc = 0.0f;   // keep\n" in out
     # what $$$PRE skipped over keeps its spelling (++k, comments); the rest is the template
-    assert "    float v = x[i] * 2.0f;  /* pre */\n    for (int k = 0; k < 4; ++k) v += 1.0f;" in out
+    assert ("    float v = x[i] * 2.0f;  /* pre */\n"
+            "    for (int k = 0; k < 4; ++k) v += 1.0f;") in out
     assert "for (int i = 0; i < n; i += 2)" in out
     assert "acc += v;" in out
     assert out.endswith("y[0] = acc;\n}\n")
