@@ -146,6 +146,13 @@ def format_pattern(pattern: Any) -> str:
         if p.metavar is not None:
             what = "statement" if p.type == "statement" else "node"
             out.append(f"{pad}${p.metavar}  (any one {what})")
+        elif p.dots is not None:  # statement dots: the statements skipped, and the clauses
+            d = p.dots
+            says = ["any"] if d.any else [f"not {w}({', '.join(a)})" for w, a in
+                                          (("writes", d.writes), ("mentions", d.mentions)) if a]
+            says += ["not stores"] if d.stores else []
+            says = says or ["the default: nothing bound written"]
+            out.append(f"{pad}...  (any run of statements; when {', '.join(says)})")
         elif p.seq is not None:
             out.append(f"{pad}$$${p.seq}  (a run of nodes)")
         elif p.text_pattern is not None:

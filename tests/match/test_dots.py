@@ -166,3 +166,12 @@ def test_alternation_finds_each_branch_once_with_the_common_bindings() -> None:
     assert out.source == SPELLINGS.replace(
         b"(float *a, float* b, int * c, int n)",
         b"(float * __restrict__ a, float* __restrict__ b, int * __restrict__ c, int n)")
+
+
+def test_klc_ast_shows_the_dots_and_their_clauses(capsys: pytest.CaptureFixture[str]) -> None:
+    from klc.cli import main
+
+    assert main(["ast", "--pattern", ANCHOR.replace("...", "... when not stores")]) == 0
+    out = capsys.readouterr().out
+    assert "...  (any run of statements; when not stores)" in out
+    assert "__dots" not in out
