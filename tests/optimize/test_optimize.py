@@ -206,6 +206,7 @@ rule fast_exp {
   kind: skill
   description: "fast exp, only in the reordered form"
   context: any
+  isomorphisms: -commutative
   anchor: ```
     expf($X) + 1.0f
   ```
