@@ -43,6 +43,13 @@ def files_under(root: Path) -> dict[str, bytes]:
 # -- 1. Ctrl-C twice ----------------------------------------------------------------------
 
 
+def _as_at_a_terminal() -> None:
+    """In the child before exec: Ctrl-C's default disposition, as a command at a terminal has
+    it. A test run started in the background from a shell without job control inherits SIGINT
+    ignored (POSIX), and a klc started so rightly keeps ignoring it: the test would not test."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _wait_for(path: Path, lines: int, proc: subprocess.Popen[bytes], limit: float) -> None:
     end = time.monotonic() + limit
     while time.monotonic() < end and proc.poll() is None:
@@ -61,7 +68,8 @@ def test_two_ctrl_c_end_the_batch_and_its_workers(tmp_path: Path, when: str) -> 
     out = tmp_path / "out"
     proc = subprocess.Popen([*KLC, "batch", str(src), "--rule", FAST_MATH, "--out", str(out),
                              "-j", "2"], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, start_new_session=True)
+                            stderr=subprocess.PIPE, start_new_session=True,
+                            preexec_fn=_as_at_a_terminal)
     # "starting": the journal's header is written, the workers are being started
     _wait_for(out / kb.JOURNAL_NAME, 10 if when == "running" else 1, proc, 60)
     assert proc.poll() is None, "the batch ended before it could be interrupted"

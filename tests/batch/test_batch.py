@@ -649,7 +649,10 @@ def test_ctrl_c_stops_cleanly_and_resume_finishes(tmp_path: Path,
     src, ref = big_tree
     out = tmp_path / "out"
     cmd = [*KLC, "batch", str(src), *KILL_RULES, "--out", str(out), "-j", "2", "-q"]
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    # Ctrl-C's default disposition in the child, as at a terminal (a test run started in the
+    # background from a shell without job control inherits SIGINT ignored, POSIX)
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     _wait_for_lines(out / kb.JOURNAL_NAME, 20, proc, 60)
     assert proc.poll() is None
     proc.send_signal(signal.SIGINT)
