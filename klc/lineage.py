@@ -254,10 +254,6 @@ def _hole_choices(rule: Rule) -> Iterator[dict[str, str]]:
         yield dict(combo)
 
 
-def _changes_launch(rule: Rule) -> bool:
-    return any(e.kind == "launch" for e in rule.edits)
-
-
 def _describe_site(site: Any, env: dict[str, int | float], spec: Any) -> dict[str, Any]:
     """A site as lineage.json records it: where, what each metavariable bound (and its
     constant value, when it has one), and the facts its guard established."""
@@ -436,7 +432,7 @@ def _candidates(unit: Any, rules: list[Rule], spec: Any) -> Iterator[tuple[Rule,
         mine = sorted((s for s in sites if s.rule is rule), key=lambda s: s.match.start)
         if not mine:
             continue
-        if _changes_launch(rule):
+        if rule.changes_launch:
             by_fn: dict[str, list[Any]] = {}
             for s in mine:
                 by_fn.setdefault(s.function_name, []).append(s)
@@ -461,7 +457,7 @@ def _step(current: bytes, index: int, rules: list[Rule], lineage: Lineage, seen:
         for holes in _hole_choices(rule):
             name = version_file(index, rule.name)
             try:
-                if len(sites) == 1 and not _changes_launch(rule):
+                if len(sites) == 1 and not rule.changes_launch:
                     outcome = apply_site(unit, sites[0], holes, spec)
                 else:
                     outcome = apply_rules(unit, [rule], holes, spec)

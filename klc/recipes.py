@@ -160,7 +160,7 @@ def replay(recipe: Recipe, source: bytes, path: str, rules: dict[str, Rule],
                 if start is None:
                     continue
                 break
-            sites = None if any(e.kind == "launch" for e in rule.edits) else sorted(
+            sites = None if rule.changes_launch else sorted(
                 ok, key=lambda s: (s.match.end - s.match.start, s.match.start))
             # one site, as the walk did, the tightest match first (an anchor that starts
             # with a $$$ run matches at several starts; the walk's is the one that binds the
