@@ -69,7 +69,7 @@ def _undo_scale(old: str, op: str, factor: int, source: bytes) -> str | None:
     skill reversing a simplification gives back the spec's text as it was)."""
     pattern = rf"\((.*)\) \* {factor}" if op == "/" else rf"ceil_div\((.*), {factor}\)"
     m = re.fullmatch(pattern, old.strip(), re.S)
-    if m is None or not _balanced(m.group(1)):
+    if m is None or not balanced(m.group(1)):
         return None
     inner = m.group(1)
     if op == "*":
@@ -83,7 +83,8 @@ def _undo_scale(old: str, op: str, factor: int, source: bytes) -> str | None:
     return inner
 
 
-def _balanced(text: str) -> bool:
+def balanced(text: str) -> bool:
+    """Whether TEXT's parentheses pair up (none closes before it opens)."""
     depth = 0
     for ch in text:
         depth += ch == "("

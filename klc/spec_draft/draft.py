@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 
 from klc.cuda.model import Function, Param, Unit
 from klc.spec import CType, parse_ctype
+from klc.spec.launch import balanced
 from klc.spec_draft.exprs import (
-    balanced,
     clean_shape,
     evaluate_or_none,
     quote,

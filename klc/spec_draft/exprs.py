@@ -8,6 +8,7 @@ import itertools
 import re
 
 from klc import safe_eval
+from klc.spec.launch import balanced
 
 
 def evaluate_or_none(expr: str, env: dict[str, int]) -> int | None:
@@ -105,16 +106,6 @@ def tidy(expr: str) -> str:
             break
         e = new
     return e
-
-
-def balanced(text: str) -> bool:
-    depth = 0
-    for ch in text:
-        depth += ch == "("
-        depth -= ch == ")"
-        if depth < 0:
-            return False
-    return depth == 0
 
 
 def quote(text: str) -> str:
