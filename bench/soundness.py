@@ -762,12 +762,23 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--modes", nargs="+", choices=("alone", "all"), default=["alone", "all"])
     ap.add_argument("--no-cache", action="store_true", help="compile everything again")
     ap.add_argument("--tree-only", action="store_true", help="guards on tree-sitter facts only")
+    ap.add_argument("--commit", default=None, help="the commit to name in the header (for a "
+                    "`git archive` snapshot, which has no git of its own)")
+    ap.add_argument("--merge", type=Path, nargs="+", default=None, metavar="JSON",
+                    help="no run: merge the --json files of runs over disjoint parts of one "
+                    "corpus (one run split across calls with --only) into one table")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
 
     def fail(msg: str) -> int:
         print(f"soundness: {msg}", file=sys.stderr)
         return 2
+
+    if args.merge:
+        try:
+            return merge(args.merge, args.json, args.md)
+        except (OSError, ValueError, KeyError) as e:
+            return fail(f"--merge: {e}")
 
     if args.jobs < 1:
         return fail(f"-j {args.jobs}: give at least 1")
@@ -822,7 +833,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"soundness: {len(sources)} files of {corpus}; rules {', '.join(args.rules)}; "
           f"compilers: {', '.join(compilers.values())}; -j {args.jobs}", file=sys.stderr)
 
-    header = {"corpus": corpus, "commit": _git_commit(), "date": time.strftime("%Y-%m-%d"),
+    header = {"corpus": corpus, "commit": args.commit or _git_commit(),
+              "date": time.strftime("%Y-%m-%d"),
               "host": f"{os.cpu_count()} cores", "compilers": compilers,
               "rules": " ".join(args.rules), "modes": args.modes, "jobs": args.jobs,
               "seconds": 0.0, "files": len(sources), "limit": args.limit}
@@ -835,8 +847,8 @@ def main(argv: list[str] | None = None) -> int:
         text = markdown(summary, {**header, "corpus": corpus + (
             f" (partial: {len(results)} of {len(sources)} files)" if partial else "")})
         if args.json:
-            doc = {**header, "partial": partial, "files_done": len(results), **summary,
-                   "results": results}
+            doc = {**header, "rule_libraries": header["rules"], "partial": partial,
+                   "files_done": len(results), **summary, "results": results}
             _atomic_write(args.json.expanduser(), json.dumps(doc, indent=1).encode())
         if args.md:
             _atomic_write(args.md.expanduser(), (text + "\n").encode())
@@ -867,6 +879,47 @@ def main(argv: list[str] | None = None) -> int:
     print(text.split("\n\n")[1])
     print(f"soundness: {len(sources)} files in {seconds:.1f} s "
           f"({seconds / len(sources):.2f} s per file, -j {args.jobs})")
+    return 0
+
+
+def merge(parts: list[Path], out_json: Path | None, out_md: Path | None) -> int:
+    """One table from runs over disjoint parts of a corpus: the same commit, rules, modes and
+    compilers, no file twice. A part cut short (partial) is taken only when the other parts
+    make up the files it was asked for (as `--only` of its missing files does)."""
+    docs = [json.loads(p.read_text()) for p in parts]
+    first = docs[0]
+    for p, d in zip(parts, docs, strict=True):
+        for key in ("commit", "rule_libraries", "modes", "compilers"):
+            if d.get(key) != first.get(key):
+                raise ValueError(f"{p}: {key} {d[key]!r} differs from {parts[0]}'s "
+                                 f"{first[key]!r}")
+    results: list[dict[str, Any]] = []
+    seen: dict[str, Path] = {}
+    for p, d in zip(parts, docs, strict=True):
+        for r in d["results"]:
+            if r["path"] in seen:
+                raise ValueError(f"{r['path']} is in both {seen[r['path']]} and {p}")
+            seen[r["path"]] = p
+            results.append(r)
+    for p, d in zip(parts, docs, strict=True):
+        if d.get("partial") and len(results) < d["files"]:
+            raise ValueError(f"{p}: a partial run ({d['files_done']} of {d['files']} files) and "
+                             f"the parts hold {len(results)}: check the missing files with "
+                             "--only and merge that part too")
+    summary = summarize(results)
+    header = {**first, "seconds": sum(d["seconds"] for d in docs), "files": len(results),
+              "corpus": first["corpus"] + f" ({len(parts)} runs merged)",
+              "jobs": "/".join(str(d["jobs"]) for d in docs),
+              "rules": first.get("rule_libraries", "(not recorded in the parts)")}
+    text = markdown(summary, header)
+    if out_json:
+        doc = {k: v for k, v in header.items() if k not in ("partial", "files_done")}
+        doc.update({"partial": False, "files_done": len(results), **summary,
+                    "results": results})
+        _atomic_write(out_json.expanduser(), json.dumps(doc, indent=1).encode())
+    if out_md:
+        _atomic_write(out_md.expanduser(), (text + "\n").encode())
+    print(text)
     return 0
 
 

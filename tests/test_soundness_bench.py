@@ -202,3 +202,46 @@ def test_cli_writes_json_and_refuses_bad_input(tmp_path: Path) -> None:
         assert r.returncode == 2, (bad, r.stderr)
         assert words in r.stderr and "Traceback" not in r.stderr
         assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_merge_of_two_parts_equals_the_whole_run(tmp_path: Path) -> None:
+    """A run split across calls (--only) and merged gives the whole run's table; a file in two
+    parts, parts of different commits, and a cut-short part whose files no other part holds
+    are refused."""
+    _setup(tmp_path)
+    corpus, rule = tmp_path / "corpus", str(tmp_path / "broken.rule")
+    common = ("--rules", rule, "-j", "1", "--no-nvcc", "--commit", "abc1234")
+    whole = tmp_path / "whole.json"
+    assert _cli(str(corpus), *common, "--json", str(whole), env_cache=tmp_path / "c"
+                ).returncode == 0
+    parts = []
+    for name in ("good.cu", "not_compiling.cu"):
+        only = tmp_path / f"{name}.txt"
+        only.write_text(str(corpus / name) + "\n")
+        parts.append(tmp_path / f"{name}.json")
+        r = _cli(str(corpus), *common, "--only", str(only), "--json", str(parts[-1]),
+                 env_cache=tmp_path / "c")
+        assert r.returncode == 0, r.stderr
+    merged = tmp_path / "merged.json"
+    r = _cli("--merge", *map(str, parts), "--json", str(merged), "--md",
+             str(tmp_path / "merged.md"), env_cache=tmp_path / "c")
+    assert r.returncode == 0, r.stderr
+    a, b = json.loads(whole.read_text()), json.loads(merged.read_text())
+    for key in ("totals", "rules", "broken", "commit", "rule_libraries"):
+        assert a[key] == b[key], key
+    assert b["commit"] == "abc1234" and b["files"] == 2 and "2 runs merged" in b["corpus"]
+    assert "break_accumulate" in (tmp_path / "merged.md").read_text()
+
+    other = json.loads(parts[1].read_text())
+    cut = {**json.loads(parts[0].read_text()), "partial": True, "files": 3}
+    (tmp_path / "cut.json").write_text(json.dumps(cut))
+    (tmp_path / "other.json").write_text(json.dumps({**other, "commit": "def5678"}))
+    for bad, words in (([parts[0], parts[0]], "is in both"),
+                       ([parts[0], tmp_path / "other.json"], "commit 'def5678' differs"),
+                       ([tmp_path / "cut.json", parts[1]], "a partial run"),
+                       ([tmp_path / "missing.json"], "No such file")):
+        r = _cli("--merge", *map(str, bad), "--json", str(tmp_path / "m2.json"),
+                 env_cache=tmp_path / "c")
+        assert r.returncode == 2, (bad, r.stderr)
+        assert words in r.stderr and "Traceback" not in r.stderr, r.stderr
+        assert not (tmp_path / "m2.json").exists()

@@ -199,8 +199,10 @@ def rank_key(rule: Rule, pct_of_sol: float | None) -> tuple[float, int, float]:
 
 
 def site_key(site: Site, pct_of_sol: float | None) -> tuple[Any, ...]:
-    """The sort key of a site: its skill's ``rank_key``, then source order."""
-    return (*rank_key(site.rule, pct_of_sol), site.match.start, site.rule.name)
+    """The sort key of a site: its skill's ``rank_key``, then the skill's name (the tie-break
+    of :func:`tiers`, so that sites are tried in the order the ranking reports), then source
+    order."""
+    return (*rank_key(site.rule, pct_of_sol), site.rule.name, site.match.start)
 
 
 def tiers(rules: Sequence[Rule], pct_of_sol: float | None

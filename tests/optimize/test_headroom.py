@@ -269,15 +269,10 @@ def _first_seen(skills: Iterable[str]) -> list[str]:
     return out
 
 
-@pytest.mark.gpu
-@pytest.mark.parametrize("kernel", [SIGMOID, XENT], ids=["sigmoid", "cross_entropy_padded"])
-def test_tried_skills_follow_the_ranking_on_the_gpu(tmp_path: Path, kernel: Path) -> None:
-    """A real optimize: the skills of each round are tried in the order of its ranking (the
-    tiers, each by expected gain at the measured % of SOL), and near SOL no structural skill
-    is tried."""
-    result = optimize(read_source(kernel), str(kernel), OptimizeOptions(
-        budget=10, cache_dir=str(tmp_path / "gate"), recipes=[]))
-    assert result.mode == "gpu" and result.baseline and result.baseline["verdict"] == "passed"
+def _assert_tried_in_ranking_order(result: Any) -> None:
+    """The skills of each round were tried in the order of its ranking (the tiers, each by
+    expected gain at the measured % of SOL, ties by name); near SOL no structural skill was
+    tried; far from it a structural tier comes first."""
     assert result.ranking, "the loop ran no round"
     for entry in result.ranking:
         order = [e["skill"] for tier in entry["tiers"] for e in tier]
@@ -293,6 +288,31 @@ def test_tried_skills_follow_the_ranking_on_the_gpu(tmp_path: Path, kernel: Path
             assert all(e["reach"].startswith("structural") for e in first_tier) or \
                 not any(e["reach"].startswith("structural") for t in entry["tiers"]
                         for e in t)
+
+
+def test_sites_are_tried_in_the_order_the_ranking_reports() -> None:
+    """Skills of equal rank are tried by name, as the ranking lists them, not by where their
+    sites sit. Here, once warp per row is in, add_bare_pragma_unroll and add_restrict expect
+    the same gain; the restrict site (the parameters) comes before the pragma site (a loop),
+    and the ranking lists add_bare_pragma_unroll first (found by the GPU test below)."""
+    gate = ScriptedGate({"__shfl_xor_sync": 8.0}, floor_ms=0.03)
+    result = optimize(read_source(XENT), str(XENT), OptimizeOptions(
+        gpu=True, gate_fn=gate, arch="sm_90", use_cache=False, recipes=[], budget=10))
+    second = {e["skill"]: e["expected_gain"] for t in result.ranking[1]["tiers"] for e in t}
+    assert second["add_bare_pragma_unroll"] == second["add_restrict"]
+    tried = _first_seen(t.skill for t in result.trials if t.round == 2)
+    assert tried.index("add_bare_pragma_unroll") < tried.index("add_restrict")
+    _assert_tried_in_ranking_order(result)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("kernel", [SIGMOID, XENT], ids=["sigmoid", "cross_entropy_padded"])
+def test_tried_skills_follow_the_ranking_on_the_gpu(tmp_path: Path, kernel: Path) -> None:
+    """A real optimize: the skills of each round are tried in the order of its ranking."""
+    result = optimize(read_source(kernel), str(kernel), OptimizeOptions(
+        budget=10, cache_dir=str(tmp_path / "gate"), recipes=[]))
+    assert result.mode == "gpu" and result.baseline and result.baseline["verdict"] == "passed"
+    _assert_tried_in_ranking_order(result)
 
 
 def test_markdown_report_shows_the_ranking(library: dict[str, Rule]) -> None:
