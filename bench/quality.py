@@ -23,6 +23,7 @@ timeout and retries with ``--llm-timeout S`` and ``--llm-retries N``, as ``klc o
 takes them); each row keeps the filler's spend (requests, cache hits, tokens).
 
     python bench/quality.py [--out DIR] [--budget 30] [--family softmax] [--kernel 'rms*']
+                            [--transfer] [--no-lineages] [--no-heldout]
                             [--filler search|llm] [--model NAME]
 """
 
@@ -47,6 +48,8 @@ from klc.errors import KlcError  # noqa: E402
 
 TARGET_EXPERT = 0.9  # issue 6: each lineage's naive kernel reaches >= 90% of its expert
 TARGET_GEOMEAN = 1.5  # issue 6: held-out geomean speedup >= 1.5x
+TRANSFER_GEOMEAN = 2.0  # issue 18: transfer set geomean >= 2x over the first versions
+FAR_PCT, FAR_SPEEDUP = 30.0, 3.0  # issue 18: each kernel under 30% of SOL at least 3x faster
 
 
 def lineage_jobs(families: list[str] | None) -> list[dict[str, Any]]:
@@ -62,10 +65,12 @@ def lineage_jobs(families: list[str] | None) -> list[dict[str, Any]]:
     return jobs
 
 
-def heldout_jobs(pattern: str | None) -> list[dict[str, Any]]:
-    folder = ROOT / "bench/heldout"
+def heldout_jobs(pattern: str | None, which: str = "heldout") -> list[dict[str, Any]]:
+    """The kernels of bench/heldout/ (the regression set) or bench/transfer/ (issue 18's
+    blind set), whose names match ``pattern``."""
+    folder = ROOT / "bench" / which
     paths = sorted(folder.glob("*.cu")) if folder.is_dir() else []
-    return [{"name": p.stem, "set": "heldout", "path": p, "expert": None} for p in paths
+    return [{"name": p.stem, "set": which, "path": p, "expert": None} for p in paths
             if pattern is None or fnmatch.fnmatch(p.stem, pattern)]
 
 
@@ -96,7 +101,7 @@ def run_one(job: dict[str, Any], args: argparse.Namespace, cache: str,
         row.update(
             mode=result.mode, changed=result.changed, verified=result.verified,
             naive_ms=base.get("median_ms"), klc_ms=(final or {}).get("median_ms"),
-            pct_of_sol=result.pct_of_sol,
+            pct_of_sol=result.pct_of_sol, naive_pct_of_sol=base.get("pct_of_sol"),
             speedup=(result.speedup if result.changed else 1.0) if result.mode == "gpu"
             else None,
             trials=result.trials_used, cache_hits=result.cache_hits,
@@ -141,8 +146,8 @@ def _num(v: float | None, spec: str, suffix: str = "") -> str:
     return "-" if v is None else f"{v:{spec}}{suffix}"
 
 
-COLUMNS = ("kernel", "naive us", "klc us", "expert us", "% expert", "% SOL", "speedup",
-           "trials", "to 95%", "verified")
+COLUMNS = ("kernel", "naive us", "klc us", "expert us", "% expert", "% SOL before",
+           "% SOL", "speedup", "trials", "to 95%", "verified")
 
 
 def table_rows(rows: list[dict[str, Any]]) -> list[list[str]]:
@@ -153,18 +158,30 @@ def table_rows(rows: list[dict[str, Any]]) -> list[list[str]]:
                                                    else "unchanged")
         out.append([r["kernel"], _us(r.get("naive_ms")), _us(r.get("klc_ms")),
                     _us(r.get("expert_ms")), _num(r.get("pct_of_expert"), ".0f", "%"),
+                    _num(r.get("naive_pct_of_sol"), ".0f", "%"),
                     _num(r.get("pct_of_sol"), ".0f", "%"), _num(r.get("speedup"), ".2f", "x"),
                     str(r.get("trials", "-")), str(r.get("trials_to_95") or "-"), verified])
     return out
+
+
+def _geomean(rows: list[dict[str, Any]]) -> float | None:
+    return math.exp(sum(math.log(r["speedup"]) for r in rows) / len(rows)) if rows else None
 
 
 def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     lin = [r for r in rows if r["set"] == "lineage"]
     held = [r for r in rows if r["set"] == "heldout"]
     ok_held = [r for r in held if not r.get("error") and r.get("speedup")]
-    geo = math.exp(sum(math.log(r["speedup"]) for r in ok_held) / len(ok_held)) \
-        if ok_held else None
+    geo = _geomean(ok_held)
+    tr = [r for r in rows if r["set"] == "transfer"]
+    ok_tr = [r for r in tr if not r.get("error") and r.get("speedup")]
+    far = [r for r in ok_tr if (r.get("naive_pct_of_sol") or 100.0) < FAR_PCT]
     return {
+        "transfer": len(tr), "transfer_measured": len(ok_tr),
+        "transfer_geomean_speedup": _geomean(ok_tr),
+        "transfer_far": len(far),
+        "transfer_far_at_3x": sum(1 for r in far if r["speedup"] >= FAR_SPEEDUP),
+        "transfer_far_short": [r["kernel"] for r in far if r["speedup"] < FAR_SPEEDUP],
         "lineages": len(lin),
         "lineages_at_90pct_of_expert": sum(1 for r in lin
                                            if (r.get("pct_of_expert") or 0) >= 90),
@@ -182,7 +199,8 @@ def markdown(rows: list[dict[str, Any]], summ: dict[str, Any], meta: dict[str, A
              f"Filler: {meta.get('filler', 'search')}; skills: {meta['skills']}; "
              f"klc {meta['version']}; {meta['date']}.", ""]
     for group, title in (("lineage", "Lineages (naive end -> klc, vs the expert)"),
-                         ("heldout", "Held-out kernels")):
+                         ("heldout", "Regression set (bench/heldout)"),
+                         ("transfer", "Transfer set (bench/transfer, issue 18)")):
         sub = [r for r in rows if r["set"] == group]
         if not sub:
             continue
@@ -196,6 +214,14 @@ def markdown(rows: list[dict[str, Any]], summ: dict[str, Any], meta: dict[str, A
               f"- held-out geomean speedup: {_num(summ['heldout_geomean_speedup'], '.2f', 'x')} "
               f"over {summ['heldout_measured']} of {summ['heldout']} kernels "
               f"(target >= {TARGET_GEOMEAN}x)",
+              *([f"- transfer geomean speedup: "
+                 f"{_num(summ['transfer_geomean_speedup'], '.2f', 'x')} over "
+                 f"{summ['transfer_measured']} of {summ['transfer']} kernels (target >= "
+                 f"{TRANSFER_GEOMEAN}x)",
+                 f"- transfer kernels under {FAR_PCT:.0f}% of SOL at least {FAR_SPEEDUP:.0f}x "
+                 f"faster: {summ['transfer_far_at_3x']} of {summ['transfer_far']} (short: "
+                 f"{', '.join(summ['transfer_far_short']) or 'none'})"]
+                if summ["transfer"] else []),
               f"- accepted kernels rejected by the independent re-verification: "
               f"{summ['rejected_at_reverify']} (target 0)",
               f"- errors: {summ['errors']}; gate trials in all: {summ['trials']}", ""]
@@ -218,6 +244,8 @@ def main() -> int:
     ap.add_argument("--kernel", help="only held-out kernels whose name matches this glob")
     ap.add_argument("--no-lineages", action="store_true")
     ap.add_argument("--no-heldout", action="store_true")
+    ap.add_argument("--transfer", action="store_true",
+                    help="also the transfer set, bench/transfer/ (--kernel filters it too)")
     ap.add_argument("--skills", action="append", metavar="DIR",
                     help="skill folders (default: the skills library)")
     ap.add_argument("--cache", metavar="DIR", help="reuse this gate cache (default: fresh)")
@@ -255,7 +283,8 @@ def main() -> int:
     skill_dirs = args.skills or default_skill_dirs()
     skills = list(RuleSet.load(skill_dirs).rules)
     jobs = ([] if args.no_lineages else lineage_jobs(args.family)) + \
-        ([] if args.no_heldout else heldout_jobs(args.kernel))
+        ([] if args.no_heldout else heldout_jobs(args.kernel)) + \
+        (heldout_jobs(args.kernel, "transfer") if args.transfer else [])
     console = Console() if sys.stdout.isatty() else Console(width=200)
     meta = {"device": device_name() or "no GPU", "budget": args.budget, "version": __version__,
             "filler": args.filler + (f" ({args.model})" if args.model else ""),
