@@ -70,8 +70,9 @@ def heldout_jobs(pattern: str | None, which: str = "heldout") -> list[dict[str, 
     blind set), whose names match ``pattern``."""
     folder = ROOT / "bench" / which
     paths = sorted(folder.glob("*.cu")) if folder.is_dir() else []
+    globs = pattern.split(",") if pattern else None
     return [{"name": p.stem, "set": which, "path": p, "expert": None} for p in paths
-            if pattern is None or fnmatch.fnmatch(p.stem, pattern)]
+            if globs is None or any(fnmatch.fnmatch(p.stem, g) for g in globs)]
 
 
 def rel(p: Path) -> str:
@@ -241,7 +242,8 @@ def main() -> int:
     ap.add_argument("--budget", type=int, default=30)
     ap.add_argument("--target-sol", type=float, default=0.9)
     ap.add_argument("--family", action="append", help="only these lineages (repeatable)")
-    ap.add_argument("--kernel", help="only held-out kernels whose name matches this glob")
+    ap.add_argument("--kernel", help="only held-out (and transfer) kernels whose name matches "
+                    "one of these globs (comma-separated)")
     ap.add_argument("--no-lineages", action="store_true")
     ap.add_argument("--no-heldout", action="store_true")
     ap.add_argument("--transfer", action="store_true",
