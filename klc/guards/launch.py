@@ -418,3 +418,41 @@ def block_cooperative(ctx: GuardContext, region: str = "anchor") -> Verdict:
                        "a barrier put there", ret.start_byte)
     return _yes(f"a {exact[0]}-thread one-dimensional block ({how}) reaches {label} whole",
                 start)
+
+
+@predicate("kernel_tail", _region_arg(), reads=("position",))
+def kernel_tail(ctx: GuardContext, region: str = "anchor") -> Verdict:
+    """REGION is the tail of a kernel's body, run by every thread of the block: it starts at
+    the top level of the body (under no branch or loop), nothing but comments follows it in
+    the body, and no ``return`` or ``goto`` comes before its end. A barrier put in REGION's
+    top level is then reached by all threads, and no code of the thread runs after it (so
+    what a rewrite moves between threads is not read back by the thread later)."""
+    span = _region(ctx, region)
+    if isinstance(span, Verdict):
+        return span
+    start, end, label = span
+    fn = ctx.function
+    if fn is None or not fn.is_kernel:
+        return _no(ctx, f"{label} is not inside a kernel")
+    unit = ctx.unit
+    node = unit.tree.root_node.descendant_for_byte_range(start, start)
+    while node is not None and node.parent is not None and \
+            node.parent.start_byte != fn.body_start:
+        node = node.parent
+    body = node.parent if node is not None else None
+    if body is None or body.type != "compound_statement" or node.start_byte != start:
+        return _no(ctx, f"{label} is not at the top level of `{fn.name}`'s body: a branch or "
+                   "a loop around it may keep threads away", start)
+    after = [c for c in body.named_children if c.start_byte >= end and c.type != "comment"]
+    if after:
+        return _no(ctx, f"`{_snippet(unit.text(after[0]))}` ({unit.where(after[0].start_byte)}) "
+                   f"follows {label} in `{fn.name}`: {label} does not end the kernel",
+                   after[0].start_byte)
+    for jump in _in(_nodes(unit, "return_statement", "goto_statement"), fn.body_start,
+                    fn.body_end):
+        if jump.start_byte < end:
+            return _no(ctx, f"`{_snippet(unit.text(jump))}` ({unit.where(jump.start_byte)}) "
+                       f"comes before the end of {label}: a thread that leaves never reaches "
+                       "a barrier put there", jump.start_byte)
+    return _yes(f"{label} ends `{fn.name}`, at the top level of its body, with no return "
+                "before it: every thread of the block runs it", start)
