@@ -18,12 +18,18 @@ from klc.guards.registry import (
 from klc.match import Binding
 
 
-@predicate("elem_type", _metavar(), ArgSpec('"type"', frozenset({"string", "name"})),
+@predicate("elem_type", _metavar(),
+           ArgSpec('"type"', frozenset({"string", "name", "hole", "metavar"})),
            reads=("declarations", "layout"), per_declaration=True)
-def elem_type(ctx: GuardContext, x: Binding, want: str) -> Verdict:
-    """The element type of a pointer or array $X (or the type of an expression) is TYPE.
+def elem_type(ctx: GuardContext, x: Binding, want: str | Binding) -> Verdict:
+    """The element type of a pointer or array $X (or the type of an expression) is TYPE: a
+    string, a type hole's value (``elem_type($G, ?t)``) or the type a metavariable bound
+    (``elem_type($G, $T)``, ``metavar $T: type``).
 
     Qualifiers do not count: ``const float* __restrict__`` has element type ``float``."""
+    if isinstance(want, Binding):
+        want = " ".join(want.text.split())
+    want = str(want)
     node = _binding_node(x)
     typ = _type_of(ctx, node) if node is not None else None
     want_n = _norm_type(want)

@@ -166,6 +166,24 @@ def test_elem_type() -> None:
     yes(sub, 'elem_type($E, "float")')
 
 
+def test_elem_type_of_a_hole_or_a_type_metavariable() -> None:
+    # the type to compare with may be a hole's value (privatize_atomic_histogram's ?t) or the
+    # type a metavariable bound (its simplification's $T: `__shared__ $T $S[$NB];`)
+    src = ("__global__ void h(const int* k, unsigned int* hist, int* signed_hist) {\n"
+           "  __shared__ unsigned int local[64];\n  atomicAdd(&hist[k[0]], 1u);\n}\n")
+    ctx = context(src, "atomicAdd(&hist[k[0]], 1u)", G="hist", holes={"t": "unsigned int"})
+    yes(ctx, "elem_type($G, ?t)")
+    wrong = context(src, "atomicAdd(&hist[k[0]], 1u)", G="hist", holes={"t": "int"})
+    no(wrong, "elem_type($G, ?t)", "the element type of `hist` is unsigned int, not int")
+    pending = check(context(src, "atomicAdd(&hist[k[0]], 1u)", G="hist"), "elem_type($G, ?t)")
+    assert pending.ok and pending.unknown  # no value yet: pending, judged once filled
+    unit = unit_of(src)
+    both = context(unit, "unsigned int* hist, int* signed_hist", G="hist", S="signed_hist",
+                   T="unsigned int")
+    yes(both, "elem_type($G, $T)")
+    no(both, "elem_type($S, $T)", "the element type of `signed_hist` is int, not unsigned int")
+
+
 def test_is_pointer_const_restrict() -> None:
     ctx = context(K1, "if (i < n) y[i] = a;", Y="y", N="n", I="i")
     yes(ctx, "is_pointer($Y)")

@@ -37,7 +37,7 @@ __global__ void
 label_count(const int* __restrict__ labels, unsigned int* __restrict__ counts, int n) {
     __shared__ unsigned int block_counts[C];
     for (int b = threadIdx.x; b < C; b += blockDim.x) {
-        block_counts[b] = 0u;
+        block_counts[b] = 0;
     }
     __syncthreads();
     {
@@ -49,7 +49,7 @@ label_count(const int* __restrict__ labels, unsigned int* __restrict__ counts, i
     __syncthreads();
     for (int b = threadIdx.x; b < C; b += blockDim.x) {
         unsigned int c = block_counts[b];
-        if (c != 0u) {
+        if (c != 0) {
             atomicAdd(&counts[b], c);
         }
     }

@@ -16,7 +16,7 @@ __global__ void weighted_bytes(const unsigned char* data, const unsigned int* w,
                                int* hist, int n) {
     __shared__ unsigned int local[BINS];
     for (int k = threadIdx.x; k < BINS; k += blockDim.x) {
-        local[k] = 0u;
+        local[k] = 0;
     }
     __syncthreads();
     {
@@ -28,7 +28,7 @@ __global__ void weighted_bytes(const unsigned char* data, const unsigned int* w,
     __syncthreads();
     for (int k = threadIdx.x; k < BINS; k += blockDim.x) {
         unsigned int v = local[k];
-        if (v != 0u) {
+        if (v != 0) {
             atomicAdd(&hist[k], v);
         }
     }

@@ -37,7 +37,7 @@ __global__ void __launch_bounds__(BLOCK)
 label_count(const int* __restrict__ labels, unsigned int* __restrict__ counts, int n) {
     __shared__ unsigned int block_counts[C];
     for (int b = threadIdx.x; b < C; b += blockDim.x) {
-        block_counts[b] = 0u;
+        block_counts[b] = 0;
     }
     __syncthreads();
     for (int i = blockIdx.x * BLOCK + threadIdx.x; i < n; i += BLOCK * gridDim.x) {
@@ -46,7 +46,7 @@ label_count(const int* __restrict__ labels, unsigned int* __restrict__ counts, i
     __syncthreads();
     for (int b = threadIdx.x; b < C; b += blockDim.x) {
         unsigned int c = block_counts[b];
-        if (c != 0u) {
+        if (c != 0) {
             atomicAdd(&counts[b], c);
         }
     }
