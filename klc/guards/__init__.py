@@ -26,6 +26,7 @@ from klc.guards import (  # noqa: F401  (each family registers its predicates wh
     alignment,
     constants,
     declarations,
+    gemm,
     holes,
     lanes,
     launch,
