@@ -140,7 +140,10 @@ def device_only_names(rule: Rule) -> tuple[str, ...]:
         return _WORD.findall(_PLACEHOLDER.sub(" ", text or ""))
 
     def visit(r: Rule) -> None:
-        had.update(words(r.anchor))
+        # ``anchor any``: a name counts as had only when every branch has it (a match of
+        # another branch does not)
+        branches = [set(words(a)) for a in (r.anchors or (r.anchor,))]
+        had.update(set.intersection(*branches))
         for e in r.edits:
             for text in e.templates():
                 wrote.extend(words(text))

@@ -281,9 +281,14 @@ def prompt(req: FillRequest, n: int) -> str:
             skill.append(f"{label}: {value}")
     skill += [f"Measured effect: {e}" for e in measured(rule).effect]
     skill += [f"Pitfall: {p}" for p in card.pitfalls]
-    parts = ["\n".join(skill),
-             "The rule's anchor (what it matched; $X are metavariables):\n"
-             + _indent(rule.anchor)]
+    if len(rule.anchors) > 1:  # anchor any: the site matched one of them
+        anchor = ("The rule's anchors (the site matched one of these; $X are "
+                  "metavariables):\n" + "\n  -- or --\n".join(_indent(a)
+                                                              for a in rule.anchors))
+    else:
+        anchor = ("The rule's anchor (what it matched; $X are metavariables):\n"
+                  + _indent(rule.anchor))
+    parts = ["\n".join(skill), anchor]
     parts.append("The rewrite (holes are written ?name):\n" + "\n".join(_edit_words(rule)))
     parts.append(_site_text(req))
     declared = declared_idents(rule)

@@ -141,7 +141,9 @@ def reach(rule: Rule) -> Reach:
         written = [t for e in r.edits for t in e.templates()]
         if written:  # an anchor swap (replace) against the anchor; code inserted or removed
             swaps = any(e.leads for e in r.edits)  # beside it counts in full
-            found.extend(_differs([r.anchor] if swaps else [], written))
+            befores = [[a] for a in (r.anchors or (r.anchor,))] if swaps else [[]]
+            for before in befores:  # anchor any: what any branch's rewrite changes
+                found.extend(_differs(before, written))
         for e in r.edits:
             for sub in e.subrules():
                 visit(sub)

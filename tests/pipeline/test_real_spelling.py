@@ -319,3 +319,56 @@ def test_a_loop_macro_in_a_kernel_is_part_of_the_kernel() -> None:
     assert prepared.removed == () and prepared.source == code
     sites = find_sites(unit, _rules("add_const_param"))
     assert {s.function_name for s in sites} == {"relu_grad"}
+
+
+ALT_EXP = '''\
+rule alt_fast_exp {
+  kind: skill
+  description: "exp to __expf, whether the argument was scaled by a fast reciprocal or not"
+  context: global
+  anchor any {
+    ```
+    __fdividef($X, $Y) * expf($E)
+    ```
+    ```
+    $X / $Y * expf($E)
+    ```
+  }
+  rewrite replace: ```
+    __fdividef($X, $Y) * __expf($E)
+  ```
+  card {
+    intent: "test"
+    where: "test"
+    conditions: "test"
+    pitfalls: "test"
+  }
+}
+'''
+
+
+def test_device_only_names_count_every_branch_of_anchor_any() -> None:
+    """A name one branch of `anchor any` has and another lacks is written new where the other
+    branch matched: ``__fdividef`` is device-only for a match of the plain-division branch, so
+    the rule must not rewrite host code."""
+    from klc.pipeline import device_only_names
+    from klc.rule import load_rules_text
+
+    rule = load_rules_text(ALT_EXP, "alt.rule")[0]
+    assert set(device_only_names(rule)) == {"__expf", "__fdividef"}
+
+
+def test_headroom_and_llm_prompt_read_every_branch() -> None:
+    from klc.fill import FillRequest
+    from klc.fill.llm import prompt
+    from klc.optimize.headroom import reach
+    from klc.rule import load_rules_text
+
+    rule = load_rules_text(ALT_EXP, "alt.rule")[0]
+    assert reach(rule).aspects == ()  # an intrinsic for another: cheap in either branch
+    unit = parse_bytes(b"__global__ void k(float* y, const float* x, float s) {\n"
+                       b"    int i = threadIdx.x;\n    y[i] = x[i] / s * expf(x[i]);\n}\n", "k.cu")
+    site = next(s for s in find_sites(unit, [rule]) if s.ok)
+    text = prompt(FillRequest(rule, site, unit, None), 1)
+    assert "the site matched one of these" in text
+    assert "__fdividef($X, $Y) * expf($E)" in text and "$X / $Y * expf($E)" in text
