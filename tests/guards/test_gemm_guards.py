@@ -1,0 +1,122 @@
+"""The predicates of klc/guards/gemm.py (passes/matmul_tiles.rule's inverse):
+``thread_index($E, axis)``, ``varies_only_with($E[, $A[, $B]])``, ``block_reaches(region)``
+and ``used_only_in($X, region)``, each judged through a probe rule at real spellings."""
+
+from __future__ import annotations
+
+from klc.cuda.parse import parse_bytes
+from klc.pipeline import find_sites
+from klc.rule.ruleset import load_rules_text
+
+
+def probe(guard: str) -> str:
+    return f"""
+rule probe {{
+  kind: skill
+  context: global
+  anchor: ```
+    if ($ROW < $M && $COL < $N) {{
+        $T $ACC = $Z;
+        for (int $K = 0; $K < $KD; $K++) {{
+            $ACC += $A[$IA] * $B[$IB];
+        }}
+        $$$POST;
+    }}
+  ```
+  guard: {guard}
+  rewrite replace: ```
+    if ($ROW < $M && $COL < $N) {{
+        $$$POST;
+    }}
+  ```
+}}
+"""
+
+
+def verdict(guard: str, body: str, head: str = "") -> tuple[bool, str]:
+    source = (f"#define TILE 16\n__global__ void k(const float* A, const float* B, float* C, "
+              f"const int* idx, int M, int N, int K) {{\n{head}{body}}}\n")
+    sites = find_sites(parse_bytes(source.encode(), "k.cu"), load_rules_text(probe(guard),
+                                                                              "p.rule"))
+    assert len(sites) == 1, sites
+    return sites[0].ok, sites[0].reason
+
+
+ROWCOL = ("    int row = blockIdx.y * blockDim.y + threadIdx.y;\n"
+          "    int col = blockIdx.x * blockDim.x + threadIdx.x;\n")
+
+
+def product(a: str = "A[row * K + k]", b: str = "B[k * N + col]") -> str:
+    return (f"    if (row < M && col < N) {{\n        float s = 0.0f;\n"
+            f"        for (int k = 0; k < K; k++) {{ s += {a} * {b}; }}\n"
+            f"        C[row * N + col] = s;\n    }}\n")
+
+
+def test_thread_index_reads_either_declaration_order_and_a_constant_step() -> None:
+    head = ("    const int col = threadIdx.x + TILE * blockIdx.x;\n"
+            "    const int row = blockIdx.y * TILE + threadIdx.y;\n")
+    ok, reason = verdict("thread_index($ROW, y) and thread_index($COL, x)", product(), head)
+    assert ok, reason
+
+
+def test_thread_index_refuses_the_other_axis_and_a_reassigned_index() -> None:
+    ok, reason = verdict("thread_index($ROW, x)", product(), ROWCOL)
+    assert not ok and "not initialised to blockIdx.x * blockDim.x + threadIdx.x" in reason
+    head = ROWCOL + "    row += 1;\n"
+    ok, reason = verdict("thread_index($ROW, y)", product(), head)
+    assert not ok and "reassigned later" in reason
+
+
+def test_thread_index_refuses_a_step_that_differs_between_threads() -> None:
+    head = ("    int row = blockIdx.y * threadIdx.x + threadIdx.y;\n"
+            "    int col = blockIdx.x * blockDim.x + threadIdx.x;\n")
+    ok, _ = verdict("thread_index($ROW, y)", product(), head)
+    assert not ok
+
+
+def test_varies_only_with_follows_row_pointers_and_transposed_reads() -> None:
+    head = ROWCOL + "    const float* a = A + (size_t)row * K;\n    const float* b = B + col * K;\n"
+    ok, reason = verdict("varies_only_with($A, $ROW) and varies_only_with($IA, $ROW, $K) and "
+                         "varies_only_with($B, $COL) and varies_only_with($IB, $K, $COL) and "
+                         "varies_only_with($KD)", product("a[k]", "b[k]"), head)
+    assert ok, reason
+
+
+def test_varies_only_with_refuses_the_other_index_memory_reads_and_changing_locals() -> None:
+    ok, reason = verdict("varies_only_with($IA, $ROW, $K)", product("A[row * K + k + col]"),
+                         ROWCOL)
+    assert not ok and "`col` = `blockIdx.x * blockDim.x + threadIdx.x`" in reason
+    ok, reason = verdict("varies_only_with($IA, $ROW, $K)", product("A[idx[row] * K + k]"),
+                         ROWCOL)
+    assert not ok and "a call, a memory read or a side effect" in reason
+    head = ROWCOL + "    int off = 0;\n    off += col;\n"
+    ok, reason = verdict("varies_only_with($IA, $ROW, $K)", product("A[row * K + k + off]"),
+                         head)
+    assert not ok and "assigned after its declaration" in reason
+
+
+def test_varies_only_with_no_names_asks_for_a_block_uniform_value() -> None:
+    ok, reason = verdict("varies_only_with($KD)", product(), ROWCOL)
+    assert ok, reason
+    body = product().replace("k < K", "k < row")
+    ok, reason = verdict("varies_only_with($KD)", body, ROWCOL)
+    assert not ok and "agree on nothing" in reason
+
+
+def test_block_reaches_refuses_a_return_before_and_a_branch_around() -> None:
+    ok, reason = verdict("block_reaches(anchor)", product(), ROWCOL)
+    assert ok, reason
+    ok, reason = verdict("block_reaches(anchor)", product(),
+                         ROWCOL + "    if (row == 3) return;\n")
+    assert not ok and "never reaches a barrier" in reason
+    ok, reason = verdict("block_reaches(anchor)", "    if (K > 0) {\n" + product() + "    }\n",
+                         ROWCOL)
+    assert not ok and "not at the top level" in reason
+
+
+def test_used_only_in_refuses_a_name_used_outside_the_anchor() -> None:
+    ok, reason = verdict("used_only_in($ACC, anchor)", product(), ROWCOL)
+    assert ok, reason
+    ok, reason = verdict("used_only_in($ACC, anchor)", product() + "    float s = 1.0f;\n"
+                         "    C[0] = s;\n", ROWCOL)
+    assert not ok and "also used outside" in reason
