@@ -199,7 +199,8 @@ def compile_within(e: EditSpec, cx: CompileContext) -> Edit | None:
         context=("any",), guard=guards["guard"],
         edits=(Replace(template, line=e.line, col=e.col),), holes=cx.holes, card=Card(),
         metavars=frozenset(names), sequence_metavars=frozenset(sequences),
-        inverse=Inverse(guard=inverse_guard) if inverse_guard is not None else None)
+        inverse=Inverse(guard=inverse_guard) if inverse_guard is not None else None,
+        isos_off=cx.isos_off)
     return Within(target, sub, line=e.line, col=e.col)
 
 

@@ -63,6 +63,7 @@ class CompileContext:
         # a branch that does not (using one is an error)
         self.partial: dict[str, tuple[int, int]] = {}
         self.index = 0  # the clause being compiled, from 1 (names a within block's sub-rule)
+        self.isos_off: tuple[str, ...] = ()  # the rule's ``isomorphisms:`` line
 
     def use_hole(self, name: str, line: int, col: int, what: str) -> None:
         self.used_holes.add(name)
@@ -269,6 +270,9 @@ def _compile(spec: RuleSpec, errs: Errors) -> Rule:
         branches = value if isinstance(value, tuple) else (value,)
         anchor = branches[0]
         cx.check_anchors(branches)
+    # before the edits: a ``rewrite within`` block's sub-anchor matches with the same
+    # isomorphisms as the rule's anchor
+    isos_off = cx.isos_off = isos_off_of(single.get("isomorphisms"), errs)
     edits = _edits([f.value for f in spec.fields if f.name == "rewrite"], cx)
     cx.check_template_dots(edits, anchor.text)
     guard = None
@@ -283,7 +287,6 @@ def _compile(spec: RuleSpec, errs: Errors) -> Rule:
                      "rewrite or the guard")
     metavar_kinds = metavar_kinds_of([f for f in spec.fields if f.name == "metavar"],
                                      cx.metavars, cx.sequences, errs)
-    isos_off = isos_off_of(single.get("isomorphisms"), errs)
     card = card_of(single["card"].value, errs) if "card" in single else Card()
     description = single["description"].value.value if "description" in single else ""
     inverse = inverse_of(single["inverse"], kind, cx.metavars, cx.sequences, errs) \

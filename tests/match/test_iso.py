@@ -269,3 +269,38 @@ def test_early_return_only_at_the_end_of_a_kernel_body_and_for_integers() -> Non
     more = rule(WRAPPED + "\ny[0] = 0.0f;")
     assert sites(more, kernel("int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
                               "if (i >= n) return;\ny[i] = 1.0f;\ny[0] = 0.0f;")) == []
+
+
+WITHIN = '''rule w {
+  kind: skill
+  description: "t"
+  context: any
+  anchor: ```
+    if ($I < $N) {
+        $$$BODY;
+    }
+  ```
+ISOS  rewrite within $$$BODY {
+    anchor: ```
+      $A = $A + $E;
+    ```
+    replace: ```
+      $A = $A + 2.0f * $E;
+    ```
+  }
+}
+'''
+
+
+def test_within_sub_anchors_follow_the_rules_isomorphisms_line() -> None:
+    """The sub-anchor ``$A = $A + $E`` meets ``acc += x[i]`` through compound_assign; a rule
+    that turns compound_assign off turns it off for its within blocks too."""
+    code = kernel("int i = threadIdx.x;\nfloat acc = 0.0f;\nif (i < n) {\n"
+                  "    acc += x[i];\n    y[i] = acc;\n}")
+    on = load_rules_text(WITHIN.replace("ISOS", ""), "t.rule")
+    off = load_rules_text(WITHIN.replace("ISOS", "  isomorphisms: -compound_assign\n"),
+                          "t.rule")
+    assert off[0].edits[0].subrules()[0].isos_off == ("compound_assign",)
+    assert "acc = acc + 2.0f * x[i];" in apply_rules(parse_bytes(code.encode(), "k.cu"), on
+                                                ).source.decode()
+    assert apply_rules(parse_bytes(code.encode(), "k.cu"), off).source.decode() == code
