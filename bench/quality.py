@@ -96,7 +96,8 @@ def run_one(job: dict[str, Any], args: argparse.Namespace, cache: str,
         result = optimize(source, path, OptimizeOptions(
             skills=skills, budget=args.budget, target_sol=args.target_sol, cache_dir=cache,
             seed=args.seed, filler=args.filler, model=args.model,
-            llm_timeout_s=args.llm_timeout, llm_retries=args.llm_retries))
+            llm_timeout_s=args.llm_timeout, llm_retries=args.llm_retries,
+            rank_by_headroom=not args.no_headroom))
         base = result.baseline or {}
         final = result.final if result.changed else base
         row.update(
@@ -197,7 +198,8 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
 def markdown(rows: list[dict[str, Any]], summ: dict[str, Any], meta: dict[str, Any]) -> str:
     lines = [f"# klc optimize quality ({meta['device']}, budget {meta['budget']} gate trials "
              "per kernel)", "",
-             f"Filler: {meta.get('filler', 'search')}; skills: {meta['skills']}; "
+             f"Filler: {meta.get('filler', 'search')}; ranking: "
+             f"{meta.get('ranking', 'by headroom')}; skills: {meta['skills']}; "
              f"klc {meta['version']}; {meta['date']}.", ""]
     for group, title in (("lineage", "Lineages (naive end -> klc, vs the expert)"),
                          ("heldout", "Regression set (bench/heldout)"),
@@ -246,6 +248,9 @@ def main() -> int:
                     "one of these globs (comma-separated)")
     ap.add_argument("--no-lineages", action="store_true")
     ap.add_argument("--no-heldout", action="store_true")
+    ap.add_argument("--no-headroom", action="store_true",
+                    help="rank skills without the headroom tiers (every skill at any %% of "
+                    "SOL): to measure what the tiers cost or save")
     ap.add_argument("--transfer", action="store_true",
                     help="also the transfer set, bench/transfer/ (--kernel filters it too)")
     ap.add_argument("--skills", action="append", metavar="DIR",
@@ -290,6 +295,7 @@ def main() -> int:
     console = Console() if sys.stdout.isatty() else Console(width=200)
     meta = {"device": device_name() or "no GPU", "budget": args.budget, "version": __version__,
             "filler": args.filler + (f" ({args.model})" if args.model else ""),
+            "ranking": "no headroom tiers" if args.no_headroom else "by headroom",
             "skills": ", ".join(skill_dirs) + f" ({len(skills)} rules)",
             "date": time.strftime("%Y-%m-%d %H:%M")}
     rows: list[dict[str, Any]] = []
