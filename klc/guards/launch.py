@@ -412,12 +412,36 @@ def block_cooperative(ctx: GuardContext, region: str = "anchor") -> Verdict:
             return _no(ctx, f"{label} is not at the top level of `{fn.name}`'s body: a "
                        "branch or a loop around it may keep threads away", start)
     for ret in _in(_nodes(ctx.unit, "return_statement"), fn.body_start, fn.body_end):
-        if ret.start_byte < end:
+        if ret.start_byte < end and not (region == "anchor"
+                                         and _matched_early_return(ctx, ret, start, end)):
             return _no(ctx, f"`{_snippet(ctx.unit.text(ret))}` ({ctx.unit.where(ret.start_byte)}) "
                        f"comes before the end of {label}: a thread that leaves never reaches "
                        "a barrier put there", ret.start_byte)
     return _yes(f"a {exact[0]}-thread one-dimensional block ({how}) reaches {label} whole",
                 start)
+
+
+def _matched_early_return(ctx: GuardContext, ret: Any, start: int, end: int) -> bool:
+    """Whether ``ret`` is the ``return`` of an early return the anchor matched as a whole
+    (the isomorphism early_return: ``if (i >= n) return;`` and the rest of the kernel body
+    read as ``if (i < n) { rest }``): the bare or braced body of an ``if`` at the top level
+    of the kernel body, inside the match, which runs to the body's last statement, and in no
+    metavariable's binding. The rewrite of the matched code writes the anchor's ``if``
+    spelling instead, so no thread leaves before the code it puts there."""
+    fn = ctx.function
+    stmt = ret.parent
+    if stmt is not None and stmt.type == "compound_statement" and stmt.named_child_count == 1:
+        stmt = stmt.parent
+    if stmt is None or stmt.type != "if_statement" or stmt.parent is None \
+            or fn is None or stmt.parent.start_byte != fn.body_start:
+        return False
+    if stmt.start_byte < start or stmt.end_byte > end:
+        return False
+    last = [c for c in stmt.parent.named_children if c.type != "comment"]
+    if not last or last[-1].end_byte > end:
+        return False
+    return not any(b.start <= ret.start_byte < b.end
+                   for b in ctx.match.bindings.values())
 
 
 @predicate("kernel_tail", _region_arg(), reads=("position",))

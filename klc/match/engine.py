@@ -337,7 +337,16 @@ class _Matcher:
         if held is False or (held is not True and not self._oblige(held, trial)):
             return None
         rest = ts[j + 1:]
-        start = rest[0].start_byte if rest else t.end_byte
+        fixed = early.children[1:]  # the body's statements after its run (none: all of it)
+        if len(fixed) > len(rest):
+            return None
+        if fixed:
+            rest, tail = rest[:len(rest) - len(fixed)], rest[len(rest) - len(fixed):]
+            if not all(self.node(pf, tn, trial) for pf, tn in zip(fixed, tail, strict=True)):
+                return None
+            start = rest[0].start_byte if rest else tail[0].start_byte
+        else:
+            start = rest[0].start_byte if rest else t.end_byte
         if not self.bind(early.text or "_", start, rest[-1].end_byte if rest else start,
                          tuple(rest), trial):
             return None

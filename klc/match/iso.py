@@ -43,6 +43,7 @@ ISOMORPHISMS: dict[str, str] = {
                     "any order",
     "early_return": "if (i >= n) return; rest / if (i < n) { rest } as the last statement "
                     "of a run that ends a kernel body, for integer i and n",
+    "address_of_element": "&a[i] / a + i, for a pointer or array a",
 }
 # on unless a rule turns them off (all of them: see docs/rules.md for why each is sound)
 DEFAULT_ON = frozenset(ISOMORPHISMS)
@@ -311,8 +312,27 @@ def _max_idiom(p: PNode, on: frozenset[str]) -> Variants:
     return [(s, "float_max" if (f or fast) else "pure_max") for s, f in spellings if s != own]
 
 
+def _address_of_element(p: PNode, on: frozenset[str]) -> Variants:
+    """``&a[i]`` / ``a + i``: the same address (C's definition of ``a[i]``) where ``a`` is a
+    pointer or an array (an obligation; a class's ``operator[]`` is another thing). Not
+    ``i + a``: its first spelling ``a + i`` always matches a sum (an alternation keeps the
+    first spelling that matches), and its obligation would then refuse the match."""
+    if "address_of_element" not in on or p.type != "pointer_expression" \
+            or len(p.children) != 2 or _leaf_text(p.children[0]) != "&":
+        return []
+    sub = base(p.children[1])
+    if sub.type != "subscript_expression" or len(sub.children) != 2:
+        return []
+    a, idx = sub.children
+    idx = base(idx)
+    if idx.type != "subscript_argument_list" or len(idx.children) != 3:
+        return []
+    i = idx.children[1]
+    return [(_bin(a, "+", i), "pointer_left")]
+
+
 _NODE_ISOS: tuple[Callable[[PNode, frozenset[str]], Variants], ...] = (
-    _commutative, _compound, _parentheses)
+    _commutative, _compound, _parentheses, _address_of_element)
 
 
 def expand(p: PNode, on: frozenset[str], slot: str = "") -> PNode:
@@ -388,12 +408,17 @@ EARLY = "early_return"  # the type of the early-return spelling of a run's last 
 def _early_return(p: PNode, on: frozenset[str]) -> PNode | None:
     """``if (C) { $$$BODY; }`` as a run's last statement: the spelling ``if (!C) return;``
     followed by the rest of a kernel body (``_Matcher.seq`` matches it: the rest is bound to
-    ``$$$BODY``). None when the statement is not of that shape."""
+    ``$$$BODY``). The body may also be ``{ $$$BODY; S1; ... Sk; }``: the rest then ends with
+    statements that match S1 ... Sk, and what comes before them is bound to ``$$$BODY``.
+    None when the statement is not of that shape."""
     if p.type != "if_statement" or len(p.children) != 3:
         return None
     clause, body = p.children[1], p.children[2]
-    if body.type != "compound_statement" or len(body.children) != 3 \
+    if body.type != "compound_statement" or len(body.children) < 3 \
             or body.children[1].seq is None or len(clause.children) != 3:
+        return None
+    tail = body.children[2:-1]
+    if any(c.seq is not None or c.metavar is not None or c.dots is not None for c in tail):
         return None
     cond = clause.children[1]
     op = _op(cond)
@@ -407,7 +432,8 @@ def _early_return(p: PNode, on: frozenset[str]) -> PNode | None:
                                           _tok("("), cond, _tok(")"))))), None)])
     ret = PNode("return_statement", children=(_tok("return"),))
     guard = expand(_if(spellings, ret), on - {"early_return"}, "")
-    return PNode(EARLY, text=body.children[1].seq, children=(guard,))
+    rest = tuple(expand(c, on - {"early_return"}, "") for c in tail)
+    return PNode(EARLY, text=body.children[1].seq, children=(guard, *rest))
 
 
 def alt_words(p: PNode, words_of: Callable[[PNode], set[str]]) -> set[str]:
@@ -498,6 +524,12 @@ def _check_float_max(t: Node) -> bool | list[Obligation]:
     return False if left is None else [("float", left)]
 
 
+def _check_pointer_left(t: Node) -> bool | list[Obligation]:
+    """``a + i`` read as ``&a[i]``: ``a`` must be a pointer or an array."""
+    left = t.child_by_field_name("left")
+    return False if left is None else [("pointer", left)]
+
+
 def run_check(name: str, t: Node) -> bool | list[Obligation]:
     """The check ``name`` on the code node ``t``: ``EMPTY_RUNS`` + "A,B" binds the runs
     ``$$$A``, ``$$$B`` to nothing (a braced body's runs around its one statement, the body
@@ -514,6 +546,7 @@ CHECKS: dict[str, Callable[[Node], bool | list[Obligation]]] = {
     "pure_max": _check_pure_max,
     "float_max": _check_float_max,
     "int_operands": _check_int_operands,
+    "pointer_left": _check_pointer_left,
 }
 # the bindings' key prefix of an obligation (no metavariable's name starts with it)
 OBLIGATION = "\0iso:"

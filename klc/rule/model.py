@@ -57,7 +57,8 @@ TYPE_KINDS = frozenset(k for k, v in METAVAR_KINDS.items() if v is None)
 # the isomorphisms the matcher applies (klc.match.iso, which says what each covers); a rule
 # turns some off with ``isomorphisms: -NAME, ...`` (``-all``: every one)
 ISOMORPHISMS = ("commutative", "comparison", "compound_assign", "increment", "braces",
-                "parentheses", "max_idiom", "global_index", "early_return")
+                "parentheses", "max_idiom", "global_index", "early_return",
+                "address_of_element")
 
 
 @dataclass(frozen=True)
