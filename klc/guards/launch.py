@@ -142,6 +142,19 @@ def block_dim(ctx: GuardContext, axis: str, op: str, n: Any) -> Verdict:
     return _no(ctx, f"block.{axis} is {have} ({how}), and not {have} {op} {want}")
 
 
+@predicate("square_block", reads=("spec",))
+def square_block(ctx: GuardContext) -> Verdict:
+    """The block is as wide as it is tall, blockDim.x == blockDim.y, known exactly (the
+    spec's block, or every launch in this file): the thread (x, y) of a block has a partner
+    (y, x) in it, which a tile transpose hands each element to."""
+    exact, _bound, how = _block_dims(ctx)
+    if exact is None:
+        return _no(ctx, f"the block's shape is not known exactly: {how}")
+    if exact[0] == exact[1]:
+        return _yes(f"the block is square: {exact[0]} x {exact[1]} ({how})", ctx.match.start)
+    return _no(ctx, f"the block is {exact[0]} x {exact[1]} ({how}): not square")
+
+
 @predicate("sync_uniform", _region_arg(), reads=("position",))
 def sync_uniform(ctx: GuardContext, region: str = "kernel") -> Verdict:
     """Every block-wide barrier (__syncthreads) in REGION is reached by all threads: none is

@@ -342,7 +342,7 @@ def test_learned_relation_between_holes_is_never_broken() -> None:
     assert every[0] == {"factor": "4", "r": "8", "t": "32"}  # the observed tuple first
     assert all(int(v["t"]) == int(v["factor"]) * int(v["r"]) for v in every)
     assert space_size(rule) == len(every) < 5 ** 3
-    path = ROOT / "bench" / "lineages" / "transpose" / "walk" / "v06_transpose_tile_to_direct.cu"
+    path = ROOT / "bench" / "lineages" / "transpose" / "walk" / "v05_rows_per_thread_to_one.cu"
     source = read_source(path)
     site, unit = site_of(source, rule, str(path))
     filler = SearchFiller(arch="sm_90", static=False, use_optuna=False)

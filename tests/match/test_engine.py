@@ -516,12 +516,13 @@ def test_tile_transpose_needs_a_square_block_of_the_tile_and_the_tile() -> None:
     from klc.rule import RuleSet
 
     rules = [r for r in RuleSet.load([str(ROOT / "skills")]).rules if r.name == "tile_transpose"]
-    src = (ROOT / "tests" / "golden" / "tile_transpose" / "transpose_v06.cu").read_bytes()
+    src = (ROOT / "tests" / "golden" / "tile_transpose" / "transpose_spellings.cu").read_bytes()
     holes = {"t": "32", "tile": "tile"}
-    unit = parse_bytes(src, "transpose_v06.cu")
+    unit = parse_bytes(src, "transpose_spellings.cu")
     assert [s.ok for s in find_sites(unit, rules, holes, spec_of(unit))] == [True]
-    unit = parse_bytes(src, "transpose_v06.cu")
+    unit = parse_bytes(src, "transpose_spellings.cu")
     sites = find_sites(unit, rules, {"t": "16", "tile": "tile"}, spec_of(unit))
-    assert [s.ok for s in sites] == [False] and "not 32 == 16" in sites[0].reason
-    sites = find_sites(unit, rules, {"t": "32", "tile": "stage"}, spec_of(unit))
-    assert [s.ok for s in sites] == [False] and "`stage` is a fresh name" in sites[0].reason
+    assert [s.ok for s in sites] == [False] and "not 32 <= 16" in sites[0].reason
+    # the rewrite declares the tile: a name the kernel uses is refused
+    sites = find_sites(unit, rules, {"t": "32", "tile": "pitch"}, spec_of(unit))
+    assert [s.ok for s in sites] == [False] and "`pitch` is already used" in sites[0].reason

@@ -59,7 +59,7 @@ def test_which_skills_declare_which_holes() -> None:
     assert implied_fresh(skill("buffering.rule", "double_buffer_tiles")) == ()  # names buf
     # names an existing variable, guarded `not fresh_name`: unaffected
     assert implied_fresh(skill("row_kernels.rule", "row_cache_in_registers")) == ()
-    assert implied_fresh(skill("smem_tile.rule", "tile_transpose")) == ()
+    assert implied_fresh(skill("smem_tile.rule", "tile_transpose")) == ()  # guard says it
     # a guard that says fresh_name(?h) itself is not judged twice
     assert implied_fresh(skill("row_kernels.rule", "thread_per_row_to_warp_per_row")) == ()
     assert set(implied_fresh(skill("privatize.rule", "privatize_atomic_histogram"))) == {"j", "cnt"}

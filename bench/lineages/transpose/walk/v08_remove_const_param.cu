@@ -27,14 +27,23 @@ bytes: 8 * rows * cols
 // Bounds are checked per element, so any rows and cols work.
 template <int TILE, int ROWS>
 __global__ void 
-transpose(const float* src, float* dst, int rows, int cols) {
+transpose(float* src, float* dst, int rows, int cols) {
     __shared__ float tile[TILE][TILE];
     int x = blockIdx.x * TILE + threadIdx.x;
     int y = blockIdx.y * TILE + threadIdx.y;
     {
         const int j = 0;
         if (x < cols && y + j < rows) {
-            dst[(size_t)x * rows + (y + j)] = src[(size_t)(y + j) * cols + x];
+            tile[threadIdx.y + j][threadIdx.x] = src[(size_t)(y + j) * cols + x];
+        }
+    }
+    __syncthreads();
+    x = blockIdx.y * TILE + threadIdx.x;
+    y = blockIdx.x * TILE + threadIdx.y;
+    {
+        const int j = 0;
+        if (x < rows && y + j < cols) {
+            dst[(size_t)(y + j) * rows + x] = tile[threadIdx.x][threadIdx.y + j];
         }
     }
 }

@@ -1,0 +1,27 @@
+/* klc-spec
+kernel: transpose_flat_block
+sizes: {rows: 4096, cols: 2048}
+verify_sizes:
+  - {rows: 256, cols: 512}
+  - {rows: 131, cols: 1001}
+  - {rows: 3, cols: 5}
+args:
+  - {name: out, shape: [cols, rows], role: out}
+  - {name: in, shape: [rows, cols], role: in, init: normal}
+  - {name: rows, value: rows}
+  - {name: cols, value: cols}
+grid: ["ceil_div(cols, 32)", "ceil_div(rows, 8)"]
+block: [32, 8]
+bytes: 8 * rows * cols
+flops: 0
+*/
+// Unsigned indices, a block of 32 x 32, a fresh name for the tile taken.
+// Near miss: a 32 x 8 block. Thread (x, y) of the write phase must store what thread (y, x)
+// read: that needs a square block, so the skill refuses.
+__global__ void transpose_flat_block(float* out, const float* in, int rows, int cols) {
+    int c = blockIdx.x * blockDim.x + threadIdx.x;
+    int r = blockIdx.y * blockDim.y + threadIdx.y;
+    if (r < rows && c < cols) {
+        out[c * rows + r] = in[r * cols + c];
+    }
+}
