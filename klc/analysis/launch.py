@@ -111,7 +111,7 @@ def _find_block_dims(ctx: Place, fn: Function, spec: Spec | Bound | None
     launches = [lc for lc in unit.launches if lc.kernel == fn.name and len(lc.config) >= 2]
     launch_why = ""
     if launches:
-        blocks = [_launch_block(ctx, lc.config[1]) for lc in launches]
+        blocks = [_launch_block(ctx, lc.config[1], lc.start) for lc in launches]
         found = set(blocks)
         if len(found) == 1 and None not in found:
             dims = found.pop()
@@ -147,9 +147,14 @@ def _spec_dims(ctx: Place, exprs: tuple[Any, ...]) -> tuple[int, int, int] | Non
         return None
 
 
-def _launch_block(ctx: Place, text: str) -> tuple[int, int, int] | None:
+def _launch_block(ctx: Place, text: str, at: int | None = None) -> tuple[int, int, int] | None:
     m = re.fullmatch(r"\s*dim3\s*\((.*)\)\s*", text, re.S)
     parts = [p for p in m.group(1).split(",")] if m else [text]
+    name = re.fullmatch(r"\s*([A-Za-z_]\w*)\s*", text)
+    if name is not None and at is not None:
+        dim3 = _dim3_variable(ctx, name.group(1), at)
+        if dim3 is not None:
+            parts = dim3
     values = []
     for p in parts:
         v = _Eval(ctx).text(p)
@@ -158,6 +163,29 @@ def _launch_block(ctx: Place, text: str) -> tuple[int, int, int] | None:
         values.append(v)
     values += [1] * (3 - len(values))
     return values[0], values[1], values[2]
+
+
+def _dim3_variable(ctx: Place, name: str, at: int) -> list[str] | None:
+    """The extents a launch's block variable ``name`` holds at offset ``at``: the function
+    around the launch declares it once, ``dim3 name(a, b)`` (or ``{a, b}``, ``= dim3(a, b)``),
+    and never assigns it or a field of it, nor takes its address. None otherwise."""
+    unit = ctx.unit
+    fn = next((f for f in unit.functions if f.body_start <= at < f.body_end), None)
+    if fn is None:
+        return None
+    body = unit.source[fn.body_start:fn.body_end].decode("utf-8", "replace")
+    n = re.escape(name)
+    decls = list(re.finditer(rf"\bdim3\s+{n}\s*(?:\(([^()]*)\)|\{{([^{{}}]*)\}}|=\s*dim3\s*"
+                             rf"\(([^()]*)\)|=\s*\{{([^{{}}]*)\}})\s*;", body))
+    if len(decls) != 1 or len(re.findall(rf"\b{n}\b", body[:decls[0].start()])) \
+            or fn.body_start + decls[0].end() > at:
+        return None
+    if re.search(rf"(?:&\s*{n}\b|\b{n}\s*(?:\.\s*[xyz]\s*)?(?:[-+*/%&|^]|<<|>>)?=(?!=)|"
+                 rf"\b{n}\s*(?:\.\s*[xyz]\s*)?(?:\+\+|--)|(?:\+\+|--)\s*{n}\b)",
+                 body[decls[0].end():]):
+        return None
+    args = next(g for g in decls[0].groups() if g is not None)
+    return args.split(",")
 
 
 def _exact_extent(place: Place) -> tuple[tuple[int, int, int] | None, str]:

@@ -120,3 +120,27 @@ def test_used_only_in_refuses_a_name_used_outside_the_anchor() -> None:
     ok, reason = verdict("used_only_in($ACC, anchor)", product() + "    float s = 1.0f;\n"
                          "    C[0] = s;\n", ROWCOL)
     assert not ok and "also used outside" in reason
+
+
+def launch_verdict(host: str) -> tuple[bool, str]:
+    source = ("__global__ void k(const float* A, const float* B, float* C, int M, int N, "
+              "int K) {\n" + ROWCOL + product() + "}\n"
+              "void run(const float* A, const float* B, float* C, int M, int N, int K) {\n"
+              + host + "    k<<<grid, block>>>(A, B, C, M, N, K);\n}\n")
+    sites = find_sites(parse_bytes(source.encode(), "k.cu"), load_rules_text(
+        probe("block_dim(x, ==, 16) and block_dim(y, ==, 8)"), "p.rule"))
+    assert len(sites) == 1, sites
+    return sites[0].ok, sites[0].reason
+
+
+def test_a_launch_reads_the_block_of_a_dim3_variable_declared_once_and_never_changed() -> None:
+    grid = "    dim3 grid((N + 15) / 16, (M + 7) / 8);\n"
+    for decl in ("dim3 block(16, 8);", "dim3 block{16, 8, 1};", "dim3 block = dim3(16, 8);"):
+        ok, reason = launch_verdict(f"    {decl}\n" + grid)
+        assert ok, (decl, reason)
+    for change in ("block.y = 4;", "block = dim3(8, 8);", "set(&block);", "block.x++;"):
+        ok, reason = launch_verdict(f"    dim3 block(16, 8);\n    {change}\n" + grid)
+        assert not ok and "not a constant" in reason, change
+    ok, reason = launch_verdict("    dim3 block(16, 8);\n    if (M > 9) { dim3 block(8, 8); }\n"
+                                + grid)
+    assert not ok and "not a constant" in reason
