@@ -168,7 +168,9 @@ def _launch_block(ctx: Place, text: str, at: int | None = None) -> tuple[int, in
 def _dim3_variable(ctx: Place, name: str, at: int) -> list[str] | None:
     """The extents a launch's block variable ``name`` holds at offset ``at``: the function
     around the launch declares it once, ``dim3 name(a, b)`` (or ``{a, b}``, ``= dim3(a, b)``),
-    and never assigns it or a field of it, nor takes its address. None otherwise."""
+    before the launch, and uses it nowhere but in launch configurations (``<<<...>>>``): no
+    assignment, no field set, no address taken, no call that could take it by reference.
+    None otherwise."""
     unit = ctx.unit
     fn = next((f for f in unit.functions if f.body_start <= at < f.body_end), None)
     if fn is None:
@@ -177,12 +179,10 @@ def _dim3_variable(ctx: Place, name: str, at: int) -> list[str] | None:
     n = re.escape(name)
     decls = list(re.finditer(rf"\bdim3\s+{n}\s*(?:\(([^()]*)\)|\{{([^{{}}]*)\}}|=\s*dim3\s*"
                              rf"\(([^()]*)\)|=\s*\{{([^{{}}]*)\}})\s*;", body))
-    if len(decls) != 1 or len(re.findall(rf"\b{n}\b", body[:decls[0].start()])) \
+    if len(decls) != 1 or re.search(rf"\b{n}\b", body[:decls[0].start()]) \
             or fn.body_start + decls[0].end() > at:
         return None
-    if re.search(rf"(?:&\s*{n}\b|\b{n}\s*(?:\.\s*[xyz]\s*)?(?:[-+*/%&|^]|<<|>>)?=(?!=)|"
-                 rf"\b{n}\s*(?:\.\s*[xyz]\s*)?(?:\+\+|--)|(?:\+\+|--)\s*{n}\b)",
-                 body[decls[0].end():]):
+    if re.search(rf"\b{n}\b", re.sub(r"<<<.*?>>>", " ", body[decls[0].end():], flags=re.S)):
         return None
     args = next(g for g in decls[0].groups() if g is not None)
     return args.split(",")

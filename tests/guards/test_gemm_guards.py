@@ -138,7 +138,8 @@ def test_a_launch_reads_the_block_of_a_dim3_variable_declared_once_and_never_cha
     for decl in ("dim3 block(16, 8);", "dim3 block{16, 8, 1};", "dim3 block = dim3(16, 8);"):
         ok, reason = launch_verdict(f"    {decl}\n" + grid)
         assert ok, (decl, reason)
-    for change in ("block.y = 4;", "block = dim3(8, 8);", "set(&block);", "block.x++;"):
+    for change in ("block.y = 4;", "block = dim3(8, 8);", "set(&block);", "block.x++;",
+                   "set_by_reference(block);"):
         ok, reason = launch_verdict(f"    dim3 block(16, 8);\n    {change}\n" + grid)
         assert not ok and "not a constant" in reason, change
     ok, reason = launch_verdict("    dim3 block(16, 8);\n    if (M > 9) { dim3 block(8, 8); }\n"
