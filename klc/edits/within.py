@@ -316,32 +316,39 @@ def _matches_in(outer: Match, sub: Rule, binding: Binding) -> list[Match]:
 def sub_matches(outer: Match, holes: dict[str, str], spec: Spec | Bound | None = None,
                 clang: bool = True) -> SubResult:
     """The sub-matches of every ``within`` edit of the outer match's rule whose guards hold
-    (first sub-rule wins, outermost first, no overlaps), and the refused ones with why."""
+    (outermost first across the edits, the first sub-rule winning at one place, no
+    overlaps), and the refused ones with why. Outermost first across the edits: a loop that
+    a later sub-rule takes is not left to a loop nested in it that an earlier one takes
+    (guards such as lane_owned_updates reason about the outermost loop)."""
     result = SubResult({}, [])
     taken: list[tuple[int, int]] = []
-    for edit in within_edits(outer.rule):
+    candidates: list[tuple[int, int, int, Match, Within, tuple[str, ...]]] = []
+    for rank, edit in enumerate(within_edits(outer.rule)):
         binding = outer.bindings.get(edit.target)
         if binding is None or binding.start == binding.end:
             continue
         fresh = implied_fresh(edit.sub, outer.rule)  # ident holes its replace declares
         for sm in _matches_in(outer, edit.sub, binding):
-            if any(sm.start < e and s < sm.end for s, e in taken):
+            candidates.append((sm.start, sm.start - sm.end, rank, sm, edit, fresh))
+    candidates.sort(key=lambda c: c[:3])
+    for _start, _span, _rank, sm, edit, fresh in candidates:
+        if any(sm.start < e and s < sm.end for s, e in taken):
+            continue
+        if sm.obligations and not all(has_type_kind(
+                GuardContext(sm, holes, spec, clang, render=render),  # type: ignore[arg-type]
+                o, o.name) for o in sm.obligations):
+            continue  # an isomorphism's spelling whose type does not hold: no match
+        if edit.sub.guard is not None or fresh:
+            ctx = GuardContext(sm, holes, spec, clang, render=render)  # type: ignore[arg-type]
+            verdict = evaluate(edit.sub.guard, ctx) if edit.sub.guard is not None \
+                else None
+            if verdict is None or verdict.ok:
+                verdict = evaluate_declared(fresh, ctx)
+            if verdict is not None and not verdict.ok:
+                result.refused.append((sm, verdict.reason))
                 continue
-            if sm.obligations and not all(has_type_kind(
-                    GuardContext(sm, holes, spec, clang, render=render),  # type: ignore[arg-type]
-                    o, o.name) for o in sm.obligations):
-                continue  # an isomorphism's spelling whose type does not hold: no match
-            if edit.sub.guard is not None or fresh:
-                ctx = GuardContext(sm, holes, spec, clang, render=render)  # type: ignore[arg-type]
-                verdict = evaluate(edit.sub.guard, ctx) if edit.sub.guard is not None \
-                    else None
-                if verdict is None or verdict.ok:
-                    verdict = evaluate_declared(fresh, ctx)
-                if verdict is not None and not verdict.ok:
-                    result.refused.append((sm, verdict.reason))
-                    continue
-            taken.append((sm.start, sm.end))
-            result.matches.setdefault(edit.target, []).append(sm)
+        taken.append((sm.start, sm.end))
+        result.matches.setdefault(edit.target, []).append(sm)
     for v in result.matches.values():
         v.sort(key=lambda x: x.start)
     return result

@@ -34,10 +34,59 @@ from klc.guards.writes import assigns_only_locals
 from klc.match import Binding
 
 _SEQUENTIAL = re.compile(  # for (int C = A; C < N; C++), in the spellings the isomorphisms
-    r"^\s*int\s+(\w+)\s*=\s*(.+?)\s*;\s*(?:\1\s*<\s*(?:.+?)|(?:.+?)\s*>\s*\1)\s*;\s*"
+    r"^\s*int\s+(\w+)\s*=\s*(.+?)\s*;\s*(?:\1\s*<=?\s*(?:.+?)|(?:.+?)\s*>=?\s*\1)\s*;\s*"
     r"(?:\1\s*\+\+|\+\+\s*\1|\1\s*\+=\s*1|\1\s*=\s*\1\s*\+\s*1|\1\s*=\s*1\s*\+\s*\1)\s*$",
     re.S)
 _ACCUMULATE = re.compile(r"^(\w+)\s*(?:\+=\s*(.+)|=\s*fmaxf\s*\(\s*\1\s*,\s*(.+)\))\s*;$", re.S)
+# the other spellings of a maximum that the matcher's max_idiom isomorphism takes for
+# `m = fmaxf(m, a);` (groups: m, a): only for a float m and an `a` without side effects
+_MAX_SPELLINGS = tuple(re.compile(p, re.S) for p in (
+    r"^(\w+)\s*=\s*fmaxf\s*\(\s*(.+?)\s*,\s*\1\s*\)\s*;$",
+    r"^(\w+)\s*=\s*max\s*\(\s*\1\s*,\s*(.+?)\s*\)\s*;$",
+    r"^(\w+)\s*=\s*max\s*\(\s*(.+?)\s*,\s*\1\s*\)\s*;$",
+    r"^(\w+)\s*=\s*(.+?)\s*>\s*\1\s*\?\s*\2\s*:\s*\1\s*;$",
+    r"^(\w+)\s*=\s*\1\s*<\s*(.+?)\s*\?\s*\2\s*:\s*\1\s*;$",
+))
+_IF_MAX = (re.compile(r"^if\s*\(\s*(.+?)\s*>\s*(\w+)\s*\)\s*(\{)?\s*\2\s*=\s*\1\s*;\s*(?(3)\})$",
+                      re.S),
+           re.compile(r"^if\s*\(\s*(\w+)\s*<\s*(.+?)\s*\)\s*(\{)?\s*\1\s*=\s*\2\s*;\s*(?(3)\})$",
+                      re.S))
+_EFFECT = re.compile(r"\w\s*\(|\+\+|--|[^=!<>]=[^=]|^=|,")
+
+
+def _accumulation(ctx: GuardContext, stmt: Node) -> tuple[str, str | None, str | None] | None:
+    """(variable, summed expression or None, maximized expression or None) of a statement
+    that the sub-rules' accumulations match: ``acc += e;``, ``acc = fmaxf(acc, e);``, and,
+    for a ``float`` acc and an ``e`` without calls, assignments or increments, the other
+    spellings the max_idiom isomorphism takes for the latter (``if (e > acc) acc = e;``,
+    ``acc = fmaxf(e, acc);``, ``acc = max(acc, e);``, ``acc = e > acc ? e : acc;``, ...).
+    None for any other statement."""
+    text = _text(ctx.unit.source, stmt)
+    m = _ACCUMULATE.match(text)
+    if m is not None:
+        return m.group(1), m.group(2), m.group(3)
+    found = None
+    for p in _MAX_SPELLINGS:
+        m = p.match(text)
+        if m is not None:
+            found = (m.group(1), m.group(2))
+            break
+    if found is None:
+        m = _IF_MAX[0].match(text)
+        if m is not None:
+            found = (m.group(2), m.group(1))
+        else:
+            m = _IF_MAX[1].match(text)
+            found = (m.group(1), m.group(2)) if m is not None else None
+    if found is None or _EFFECT.search(found[1]):
+        return None
+    fn = ctx.function
+    decls = [d for d in _function_declarations(ctx.unit, fn) if d.name == found[0]
+             and d.start < stmt.start_byte] if fn is not None else []
+    if not decls or decls[-1].base != "float" or decls[-1].pointer or decls[-1].dims \
+            or decls[-1].reference:
+        return None  # (fmaxf would convert an int or a double: the matcher takes no such m)
+    return found[0], None, found[1]
 
 
 def _header(unit: Unit, loop: Node) -> tuple[str, str] | None:
@@ -67,9 +116,11 @@ def _strided(ctx: GuardContext, loop: Node) -> str:
     """Why the rewrite may leave ``loop`` sequential ('' when one of its sub-rules strides
     it): its header is not ``for (int C = A; C < N; C++)`` with a braced body, or its body is
     neither statements that assign only their own variables and memory, nor such statements
-    followed by one or two accumulations (``acc += e;``, ``acc = fmaxf(acc, e);``) of
-    variables that the accumulated expressions and the statements before do not mention, a
-    sum's starting at 0 (``starts_at_zero``). Those are the shapes and guards that
+    followed by one or two accumulations (``acc += e;``, ``acc = fmaxf(acc, e);`` or, for a
+    float, its max_idiom spellings) of variables that the accumulated expressions and the
+    statements before do not mention, a sum's starting at 0 (``starts_at_zero``), or by a
+    maximum and then statements of the first kind that do not mention it. The bound may be
+    ``c < n`` or ``c <= n``. Those are the shapes and guards that
     row_kernels.rule's sub-rules stride, mirrored here: a loop they would not stride runs on
     every lane."""
     unit = ctx.unit
@@ -89,13 +140,15 @@ def _strided(ctx: GuardContext, loop: Node) -> str:
     if assigns_only_locals(ctx, whole).ok:
         return ""
     for tail in (1, 2):
-        accs = [_ACCUMULATE.match(_text(unit.source, s)) for s in stmts[-tail:]]
-        if len(stmts) < tail or not all(accs):
+        if len(stmts) < tail:
             continue
-        if tail == 2 and any(a is not None and a.group(2) is None for a in accs):
+        accs = [_accumulation(ctx, s) for s in stmts[-tail:]]
+        if not all(accs):
+            continue
+        if tail == 2 and any(a is not None and a[1] is None for a in accs):
             continue  # (two accumulators: sums only)
-        names = {a.group(1) for a in accs if a is not None}
-        exprs = " ".join((a.group(2) or a.group(3)) for a in accs if a is not None)
+        names = {a[0] for a in accs if a is not None}
+        exprs = " ".join((a[1] or a[2] or "") for a in accs if a is not None)
         if any(re.search(rf"(?<![\w.]){re.escape(n)}\b", exprs) for n in names):
             continue
         pre = stmts[:-tail]
@@ -104,12 +157,26 @@ def _strided(ctx: GuardContext, loop: Node) -> str:
         if any(re.search(rf"(?<![\w.]){re.escape(n)}\b", _text(unit.source, p))
                for n in names for p in pre):
             continue  # (the statements before read the accumulator)
-        zero = [_not_zero_at(ctx, a.group(1), loop.start_byte, loop.end_byte)
-                for a in accs if a is not None and a.group(2) is not None]
+        zero = [_not_zero_at(ctx, a[0], loop.start_byte, loop.end_byte)
+                for a in accs if a is not None and a[1] is not None]
         if not any(zero):
             return ""
         return f"{where} sums into a variable that does not start at 0 there: the rewrite " \
                f"would not stride it ({next(z for z in zero if z)})"
+    # a maximum with statements after it: the first statement that is an accumulation is a
+    # maximum of a variable that the expression, the statements before and those after do
+    # not mention, and both runs write only their own variables and memory
+    first = next((i for i, st in enumerate(stmts) if _accumulation(ctx, st) is not None), None)
+    if first is not None and first < len(stmts) - 1:
+        acc = _accumulation(ctx, stmts[first])
+        assert acc is not None
+        name = re.compile(rf"(?<![\w.]){re.escape(acc[0])}\b")
+        pre, post = stmts[:first], stmts[first + 1:]
+        if acc[1] is None and acc[2] is not None and not name.search(acc[2]) \
+                and not any(name.search(_text(unit.source, p)) for p in pre + post) \
+                and (not pre or assigns_only_locals(ctx, _span(unit, pre, "$$$PRE")).ok) \
+                and assigns_only_locals(ctx, _span(unit, post, "$$$POST")).ok:
+            return ""
     return f"{where} assigns variables declared outside it other than as the sum or maximum " \
            "it accumulates last: the rewrite would not stride it"
 
@@ -320,8 +387,8 @@ def _touched_elsewhere(ctx: GuardContext, fn: Function, stmts: Binding, base: st
         if node.type in ("call_expression", "gnu_asm_expression"):
             args = node.child_by_field_id(F_ARGUMENTS)
             parts = args.named_children if args is not None else [node]
-            if any(_roots(a, src) & family for a in parts if a.type != "comment"
-                   and (node.type == "gnu_asm_expression" or _passes_pointer(a, src))):
+            if any(_hands_family(ctx, fn, a, family) if node.type != "gnu_asm_expression"
+                   else _roots(a, src) & family for a in parts if a.type != "comment"):
                 return f"{where} hands the memory of `{base}` to a call"
             continue
         if node.type == "pointer_expression" and _operator(node) == "&":
@@ -345,6 +412,36 @@ def _touched_elsewhere(ctx: GuardContext, fn: Function, stmts: Binding, base: st
             return f"{where} reaches the memory of `{base}` other than as {shown} in a loop " \
                    f"the rewrite strides from `{start}`: another lane may touch the element"
     return ""
+
+
+def _hands_family(ctx: GuardContext, fn: Function, arg: Node, family: frozenset[str]) -> bool:
+    """Does a call argument hand over an address of memory that ``family`` reaches? As
+    ``_passes_pointer`` says, except that a sum or difference is judged by its operands, and
+    an element ``b[i]`` of a single pointer or one-dimensional array ``b`` is a loaded value
+    (``expf(row[c] - m)`` hands over no address)."""
+    src = ctx.unit.source
+    arg = _unwrap(arg)
+    if arg.type == "binary_expression" and _operator(arg) in ("+", "-"):
+        sides = [arg.child_by_field_id(F_LEFT), arg.child_by_field_id(F_RIGHT)]
+        return any(_hands_family(ctx, fn, n, family) for n in sides if n is not None)
+    if arg.type == "subscript_expression":
+        base = _unwrap(arg.child_by_field_id(F_ARGUMENT))
+        if base.type == "identifier" and _levels(ctx, fn, _text(src, base), arg.start_byte) == 1:
+            return False
+    return bool(_roots(arg, src) & family) and _passes_pointer(arg, src)
+
+
+def _levels(ctx: GuardContext, fn: Function, name: str, at: int) -> int | None:
+    """Levels of indirection of the variable ``name`` declared before ``at`` in ``fn`` (or
+    its parameter): pointers plus array dimensions; None where it is not declared there."""
+    decls = [d for d in _function_declarations(ctx.unit, fn) if d.name == name and d.start < at]
+    if decls:
+        d = decls[-1]
+        return None if d.reference else d.pointer + max(len(d.dims) - (1 if d.pointer else 0), 0)
+    for p in fn.params:
+        if p.name == name:
+            return None if p.reference else p.pointer + (1 if p.array and not p.pointer else 0)
+    return None
 
 
 def _declares_alias(node: Node) -> bool:

@@ -86,6 +86,19 @@ NORMALISE = """\
     ("        float m = 0.0f;\n        for (int c = 0; c < cols; c++) {\n"
      "            m = fmaxf(m, in[c]);\n        }\n        out[row] = m;",
      "updates no memory in place and stores only what every lane stores alike"),
+    # a float maximum spelled with an if after an update (max_idiom), and a causal row: the
+    # bound `c <= t`, a maximum followed by a store, the row handed to expf only as values
+    ("        float* y = out + row * cols;\n        float best = 0.0f;\n"
+     "        for (int c = 0; c < cols; c++) {\n            y[c] -= in[c];\n"
+     "            if (y[c] > best) best = y[c];\n        }",
+     "(1 in-place update)"),
+    ("        float* y = out + row * cols;\n        const int t = row % cols;\n"
+     "        float m = -INFINITY;\n        for (int c = 0; c <= t; c++) {\n"
+     "            const float v = in[c] * 0.5f;\n            if (v > m) m = v;\n"
+     "            y[c] = v;\n        }\n        float s = 0.0f;\n"
+     "        for (int c = 0; c <= t; c++) {\n            y[c] = expf(y[c] - m);\n"
+     "            s += y[c];\n        }\n        for (int c = 0; c < cols; c++) {\n"
+     "            y[c] = c <= t ? y[c] / s : 0.0f;\n        }", "(2 in-place updates)"),
 ])
 def test_updates_each_element_in_its_own_lane(body: str, reason: str) -> None:
     ok, why = verdict(body)
@@ -97,8 +110,9 @@ def test_updates_each_element_in_its_own_lane(body: str, reason: str) -> None:
     # outside any loop: every lane would add
     ("        out[row] += 1.0f;", "`out[row] += 1.0f` (k.cu:4:9) updates memory in place "
      "outside the loops the rewrite strides: every lane would apply it"),
-    # a loop that the rewrite leaves sequential: an if-style maximum among other statements
-    ("        float* y = out + row * cols;\n        float best = 0.0f;\n"
+    # a loop that the rewrite leaves sequential: an if-style maximum of an int among other
+    # statements (fmaxf would convert it: the max_idiom isomorphism does not take it)
+    ("        float* y = out + row * cols;\n        int best = 0;\n"
      "        for (int c = 0; c < cols; c++) {\n            y[c] -= in[c];\n"
      "            if (y[c] > best) best = y[c];\n        }\n        out[row] = best;",
      "assigns variables declared outside it other than as the sum or maximum it "
@@ -146,8 +160,9 @@ def test_updates_each_element_in_its_own_lane(body: str, reason: str) -> None:
     ("        for (int c = 0; c < cols; c++) {\n            out[row] = in[row * cols + c];\n"
      "        }", "`out[row] = in[row * cols + c]` (k.cu:5:13) stores to memory at an element "
      "whose index is not the loop variable `c` plus terms that stay fixed"),
-    # a store in a loop the rewrite may stride (the maximum spelled with an if) or not
-    ("        float* y = out + row * cols;\n        float best = 0.0f;\n"
+    # a store in a loop the rewrite may stride (the maximum of a double spelled with an if,
+    # which the max_idiom isomorphism does not take for fmaxf) or not
+    ("        float* y = out + row * cols;\n        double best = 0.0;\n"
      "        for (int c = 0; c < cols; ++c) {\n            y[c] = in[c];\n"
      "            if (in[c] > best) best = in[c];\n        }\n        out[row] = best;",
      "`y[c] = in[c]` (k.cu:7:13) stores to memory in a loop that the rewrite may or may not "
@@ -190,7 +205,7 @@ def _top_loops(unit: Unit, start: int, end: int) -> list[Node]:
         "softmax_thread_row.cu", "cross_entropy_padded.cu", "embedding_row_thread.cu",
         "linear_forward.cu", "cumsum_rows.cu", "row_argmax.cu", "gemv_transposed.cu",
         "gemv_rows.cu", "layernorm_backward_thread_row.cu", "layernorm_thread_row.cu",
-        "logsumexp_rows.cu", "rmsnorm_thread_row.cu")]),
+        "logsumexp_rows.cu", "rmsnorm_thread_row.cu", "attention_scores_softmax.cu")]),
     ids=lambda p: p.name)
 def test_a_loop_the_predicate_calls_strided_is_strided_by_the_rule(path: Path) -> None:
     rules = [r for r in RuleSet.load([str(ROOT / "skills")]).rules

@@ -1,0 +1,71 @@
+/* klc-spec
+kernel: attention_rows
+sizes: {B: 4, NH: 16, T: 1024, HS: 64}
+verify_sizes:
+  - {B: 1, NH: 2, T: 128, HS: 64}
+  - {B: 2, NH: 3, T: 37, HS: 24}
+  - {B: 1, NH: 1, T: 3, HS: 2}
+args:
+  - {name: att, shape: [B, NH, T, T], role: out}
+  - {name: q, shape: [B, NH, T, HS], role: in, init: normal}
+  - {name: k, shape: [B, NH, T, HS], role: in, init: normal}
+  - {name: B, value: B}
+  - {name: NH, value: NH}
+  - {name: T, value: T}
+  - {name: HS, value: HS}
+grid: ["ceil_div(ceil_div(B * NH * T * 32, 256), 32)"]
+block: [256]
+bytes: 4 * B * NH * T * T + 8 * B * NH * T * HS
+flops: B * NH * T * (T + 1) * HS + 2 * B * NH * T * (T + 1)
+tolerance: {rtol: 0.0001, atol: 0.000001}
+timeout_s: 240
+*/
+// Causal attention probabilities: for query t of head (b, h),
+//   att[b, h, t, t2] = softmax over t2 <= t of (q[t] . k[t2]) / sqrt(HS), 0 for t2 > t.
+// The row of att holds the scores before they are exponentiated.
+// The expert of the attention_rows lineage; each optimization is one separable code shape
+// (README.md names the pass that removes it):
+//   - __launch_bounds__(256);
+//   - const __restrict__ inputs, a __restrict__ output (all used as row pointers);
+//   - one warp per query row: lanes stride the causal row (keys 0..t) 32 apart, each lane
+//     takes whole dot products of its keys and writes its own elements of the row, the
+//     partial maximum and sum are combined across the warp with xor shuffles (no shared
+//     memory, no __syncthreads), and the final pass (normalize the kept keys, zero the
+//     masked ones) strides the whole row the same way: element t2 is read and written by
+//     lane t2 % 32 in every pass.
+// bytes: att written (4 B NH T T), q and k read once (8 B NH T HS). flops: the dot products
+// (2 HS per pair, T (T + 1) / 2 pairs per head) and the softmax (4 per kept pair).
+__global__ void 
+attention_rows(float* __restrict__ att, const float* __restrict__ q,
+               const float* __restrict__ k, int B, int NH, int T, int HS) {
+    int idx = blockIdx.x * blockDim.x + threadIdx.x;
+    if (idx < B * NH * T) {
+        const int t = idx % T;
+        const int bh = idx / T;
+        const float* qt = q + (size_t)idx * HS;
+        const float* kb = k + (size_t)bh * T * HS;
+        float* row = att + (size_t)idx * T;
+        const float scale = 1.0f / sqrtf((float)HS);
+        float maxval = -INFINITY;
+        for (int t2 = 0; t2 <= t; t2++) {
+            const float* kt = kb + (size_t)t2 * HS;
+            float dot = 0.0f;
+            for (int i = 0; i < HS; i++) {
+                dot += qt[i] * kt[i];
+            }
+            dot *= scale;
+            maxval = fmaxf(maxval, dot);
+            row[t2] = dot;
+        }
+        float sum = 0.0f;
+        for (int t2 = 0; t2 <= t; t2++) {
+            const float e = expf(row[t2] - maxval);
+            row[t2] = e;
+            sum += e;
+        }
+        const float inv = 1.0f / sum;
+        for (int t2 = 0; t2 < T; t2++) {
+            row[t2] = t2 <= t ? row[t2] * inv : 0.0f;
+        }
+    }
+}
