@@ -9,7 +9,7 @@ from tree_sitter import Node
 
 from klc.analysis.constants import _Eval
 from klc.analysis.declarations import _lookup
-from klc.analysis.launch import _field_of, _strip_casts, _thread_dependent
+from klc.analysis.launch import _field_of, _strip_casts
 from klc.analysis.tree import (
     _binding_node,
     _cite,
@@ -47,17 +47,11 @@ _IMPURE = ("call_expression", "assignment_expression", "update_expression", "sub
 
 def _uniform_factor(ctx: GuardContext, node: Node, axis: str) -> bool:
     """``blockDim.<axis>`` or a value every thread of the block shares (a constant, a
-    parameter, a block-uniform local): the size of a block's step along the axis."""
-    src = ctx.unit.source
-    if _field_of(node, src, "blockDim", axis):
+    parameter never assigned, a block-uniform local): the size of a block's step along the
+    axis."""
+    if _field_of(node, ctx.unit.source, "blockDim", axis):
         return True
-    fn = ctx.function
-    assert fn is not None
-    text = _text(src, node)
-    if "threadIdx" in text or any(n.type in _IMPURE for n in _descendants(node)):
-        return False
-    tainted = _thread_dependent(ctx, fn)
-    return not any(name in tainted for name, _ in _identifiers(node, src))
+    return _varies_why(ctx, node, set(), set()) is None
 
 
 def _descendants(node: Node) -> list[Node]:

@@ -72,6 +72,11 @@ def test_thread_index_refuses_a_step_that_differs_between_threads() -> None:
             "    int col = blockIdx.x * blockDim.x + threadIdx.x;\n")
     ok, _ = verdict("thread_index($ROW, y)", product(), head)
     assert not ok
+    head = ("#define STEP threadIdx.x\n"
+            "    int row = blockIdx.y * STEP + threadIdx.y;\n"
+            "    int col = blockIdx.x * blockDim.x + threadIdx.x;\n")
+    ok, _ = verdict("thread_index($ROW, y)", product(), head)
+    assert not ok  # a macro step: only a known constant counts
 
 
 def test_varies_only_with_follows_row_pointers_and_transposed_reads() -> None:
