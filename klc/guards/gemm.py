@@ -1,7 +1,7 @@
 """Guard predicates for matrix products that a rewrite tiles across a 2-D block
 (passes/matmul_tiles.rule's inverse): which thread index a row or column is, which threads
-of the block compute the same value of an operand read, and whether every thread of the
-block reaches the code a tile loop with barriers replaces."""
+of the block compute the same value of an operand read, and whether a variable's
+declaration may move out of the block it stands in."""
 
 from __future__ import annotations
 
@@ -208,38 +208,6 @@ def varies_only_with(ctx: GuardContext, e: Binding, a: Binding | None = None,
         return _no(ctx, f"{_code(e)} may differ between threads that agree on {given}: {why} "
                    f"({ctx.unit.where(e.start)})", e.start)
     return _yes(f"{_code(e)} is the same for threads that agree on {given}", e.start)
-
-
-@predicate("block_reaches", _region_arg(), reads=("position",))
-def block_reaches(ctx: GuardContext, region: str = "anchor") -> Verdict:
-    """Every thread of the block reaches the start of REGION: it is a statement at the top
-    level of a kernel's body (under no branch or loop), and no ``return`` or ``goto`` comes
-    before it. Code that replaces REGION may then begin with __syncthreads-separated work
-    of the whole block (whatever the block's shape)."""
-    span = _region(ctx, region)
-    if isinstance(span, Verdict):
-        return span
-    start, _end, label = span
-    fn = ctx.function
-    if fn is None or not fn.is_kernel:
-        return _no(ctx, f"{label} is not inside a kernel")
-    unit = ctx.unit
-    node = unit.tree.root_node.descendant_for_byte_range(start, start)
-    while node is not None and node.parent is not None and \
-            node.parent.start_byte != fn.body_start:
-        node = node.parent
-    body = node.parent if node is not None else None
-    if body is None or body.type != "compound_statement" or node.start_byte != start:
-        return _no(ctx, f"{label} is not at the top level of `{fn.name}`'s body: a branch or "
-                   "a loop around it may keep threads away", start)
-    for jump in _in(_nodes(unit, "return_statement", "goto_statement"), fn.body_start,
-                    fn.body_end):
-        if jump.start_byte < start:
-            return _no(ctx, f"`{_snippet(unit.text(jump))}` ({unit.where(jump.start_byte)}) "
-                       f"comes before {label}: a thread that leaves never reaches a barrier "
-                       "put there", jump.start_byte)
-    return _yes(f"every thread of the block reaches {label} (top level of `{fn.name}`, no "
-                "return before it)", start)
 
 
 @predicate("used_only_in", _metavar("$X"), _region_arg(optional=False),

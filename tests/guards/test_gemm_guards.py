@@ -1,6 +1,7 @@
 """The predicates of klc/guards/gemm.py (passes/matmul_tiles.rule's inverse):
-``thread_index($E, axis)``, ``varies_only_with($E[, $A[, $B]])``, ``block_reaches(region)``
-and ``used_only_in($X, region)``, each judged through a probe rule at real spellings."""
+``thread_index($E, axis)``, ``varies_only_with($E[, $A[, $B]])`` and
+``used_only_in($X, region)``, each judged through a probe rule at real spellings; and a
+launch's block read from a dim3 variable (klc/analysis/launch.py)."""
 
 from __future__ import annotations
 
@@ -106,17 +107,6 @@ def test_varies_only_with_no_names_asks_for_a_block_uniform_value() -> None:
     body = product().replace("k < K", "k < row")
     ok, reason = verdict("varies_only_with($KD)", body, ROWCOL)
     assert not ok and "agree on nothing" in reason
-
-
-def test_block_reaches_refuses_a_return_before_and_a_branch_around() -> None:
-    ok, reason = verdict("block_reaches(anchor)", product(), ROWCOL)
-    assert ok, reason
-    ok, reason = verdict("block_reaches(anchor)", product(),
-                         ROWCOL + "    if (row == 3) return;\n")
-    assert not ok and "never reaches a barrier" in reason
-    ok, reason = verdict("block_reaches(anchor)", "    if (K > 0) {\n" + product() + "    }\n",
-                         ROWCOL)
-    assert not ok and "not at the top level" in reason
 
 
 def test_used_only_in_refuses_a_name_used_outside_the_anchor() -> None:
