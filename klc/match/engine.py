@@ -274,7 +274,8 @@ class _Matcher:
         """Match ps[i:] against ts[j:]; return the index in ts after the match, or None.
 
         ``anchored`` requires the whole of ts to be used (children of one node); a run of
-        statements is matched unanchored at its end (the run may stop before the block does).
+        statements is matched unanchored at its end (the match may stop before the block
+        does), except that a ``$$$X`` run ending the pattern takes the rest of the block.
         """
         if i == len(ps):
             return j if (j == len(ts) or not anchored) else None
@@ -285,8 +286,10 @@ class _Matcher:
             fixed = nxt.type or None if nxt is not None and nxt.metavar is None \
                 and nxt.seq is None else None
             n = len(ts)
-            # (statement dots skip as little as they can: the shortest run first)
-            for k in range(n, j - 1, -1) if anchored and p.dots is None else range(j, n + 1):
+            # (statement dots skip as little as they can: the shortest run first; a run that
+            # ends the pattern takes the rest of the block, as one in a block does)
+            longest = (anchored or i + 1 == len(ps)) and p.dots is None
+            for k in range(n, j - 1, -1) if longest else range(j, n + 1):
                 if fixed is not None and (k == n or ts[k].type != fixed):
                     continue
                 trial = dict(b)

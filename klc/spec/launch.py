@@ -35,6 +35,14 @@ def scale_launch(source: bytes, dim: str, axis: str, op: str, factor: int) -> by
     node = f[dim][1]
     entries = node.value if isinstance(node, yaml.SequenceNode) else [node]
     index = AXES.index(axis)
+    if index >= len(entries) and op == "*" and isinstance(node, yaml.SequenceNode) \
+            and node.flow_style and entries:
+        # a missing axis is 1: multiplying it writes it (`[256]` -> `[256, 8]`, a block
+        # made two-dimensional), with 1 for any axis between
+        a, b = doc.byte_span(node)
+        close = source.rindex(b"]", a, b)
+        extra = "".join(", 1" for _ in range(len(entries), index)) + f", {factor}"
+        return source[:close] + extra.encode() + source[close:]
     if index >= len(entries):
         raise KlcError(f"{doc.at(node)}: {dim} has no {axis} dimension to scale")
     target = entries[index]
