@@ -17,6 +17,7 @@ from klc.analysis.launch import (
     _block_dims,
     _condition_of,
     _depends,
+    _field_of,
     _is_linear_index,
     _shared_bytes,
     _spec_elements,
@@ -85,6 +86,43 @@ def thread_linear_index(ctx: GuardContext, e: Binding) -> Verdict:
                        f"({_cite(ctx.unit, decl.start, decl.end)})", e.start)
     return _no(ctx, f"{_code(e)} is not blockIdx.x * blockDim.x + threadIdx.x "
                f"({ctx.unit.where(e.start)})", e.start)
+
+
+_INDEX_TYPES = frozenset({"int", "unsigned", "unsigned int", "signed", "signed int", "long",
+                          "unsigned long", "long long", "unsigned long long", "size_t",
+                          "std::size_t", "int32_t", "uint32_t", "int64_t", "uint64_t"})
+
+
+@predicate("block_thread_index", _metavar("$T"), reads=("arguments", "declarations"))
+def block_thread_index(ctx: GuardContext, t: Binding) -> Verdict:
+    """$T is the thread's index in its block, ``threadIdx.x`` (casts allowed), or a local
+    of an integer type of at least 32 bits initialised to it and never reassigned
+    (``unsigned int tid = threadIdx.x;``)."""
+    node = _binding_node(t)
+    src = ctx.unit.source
+    if node is None:
+        return _no(ctx, f"{_code(t)} is a sequence, not an expression", t.start)
+    if _field_of(node, src, "threadIdx"):
+        return _yes(f"{_code(t)} is threadIdx.x", t.start)
+    bare = _strip_casts(node, src)
+    if bare.type == "identifier":
+        name = _text(src, bare)
+        decl = _lookup(ctx, name, t.start)
+        fn = ctx.function
+        if decl is None or decl.origin != "local" or decl.init is None \
+                or not _field_of(decl.init, src, "threadIdx"):
+            where = f" ({_cite(ctx.unit, decl.start, decl.end)})" if decl is not None else ""
+            return _no(ctx, f"`{name}` is not a local initialised to threadIdx.x{where}",
+                       t.start)
+        if decl.pointer or decl.reference or _norm_type(decl.base) not in _INDEX_TYPES:
+            return _no(ctx, f"`{name}` has type {decl.base}, not an integer type that holds "
+                       f"threadIdx.x ({_cite(ctx.unit, decl.start, decl.end)})", t.start)
+        if fn is not None and _assigned(ctx, name, decl.end, fn.body_end):
+            return _no(ctx, f"`{name}` is initialised to threadIdx.x but reassigned later "
+                       f"({_cite(ctx.unit, decl.start, decl.end)})", t.start)
+        return _yes(f"`{name}` = threadIdx.x ({_cite(ctx.unit, decl.start, decl.end)})",
+                    t.start)
+    return _no(ctx, f"{_code(t)} is not threadIdx.x ({ctx.unit.where(t.start)})", t.start)
 
 
 @predicate("block_size_known", reads=("spec",))
