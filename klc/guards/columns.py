@@ -119,8 +119,9 @@ def no_stores(ctx: GuardContext, stmts: Binding) -> Verdict:
            ArgSpec("TY", frozenset({"int", "hole"})), reads=("spec",))
 def block_split(ctx: GuardContext, f: Any, ty: Any) -> Verdict:
     """The block is one-dimensional and known exactly (spec or every launch), its x extent
-    a multiple of F, and x / F * TY <= 1024: block.x /= F, block.y *= TY, grid.x *= F give
-    a valid launch that numbers the same columns blockIdx.x * blockDim.x + threadIdx.x."""
+    a multiple of F, x / F * TY <= 1024, and the kernel declares no __launch_bounds__ (which
+    the new block could exceed): block.x /= F, block.y *= TY, grid.x *= F give a valid
+    launch that numbers the same columns blockIdx.x * blockDim.x + threadIdx.x."""
     fv, tv = _number_arg(ctx, f), _number_arg(ctx, ty)
     if not isinstance(fv, int) or not isinstance(tv, int) or fv < 1 or tv < 1:
         return _no(ctx, f"block_split: {f!r}, {ty!r} are not positive integers")
@@ -134,6 +135,11 @@ def block_split(ctx: GuardContext, f: Any, ty: Any) -> Verdict:
         return _no(ctx, f"block.x = {x} ({how}) is not a multiple of {fv}")
     if x // fv * tv > 1024:
         return _no(ctx, f"a block of {x // fv}×{tv} threads would exceed 1024")
+    fn = ctx.function
+    if fn is not None and fn.launch_bounds is not None:
+        return _no(ctx, f"`{fn.name}` declares __launch_bounds__({fn.launch_bounds.max_threads}):"
+                   " the new block's shape is not checked against it (a launch with more "
+                   "threads fails); remove it first")
     return _yes(f"block {x} ({how}) -> {x // fv}×{tv}", ctx.match.start)
 
 

@@ -119,6 +119,9 @@ def test_block_split() -> None:
     assert not ok and "not one-dimensional" in why
     ok, why = verdict("block_split(?f, ?ty)", kernel(), "33")
     assert not ok and "not a multiple of 2" in why
+    bounded = kernel().replace("__global__ void", "__global__ void __launch_bounds__(256)")
+    ok, why = verdict("block_split(?f, ?ty)", bounded)
+    assert not ok and "__launch_bounds__" in why
 
 
 def test_kernel_body() -> None:
