@@ -177,8 +177,38 @@ def _strided(ctx: GuardContext, loop: Node) -> str:
                 and (not pre or assigns_only_locals(ctx, _span(unit, pre, "$$$PRE")).ok) \
                 and assigns_only_locals(ctx, _span(unit, post, "$$$POST")).ok:
             return ""
+    if _scanned(ctx, loop, stmts):
+        return ""
     return f"{where} assigns variables declared outside it other than as the sum or maximum " \
            "it accumulates last: the rewrite would not stride it"
+
+
+_SCAN_NAMES = re.compile(r"(?<![\w.])(?:chunk|scan|up|below|carry)\b")
+
+
+def _scanned(ctx: GuardContext, loop: Node, stmts: list[Node]) -> bool:
+    """Is ``loop`` the prefix-sum sweep that the rule's scan sub-rule strides (chunk by
+    chunk, column chunk + lane on each lane, so element c is lane c % 32's as in the
+    loops strided from 0)? ``for (int c = 0; c < n; c++) { acc += e; POST }``: a start of
+    0 and a bound ``<``, ``acc`` not in ``e`` nor in the header but read by POST, POST
+    writing only its own variables and memory, and none of the names the rewrite declares
+    in the loop."""
+    unit = ctx.unit
+    header = _header(unit, loop)
+    body = loop.child_by_field_id(F_BODY)
+    if header is None or body is None or header[1].strip() != "0" or len(stmts) < 2:
+        return False
+    head = unit.source[loop.start_byte:body.start_byte].decode("utf-8", "replace")
+    if re.search(r"<=|>=", head) or _SCAN_NAMES.search(_text(unit.source, loop)):
+        return False
+    m = _ACCUMULATE.match(_text(unit.source, stmts[0]))
+    if m is None or m.group(2) is None:
+        return False
+    name = re.compile(rf"(?<![\w.]){re.escape(m.group(1))}\b")
+    if name.search(m.group(2)) or name.search(head) \
+            or not any(name.search(_text(unit.source, p)) for p in stmts[1:]):
+        return False
+    return assigns_only_locals(ctx, _span(unit, stmts[1:], "$$$POST")).ok
 
 
 def _outermost_loop(node: Node, start: int, end: int) -> Node | None:
