@@ -136,8 +136,10 @@ def test_learned_skills_merge_lineages_and_load(learned: list[Learned], tmp_path
                                                 capsys: pytest.CaptureFixture[str]) -> None:
     by_name = {i.rule.name: i for i in learned}
     lb = by_name["add_launch_bounds"]
-    assert len(lb.observations) == 7 and len(lb.rule.card.provenance) == 7
-    assert len(lb.rule.card.effect) == 7
+    # one observation per family whose expert declares launch bounds (7 before the row
+    # families argmax_rows, attention_rows and cumsum_warp_rows; more lineages add more)
+    assert len(lb.observations) == len(lb.rule.card.provenance) == len(lb.rule.card.effect)
+    assert len(lb.observations) >= 10
     assert all(e.startswith("not measured yet") for e in lb.rule.card.effect)
     assert lb.rule.card.verdict == "unmeasured"
     h = lb.rule.holes["threads"]
