@@ -495,18 +495,25 @@ def _matched_early_return(ctx: GuardContext, ret: Any, start: int, end: int) -> 
                    for b in ctx.match.bindings.values())
 
 
-@predicate("kernel_tail", _region_arg(), reads=("position",))
-def kernel_tail(ctx: GuardContext, region: str = "anchor") -> Verdict:
-    """REGION is the tail of a kernel's body, run by every thread of the block: it starts at
-    the top level of the body (under no branch or loop), nothing but comments follows it in
-    the body, and no ``return`` or ``goto`` comes before its end. A barrier put in REGION's
-    top level is then reached by all threads, and no code of the thread runs after it (so
-    what a rewrite moves between threads is not read back by the thread later)."""
+@predicate("ends_kernel", _region_arg(), reads=("position",))
+def ends_kernel(ctx: GuardContext, region: str = "anchor") -> Verdict:
+    """REGION ends a kernel's body: it starts at the top level of the body (under no branch
+    or loop) and nothing but comments follows it. No code of the thread runs after it, so a
+    rewrite may leave its variables with other values (a loop that advances the index)."""
     span = _region(ctx, region)
     if isinstance(span, Verdict):
         return span
     start, end, label = span
     fn = ctx.function
+    why = _ends_kernel(ctx, fn, start, end, label)
+    if why is not None:
+        return why
+    assert fn is not None
+    return _yes(f"{label} ends `{fn.name}`, at the top level of its body", start)
+
+
+def _ends_kernel(ctx: GuardContext, fn: Function | None, start: int, end: int,
+                 label: str) -> Verdict | None:
     if fn is None or not fn.is_kernel:
         return _no(ctx, f"{label} is not inside a kernel")
     unit = ctx.unit
@@ -523,6 +530,25 @@ def kernel_tail(ctx: GuardContext, region: str = "anchor") -> Verdict:
         return _no(ctx, f"`{_snippet(unit.text(after[0]))}` ({unit.where(after[0].start_byte)}) "
                    f"follows {label} in `{fn.name}`: {label} does not end the kernel",
                    after[0].start_byte)
+    return None
+
+
+@predicate("kernel_tail", _region_arg(), reads=("position",))
+def kernel_tail(ctx: GuardContext, region: str = "anchor") -> Verdict:
+    """REGION is the tail of a kernel's body, run by every thread of the block: it ends the
+    body (``ends_kernel``) and no ``return`` or ``goto`` comes before its end. A barrier put
+    in REGION's top level is then reached by all threads, and no code of the thread runs
+    after it (so what a rewrite moves between threads is not read back by the thread later)."""
+    span = _region(ctx, region)
+    if isinstance(span, Verdict):
+        return span
+    start, end, label = span
+    fn = ctx.function
+    why = _ends_kernel(ctx, fn, start, end, label)
+    if why is not None:
+        return why
+    assert fn is not None
+    unit = ctx.unit
     for jump in _in(_nodes(unit, "return_statement", "goto_statement"), fn.body_start,
                     fn.body_end):
         if jump.start_byte < end:

@@ -14,6 +14,7 @@ from klc.analysis.loops import _enclosing_loop, _loop_node, trip_count
 from klc.analysis.tree import (
     _binding_node,
     _cite,
+    _code,
     _in,
     _leaves,
     _leaves_in,
@@ -191,6 +192,18 @@ def mentions(ctx: GuardContext, what: Any, name: Any) -> Verdict:
             return _yes(f"{label} uses `{word}` ({ctx.unit.where(node.start_byte)})",
                         node.start_byte)
     return _no(ctx, f"{label} never uses `{word}`", start)
+
+
+@predicate("no_loops", ArgSpec("$$$S", frozenset({"metavar", "sequence"})), reads=("arguments",))
+def no_loops(ctx: GuardContext, stmts: Binding) -> Verdict:
+    """The statements bound to $$$S hold no loop (for, range-for, while, do) and no goto:
+    straight-line code, a fixed amount of work, as the body of an element-wise kernel (one
+    element's work; a body that loops over a row is a row kernel's)."""
+    unit, src = ctx.unit, ctx.unit.source
+    for node in _in(_nodes(unit, *LOOP_TYPES, "goto_statement"), stmts.start, stmts.end):
+        return _no(ctx, f"`{_snippet(_text(src, node))}` ({unit.where(node.start_byte)}) is a "
+                   "loop: not straight-line code", node.start_byte)
+    return _yes(f"{_code(stmts)} holds no loop", stmts.start)
 
 
 @predicate("no_jumps", ArgSpec("$$$S", frozenset({"metavar", "sequence"})), reads=("arguments",))

@@ -204,6 +204,21 @@ def no_memory_update(ctx: GuardContext, stmts: Binding) -> Verdict:
     return _yes(f"{_code(stmts)} updates no memory in place", stmts.start)
 
 
+@predicate("reads_no_memory", ArgSpec("$E", frozenset({"metavar"})), reads=("arguments",))
+def reads_no_memory(ctx: GuardContext, expr: Binding) -> Verdict:
+    """The code bound to $E reads no memory and calls nothing: no subscript, no ``*p``, no
+    ``p->f``, no call. Its value then changes only where a variable in it is assigned, so
+    a rewrite may evaluate it again later (a loop bound tested at every iteration)."""
+    unit, src = ctx.unit, ctx.unit.source
+    for node in _in(_nodes(unit, "subscript_expression", "call_expression",
+                           "pointer_expression", "field_expression"), expr.start, expr.end):
+        if node.type == "field_expression" and b"->" not in src[node.start_byte:node.end_byte]:
+            continue  # a member of a value (blockDim.x, a struct argument)
+        return _no(ctx, f"`{_snippet(_text(src, node))}` ({unit.where(node.start_byte)}) "
+                   "reads memory or calls", node.start_byte)
+    return _yes(f"{_code(expr)} reads no memory and calls nothing", expr.start)
+
+
 @predicate("moves_before", ArgSpec("$$$S", frozenset({"metavar", "sequence"})),
            ArgSpec("$$$MID", frozenset({"metavar", "sequence"})), reads=("arguments",))
 def moves_before(ctx: GuardContext, stmts: Binding, mid: Binding) -> Verdict:

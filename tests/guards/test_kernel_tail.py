@@ -63,3 +63,23 @@ def test_outside_a_kernel_it_is_refused() -> None:
     ok, reason = verdict(HEAD.replace("__global__", "__device__") + COPY + "}\n")
     assert not ok
     assert "is not inside a kernel" in reason
+
+
+ENDS = PROBE.replace("kernel_tail(anchor)", "ends_kernel(anchor)")
+
+
+def ends(source: str) -> tuple[bool, str]:
+    sites = find_sites(parse_bytes(source.encode(), "k.cu"), load_rules_text(ENDS, "p.rule"))
+    assert len(sites) == 1
+    return sites[0].ok, sites[0].reason
+
+
+def test_ends_kernel_takes_a_return_before_it() -> None:
+    """ends_kernel is kernel_tail without the return check: a loop that advances the index
+    adds no barrier, so threads that left early change nothing."""
+    ok, _ = ends(HEAD + "    if (i == 3) return;\n" + COPY + "}\n")
+    assert ok
+    ok, reason = ends(HEAD + COPY + "    y[0] += 1.0f;\n}\n")
+    assert not ok and "does not end the kernel" in reason
+    ok, reason = ends(HEAD + "    if (n > 4) {\n" + COPY + "    }\n}\n")
+    assert not ok and "is not at the top level" in reason

@@ -1,0 +1,62 @@
+"""``no_loops($$$S)`` (straight-line code: an element's work, not a row's) and
+``reads_no_memory($E)`` (a bound a loop may test again), the guards of
+elementwise_grid_stride."""
+
+from __future__ import annotations
+
+from klc.cuda.parse import parse_bytes
+from klc.pipeline import find_sites
+from klc.rule.ruleset import load_rules_text
+
+PROBE = """
+rule probe {
+  kind: skill
+  anchor: ```
+    if ($I < $N) {
+        $$$BODY;
+    }
+  ```
+  guard: GUARD
+  rewrite replace: ```
+    if ($I < $N) {
+        $$$BODY;
+    }
+  ```
+}
+"""
+
+
+def verdict(guard: str, cond: str, body: str) -> tuple[bool, str]:
+    src = ("__global__ void k(const float* x, float* y, const int* len, int n, int m) {\n"
+           "    int i = threadIdx.x;\n"
+           f"    if (i < {cond}) {{\n{body}\n    }}\n}}\n")
+    sites = find_sites(parse_bytes(src.encode(), "k.cu"),
+                       load_rules_text(PROBE.replace("GUARD", guard), "p.rule"))
+    assert len(sites) == 1
+    return sites[0].ok, sites[0].reason
+
+
+def test_straight_line_code_has_no_loops() -> None:
+    ok, reason = verdict("no_loops($$$BODY)", "n", "        float v = x[i];\n"
+                         "        v = v > 0.0f ? 2.0f * v : v;\n        y[i] = v;")
+    assert ok, reason
+
+
+def test_every_kind_of_loop_is_refused() -> None:
+    for loop in ("for (int c = 0; c < 4; c++) y[i] += x[c];",
+                 "int c = 0; while (c < 4) { y[i] += x[c]; c++; }",
+                 "int c = 0; do { y[i] += x[c]; } while (++c < 4);"):
+        ok, reason = verdict("no_loops($$$BODY)", "n", "        " + loop)
+        assert not ok and "is a loop: not straight-line code" in reason, loop
+
+
+def test_a_bound_of_names_and_arithmetic_reads_no_memory() -> None:
+    for cond in ("n", "n * m", "(n + 1) / 2", "n * blockDim.x"):
+        ok, reason = verdict("reads_no_memory($N)", cond, "        y[i] = x[i];")
+        assert ok, (cond, reason)
+
+
+def test_a_bound_that_reads_memory_or_calls_is_refused() -> None:
+    for cond, what in (("len[0]", "`len[0]`"), ("*len", "`*len`"), ("min(n, m)", "`min(n, m)`")):
+        ok, reason = verdict("reads_no_memory($N)", cond, "        y[i] = x[i];")
+        assert not ok and what in reason and "reads memory or calls" in reason, cond
