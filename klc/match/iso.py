@@ -44,6 +44,8 @@ ISOMORPHISMS: dict[str, str] = {
     "early_return": "if (i >= n) return; rest / if (i < n) { rest } as the last statement "
                     "of a run that ends a kernel body, for integer i and n",
     "address_of_element": "&a[i] / a + i, for a pointer or array a",
+    "const_local": "T x = e; / const T x = e; for a local whose initialiser reads threadIdx, "
+                   "blockIdx, blockDim or gridDim (never a constant expression)",
 }
 # on unless a rule turns them off (all of them: see docs/rules.md for why each is sound)
 DEFAULT_ON = frozenset(ISOMORPHISMS)
@@ -331,8 +333,25 @@ def _address_of_element(p: PNode, on: frozenset[str]) -> Variants:
     return [(_bin(a, "+", i), "pointer_left")]
 
 
+def _const_local(p: PNode, on: frozenset[str]) -> Variants:
+    """``T x = e;`` / ``const T x = e;``: a const local can only be read, and code that
+    matches the anchor reads it the same way. The rewrite writes the template's spelling
+    (without the const), which is sound unless the name must be a constant expression (an
+    array bound, a template argument): the check asks that the initialiser read a built-in
+    index variable, which no constant expression does."""
+    if "const_local" not in on or p.type != "declaration" or not p.children:
+        return []
+    first = base(p.children[0])
+    if first.type in ("type_qualifier", "storage_class_specifier") or first.metavar:
+        return []
+    if not any(base(c).type == "init_declarator" for c in p.children):
+        return []
+    const = PNode("type_qualifier", children=(_tok("const"),))
+    return [(PNode(p.type, children=(const, *p.children)), "index_init")]
+
+
 _NODE_ISOS: tuple[Callable[[PNode, frozenset[str]], Variants], ...] = (
-    _commutative, _compound, _parentheses, _address_of_element)
+    _commutative, _compound, _parentheses, _address_of_element, _const_local)
 
 
 def expand(p: PNode, on: frozenset[str], slot: str = "") -> PNode:
@@ -530,6 +549,31 @@ def _check_pointer_left(t: Node) -> bool | list[Obligation]:
     return False if left is None else [("pointer", left)]
 
 
+def _check_index_init(t: Node) -> bool | list[Obligation]:
+    """Every declarator of the declaration is a plain name (on ``const float* p`` the const
+    is the pointee's, which the template's spelling would drop) and every initialiser reads
+    threadIdx, blockIdx, blockDim or gridDim (so the const local it declares is no constant
+    expression anything needs)."""
+    kind = t.child_by_field_name("type")
+    decls = [c for c in t.named_children if c != kind and c.type != "type_qualifier"]
+    return bool(decls) and all(
+        d.type == "init_declarator"
+        and (d.child_by_field_name("declarator") or d).type == "identifier"
+        and (v := d.child_by_field_name("value")) is not None and _reads_builtin(v)
+        for d in decls)
+
+
+def _reads_builtin(node: Node) -> bool:
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.type == "identifier" and n.text is not None \
+                and n.text.decode() in _BUILTINS:
+            return True
+        stack.extend(n.children)
+    return False
+
+
 def run_check(name: str, t: Node) -> bool | list[Obligation]:
     """The check ``name`` on the code node ``t``: ``EMPTY_RUNS`` + "A,B" binds the runs
     ``$$$A``, ``$$$B`` to nothing (a braced body's runs around its one statement, the body
@@ -547,6 +591,7 @@ CHECKS: dict[str, Callable[[Node], bool | list[Obligation]]] = {
     "float_max": _check_float_max,
     "int_operands": _check_int_operands,
     "pointer_left": _check_pointer_left,
+    "index_init": _check_index_init,
 }
 # the bindings' key prefix of an obligation (no metavariable's name starts with it)
 OBLIGATION = "\0iso:"

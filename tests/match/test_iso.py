@@ -304,3 +304,34 @@ def test_within_sub_anchors_follow_the_rules_isomorphisms_line() -> None:
     assert "acc = acc + 2.0f * x[i];" in apply_rules(parse_bytes(code.encode(), "k.cu"), on
                                                 ).source.decode()
     assert apply_rules(parse_bytes(code.encode(), "k.cu"), off).source.decode() == code
+
+
+@pytest.mark.parametrize(("code", "want"), [
+    ("const int i = blockIdx.x * blockDim.x + threadIdx.x;", [{"I": "i"}]),
+    ("const int i = threadIdx.x + blockDim.x * blockIdx.x;", [{"I": "i"}]),
+    ("int i = blockIdx.x * blockDim.x + threadIdx.x;", [{"I": "i"}]),
+])
+def test_const_local_index(code: str, want: list[dict[str, str]]) -> None:
+    r = rule("int $I = blockIdx.x * blockDim.x + threadIdx.x;")
+    assert sites(r, kernel(code + "\ny[i] = 0.0f;")) == want
+    off = rule("int $I = blockIdx.x * blockDim.x + threadIdx.x;",
+               extra="  isomorphisms: -const_local\n")
+    assert sites(off, kernel(code + "\ny[i] = 0.0f;")) == ([] if "const" in code else want)
+
+
+@pytest.mark.parametrize("code", [
+    "const int t = 32;",  # a constant expression: an array bound may need it
+    "const float* p = x + threadIdx.x;",  # the const is the pointee's
+    "const int i = threadIdx.x, j = 3;",  # a second declarator without an index
+    "static int i = threadIdx.x;",
+])
+def test_const_local_refused(code: str) -> None:
+    r = rule("int $I = $E;")
+    r2 = rule("float* $P = $E;")
+    assert sites(r, kernel(code)) == [] and sites(r2, kernel(code)) == []
+
+
+def test_const_local_rewrite_keeps_the_rest() -> None:
+    out = applied(rule("int $I = $E;", "int $I = 2 * ($E);"),
+                  kernel("const int t = 32;\nconst int i = threadIdx.x * t;\ny[i] = 0.0f;"))
+    assert "const int t = 32;\nint i = 2 * (threadIdx.x * t);\ny[i] = 0.0f;" in out
