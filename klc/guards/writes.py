@@ -357,6 +357,73 @@ def restrict_safe(ctx: GuardContext, x: Binding) -> Verdict:
                 f"that matters: {'; '.join(why)}", x.start)
 
 
+@predicate("written_before_read", ArgSpec("$$$S", frozenset({"metavar", "sequence"})),
+           ArgSpec("$E", frozenset({"metavar"})), reads=("arguments", "declarations"))
+def written_before_read(ctx: GuardContext, stmts: Binding, expr: Binding) -> Verdict:
+    """The statements bound to $$$S carry no value from one run to the next: what they
+    assign is memory, a variable they declare, or a plain local scalar declared before them
+    (not an array, a reference, `static` or `__shared__`, its address never taken in the
+    function) that they first meet as the target of a `v = e;` statement of their own top
+    level, `e` not reading it, and that the code bound to $E (the loop's bound, tested
+    between the runs) does not read. Each run then sets such a temporary before it reads it
+    (the temporaries a first kernel declares before its bounds check: `float x, t;`)."""
+    unit, src = ctx.unit, ctx.unit.source
+    start, end = stmts.start, stmts.end
+    inner = _declared_names_in(unit, start, end)
+    top = {n.start_byte for n in stmts.nodes}
+    targets: list[tuple[Node, Node]] = []
+    for node in _in(_nodes(unit, "assignment_expression"), start, end):
+        left = node.child_by_field_id(F_LEFT)
+        if left is not None:
+            targets.append((node, left))
+    for node in _in(_nodes(unit, "update_expression"), start, end):
+        arg = node.child_by_field_id(F_ARGUMENT)
+        if arg is not None:
+            targets.append((node, arg))
+    fn = ctx.function
+    idents = [n for n in _in(_nodes(unit, "identifier"), start, end)]
+    for node, lvalue in sorted(targets, key=lambda t: t[0].start_byte):
+        base = _base_identifier(lvalue)
+        if base is None:
+            continue  # *p = ..., a write through a pointer expression: memory
+        name = _text(src, base)
+        if name in inner:
+            continue
+        outer = [d for d in _declarations_named(unit, name) if d.start < start
+                 and (fn is None or fn.body_start <= d.start)]
+        decl = outer[-1] if outer else None
+        direct = lvalue.type == "identifier" or _unwrap(lvalue).type == "identifier"
+        if decl is None and not direct:
+            continue  # x[i] = ... through a parameter or global pointer: memory
+        why = f"{_cite(unit, node.start_byte, node.end_byte)} writes `{name}`, declared " \
+              "outside the statements"
+        if decl is None or not direct or decl.dims or decl.reference or decl.origin != "local" \
+                or {"static", "__shared__"} & decl.qualifiers:
+            if decl is not None and not direct and not decl.dims:
+                continue  # p[i] = ... through a local pointer: memory
+            return _no(ctx, why + ": not a plain local scalar", node.start_byte)
+        if fn is not None and re.search(rb"&\s*" + re.escape(name.encode()) + rb"\b",
+                                        src[fn.body_start:fn.body_end]):
+            return _no(ctx, why + f": its address may be taken (`&{name}`)", node.start_byte)
+        if any(_text(src, n) == name for n in _in(_nodes(unit, "identifier"), expr.start,
+                                                  expr.end)):
+            return _no(ctx, why + f", and {_code(expr)} reads it", node.start_byte)
+        first = next(n for n in idents if _text(src, n) == name)
+        stmt = first.parent.parent if first.parent is not None else None
+        assign = first.parent
+        if assign is None or assign.type != "assignment_expression" or \
+                assign.child_by_field_id(F_LEFT) != first or _operator(assign) != "=" or \
+                stmt is None or stmt.type != "expression_statement" or \
+                stmt.start_byte not in top or \
+                any(_text(src, n) == name for n in _in(_nodes(unit, "identifier"),
+                                                     first.end_byte, assign.end_byte)):
+            return _no(ctx, why + f", and `{name}` is not first set by a `{name} = ...;` of "
+                       f"their own level ({unit.where(first.start_byte)}): its value may "
+                       "carry from one run to the next", first.start_byte)
+    return _yes(f"the statements at {unit.where(start)} write memory, their own variables, "
+                "and temporaries they set before reading", start)
+
+
 @predicate("assigns_only_locals", ArgSpec("$$$S", frozenset({"metavar", "sequence"})),
            reads=("arguments", "declarations"))
 def assigns_only_locals(ctx: GuardContext, stmts: Binding) -> Verdict:

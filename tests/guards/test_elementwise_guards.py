@@ -60,3 +60,51 @@ def test_a_bound_that_reads_memory_or_calls_is_refused() -> None:
     for cond, what in (("len[0]", "`len[0]`"), ("*len", "`*len`"), ("min(n, m)", "`min(n, m)`")):
         ok, reason = verdict("reads_no_memory($N)", cond, "        y[i] = x[i];")
         assert not ok and what in reason and "reads memory or calls" in reason, cond
+
+
+TEMPS = """__global__ void k(const float* x, float* y, int n) {
+    int i = threadIdx.x;
+    float a, b = 0.0f;
+    float arr[2];
+    DECL
+    if (i < BOUND) {
+BODY
+    }
+}
+"""
+
+
+def temps(body: str, decl: str = "", bound: str = "n") -> tuple[bool, str]:
+    src = TEMPS.replace("BODY", body).replace("DECL", decl).replace("BOUND", bound)
+    sites = find_sites(parse_bytes(src.encode(), "k.cu"),
+                       load_rules_text(PROBE.replace("GUARD", "written_before_read($$$BODY, $N)"),
+                                       "p.rule"))
+    assert len(sites) == 1
+    return sites[0].ok, sites[0].reason
+
+
+def test_temporaries_set_before_they_are_read() -> None:
+    ok, reason = temps("        a = x[i];\n        b = a * a;\n        y[i] = a + b;")
+    assert ok, reason
+    ok, reason = temps("        float c = x[i];\n        y[i] = c;")  # its own variable
+    assert ok, reason
+
+
+def test_a_value_read_before_it_is_set_is_refused() -> None:
+    ok, reason = temps("        y[i] = b + x[i];\n        b = x[i];")
+    assert not ok and "its value may carry from one run to the next" in reason
+    ok, reason = temps("        b = b + x[i];\n        y[i] = b;")  # reads itself
+    assert not ok and "not first set by a `b = ...;`" in reason
+    ok, reason = temps("        b += x[i];\n        y[i] = b;")
+    assert not ok and "not first set" in reason
+    ok, reason = temps("        if (x[i] != 0.0f) a = x[i];\n        y[i] = a;")  # not always set
+    assert not ok and "not first set" in reason
+
+
+def test_arrays_addresses_and_the_bound_are_refused() -> None:
+    ok, reason = temps("        arr[0] = x[i];\n        y[i] = arr[0];")
+    assert not ok and "not a plain local scalar" in reason
+    ok, reason = temps("        a = x[i];\n        y[i] = a;", decl="float* p = &a;")
+    assert not ok and "its address may be taken" in reason
+    ok, reason = temps("        a = x[i];\n        y[i] = a;", bound="n + (int)a")
+    assert not ok and "reads it" in reason
