@@ -8,7 +8,14 @@ import math
 import re
 from typing import Any
 
-from klc.analysis.constants import COMPARISONS, _Eval, _kernel_spec, _number_arg, _spec_for
+from klc.analysis.constants import (
+    COMPARISONS,
+    _constant,
+    _Eval,
+    _kernel_spec,
+    _number_arg,
+    _spec_for,
+)
 from klc.analysis.declarations import _lookup
 from klc.analysis.launch import (
     _BLOCK_BARRIER,
@@ -178,6 +185,28 @@ def block_dim(ctx: GuardContext, axis: str, op: str, n: Any) -> Verdict:
     if COMPARISONS[op](have, want):
         return _yes(f"block.{axis} = {have} {op} {want} ({how})", ctx.match.start)
     return _no(ctx, f"block.{axis} is {have} ({how}), and not {have} {op} {want}")
+
+
+@predicate("block_extent", _metavar("$E"),
+           ArgSpec("axis", frozenset({"name"}), frozenset({"x", "y", "z"})),
+           reads=("arguments", "declarations", "spec"))
+def block_extent(ctx: GuardContext, e: Binding, axis: str) -> Verdict:
+    """$E is the block's extent along AXIS: ``blockDim.<axis>`` itself, or a compile-time
+    constant (a literal, a #define, a template argument the spec gives) equal to it, the
+    block known exactly (the spec's block, or every launch in this file). The index
+    ``blockIdx.x * TILE + threadIdx.x`` is then the thread's global column."""
+    if re.sub(r"\s+", "", e.text) == f"blockDim.{axis}":
+        return _yes(f"{_code(e)} is the block's {axis} extent", e.start)
+    v, why, _definite, _sources = _constant(ctx, e)
+    if not isinstance(v, int):
+        return _no(ctx, f"{_code(e)} is neither blockDim.{axis} nor a known constant: {why}")
+    exact, _bound, how = _block_dims(ctx)
+    if exact is None:
+        return _no(ctx, f"the block's {axis} extent is not known exactly: {how}")
+    have = exact["xyz".index(axis)]
+    if have == v:
+        return _yes(f"{_code(e)} = {v} = block.{axis} ({how})", e.start)
+    return _no(ctx, f"{_code(e)} = {v}, and block.{axis} is {have} ({how})")
 
 
 @predicate("square_block", reads=("spec",))
