@@ -209,6 +209,63 @@ def block_extent(ctx: GuardContext, e: Binding, axis: str) -> Verdict:
     return _no(ctx, f"{_code(e)} = {v}, and block.{axis} is {have} ({how})")
 
 
+_THREAD_WORDS = re.compile(
+    rb"\b(threadIdx|blockIdx|blockDim|gridDim|__syncthreads\w*|__syncwarp|__shfl\w*|"
+    rb"__ballot_sync|__any_sync|__all_sync|__uni_sync|__match_\w+|__activemask|__shared__|"
+    rb"__reduce_\w+_sync|cooperative_groups|this_thread_block|this_grid)\b")
+_DEFINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+(\w+)((?:[^\n]*\\\n)*[^\n]*)", re.M)
+
+
+@predicate("thread_free", ArgSpec("$$$S", frozenset({"metavar", "sequence"})),
+           reads=("arguments",))
+def thread_free(ctx: GuardContext, stmts: Binding) -> Verdict:
+    """The code bound to $$$S (statements or an expression), the macros it uses and the
+    functions it calls (defined in this file, followed through the functions they call) read
+    neither the thread's nor the block's coordinates and share no work in the block: no
+    threadIdx, blockIdx, blockDim, gridDim, barrier, warp intrinsic, __shared__ or
+    cooperative groups. (`not mentions($$$S, threadIdx)` reads the code's own text only, not
+    a helper or a macro.) Functions the file does not define (the math library, intrinsics)
+    are taken as they are named."""
+    unit, src = ctx.unit, ctx.unit.source
+    own = _THREAD_WORDS.search(src[stmts.start:stmts.end])
+    if own:
+        return _no(ctx, f"{_code(stmts)} reads `{own.group(1).decode()}`", stmts.start)
+    macros = {m.group(1).decode(): m.group(2) for m in _DEFINE.finditer(src)}
+    words = {_text(src, n) for n in _in(_nodes(unit, "identifier"), stmts.start, stmts.end)}
+    for name in sorted(words & set(macros)):
+        hit = _THREAD_WORDS.search(macros[name])
+        if hit:
+            return _no(ctx, f"the macro `{name}` that {_code(stmts)} uses reads "
+                       f"`{hit.group(1).decode()}`", stmts.start)
+    defs: dict[str, list[Function]] = {}
+    for f in unit.functions:
+        defs.setdefault(f.name, []).append(f)
+    todo = []
+    for node in _in(_nodes(unit, "call_expression"), stmts.start, stmts.end):
+        callee = node.child_by_field_name("function")
+        if callee is not None:
+            todo.append(_text(src, callee).split("<")[0].strip())
+    seen: set[str] = set()
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        for f in defs.get(name, []):
+            body = src[f.body_start:f.body_end]
+            hit = _THREAD_WORDS.search(body)
+            if hit is None:
+                hit = next((h for w, v in macros.items()
+                            if re.search(rb"\b" + w.encode() + rb"\b", body)
+                            for h in [_THREAD_WORDS.search(v)] if h), None)
+            if hit is not None:
+                return _no(ctx, f"`{name}` ({unit.where(f.start)}), which {_code(stmts)} "
+                           f"calls, reads `{hit.group(1).decode()}`", f.start)
+            todo.extend(c.name for c in f.calls)
+    return _yes(f"{_code(stmts)} reads no thread or block coordinate, nor do the helpers and "
+                "macros it uses", stmts.start)
+
+
 @predicate("square_block", reads=("spec",))
 def square_block(ctx: GuardContext) -> Verdict:
     """The block is as wide as it is tall, blockDim.x == blockDim.y, known exactly (the

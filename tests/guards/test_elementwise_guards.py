@@ -108,3 +108,41 @@ def test_arrays_addresses_and_the_bound_are_refused() -> None:
     assert not ok and "its address may be taken" in reason
     ok, reason = temps("        a = x[i];\n        y[i] = a;", bound="n + (int)a")
     assert not ok and "reads it" in reason
+
+
+FREE = """#define SCALE 2.0f
+#define LANE (threadIdx.x % 32)
+__device__ float pure(float v) { return v * SCALE; }
+__device__ float lane_of() { return (float)LANE; }
+__device__ float outer(float v) { return pure(v) + lane_of(); }
+__global__ void k(const float* x, float* y, int n) {
+    int i = threadIdx.x;
+    if (i < n) {
+BODY
+    }
+}
+"""
+
+
+def free(body: str) -> tuple[bool, str]:
+    src = FREE.replace("BODY", body)
+    sites = find_sites(parse_bytes(src.encode(), "k.cu"),
+                       load_rules_text(PROBE.replace("GUARD", "thread_free($$$BODY)"), "p.rule"))
+    assert len(sites) == 1
+    return sites[0].ok, sites[0].reason
+
+
+def test_thread_free_code_helpers_and_macros() -> None:
+    ok, reason = free("        y[i] = pure(x[i]) * SCALE + expf(x[i]);")
+    assert ok, reason
+
+
+def test_thread_coordinates_in_the_code_a_helper_or_a_macro_are_refused() -> None:
+    ok, reason = free("        y[i] = x[i] * blockDim.x;")
+    assert not ok and "reads `blockDim`" in reason
+    ok, reason = free("        y[i] = x[i] * LANE;")
+    assert not ok and "the macro `LANE`" in reason
+    ok, reason = free("        y[i] = outer(x[i]);")  # outer -> lane_of -> LANE
+    assert not ok and "`lane_of`" in reason and "reads `threadIdx`" in reason
+    ok, reason = free("        __syncwarp();\n        y[i] = x[i];")
+    assert not ok and "reads `__syncwarp`" in reason
