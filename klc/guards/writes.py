@@ -357,6 +357,37 @@ def restrict_safe(ctx: GuardContext, x: Binding) -> Verdict:
                 f"that matters: {'; '.join(why)}", x.start)
 
 
+_STORING_CALL = re.compile(r"atomic\w*|__st\w*|mem(cpy|set|move)|printf|__threadfence\w*")
+
+
+@predicate("stores_nothing", ArgSpec("$$$S", frozenset({"metavar", "sequence"})),
+           reads=("arguments",))
+def stores_nothing(ctx: GuardContext, stmts: Binding) -> Verdict:
+    """The statements bound to $$$S have no effect but on their thread's variables: every
+    assignment, ``++`` or ``--`` targets a plain variable (no ``a[i] =``, ``*p =``,
+    ``p->f =``), they call no atomic, store intrinsic (``__st*``), ``memcpy``/``memset``,
+    ``printf`` or fence, no function this file defines (it might store), and hold no
+    ``asm``. Run by fewer threads (or more), they leave memory as it was."""
+    unit, src = ctx.unit, ctx.unit.source
+    start, end = stmts.start, stmts.end
+    if re.search(rb"\basm\b|__asm__", src[start:end]):
+        return _no(ctx, f"{_code(stmts)} holds inline asm", start)
+    for node in _in(_nodes(unit, "assignment_expression", "update_expression"), start, end):
+        target = node.child_by_field_id(F_LEFT if node.type == "assignment_expression"
+                                        else F_ARGUMENT)
+        if target is not None and _unwrap(target).type != "identifier":
+            return _no(ctx, f"`{_snippet(_text(src, node))}` ({unit.where(node.start_byte)}) "
+                       "stores to memory", node.start_byte)
+    defined = {f.name for f in unit.functions}
+    for node in _in(_nodes(unit, "call_expression"), start, end):
+        callee = node.child_by_field_name("function")
+        name = _text(src, callee).split("<")[0].strip() if callee is not None else ""
+        if _STORING_CALL.fullmatch(name) or name in defined:
+            return _no(ctx, f"`{_snippet(_text(src, node))}` ({unit.where(node.start_byte)}) "
+                       "may store to memory", node.start_byte)
+    return _yes(f"{_code(stmts)} stores nothing", start)
+
+
 @predicate("written_before_read", ArgSpec("$$$S", frozenset({"metavar", "sequence"})),
            ArgSpec("$E", frozenset({"metavar"})), reads=("arguments", "declarations"))
 def written_before_read(ctx: GuardContext, stmts: Binding, expr: Binding) -> Verdict:

@@ -146,3 +146,26 @@ def test_thread_coordinates_in_the_code_a_helper_or_a_macro_are_refused() -> Non
     assert not ok and "`lane_of`" in reason and "reads `threadIdx`" in reason
     ok, reason = free("        __syncwarp();\n        y[i] = x[i];")
     assert not ok and "reads `__syncwarp`" in reason
+
+
+def test_stores_nothing() -> None:
+    probe = PROBE.replace("if ($I < $N) {\n        $$$BODY;\n    }", "$$$PRE;\n    y[0] = 1.0f;")
+    probe = probe.replace("if ($I < $N) {\n      $$$BODY;\n    }", "$$$PRE;\n    y[0] = 1.0f;")
+    rules = load_rules_text(probe.replace("GUARD", "stores_nothing($$$PRE)"), "p.rule")
+
+    def judge(pre: str) -> tuple[bool, str]:
+        src = ("__device__ void helper(float* p) { p[0] = 0.0f; }\n"
+               "__global__ void k(float* y, float t, unsigned* c) {\n"
+               f"{pre}\n    y[0] = 1.0f;\n}}\n")
+        sites = find_sites(parse_bytes(src.encode(), "k.cu"), rules)
+        assert sites
+        return sites[0].ok, sites[0].reason
+
+    ok, reason = judge("    const float s = cosf(t) * 2.0f;\n    float u = s;\n    u += 1.0f;")
+    assert ok, reason
+    for pre, why in (("    y[1] = t;", "stores to memory"),
+                     ("    atomicAdd(c, 1u);", "may store to memory"),
+                     ("    helper(y);", "may store to memory"),
+                     ("    *c = 0u;", "stores to memory")):
+        ok, reason = judge(pre)
+        assert not ok and why in reason, pre
