@@ -8,7 +8,8 @@ expression (the AST is ``klc.rule.guard``) at a match. The predicates live in fa
 each registering itself when imported here: ``declarations`` (what a name is, qualifiers),
 ``types``, ``constants``, ``writes`` (writes, aliases, const and restrict safety), ``launch``
 (threads, blocks, shared memory), ``alignment``, ``loops`` (loops and the shape of code),
-``lanes`` (code a rewrite hands from a thread to a warp's lanes) and ``holes`` (relations
+``lanes`` (code a rewrite hands from a thread to a warp's lanes), ``reductions`` (who reads
+a block reduction's result, spare shared arrays) and ``holes`` (relations
 between hole values). The facts they read come from ``klc.analysis``.
 
 Facts come from the tree-sitter model first: cheap, so that listing a folder of kernels stays
@@ -32,6 +33,7 @@ from klc.guards import (  # noqa: F401  (each family registers its predicates wh
     lanes,
     launch,
     loops,
+    reductions,
     types,
     writes,
 )

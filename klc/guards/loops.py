@@ -282,3 +282,28 @@ def evaluate_declared(names: tuple[str, ...], ctx: GuardContext) -> Verdict | No
         if not v.ok:
             return Verdict(False, f"?{name} {DECLARED_NAME}: {v.reason}", v.start, v.unknown)
     return None
+
+
+@predicate("unused_after", ArgSpec("$X", frozenset({"metavar"})), reads=("arguments", "position"))
+def unused_after(ctx: GuardContext, x: Binding) -> Verdict:
+    """The name $X bound is used nowhere in its function after the match, the match is in no
+    loop and the function has no ``goto`` (nothing runs the match again): a rewrite may leave
+    other values in $X (a shared tree's elements) and no barrier after them."""
+    fn = ctx.function
+    unit, src, m = ctx.unit, ctx.unit.source, ctx.match
+    node = _binding_node(x)
+    if node is None or fn is None or _unwrap(node).type != "identifier":
+        return _no(ctx, f"{_code(x)} is not a plain name in a function", x.start)
+    name = _text(src, _unwrap(node))
+    lp = _enclosing_loop(fn, m.start, m.end)
+    if lp is not None:
+        return _no(ctx, f"the match is inside the {lp.kind} loop at {unit.where(lp.start)}: "
+                   f"its next iteration runs after it and may use `{name}`", lp.start)
+    for g in _in(_nodes(unit, "goto_statement"), fn.body_start, fn.body_end):
+        return _no(ctx, f"`{_snippet(unit.text(g))}` ({unit.where(g.start_byte)}) may run the "
+                   "match again", g.start_byte)
+    for ident in _in(_nodes(unit, "identifier"), m.end, fn.body_end):
+        if _text(src, ident) == name:
+            return _no(ctx, f"`{name}` is used after the match ({unit.where(ident.start_byte)})",
+                       ident.start_byte)
+    return _yes(f"`{name}` is not used after the match", x.start)

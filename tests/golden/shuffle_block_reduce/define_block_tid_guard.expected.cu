@@ -1,0 +1,44 @@
+/* klc-spec
+kernel: partial_sums
+sizes: {n: 16777216}
+verify_sizes:
+  - {n: 1000003}
+  - {n: 37}
+args:
+  - {name: in, shape: [n], role: in, init: "uniform(-1, 1)"}
+  - {name: partial, shape: ["ceil_div(n, 512)"], role: out, init: zeros}
+  - {name: n, value: n}
+grid: ["ceil_div(n, 512)"]
+block: [512]
+bytes: 4 * n
+flops: n
+tolerance: {rtol: 0.001, atol: 0.001}
+*/
+#define THREADS 512
+// First pass of a two-pass sum: one partial per block, written by thread 0 (read through a
+// copy of its index). The 32-slot warp array is the spare one every block-sum helper of the
+// file declares.
+__global__ void partial_sums(const float *in, float *partial, long n)
+{
+    __shared__ float warp_sums[32];
+    const unsigned int tid = threadIdx.x;
+    long i = (long)blockIdx.x * THREADS + tid;
+    float acc = 0.0f;
+    if (i < n)
+        acc = in[i];
+    for (int offset = 16; offset > 0; offset >>= 1) {
+        acc += __shfl_down_sync(0xffffffffu, acc, offset);
+    }
+    if (threadIdx.x % 32 == 0) {
+        warp_sums[threadIdx.x / 32] = acc;
+    }
+    __syncthreads();
+    if (threadIdx.x < 32) {
+        acc = threadIdx.x < THREADS / 32 ? warp_sums[threadIdx.x] : 0.0f;
+        for (int offset = 16; offset > 0; offset >>= 1) {
+            acc += __shfl_down_sync(0xffffffffu, acc, offset);
+        }
+    }
+    if (tid == 0)
+        partial[blockIdx.x] = acc;
+}
