@@ -29,6 +29,7 @@ from klc.guards import (  # noqa: F401  (each family registers its predicates wh
     constants,
     declarations,
     gemm,
+    gridred,
     holes,
     lanes,
     launch,

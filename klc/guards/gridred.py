@@ -1,0 +1,135 @@
+"""Guard predicates for a reduction that one block does alone and a grid of blocks may share
+(passes/grid_reduce.rule): the grid's extent, and a loop body whose values are the same in
+every thread but for the loop's own index."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from klc.analysis.constants import COMPARISONS, _kernel_spec, _number_arg, _spec_for
+from klc.analysis.declarations import _function_declarations
+from klc.analysis.launch import _block_dims, _launch_block, _spec_dims, _thread_dependent
+from klc.analysis.tree import _code, _identifiers
+from klc.guards.registry import (
+    ArgSpec,
+    GuardContext,
+    Verdict,
+    _metavar,
+    _no,
+    _yes,
+    predicate,
+)
+from klc.match import Binding
+
+
+def _grid_dims(ctx: GuardContext) -> tuple[tuple[int, int, int] | None, str]:
+    """(the grid's exact extents, how known): the spec's ``grid``, or every launch of the
+    kernel in this file agreeing on a constant grid."""
+    fn = ctx.function
+    if fn is None:
+        return None, "the match is not inside a function"
+    inner = _kernel_spec(_spec_for(ctx))
+    grid = inner.grid if inner is not None else ()
+    if grid:
+        dims = _spec_dims(ctx, tuple(grid))
+        if dims is not None:
+            return dims, f"the spec's grid {list(grid)}"
+        return None, f"the spec's grid {list(grid)} has no value at every size"
+    launches = [lc for lc in ctx.unit.launches if lc.kernel == fn.name and lc.config]
+    if not launches:
+        return None, f"no spec grid and no launch of `{fn.name}` in this file"
+    found = {_launch_block(ctx, lc.config[0], lc.start) for lc in launches}
+    if len(found) == 1 and None not in found:
+        dims = found.pop()
+        assert dims is not None
+        return dims, f"the launch at {ctx.unit.where(launches[0].start)}"
+    return None, f"the launches of `{fn.name}` give no one constant grid"
+
+
+@predicate("grid_dim", ArgSpec("axis", frozenset({"name"}), frozenset({"x", "y", "z"})),
+           ArgSpec("op", frozenset({"op", "string"})),
+           ArgSpec("N", frozenset({"int", "hole"})), reads=("spec",))
+def grid_dim(ctx: GuardContext, axis: str, op: str, n: Any) -> Verdict:
+    """The grid's extent along AXIS (x, y or z) compares with N, known exactly (the spec's
+    grid, or every launch of the kernel in this file): ``grid_dim(x, ==, 1)`` for a kernel
+    that one block runs alone."""
+    want = _number_arg(ctx, n)
+    if op not in COMPARISONS or not isinstance(want, int):
+        return _no(ctx, f"grid_dim: cannot compare with {op} {n!r}")
+    exact, how = _grid_dims(ctx)
+    if exact is None:
+        return _no(ctx, f"the grid's {axis} extent is not known exactly: {how}")
+    have = exact["xyz".index(axis)]
+    if COMPARISONS[op](have, want):
+        return _yes(f"grid.{axis} = {have} {op} {want} ({how})", ctx.match.start)
+    return _no(ctx, f"grid.{axis} is {have} ({how}), and not {have} {op} {want}")
+
+
+@predicate("uniform_but", ArgSpec("$$$S", frozenset({"metavar", "sequence"})),
+           _metavar("$I"), reads=("arguments", "declarations"))
+def uniform_but(ctx: GuardContext, stmts: Binding, i: Binding) -> Verdict:
+    """Every variable that the code bound to $$$S reads and does not declare itself, but the
+    name $I, holds the same value in every thread of the block: none is a variable of the
+    function whose value may come from threadIdx (directly or through other variables, a
+    loop from threadIdx included). With ``thread_free($$$S)`` (no thread or block built-in
+    in the code itself), an iteration of a loop body computes the same thing whichever thread
+    of whichever block runs it, given the same $I."""
+    fn = ctx.function
+    if fn is None:
+        return _no(ctx, "the match is not inside a function")
+    src = ctx.unit.source
+    iname = i.text.strip()
+    tainted = _thread_dependent(ctx, fn)
+    own = {d.name for d in _function_declarations(ctx.unit, fn)
+           if stmts.start <= d.start < stmts.end}
+    outer = {d.name for d in _function_declarations(ctx.unit, fn)
+             if not (stmts.start <= d.start < stmts.end)}
+    for node in stmts.nodes:
+        for name, _n in _identifiers(node, src):
+            if name == iname or (name in own and name not in outer):
+                continue
+            if name in tainted:
+                return _no(ctx, f"{_code(stmts)} reads `{name}`, which may differ between "
+                           f"threads (`{tainted[name]}`)", stmts.start)
+    return _yes(f"{_code(stmts)} reads no thread-dependent variable but `{iname}`",
+                stmts.start)
+
+
+@predicate("reads_first_only", ArgSpec("$$$S", frozenset({"metavar", "sequence"})),
+           _metavar("$A"), reads=("arguments",))
+def reads_first_only(ctx: GuardContext, stmts: Binding, a: Binding) -> Verdict:
+    """Every use of the array $A (a plain name) in the code bound to $$$S is its first
+    element, ``$A[0]``: an epilogue that reads a block reduction's result cell and nothing
+    else of the shared array (a rewrite may then put another total in that cell alone)."""
+    src = ctx.unit.source
+    name = a.text.strip()
+    for node in stmts.nodes:
+        for word, n in _identifiers(node, src):
+            if word != name:
+                continue
+            parent = n.parent
+            index = None
+            if parent is not None and parent.type == "subscript_expression" and \
+                    parent.child_by_field_name("argument") == n:
+                index = parent.child_by_field_name("indices") or \
+                    parent.child_by_field_name("index")
+            text = src[index.start_byte:index.end_byte].decode() if index is not None else ""
+            if text.strip("[] \t") != "0":
+                return _no(ctx, f"{_code(stmts)} uses `{name}` other than as `{name}[0]` "
+                           f"(at {ctx.unit.where(n.start_byte)})", stmts.start)
+    return _yes(f"{_code(stmts)} reads only `{name}[0]`", stmts.start)
+
+
+@predicate("block_dim_power_of_two",
+           ArgSpec("axis", frozenset({"name"}), frozenset({"x", "y", "z"})), reads=("spec",))
+def block_dim_power_of_two(ctx: GuardContext, axis: str) -> Verdict:
+    """The block's extent along AXIS is a power of two, known exactly (the spec's block, or
+    every launch in this file): a halving tree (``for (k = blockDim.x / 2; k > 0; k >>= 1)``)
+    then adds every thread's value into the first cell, the same sum whatever the data."""
+    exact, _bound, how = _block_dims(ctx)
+    if exact is None:
+        return _no(ctx, f"the block's {axis} extent is not known exactly: {how}")
+    have = exact["xyz".index(axis)]
+    if have > 0 and have & (have - 1) == 0:
+        return _yes(f"block.{axis} = {have}, a power of two ({how})", ctx.match.start)
+    return _no(ctx, f"block.{axis} is {have} ({how}), not a power of two")
