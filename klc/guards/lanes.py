@@ -118,7 +118,9 @@ def _strided(ctx: GuardContext, loop: Node) -> str:
     neither statements that assign only their own variables and memory, nor such statements
     followed by one or two accumulations (``acc += e;``, ``acc = fmaxf(acc, e);`` or, for a
     float, its max_idiom spellings) of variables that the accumulated expressions and the
-    statements before do not mention, a sum's starting at 0 (``starts_at_zero``), or by a
+    statements before do not mention, a sum's starting at 0 (``starts_at_zero``) or, a single
+    sum, into a ``private_scalar`` of any start (the header and loop not naming it and
+    ``partial`` not used in the loop: a zero partial strided, reduced, added once), or by a
     maximum and then statements of the first kind that do not mention it. The bound may be
     ``c < n`` or ``c <= n``. Those are the shapes and guards that
     row_kernels.rule's sub-rules stride, mirrored here: a loop they would not stride runs on
@@ -161,6 +163,8 @@ def _strided(ctx: GuardContext, loop: Node) -> str:
                 for a in accs if a is not None and a[1] is not None]
         if not any(zero):
             return ""
+        if tail == 1 and _sums_from_any_start(ctx, loop, accs[0][0]):
+            return ""
         return f"{where} sums into a variable that does not start at 0 there: the rewrite " \
                f"would not stride it ({next(z for z in zero if z)})"
     # a maximum with statements after it: the first statement that is an accumulation is a
@@ -181,6 +185,21 @@ def _strided(ctx: GuardContext, loop: Node) -> str:
         return ""
     return f"{where} assigns variables declared outside it other than as the sum or maximum " \
            "it accumulates last: the rewrite would not stride it"
+
+
+def _sums_from_any_start(ctx: GuardContext, loop: Node, acc: str) -> bool:
+    """Does the rule's sub-rule for a sum of any start stride ``loop`` (its body's last
+    statement sums into ``acc``)? A fresh zero ``partial`` strides the row and is added
+    once to ``acc``: ``acc`` a ``private_scalar``, not in the loop's header, and the name
+    ``partial`` nowhere in the loop."""
+    unit = ctx.unit
+    body = loop.child_by_field_id(F_BODY)
+    if body is None or re.search(r"(?<![\w.])partial\b", _text(unit.source, loop)):
+        return False
+    head = unit.source[loop.start_byte:body.start_byte].decode("utf-8", "replace")
+    if re.search(rf"(?<![\w.]){re.escape(acc)}\b", head):
+        return False
+    return _private_scalar_why(ctx, acc, loop.start_byte) == ""
 
 
 _SCAN_NAMES = re.compile(r"(?<![\w.])(?:chunk|scan|up|below|carry)\b")
@@ -523,4 +542,60 @@ def _not_zero_at(ctx: GuardContext, name: str, start: int, end: int) -> str:
             return f"the loop at {unit.where(node.start_byte)} reaches {unit.where(start)} " \
                    f"again with `{name}` no longer 0 ({cite})"
         node = node.parent
+    return ""
+
+
+# the scalar types __shfl_xor_sync takes (cuda_fp16.h and cuda_bf16.h add the last four)
+_SHUFFLED = frozenset({"float", "double", "int", "unsigned", "unsigned int", "signed",
+                       "signed int", "long", "long int", "unsigned long", "long long",
+                       "long long int", "unsigned long long", "unsigned long int",
+                       "unsigned long long int", "__half", "half", "__nv_bfloat16",
+                       "nv_bfloat16"})
+
+
+@predicate("private_scalar", ArgSpec("$X", frozenset({"metavar"})),
+           reads=("declarations", "position"))
+def private_scalar(ctx: GuardContext, x: Binding) -> Verdict:
+    """$X is a local scalar of the enclosing function, declared before the match: not a
+    parameter or a global, not ``static``, ``__shared__``, a reference, a pointer or an array,
+    its address never taken, and of a type that ``__shfl_xor_sync`` takes (``float``,
+    ``double``, the 32- and 64-bit integers, ``__half``, ``__nv_bfloat16``) or a type
+    parameter of the function's template. Each lane of a warp then holds a copy of its own:
+    a rewrite that adds a warp-reduced partial sum to it once per lane (``acc += partial;``)
+    adds it once to each copy, whatever value the copies held."""
+    m, unit = ctx.match, ctx.unit
+    name = x.text.strip()
+    if not re.fullmatch(r"[A-Za-z_]\w*", name):
+        return _no(ctx, f"{_code(x)} is not a variable", x.start)
+    why = _private_scalar_why(ctx, name, m.start)
+    if why:
+        return _no(ctx, why, x.start)
+    decl = _lookup(ctx, name, m.start)
+    assert decl is not None
+    return _yes(f"`{name}` is a local `{decl.base}` of its own on each lane "
+                f"({_cite(unit, decl.start, decl.end)})", x.start)
+
+
+def _private_scalar_why(ctx: GuardContext, name: str, at: int) -> str:
+    """Why the variable ``name`` used at ``at`` is not a ``private_scalar`` ('' when it is)."""
+    unit, src = ctx.unit, ctx.unit.source
+    decl = _lookup(ctx, name, at)
+    if decl is None or decl.origin != "local" or decl.start >= at:
+        return f"`{name}` is not a local declared before {unit.where(at)}: every lane would " \
+               "add its partial sum to the same variable"
+    cite = _cite(unit, decl.start, decl.end)
+    if decl.qualifiers & {"static", "__shared__", "extern", "__device__", "__constant__"} \
+            or decl.reference or decl.pointer or decl.dims:
+        return f"`{name}` ({cite}) is not a plain local scalar (static, shared, a reference, " \
+               "a pointer or an array)"
+    fn = ctx.function
+    params = {p.name for p in fn.template_params if p.kind == "type"} if fn is not None \
+        else set()
+    base = " ".join(decl.base.replace("const", " ").replace("volatile", " ").split())
+    if base not in _SHUFFLED and base not in params:
+        return f"`{name}` ({cite}) is a `{decl.base}`, which __shfl_xor_sync does not take"
+    body_start = fn.body_start if fn is not None else 0
+    body_end = fn.body_end if fn is not None else len(src)
+    if _address_taken(src, name, body_start, body_end):
+        return f"the address of `{name}` ({cite}) is taken: what holds it may change it"
     return ""

@@ -19,7 +19,8 @@ timeout_s: 180
 */
 // A naive softmax whose sum starts at a small epsilon (against a division by zero): split
 // across 32 lanes and added back with shuffles, the epsilon would count 32 times, so the
-// rewrite leaves that loop sequential, and then the in-place division may not be strided.
+// lanes sum into a fresh zero partial, reduced across the warp and added once to the
+// epsilon; the in-place division is then strided like the loops before it.
 __global__ void softmax_eps_sum(const float* in, float* out, int rows, int cols) {
     int row = blockIdx.x * blockDim.x + threadIdx.x;
     if (row < rows) {
