@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from klc.analysis.constants import COMPARISONS, _kernel_spec, _number_arg, _spec_for
-from klc.analysis.declarations import _function_declarations
+from tree_sitter import Node
+
+from klc.analysis.constants import COMPARISONS, _constant, _kernel_spec, _number_arg, _spec_for
+from klc.analysis.declarations import _function_declarations, _lookup
 from klc.analysis.launch import _block_dims, _launch_block, _spec_dims, _thread_dependent
 from klc.analysis.tree import _code, _identifiers
 from klc.guards.registry import (
@@ -65,33 +67,65 @@ def grid_dim(ctx: GuardContext, axis: str, op: str, n: Any) -> Verdict:
     return _no(ctx, f"grid.{axis} is {have} ({how}), and not {have} {op} {want}")
 
 
+def _nodes_of(b: Binding) -> list[Node]:
+    """The nodes a binding holds: a run's, or the one node of ``$X``."""
+    if b.nodes:
+        return list(b.nodes)
+    node = getattr(b, "node", None)
+    return [node] if node is not None else []
+
+
+def _loop_of(nodes: list[Node], src: bytes, iname: str) -> Node | None:
+    """The ``for`` statement around ``nodes`` whose initializer declares ``iname``."""
+    n = nodes[0] if nodes else None
+    while n is not None:
+        if n.type == "for_statement":
+            init = n.child_by_field_name("initializer")
+            if init is not None and any(w == iname for w, _ in _identifiers(init, src)):
+                return n
+        n = n.parent
+    return None
+
+
 @predicate("uniform_but", ArgSpec("$$$S", frozenset({"metavar", "sequence"})),
-           _metavar("$I"), reads=("arguments", "declarations"))
-def uniform_but(ctx: GuardContext, stmts: Binding, i: Binding) -> Verdict:
-    """Every variable that the code bound to $$$S reads and does not declare itself, but the
-    name $I, holds the same value in every thread of the block: none is a variable of the
-    function whose value may come from threadIdx (directly or through other variables, a
-    loop from threadIdx included). With ``thread_free($$$S)`` (no thread or block built-in
-    in the code itself), an iteration of a loop body computes the same thing whichever thread
-    of whichever block runs it, given the same $I."""
+           _metavar("$I"), _metavar("$A"), reads=("arguments", "declarations"))
+def uniform_but(ctx: GuardContext, stmts: Binding, i: Binding, a: Binding) -> Verdict:
+    """Every variable that the code bound to $$$S reads, but the names $I (the loop's index)
+    and $A (the sum it adds to), holds the same value in every thread of the block: none
+    is a variable of the function whose value may come from threadIdx (directly or through
+    other variables, a loop from threadIdx included). When the code lies in the ``for``
+    loop that declares $I, the whole loop (its condition, step and body) is judged, and the
+    variables the loop body declares count as its own (judged through what they are set
+    from). With ``thread_free($$$S)`` (no thread or block built-in in the code itself), an
+    iteration computes the same thing whichever thread of whichever block runs it, given
+    the same $I."""
     fn = ctx.function
     if fn is None:
         return _no(ctx, "the match is not inside a function")
     src = ctx.unit.source
-    iname = i.text.strip()
+    iname, aname = i.text.strip(), a.text.strip()
+    nodes = _nodes_of(stmts)
+    at = nodes or [ctx.unit.root.descendant_for_byte_range(stmts.start, stmts.end)]
+    loop = _loop_of([n for n in at if n is not None], src, iname)
+    if loop is not None:
+        nodes = [c for f in ("condition", "update", "body")
+                 if (c := loop.child_by_field_name(f)) is not None]
+    what = f"the loop over `{iname}`" if loop is not None else _code(stmts)
+    if not nodes:
+        return _yes(f"{what} reads nothing", stmts.start)
+    lo, hi = min(n.start_byte for n in nodes), max(n.end_byte for n in nodes)
     tainted = _thread_dependent(ctx, fn)
-    own = {d.name for d in _function_declarations(ctx.unit, fn)
-           if stmts.start <= d.start < stmts.end}
-    outer = {d.name for d in _function_declarations(ctx.unit, fn)
-             if not (stmts.start <= d.start < stmts.end)}
-    for node in stmts.nodes:
+    decls = _function_declarations(ctx.unit, fn)
+    own = {d.name for d in decls if lo <= d.start < hi}
+    outer = {d.name for d in decls if not (lo <= d.start < hi)}
+    for node in nodes:
         for name, _n in _identifiers(node, src):
-            if name == iname or (name in own and name not in outer):
+            if name in (iname, aname) or (name in own and name not in outer):
                 continue
             if name in tainted:
-                return _no(ctx, f"{_code(stmts)} reads `{name}`, which may differ between "
+                return _no(ctx, f"{what} reads `{name}`, which may differ between "
                            f"threads (`{tainted[name]}`)", stmts.start)
-    return _yes(f"{_code(stmts)} reads no thread-dependent variable but `{iname}`",
+    return _yes(f"{what} reads no thread-dependent variable but `{iname}`",
                 stmts.start)
 
 
@@ -103,7 +137,7 @@ def reads_first_only(ctx: GuardContext, stmts: Binding, a: Binding) -> Verdict:
     else of the shared array (a rewrite may then put another total in that cell alone)."""
     src = ctx.unit.source
     name = a.text.strip()
-    for node in stmts.nodes:
+    for node in _nodes_of(stmts):
         for word, n in _identifiers(node, src):
             if word != name:
                 continue
@@ -133,3 +167,32 @@ def block_dim_power_of_two(ctx: GuardContext, axis: str) -> Verdict:
     if have > 0 and have & (have - 1) == 0:
         return _yes(f"block.{axis} = {have}, a power of two ({how})", ctx.match.start)
     return _no(ctx, f"block.{axis} is {have} ({how}), not a power of two")
+
+
+@predicate("size_at_most", _metavar("$N"), ArgSpec("LIMIT", frozenset({"int"})),
+           reads=("arguments", "declarations", "spec"))
+def size_at_most(ctx: GuardContext, n: Binding, limit: Any) -> Verdict:
+    """$N is at most LIMIT wherever the kernel runs: a compile-time constant, or a kernel
+    parameter that the spec sizes (``sizes``, and every ``verify_sizes`` entry; sizes the
+    gate derives are never larger than the profiling size). A loop bound the spec keeps far
+    below INT_MAX leaves room for a longer int stride."""
+    want = _number_arg(ctx, limit)
+    if not isinstance(want, int):
+        return _no(ctx, f"size_at_most: {limit!r} is not an integer")
+    v, why, _definite, _sources = _constant(ctx, n)
+    if isinstance(v, int):
+        if v <= want:
+            return _yes(f"{_code(n)} = {v} <= {want}", n.start)
+        return _no(ctx, f"{_code(n)} = {v} > {want}", n.start)
+    name = n.text.strip()
+    decl = _lookup(ctx, name, n.start)
+    inner = _kernel_spec(_spec_for(ctx))
+    if decl is None or decl.origin != "parameter" or inner is None or name not in inner.sizes:
+        return _no(ctx, f"{_code(n)} is neither a known constant ({why}) nor a parameter "
+                   "that the spec's sizes give", n.start)
+    values = [int(inner.sizes[name])] + [int(s[name]) for s in inner.verify_sizes
+                                         if name in s]
+    top = max(values)
+    if top <= want:
+        return _yes(f"{_code(n)} is at most {top} (the spec's sizes) <= {want}", n.start)
+    return _no(ctx, f"{_code(n)} reaches {top} (the spec's sizes), more than {want}", n.start)
