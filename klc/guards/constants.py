@@ -3,6 +3,8 @@ two (``klc.analysis.constants`` folds the expressions)."""
 
 from __future__ import annotations
 
+import math
+import re
 from typing import Any
 
 from klc.analysis.alignment import _multiple_of
@@ -11,11 +13,14 @@ from klc.analysis.constants import (
     _constant,
     _describe_arg,
     _from,
+    _kernel_spec,
     _number_arg,
     _spec_for,
     _spec_sizes,
 )
+from klc.analysis.declarations import _lookup
 from klc.analysis.tree import _binding_node, _code, _text, _unwrap
+from klc.analysis.types import _norm_type
 from klc.guards.registry import (
     _VALUE,
     ArgSpec,
@@ -28,6 +33,8 @@ from klc.guards.registry import (
     predicate,
 )
 from klc.match import Binding
+from klc.spec import Bound
+from klc.spec.expr import evaluate, launch_dims
 
 
 @predicate("is_constant", _metavar("$E"), reads=("arguments", "declarations", "spec"))
@@ -124,3 +131,79 @@ def power_of_two(ctx: GuardContext, e: Binding) -> Verdict:
         return _yes(f"{_code(e)} = {v} is a power of two{_from(sources)}", e.start)
     return _no(ctx, f"{_code(e)} = {v}{_from(sources)} is not a power of two "
                f"({ctx.unit.where(e.start)})", e.start)
+
+
+# integer index types: (bytes, signed); an index of another type is no grid-stride index
+_INDEX_TYPES = {"int": (4, True), "int32_t": (4, True), "unsigned int": (4, False),
+                "uint32_t": (4, False), "long": (8, True), "long long": (8, True),
+                "int64_t": (8, True), "ptrdiff_t": (8, True), "unsigned long": (8, False),
+                "unsigned long long": (8, False), "uint64_t": (8, False), "size_t": (8, False)}
+
+
+@predicate("stride_fits", _metavar("$T"), _metavar("$N"),
+           reads=("arguments", "declarations", "spec"))
+def stride_fits(ctx: GuardContext, t: Binding, n: Binding) -> Verdict:
+    """A grid-stride loop ``for (; i < N; i += blockDim.x * gridDim.x)`` over an index of
+    type $T never overflows it: $T is a 64-bit integer, or at every size the spec runs, $N
+    (kernel parameters by their spec values, const locals by their initialisers), minus one,
+    plus every thread of the spec's launch (the largest stride: the rewrite only shrinks the
+    grid) stays within $T. The loop's last step takes the index past N by up to one stride,
+    which a 32-bit int near 2^31 would not survive; a one-element-per-thread kernel never
+    computes that sum."""
+    typ = _norm_type(t.text.strip())
+    if typ not in _INDEX_TYPES:
+        return _no(ctx, f"the index type {_code(t)} is not a known integer type")
+    size, signed = _INDEX_TYPES[typ]
+    if size == 8:
+        return _yes(f"the index is a 64-bit {typ}: i + stride cannot overflow it", t.start)
+    limit = 2 ** (8 * size - (1 if signed else 0)) - 1
+    bound = _spec_for(ctx)
+    spec = _kernel_spec(bound)
+    if spec is None or not spec.verify_sizes:
+        return _no(ctx, f"no spec with verify sizes bounds {_code(n)}: a 32-bit {typ} index "
+                   "i + blockDim.x * gridDim.x may pass its largest value near the end of a "
+                   "large array (a 64-bit index, or a spec, proves it cannot)", n.start)
+    try:
+        expr = _as_spec_expr(ctx, n.text, n.start, spec, 0)
+    except ValueError as e:
+        return _no(ctx, f"{_code(n)} has no value in the spec's terms: {e}", n.start)
+    worst = 0.0
+    try:
+        for sizes in (spec.sizes, *spec.verify_sizes):
+            env = bound.env(sizes) if isinstance(bound, Bound) else spec.env(sizes)
+            grid, block = launch_dims(spec.grid, env), launch_dims(spec.block, env)
+            threads = grid[0] * grid[1] * grid[2] * block[0] * block[1] * block[2]
+            worst = max(worst, math.ceil(evaluate(expr, env)) - 1 + threads)
+    except Exception as e:  # a value the spec's sizes do not give: not proven
+        return _no(ctx, f"{_code(n)}: the spec's sizes give it no value ({e})", n.start)
+    if worst <= limit:
+        return _yes(f"at every spec size {_code(n)} - 1 + the threads launched is at most "
+                    f"{worst:.0f} <= {limit}, the largest {typ}", n.start)
+    return _no(ctx, f"at some spec size {_code(n)} - 1 + the threads launched is {worst:.0f}, "
+               f"past {limit}, the largest {typ}: the grid-stride step would overflow",
+               n.start)
+
+
+def _as_spec_expr(ctx: GuardContext, text: str, at: int, spec: Any, depth: int) -> str:
+    """``text`` (a bound) in the spec's expression language: a kernel parameter becomes its
+    spec value, a const local its initialiser (real division: never below C's integer
+    division for the non-negative sizes a bound holds). ValueError when a name is neither."""
+    values = {a.name: a.value for a in spec.args if a.value is not None}
+    out = []
+    for tok in re.split(r"([A-Za-z_]\w*)", text):
+        if not tok or not (tok[0].isalpha() or tok[0] == "_"):
+            out.append(tok)
+            continue
+        decl = _lookup(ctx, tok, at)
+        if decl is not None and decl.origin == "parameter" and tok in values:
+            out.append(f"({values[tok]})")
+        elif decl is not None and decl.origin == "local" and decl.const and \
+                decl.init is not None and depth < 4:
+            init = _text(ctx.unit.source, decl.init)
+            out.append(f"({_as_spec_expr(ctx, init, decl.start, spec, depth + 1)})")
+        elif decl is None and tok in spec.sizes:
+            out.append(tok)
+        else:
+            raise ValueError(f"`{tok}` is not a kernel parameter the spec gives a value, "
+                             "nor a const local")
+    return "".join(out)
