@@ -196,3 +196,41 @@ def size_at_most(ctx: GuardContext, n: Binding, limit: Any) -> Verdict:
     if top <= want:
         return _yes(f"{_code(n)} is at most {top} (the spec's sizes) <= {want}", n.start)
     return _no(ctx, f"{_code(n)} reaches {top} (the spec's sizes), more than {want}", n.start)
+
+
+@predicate("subscripted_only", _metavar("$A"), reads=("arguments", "declarations"))
+def subscripted_only(ctx: GuardContext, a: Binding) -> Verdict:
+    """The array $A (a plain name) is used in its function only as ``$A[...]`` with its
+    address never taken (no ``&$A[i]``, no ``p = $A``, no call given it), besides its own
+    declaration: no other name reaches its cells, so what the code reads of it is what its
+    subscripts say."""
+    fn = ctx.function
+    if fn is None:
+        return _no(ctx, "the match is not inside a function")
+    src = ctx.unit.source
+    name = a.text.strip()
+    body = ctx.unit.root.descendant_for_byte_range(fn.body_start, fn.body_end)
+    if body is None:
+        return _no(ctx, "the function has no body")
+    for word, n in _identifiers(body, src):
+        if word != name:
+            continue
+        parent = n.parent
+        if parent is not None and parent.type in ("array_declarator", "init_declarator",
+                                                  "declaration") and \
+                parent.child_by_field_name("declarator") == n:
+            continue
+        if parent is not None and parent.type == "subscript_expression" and \
+                parent.child_by_field_name("argument") == n:
+            up = parent.parent
+            while up is not None and up.type in ("subscript_expression",
+                                                 "parenthesized_expression"):
+                up = up.parent
+            if up is not None and up.type == "pointer_expression" and \
+                    src[up.start_byte:up.start_byte + 1] == b"&":
+                return _no(ctx, f"the address of `{name}[...]` is taken "
+                           f"(at {ctx.unit.where(n.start_byte)})", a.start)
+            continue
+        return _no(ctx, f"`{name}` is used other than subscripted "
+                   f"(at {ctx.unit.where(n.start_byte)})", a.start)
+    return _yes(f"`{name}` is only used subscripted", a.start)

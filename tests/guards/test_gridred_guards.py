@@ -153,3 +153,24 @@ def test_reads_first_only() -> None:
     assert not ok and "other than as `buf[0]`" in reason
     ok, reason = epi_verdict("float* p = buf; out[0] = p[0];")
     assert not ok and "other than as `buf[0]`" in reason
+
+
+SUB = EPI.replace("guard: reads_first_only($$$EPI, $SH)", "guard: subscripted_only($SH)")
+
+
+def sub_verdict(pre: str, epilogue: str = "out[0] = buf[0];") -> tuple[bool, str]:
+    src = ("__global__ void k(float* out) {\n    __shared__ float buf[64];\n    " + pre +
+           "\n    buf[threadIdx.x] = 1.0f;\n    __syncthreads();\n"
+           "    if (threadIdx.x == 0) {\n        " + epilogue + "\n    }\n}\n")
+    unit = parse_bytes(src.encode(), "k.cu")
+    sites = find_sites(unit, load_rules_text(SUB, "p.rule"), None, None)
+    assert len(sites) == 1
+    return sites[0].ok, sites[0].reason
+
+
+def test_subscripted_only() -> None:
+    assert sub_verdict("float z = 0.0f;")[0]
+    ok, reason = sub_verdict("const float* cells = buf;", "out[0] = cells[1];")
+    assert not ok and "used other than subscripted" in reason
+    ok, reason = sub_verdict("float* p = &buf[1];", "out[0] = p[0];")
+    assert not ok and "address of `buf[...]` is taken" in reason

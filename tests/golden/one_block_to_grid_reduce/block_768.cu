@@ -1,5 +1,5 @@
 /* klc-spec
-kernel: total
+kernel: sum768
 sizes: {n: 1048576}
 args:
   - {name: x, shape: [n], role: in, init: "uniform(0, 1)"}
@@ -13,7 +13,7 @@ tolerance: {rtol: 0.0001, atol: 0.000001}
 */
 // Near miss: 768 threads; the halving tree does not add every thread's value (the kernel's
 // own bug), and other blocks would drop other values.
-__global__ void total(const float* x, float* out, size_t n) {
+__global__ void sum768(const float* x, float* out, size_t n) {
     __shared__ float buf[768];
     float s = 0.0f;
     for (size_t i = threadIdx.x; i < n; i += blockDim.x) {
