@@ -599,3 +599,50 @@ def _private_scalar_why(ctx: GuardContext, name: str, at: int) -> str:
     if _address_taken(src, name, body_start, body_end):
         return f"the address of `{name}` ({cite}) is taken: what holds it may change it"
     return ""
+
+
+_BLOCK_NAMES = re.compile(r"(?<![\w.])(?:partial|partials|maxima|warp|offset)\b")
+
+
+@predicate("block_strided_shapes", ArgSpec("$$$S", frozenset({"metavar", "sequence"})),
+           reads=("declarations", "position"))
+def block_strided_shapes(ctx: GuardContext, stmts: Binding) -> Verdict:
+    """Every loop of $$$S that ``lane_owned_updates`` counts as strided (a sequential header
+    ``for (int c = a; c < n; c++)``, or ``<=``, and a body the warp rewrite strides) is one
+    that thread_per_row_to_block_per_row strides too: its body writes only its own variables
+    and memory, or it ends with the one sum ``acc += e;`` or the one maximum ``acc =
+    fmaxf(acc, e);`` (or a max_idiom spelling) that it accumulates, ``acc`` a
+    ``private_scalar`` in neither the header, ``e`` nor the statements before, and none of
+    the names the block rewrite declares (``partial``, ``partials``, ``maxima``, ``warp``,
+    ``offset``) in the loop. A loop that the predicate would count as strided but the block
+    rewrite runs whole on every thread (two sums, a maximum with statements after it, a
+    prefix sum) would apply its in-place updates once per thread: refused."""
+    unit, src = ctx.unit, ctx.unit.source
+    for loop in _in(_nodes(unit, "for_statement"), stmts.start, stmts.end):
+        if _header(unit, loop) is None or _strided(ctx, loop):
+            continue  # (run whole by every thread: what lane_owned_updates judges so)
+        where = f"`{_snippet(_text(src, loop), 50)}` ({unit.where(loop.start_byte)})"
+        if _BLOCK_NAMES.search(_text(src, loop)):
+            return _no(ctx, f"{where} uses a name the block rewrite declares (partial, "
+                       "partials, maxima, warp, offset)", loop.start_byte)
+        body = loop.child_by_field_id(F_BODY)
+        assert body is not None
+        inner = [c for c in body.named_children if c.type != "comment"] \
+            if body.type == "compound_statement" else [body]
+        if assigns_only_locals(ctx, _span(unit, inner, "$$$S")).ok:
+            continue
+        acc = _accumulation(ctx, inner[-1])
+        head = src[loop.start_byte:body.start_byte].decode("utf-8", "replace")
+        if acc is not None:
+            name = re.compile(rf"(?<![\w.]){re.escape(acc[0])}\b")
+            pre = inner[:-1]
+            if not name.search(head) and not name.search(acc[1] or acc[2] or "") \
+                    and not any(name.search(_text(src, p)) for p in pre) \
+                    and (not pre or assigns_only_locals(ctx, _span(unit, pre, "$$$PRE")).ok) \
+                    and _private_scalar_why(ctx, acc[0], loop.start_byte) == "":
+                continue
+        return _no(ctx, f"{where} is a loop the warp rewrite strides but the block rewrite "
+                   "does not (two sums, a maximum with statements after it, a prefix sum): "
+                   "every thread would run it whole", loop.start_byte)
+    return _yes(f"every strided loop of {_code(stmts)} is a sweep, a sum or a maximum the "
+                "block rewrite strides", stmts.start)

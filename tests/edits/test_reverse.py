@@ -21,7 +21,7 @@ from klc.rule import load_rule_dir, load_rules, load_rules_text
 ROOT = Path(__file__).resolve().parents[2]
 FAMILIES = ("reduce_sum", "layernorm", "softmax", "transpose", "sgemm", "label_count",
             "row_standardize", "transpose_tile", "argmax_rows", "attention_rows",
-            "cumsum_warp_rows", "elementwise", "gemv_bias_rows")
+            "cumsum_warp_rows", "elementwise", "gemv_bias_rows", "softmax_block_rows")
 # skills whose round trip gives the erased value back as its number (`__launch_bounds__(128)`
 # for `__launch_bounds__(WARPS * 32)`): equal as code once the names are folded
 FOLDED = {"add_launch_bounds", "pack_warps_per_block", "rows_per_thread", "tile_transpose",

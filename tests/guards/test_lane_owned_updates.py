@@ -330,3 +330,53 @@ def test_private_scalar_refuses_what_lanes_would_share_or_cannot_shuffle(source:
                                                                          reason: str) -> None:
     ok, why = private(source)
     assert not ok and reason in why, why
+
+
+def block_shapes(body: str) -> tuple[bool, str]:
+    unit = parse_bytes(KERNEL.replace("BODY", body).encode(), "k.cu")
+    (site,) = find_sites(unit, load_rules_text(PROBE, "p.rule"))
+    v = evaluate(parse_guard("block_strided_shapes($$$BODY)"), GuardContext(site.match))
+    return v.ok, v.reason
+
+
+@pytest.mark.parametrize("body", [
+    # a maximum, a sum from a bias, an element-wise sweep (thread_per_row_to_block_per_row's
+    # three shapes), and a loop no rewrite strides (an argmax: every thread runs it whole)
+    "        float m = -INFINITY;\n        for (int c = 0; c < cols; c++) {\n"
+    "            if (in[c] > m) m = in[c];\n        }\n        float s = in[row];\n"
+    "        for (int c = 0; c < cols; c++) {\n            const float e = expf(in[c] - m);\n"
+    "            s += e;\n        }\n        for (int c = 0; c < cols; c++) {\n"
+    "            out[row * cols + c] = expf(in[c] - m) / s;\n        }",
+    "        float best = in[0];\n        int arg = 0;\n        for (int c = 1; c < cols; c++) {\n"
+    "            if (in[c] > best) {\n                best = in[c];\n                arg = c;\n"
+    "            }\n        }\n        out[row] = arg;",
+])
+def test_block_strided_shapes_holds_for_the_block_rewrites_shapes(body: str) -> None:
+    ok, why = block_shapes(body)
+    assert ok, why
+
+
+@pytest.mark.parametrize(("body", "reason"), [
+    # two sums in one sweep: the warp rewrite strides it, the block rewrite does not
+    ("        float s = 0.0f;\n        float q = 0.0f;\n        for (int c = 0; c < cols; c++) {\n"
+     "            s += in[c];\n            q += in[c] * in[c];\n        }\n"
+     "        out[row] = q - s;",
+     "is a loop the warp rewrite strides but the block rewrite does not"),
+    # a maximum followed by a store
+    ("        float m = 0.0f;\n        for (int c = 0; c < cols; c++) {\n"
+     "            m = fmaxf(m, in[c]);\n            out[row * cols + c] = in[c];\n        }",
+     "is a loop the warp rewrite strides but the block rewrite does not"),
+    # a prefix sum
+    ("        float s = 0.0f;\n        for (int c = 0; c < cols; c++) {\n            s += in[c];\n"
+     "            out[row * cols + c] = s;\n        }",
+     "is a loop the warp rewrite strides but the block rewrite does not"),
+    # a name the block rewrite declares
+    ("        float s = 0.0f;\n        for (int c = 0; c < cols; c++) {\n"
+     "            const float warp = in[c];\n            s += warp;\n        }\n"
+     "        out[row] = s;",
+     "uses a name the block rewrite declares"),
+])
+def test_block_strided_shapes_refuses_a_loop_the_block_rewrite_leaves_whole(
+        body: str, reason: str) -> None:
+    ok, why = block_shapes(body)
+    assert not ok and reason in why, why
