@@ -52,7 +52,16 @@ from typing import TYPE_CHECKING, Any
 
 from klc.cuda.parse import check_text, parse_bytes
 from klc.errors import KlcError
-from klc.spec import Bound, Spec, check_spec, element_count, evaluate, launch_dims, load_spec
+from klc.spec import (
+    Bound,
+    Spec,
+    check_spec,
+    default_verify_sizes,
+    element_count,
+    evaluate,
+    launch_dims,
+    load_spec,
+)
 
 if TYPE_CHECKING:
     from klc.cuda.model import Unit
@@ -266,23 +275,6 @@ def _device_skip_reason(no_gpu: str, device_arch: str | None, target: str) -> st
     if target.rstrip("af") != device_arch:
         return f"skipped: compiled for {target}, but the device is {device_arch}"
     return ""
-
-
-def default_verify_sizes(sizes: dict[str, int], block_x: int) -> list[dict[str, int]]:
-    """Two sizes per spec: one a multiple of the block, one odd (never a multiple of an even
-    block), each capped so that verification stays quick whatever the profiling size."""
-    k = len(sizes)
-    cap = {1: 1 << 20, 2: 1 << 10}.get(k, 1 << 7)
-    aligned, ragged = {}, {}
-    for i, (name, p) in enumerate(sizes.items()):
-        base = min(p, cap)
-        m = max(block_x, 32) if i == 0 else 32
-        aligned[name] = base // m * m or p
-        r = max(1, base * 3 // 4) | 1
-        while block_x > 1 and r % block_x == 0:
-            r += 2
-        ragged[name] = min(r + 2 * i, p) if p > 2 else p
-    return [aligned, ragged] if aligned != ragged else [aligned]
 
 
 class _Mismatch(Exception):

@@ -21,6 +21,7 @@ from klc.analysis.constants import (
 from klc.analysis.declarations import _lookup
 from klc.analysis.tree import _binding_node, _code, _text, _unwrap
 from klc.analysis.types import _norm_type
+from klc.analysis.writes import _assigned
 from klc.guards.registry import (
     _VALUE,
     ArgSpec,
@@ -33,7 +34,7 @@ from klc.guards.registry import (
     predicate,
 )
 from klc.match import Binding
-from klc.spec import Bound
+from klc.spec import Bound, default_verify_sizes
 from klc.spec.expr import evaluate, launch_dims
 
 
@@ -145,7 +146,7 @@ _INDEX_TYPES = {"int": (4, True), "int32_t": (4, True), "unsigned int": (4, Fals
 def stride_fits(ctx: GuardContext, t: Binding, n: Binding) -> Verdict:
     """A grid-stride loop ``for (; i < N; i += blockDim.x * gridDim.x)`` over an index of
     type $T never overflows it: $T is a 64-bit integer, or at every size the spec runs, $N
-    (kernel parameters by their spec values, const locals by their initialisers), minus one,
+    (kernel parameters by their spec values, locals set once by their initialisers), minus one,
     plus every thread of the spec's launch (the largest stride: the rewrite only shrinks the
     grid) stays within $T. The loop's last step takes the index past N by up to one stride,
     which a 32-bit int near 2^31 would not survive; a one-element-per-thread kernel never
@@ -159,8 +160,8 @@ def stride_fits(ctx: GuardContext, t: Binding, n: Binding) -> Verdict:
     limit = 2 ** (8 * size - (1 if signed else 0)) - 1
     bound = _spec_for(ctx)
     spec = _kernel_spec(bound)
-    if spec is None or not spec.verify_sizes:
-        return _no(ctx, f"no spec with verify sizes bounds {_code(n)}: a 32-bit {typ} index "
+    if spec is None:
+        return _no(ctx, f"no spec bounds {_code(n)}: a 32-bit {typ} index "
                    "i + blockDim.x * gridDim.x may pass its largest value near the end of a "
                    "large array (a 64-bit index, or a spec, proves it cannot)", n.start)
     try:
@@ -168,8 +169,11 @@ def stride_fits(ctx: GuardContext, t: Binding, n: Binding) -> Verdict:
     except ValueError as e:
         return _no(ctx, f"{_code(n)} has no value in the spec's terms: {e}", n.start)
     worst = 0.0
-    try:
-        for sizes in (spec.sizes, *spec.verify_sizes):
+    try:  # every size the gate runs: the profiling sizes, the verify sizes (or its own)
+        runs = list(spec.verify_sizes) or default_verify_sizes(
+            spec.sizes, launch_dims(spec.block, bound.env() if isinstance(bound, Bound)
+                                    else spec.env())[0])
+        for sizes in (spec.sizes, *runs):
             env = bound.env(sizes) if isinstance(bound, Bound) else spec.env(sizes)
             grid, block = launch_dims(spec.grid, env), launch_dims(spec.block, env)
             threads = grid[0] * grid[1] * grid[2] * block[0] * block[1] * block[2]
@@ -197,13 +201,14 @@ def _as_spec_expr(ctx: GuardContext, text: str, at: int, spec: Any, depth: int) 
         decl = _lookup(ctx, tok, at)
         if decl is not None and decl.origin == "parameter" and tok in values:
             out.append(f"({values[tok]})")
-        elif decl is not None and decl.origin == "local" and decl.const and \
-                decl.init is not None and depth < 4:
+        elif decl is not None and decl.origin == "local" and decl.init is not None and \
+                depth < 4 and (decl.const or (ctx.function is not None and not _assigned(
+                    ctx, tok, decl.end, ctx.function.body_end))):
             init = _text(ctx.unit.source, decl.init)
             out.append(f"({_as_spec_expr(ctx, init, decl.start, spec, depth + 1)})")
         elif decl is None and tok in spec.sizes:
             out.append(tok)
         else:
             raise ValueError(f"`{tok}` is not a kernel parameter the spec gives a value, "
-                             "nor a const local")
+                             "nor a local set once")
     return "".join(out)

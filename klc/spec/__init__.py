@@ -55,6 +55,7 @@ from klc.spec.model import (
     Init,
     Spec,
     Tolerance,
+    default_verify_sizes,
     parse_ctype,
 )
 
@@ -62,6 +63,6 @@ __all__ = [
     "AXES", "DEFAULT_TIMEOUT_S", "DIMS", "INIT_KINDS", "MAX_BLOCK", "MAX_GRID", "MAX_SHARED",
     "MAX_SIZE", "MAX_SPEC_BYTES", "MAX_THREADS", "PEAKS", "ROLES", "ArgSpec", "Bound",
     "BoundArg", "CType", "ExprError", "Init", "Number", "Spec", "Tolerance", "check_spec",
-    "element_count", "evaluate", "evaluate_int", "expr_names", "find_spec_block",
-    "launch_dims", "load_spec", "parse_ctype", "scale_launch",
+    "default_verify_sizes", "element_count", "evaluate", "evaluate_int", "expr_names",
+    "find_spec_block", "launch_dims", "load_spec", "parse_ctype", "scale_launch",
 ]

@@ -155,6 +155,23 @@ class Spec:
         return {**constants, **(self.sizes if sizes is None else sizes)}
 
 
+def default_verify_sizes(sizes: dict[str, int], block_x: int) -> list[dict[str, int]]:
+    """Two sizes per spec: one a multiple of the block, one odd (never a multiple of an even
+    block), each capped so that verification stays quick whatever the profiling size."""
+    k = len(sizes)
+    cap = {1: 1 << 20, 2: 1 << 10}.get(k, 1 << 7)
+    aligned, ragged = {}, {}
+    for i, (name, p) in enumerate(sizes.items()):
+        base = min(p, cap)
+        m = max(block_x, 32) if i == 0 else 32
+        aligned[name] = base // m * m or p
+        r = max(1, base * 3 // 4) | 1
+        while block_x > 1 and r % block_x == 0:
+            r += 2
+        ragged[name] = min(r + 2 * i, p) if p > 2 else p
+    return [aligned, ragged] if aligned != ragged else [aligned]
+
+
 def literal_number(text: str) -> Number | None:
     """A template argument as a number (``256``, ``4u``, ``0.5f``), or None."""
     t = text.strip()
