@@ -27,6 +27,7 @@ from klc.analysis.writes import _assigned
 from klc.cuda.syntax import F_BODY, LOOP_TYPES
 from klc.guards.registry import ArgSpec, GuardContext, Verdict, _no, _region, _yes, predicate
 from klc.match import Binding
+from klc.rule.fresh import kept_runs
 
 
 @predicate("trip_count_known", ArgSpec("loop", frozenset({"metavar", "name"}),
@@ -240,12 +241,15 @@ def fresh_name(ctx: GuardContext, name: Any) -> Verdict:
     return fresh_in_function(ctx, name)
 
 
-def fresh_in_function(ctx: GuardContext, name: Any, replaced: bool = False) -> Verdict:
+def fresh_in_function(ctx: GuardContext, name: Any, replaced: bool = False,
+                      kept: frozenset[str] = frozenset()) -> Verdict:
     """``fresh_name``'s judgement. With ``replaced`` (the freshness a rewrite's declaration
     implies, ``klc.rule.fresh``), a name that the matched code declares itself and that
     occurs nowhere else in the function is fresh too: the rewrite replaces that code (the
     loop variable `i` of the loop that vectorize_float4_loop rewrites, which the skill's
-    tail loop declares again in a scope of its own)."""
+    tail loop declares again in a scope of its own). ``kept``: the runs the rewrite writes
+    back inside the new variable's scope (``klc.rule.fresh.kept_runs``); a declaration of the
+    name in one of them is never the matched code's own (it stays, beside the new one)."""
     fn = ctx.function
     if fn is None:
         return _no(ctx, "the match is not inside a function")
@@ -254,8 +258,18 @@ def fresh_in_function(ctx: GuardContext, name: Any, replaced: bool = False) -> V
         return _no(ctx, f"`{word}` is not an identifier")
     src = ctx.unit.source
     m = ctx.match
-    own = replaced and any(m.start <= d.start < m.end
-                           for d in declarations_named(ctx.unit, word))
+    decls = declarations_named(ctx.unit, word)
+    if replaced and kept:
+        # code the rewrite writes back as it was (a $$$ run, statement dots) inside the new
+        # variable's scope keeps its declarations: the name is then declared twice, or the
+        # kept code's own shadows the new one where the rewrite reads it
+        runs = [b for k, b in m.bindings.items()
+                if k in kept or ("..." in kept and k.startswith("__dots"))]
+        kept = next((d for d in decls for b in runs if b.start <= d.start < b.end), None)
+        if kept is not None:
+            return _no(ctx, f"`{word}` is declared in code the rewrite keeps "
+                       f"({ctx.unit.where(kept.start)})", kept.start)
+    own = replaced and any(m.start <= d.start < m.end for d in decls)
     for node in _in(_nodes(ctx.unit, "identifier"), fn.start, fn.body_end):
         if own and m.start <= node.start_byte < m.end:
             continue  # (the matched code's own variable, which the rewrite replaces)
@@ -278,7 +292,8 @@ def evaluate_declared(names: tuple[str, ...], ctx: GuardContext) -> Verdict | No
         value = ctx.holes.get(name)
         if value is None:
             continue  # pending: judged again once the hole has a value
-        v = fresh_in_function(ctx, value.strip(), replaced=True)
+        v = fresh_in_function(ctx, value.strip(), replaced=True,
+                              kept=kept_runs(ctx.match.rule, name))
         if not v.ok:
             return Verdict(False, f"?{name} {DECLARED_NAME}: {v.reason}", v.start, v.unknown)
     return None

@@ -19,6 +19,7 @@ conjunct is ``not fresh_name(?h)`` for a declared hole can never hold with the r
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -77,6 +78,68 @@ def declared_in(template: str) -> tuple[str, ...]:
                 if word.startswith(_HOLE_WORD):
                     found[word[len(_HOLE_WORD):]] = None
     return tuple(found)
+
+
+_DOTS_LINE = re.compile(r"^([ \t]*)\.\.\.(?:[ \t].*)?$", re.M)
+_RUN_WORD = "klc_run__"  # a $$$X run read as a statement: klc_run__X; dots: klc_run__dots__
+
+
+@lru_cache(maxsize=2048)
+def kept_in_scope(template: str) -> tuple[tuple[str, frozenset[str]], ...]:
+    """(hole, runs) for each hole the template declares: the runs it writes back as they
+    were (``$$$X`` by name X, statement dots as ``...``) inside the scope of that declaration
+    (the rest of the block it is declared in; the for statement whose initialiser declares
+    it). Kept code's own declarations of the same name would collide with the new variable
+    or shadow it there; outside that scope (``for (int ?j ...) {...}`` before the kept run)
+    they are harmless."""
+    text = _DOTS_LINE.sub(lambda m: f"{m.group(1)}{_RUN_WORD}dots__;", template)
+    pieces: list[str] = []
+    last = 0
+    for ref in code_refs(text):
+        if ref.kind in ("hole", "sequence"):
+            word = (_HOLE_WORD if ref.kind == "hole" else _RUN_WORD) + ref.name
+            pieces += [text[last:ref.start], word]
+            last = ref.end
+    text = "".join(pieces) + text[last:]
+    tree, src = None, b""
+    for prefix, suffix in _WRAPS:
+        src = (prefix + text + suffix).encode()
+        tree = parser().parse(src)
+        if not tree.root_node.has_error:
+            break
+    assert tree is not None
+    found: dict[str, set[str]] = {}
+    for node in _walk(tree.root_node):
+        if node.type not in _DECLARING:
+            continue
+        for decl in node.children_by_field_id(F_DECLARATOR):
+            name = _declared_name(decl)
+            word = src[name.start_byte:name.end_byte].decode("utf-8", "replace") \
+                if name is not None else ""
+            if not word.startswith(_HOLE_WORD):
+                continue
+            parent = node.parent
+            end = (parent.end_byte if parent is not None and node.type != "for_range_loop"
+                   else node.end_byte)
+            runs = found.setdefault(word[len(_HOLE_WORD):], set())
+            for m in re.finditer(rb"klc_run__(\w+)", src[node.start_byte:end]):
+                run = m.group(1).decode()
+                runs.add("..." if run == "dots__" else run)
+    return tuple((h, frozenset(r)) for h, r in found.items())
+
+
+def kept_runs(rule: Rule, hole: str) -> frozenset[str]:
+    """The runs (``$$$X`` names, ``...`` for statement dots) that the rule's templates write
+    back inside the scope of their declaration of ``hole``."""
+    out: set[str] = set()
+    for e in rule.edits:
+        if not e.writes_code:
+            continue
+        for text in e.templates():
+            for h, runs in kept_in_scope(text):
+                if h == hole:
+                    out |= runs
+    return frozenset(out)
 
 
 def _walk(node: Node) -> Iterator[Node]:

@@ -315,3 +315,63 @@ def test_klc_check_reports_a_declared_hole_guarded_not_fresh(
     with pytest.raises(RuleError, match=r"w\.rule:\d+:\d+: the guard of a `rewrite within` "
                        r"block requires `not fresh_name\(\?o\)`"):
         load_rules_text(within, "w.rule")
+
+
+# --------------------------------------------------------------------------------------
+# Code the rewrite keeps: a $$$ run or statement dots inside the new variable's scope keep
+# their own declarations, so the matched code's own variable is no longer "replaced"
+
+KEEPS = '''rule keeps {
+  kind: skill
+  description: "t"
+  context: global
+  anchor: ```
+    if ($I < $N) {
+        $$$BODY;
+    }
+  ```
+  rewrite replace: ```
+    if ($I < $N) {
+        float ?t = 0.0f;
+        $$$BODY;
+        ?t += 1.0f;
+    }
+  ```
+  hole t: ident default v
+}
+'''
+
+SCOPED = KEEPS.replace('''        float ?t = 0.0f;
+        $$$BODY;
+        ?t += 1.0f;''', '''        for (int ?t = 0; ?t < 1; ?t++) { }
+        $$$BODY;''')
+
+BODY_DECLARES_V = (b"__global__ void k(const float* x, float* y, int n) {\n"
+                   b"    int i = threadIdx.x;\n    if (i < n) {\n        float v = x[i];\n"
+                   b"        y[i] = v;\n    }\n}\n")
+
+
+def test_kept_in_scope_reads_each_declarations_scope() -> None:
+    from klc.rule.fresh import kept_in_scope
+
+    assert kept_in_scope("float ?t = 0.0f;\n$$$BODY;\n?t += 1.0f;") == (
+        ("t", frozenset({"BODY"})),)
+    assert kept_in_scope("for (int ?j = 0; ?j < 4; ?j++) { }\n$$$BODY;") == (
+        ("j", frozenset()),)
+    assert kept_in_scope("$$$PRE;\nint ?k = 0;\n...\nif ($C) {\n    $$$BODY;\n}") == (
+        ("k", frozenset({"BODY", "..."})),)
+
+
+def test_a_name_the_kept_code_declares_is_not_fresh() -> None:
+    """The kept body's own `float v` would be declared twice (or, nested, shadow ?t where the
+    rewrite reads it); before, `v` counted as the matched code's own variable and passed."""
+    sites = find_sites(parse_bytes(BODY_DECLARES_V, "k.cu"), load_rules_text(KEEPS, "k.rule"))
+    assert [(s.ok, s.reason) for s in sites] == [(False, (
+        "?t names a variable the rewrite declares: `v` is declared in code the rewrite keeps "
+        "(k.cu:4:9)"))]
+
+
+def test_a_declaration_scoped_before_the_kept_run_is_no_clash() -> None:
+    """``for (int ?t ...) { }`` ends before the kept body: its `v` is another scope's."""
+    sites = find_sites(parse_bytes(BODY_DECLARES_V, "k.cu"), load_rules_text(SCOPED, "s.rule"))
+    assert [s.ok for s in sites] == [True]
