@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from klc.guards import (  # noqa: F401  (each family registers its predicates when imported)
     alignment,
+    btranspose,
     columns,
     constants,
     declarations,
