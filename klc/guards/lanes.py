@@ -25,6 +25,7 @@ from klc.analysis.tree import (
     _text,
     _unwrap,
 )
+from klc.analysis.types import has_type_kind
 from klc.analysis.writes import _address_taken, _aliases, _assigned, _passes_pointer
 from klc.cuda.model import Function, Unit
 from klc.cuda.syntax import F_ARGUMENT, F_ARGUMENTS, F_BODY, F_INDICES, F_LEFT, F_RIGHT
@@ -156,6 +157,9 @@ def _strided(ctx: GuardContext, loop: Node) -> str:
         pre = stmts[:-tail]
         if pre and not assigns_only_locals(ctx, _span(unit, pre, "$$$PRE")).ok:
             continue
+        if any(a is not None and a[1] is not None and _inexact_sum_at(ctx, a[0], s)
+               for a, s in zip(accs, stmts[-tail:], strict=True)):
+            continue  # (an integer sum of floats: the sub-rules refuse it)
         if any(re.search(rf"(?<![\w.]){re.escape(n)}\b", _text(unit.source, p))
                for n in names for p in pre):
             continue  # (the statements before read the accumulator)
@@ -225,7 +229,8 @@ def _scanned(ctx: GuardContext, loop: Node, stmts: list[Node]) -> bool:
         return False
     name = re.compile(rf"(?<![\w.]){re.escape(m.group(1))}\b")
     if name.search(m.group(2)) or name.search(head) \
-            or not any(name.search(_text(unit.source, p)) for p in stmts[1:]):
+            or not any(name.search(_text(unit.source, p)) for p in stmts[1:]) \
+            or _inexact_sum_at(ctx, m.group(1), stmts[0]):
         return False
     return assigns_only_locals(ctx, _span(unit, stmts[1:], "$$$POST")).ok
 
@@ -646,3 +651,58 @@ def block_strided_shapes(ctx: GuardContext, stmts: Binding) -> Verdict:
                    "every thread would run it whole", loop.start_byte)
     return _yes(f"every strided loop of {_code(stmts)} is a sweep, a sum or a maximum the "
                 "block rewrite strides", stmts.start)
+
+
+_FLOATING = frozenset({"float", "double", "__half", "half", "__nv_bfloat16", "nv_bfloat16"})
+
+
+@predicate("exact_sum", ArgSpec("$ACC", frozenset({"metavar"})),
+           ArgSpec("$E", frozenset({"metavar"})), reads=("declarations", "position"))
+def exact_sum(ctx: GuardContext, acc: Binding, e: Binding) -> Verdict:
+    """Summing $E into $ACC piece by piece gives the sum of the pieces, whatever the order up
+    to floating-point rounding: $ACC is a floating-point variable (``float``, ``double``,
+    ``__half``, ``__nv_bfloat16``, or a type parameter of the function's template), or an
+    integer one and $E an integer expression. An integer accumulator of a floating-point
+    summand truncates at every step (``int acc; acc += 0.7f;``): partial sums truncate at
+    other places than the sequential loop, and the total changes."""
+    why = _inexact_sum(ctx, acc.text.strip(), e, ctx.match.start)
+    if why:
+        return _no(ctx, why, acc.start)
+    return _yes(f"{_code(e)} sums into `{acc.text.strip()}` exactly or by float rounding",
+                acc.start)
+
+
+def _inexact_sum(ctx: GuardContext, name: str, e: Binding, at: int) -> str:
+    """Why summing ``e`` into the variable ``name`` in pieces may truncate differently from
+    the sequential loop ('' when it cannot): ``exact_sum``'s judgement."""
+    decl = _lookup(ctx, name, at)
+    if decl is None:
+        return f"the type of `{name}` is not known"
+    fn = ctx.function
+    params = {p.name for p in fn.template_params if p.kind == "type"} if fn is not None \
+        else set()
+    base = " ".join(decl.base.replace("const", " ").replace("volatile", " ").split())
+    if base in _FLOATING or base in params:
+        return ""
+    if has_type_kind(ctx, e, "int_expr"):
+        return ""
+    return f"`{name}` is a `{decl.base}` and {_code(e)} is not known to be an integer: each " \
+           "step would truncate, and partial sums truncate elsewhere"
+
+
+def _inexact_sum_at(ctx: GuardContext, name: str, stmt: Node) -> str:
+    """``_inexact_sum`` for the statement ``name += e;`` (a reason too when it is not one)."""
+    e = _summand(ctx.unit, stmt)
+    if e is None:
+        return f"`{_snippet(_text(ctx.unit.source, stmt))}` is not a sum `acc += e;`"
+    return _inexact_sum(ctx, name, e, stmt.start_byte)
+
+
+def _summand(unit: Unit, stmt: Node) -> Binding | None:
+    """The summed expression of ``acc += e;`` as a binding (None for another statement)."""
+    expr = stmt.named_children[0] if stmt.type == "expression_statement" \
+        and stmt.named_children else None
+    if expr is None or expr.type != "assignment_expression" or _operator(expr) != "+=":
+        return None
+    right = expr.child_by_field_id(F_RIGHT)
+    return _span(unit, [right], "$E") if right is not None else None

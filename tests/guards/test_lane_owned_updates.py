@@ -380,3 +380,35 @@ def test_block_strided_shapes_refuses_a_loop_the_block_rewrite_leaves_whole(
         body: str, reason: str) -> None:
     ok, why = block_shapes(body)
     assert not ok and reason in why, why
+
+
+EXACT = """
+rule probe {
+  kind: skill
+  anchor: ```
+    $X += $E;
+  ```
+  guard: exact_sum($X, $E)
+  rewrite replace: ```
+    $X += $E;
+  ```
+}
+"""
+
+
+@pytest.mark.parametrize(("source", "ok", "reason"), [
+    ("__global__ void k(const float* in, float* out) {\n    float s = 1.0f;\n"
+     "    s += in[1];\n    out[0] = s;\n}\n", True, "exactly or by float rounding"),
+    ("template <typename T>\n__global__ void k(const T* in, T* out) {\n    T s = in[0];\n"
+     "    s += in[1] * 2.0f;\n    out[0] = s;\n}\n", True, "exactly or by float rounding"),
+    ("__global__ void k(const int* in, int* out) {\n    long long n = 5;\n"
+     "    n += in[1] * 3;\n    out[0] = (int)n;\n}\n", True, "exactly or by float rounding"),
+    # an int of float terms truncates at every step
+    ("__global__ void k(const float* in, int* out) {\n    int n = 0;\n"
+     "    n += in[1] * 4.0f;\n    out[0] = n;\n}\n", False, "is not known to be an integer"),
+])
+def test_exact_sum(source: str, ok: bool, reason: str) -> None:
+    unit = parse_bytes(source.encode(), "k.cu")
+    site = find_sites(unit, load_rules_text(EXACT, "p.rule"))[0]
+    v = evaluate(parse_guard("exact_sum($X, $E)"), GuardContext(site.match))
+    assert v.ok == ok and reason in v.reason, v.reason
