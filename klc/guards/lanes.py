@@ -31,7 +31,7 @@ from klc.cuda.model import Function, Unit
 from klc.cuda.syntax import F_ARGUMENT, F_ARGUMENTS, F_BODY, F_INDICES, F_LEFT, F_RIGHT
 from klc.guards.loops import no_jumps
 from klc.guards.registry import ArgSpec, GuardContext, Verdict, _no, _yes, predicate
-from klc.guards.writes import assigns_only_locals
+from klc.guards.writes import _STORING_CALL, assigns_only_locals
 from klc.match import Binding
 
 _SEQUENTIAL = re.compile(  # for (int C = A; C < N; C++), in the spellings the isomorphisms
@@ -706,3 +706,26 @@ def _summand(unit: Unit, stmt: Node) -> Binding | None:
         return None
     right = expr.child_by_field_id(F_RIGHT)
     return _span(unit, [right], "$E") if right is not None else None
+
+
+@predicate("no_storing_calls", ArgSpec("$$$S", frozenset({"metavar", "sequence"})),
+           reads=("arguments",))
+def no_storing_calls(ctx: GuardContext, stmts: Binding) -> Verdict:
+    """The code bound to $$$S calls nothing that may store to memory: no atomic, store
+    intrinsic (``__st*``), ``memcpy``/``memset``, ``printf`` or fence, no function this file
+    defines (a helper that may update memory through a pointer it is given) and no ``asm``.
+    Stores that the code writes itself are judged by ``lane_owned_updates``; a call's would
+    run once per lane (or thread) where a row's rewrite runs the code on many."""
+    unit, src = ctx.unit, ctx.unit.source
+    start, end = stmts.start, stmts.end
+    if re.search(rb"\basm\b|__asm__", src[start:end]):
+        return _no(ctx, f"{_code(stmts)} holds inline asm", start)
+    defined = {f.name for f in unit.functions}
+    for node in _in(_nodes(unit, "call_expression"), start, end):
+        callee = node.child_by_field_name("function")
+        name = _text(src, callee).split("<")[0].strip() if callee is not None else ""
+        if _STORING_CALL.fullmatch(name) or name in defined:
+            return _no(ctx, f"`{_snippet(_text(src, node))}` ({unit.where(node.start_byte)}) "
+                       "may store to memory: every lane (or thread) of the row would call it",
+                       node.start_byte)
+    return _yes(f"{_code(stmts)} calls nothing that stores", start)

@@ -412,3 +412,27 @@ def test_exact_sum(source: str, ok: bool, reason: str) -> None:
     site = find_sites(unit, load_rules_text(EXACT, "p.rule"))[0]
     v = evaluate(parse_guard("exact_sum($X, $E)"), GuardContext(site.match))
     assert v.ok == ok and reason in v.reason, v.reason
+
+
+@pytest.mark.parametrize(("body", "ok", "reason"), [
+    # math functions take values
+    ("        float s = 0.0f;\n        for (int c = 0; c < cols; c++) {\n"
+     "            s += expf(in[c]);\n        }\n        out[row] = logf(s);", True,
+     "calls nothing that stores"),
+    ("        atomicAdd(&out[0], in[row]);", False, "may store to memory"),
+    ("        printf(\"%f\\n\", in[row]);", False, "may store to memory"),
+])
+def test_no_storing_calls(body: str, ok: bool, reason: str) -> None:
+    unit = parse_bytes(KERNEL.replace("BODY", body).encode(), "k.cu")
+    (site,) = find_sites(unit, load_rules_text(PROBE, "p.rule"))
+    v = evaluate(parse_guard("no_storing_calls($$$BODY)"), GuardContext(site.match))
+    assert v.ok == ok and reason in v.reason, v.reason
+
+
+def test_no_storing_calls_refuses_a_helper_of_the_file() -> None:
+    source = "__device__ void add(float* p, float v) { *p += v; }\n" \
+        + KERNEL.replace("BODY", "        add(&out[row], in[row]);")
+    unit = parse_bytes(source.encode(), "k.cu")
+    (site,) = find_sites(unit, load_rules_text(PROBE, "p.rule"))
+    v = evaluate(parse_guard("no_storing_calls($$$BODY)"), GuardContext(site.match))
+    assert not v.ok and "`add(&out[row], in[row])`" in v.reason, v.reason
