@@ -36,6 +36,7 @@ from klc.guards import (  # noqa: F401  (each family registers its predicates wh
     launch,
     loops,
     reductions,
+    regblock,
     types,
     writes,
 )
