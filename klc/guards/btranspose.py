@@ -78,10 +78,12 @@ def _py(expr: str) -> str | None:
 
 @predicate("transposed_offsets", ArgSpec("$$$D", _SEQ), _metavar("$SI"), _metavar("$DI"),
            _metavar("$COLS"), _metavar("$P"), _metavar("$C"), _metavar("$B"),
-           reads=("arguments", "declarations"))
+           ArgSpec("$$$PRE", _SEQ, optional=True), reads=("arguments", "declarations"))
 def transposed_offsets(ctx: GuardContext, decls: Binding, si: Binding, di: Binding,
-                       cols: Binding, p: Binding, c: Binding, b: Binding) -> Verdict:
-    """The code bound to $$$D is declarations only, and they, the offsets $SI (read) and
+                       cols: Binding, p: Binding, c: Binding, b: Binding,
+                       pre: Binding | None = None) -> Verdict:
+    """The code bound to $$$D (and to $$$PRE, declarations before the bounds check, which
+    come first) is declarations only, and they, the offsets $SI (read) and
     $DI (written) and the bound $COLS read no memory and no built-in, call nothing, write
     nothing, and name only $P (column), $C (row), $B (batch), the names $$$D declares,
     kernel parameters the kernel never assigns and #define'd constants: each offset is a
@@ -105,7 +107,7 @@ def transposed_offsets(ctx: GuardContext, decls: Binding, si: Binding, di: Bindi
     names = {x.text.strip() for x in (p, c, b)}
     if len(names) != 3:
         return _no(ctx, "the row, column and batch indices are not three distinct names")
-    dnodes = _nodes_of(decls)
+    dnodes = (_nodes_of(pre) if pre is not None else []) + _nodes_of(decls)
     local: list[tuple[str, str]] = []
     for d in dnodes:
         if d.type == "comment":
