@@ -151,6 +151,14 @@ def transposed_offsets(ctx: GuardContext, decls: Binding, si: Binding, di: Bindi
                 return _no(ctx, f"{what} name `{w}`, which is neither the indices, a local "
                            "they declare, an unassigned kernel parameter nor a #define",
                            x.start_byte)
+    return _strides(ctx, local, si, di, (p, c, b), params, text)
+
+
+def _strides(ctx: GuardContext, local: list[tuple[str, str]], si: Binding, di: Binding,
+             pcb: tuple[Binding, Binding, Binding], params: set[str], text: str) -> Verdict:
+    """transposed_offsets' second half: evaluated at sample values, the read offset $SI
+    grows by 1 with the column, the written offset $DI by 1 with the row."""
+    p, c, b = pcb
     # the transpose: unit stride of the read along the column, of the write along the row
     exprs = [(k, _py(v)) for k, v in local]
     sip, dip = _py(si.text), _py(di.text)
