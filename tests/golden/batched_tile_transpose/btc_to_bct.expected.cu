@@ -21,12 +21,12 @@ flops: 0
 // thread per channel, 64-bit offsets declared in the bounds check, T *x spacing.
 __global__ void btc_to_bct(const float *x, float *y, int B, int T, int C) {
     __shared__ float tile[16][16];
-    int c0 = blockIdx.y / 16 * 16;
-    int g = min(16, (int)gridDim.y - c0);
-    for (int s = blockIdx.y - c0; s < 16; s += g) {
+    int row0 = blockIdx.y / 16 * 16;
+    int group_blocks = min(16, (int)gridDim.y - row0);
+    for (int sub = blockIdx.y - row0; sub < 16; sub += group_blocks) {
         {
-            int ch = (blockIdx.x * 16 + s) * 16 + threadIdx.x;
-            int t = c0 + threadIdx.y;
+            int ch = (blockIdx.x * 16 + sub) * 16 + threadIdx.x;
+            int t = row0 + threadIdx.y;
             int b = blockIdx.z;
             if (ch < C && t < gridDim.y) {
                 size_t src_off = ((size_t)b * T + t) * C + ch;
@@ -36,8 +36,8 @@ __global__ void btc_to_bct(const float *x, float *y, int B, int T, int C) {
         }
         __syncthreads();
         {
-            int ch = (blockIdx.x * 16 + s) * 16 + threadIdx.y;
-            int t = c0 + threadIdx.x;
+            int ch = (blockIdx.x * 16 + sub) * 16 + threadIdx.y;
+            int t = row0 + threadIdx.x;
             int b = blockIdx.z;
             if (ch < C && t < gridDim.y) {
                 size_t src_off = ((size_t)b * T + t) * C + ch;

@@ -20,12 +20,12 @@ flops: 0
 // and the offsets written inline (32-bit: the sizes fit).
 __global__ void nchw_to_nhwc_flat(const float* in, float* out, int N, int C, int HW) {
     __shared__ float tile[16][16];
-    int c0 = blockIdx.y / 16 * 16;
-    int g = min(16, (int)gridDim.y - c0);
-    for (int s = blockIdx.y - c0; s < 16; s += g) {
+    int row0 = blockIdx.y / 16 * 16;
+    int group_blocks = min(16, (int)gridDim.y - row0);
+    for (int sub = blockIdx.y - row0; sub < 16; sub += group_blocks) {
         {
-            int pix = (blockIdx.x * 16 + s) * 16 + threadIdx.x;
-            int ch = c0 + threadIdx.y;
+            int pix = (blockIdx.x * 16 + sub) * 16 + threadIdx.x;
+            int ch = row0 + threadIdx.y;
             int img = blockIdx.z;
             if (pix < HW && ch < gridDim.y) {
                 tile[threadIdx.y][threadIdx.x] = in[(img * C + ch) * HW + pix];
@@ -33,8 +33,8 @@ __global__ void nchw_to_nhwc_flat(const float* in, float* out, int N, int C, int
         }
         __syncthreads();
         {
-            int pix = (blockIdx.x * 16 + s) * 16 + threadIdx.y;
-            int ch = c0 + threadIdx.x;
+            int pix = (blockIdx.x * 16 + sub) * 16 + threadIdx.y;
+            int ch = row0 + threadIdx.x;
             int img = blockIdx.z;
             if (pix < HW && ch < gridDim.y) {
                 out[(img * HW + pix) * C + ch] = tile[threadIdx.x][threadIdx.y];

@@ -21,12 +21,12 @@ flops: 0
 // early-return bounds check, 64-bit offsets, T *x spacing.
 __global__ void nchw_to_nhwc_hw(const float *src, float *dst, int N, int C, int H, int W) {
     __shared__ float tile[16][16];
-    int c0 = blockIdx.y / 16 * 16;
-    int g = min(16, (int)gridDim.y - c0);
-    for (int s = blockIdx.y - c0; s < 16; s += g) {
+    int row0 = blockIdx.y / 16 * 16;
+    int group_blocks = min(16, (int)gridDim.y - row0);
+    for (int sub = blockIdx.y - row0; sub < 16; sub += group_blocks) {
         {
-            int hw = (blockIdx.x * 16 + s) * 16 + threadIdx.x;
-            int c = c0 + threadIdx.y;
+            int hw = (blockIdx.x * 16 + sub) * 16 + threadIdx.x;
+            int c = row0 + threadIdx.y;
             int n = blockIdx.z;
             const int plane = H * W;
             if (hw < plane && c < gridDim.y) {
@@ -37,8 +37,8 @@ __global__ void nchw_to_nhwc_hw(const float *src, float *dst, int N, int C, int 
         }
         __syncthreads();
         {
-            int hw = (blockIdx.x * 16 + s) * 16 + threadIdx.y;
-            int c = c0 + threadIdx.x;
+            int hw = (blockIdx.x * 16 + sub) * 16 + threadIdx.y;
+            int c = row0 + threadIdx.x;
             int n = blockIdx.z;
             const int plane = H * W;
             if (hw < plane && c < gridDim.y) {

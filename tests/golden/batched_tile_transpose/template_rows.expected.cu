@@ -23,12 +23,12 @@ template <int BLOCK>
 __global__ void batched_transpose(const float* __restrict__ src, double* __restrict__ dst,
                                   int batch, int rows, int cols) {
     __shared__ float tile[16][16];
-    int c0 = blockIdx.y / 16 * 16;
-    int g = min(16, (int)gridDim.y - c0);
-    for (int s = blockIdx.y - c0; s < 16; s += g) {
+    int row0 = blockIdx.y / 16 * 16;
+    int group_blocks = min(16, (int)gridDim.y - row0);
+    for (int sub = blockIdx.y - row0; sub < 16; sub += group_blocks) {
         {
-            unsigned col = (blockIdx.x * 16 + s) * 16 + threadIdx.x;
-            unsigned row = c0 + threadIdx.y;
+            unsigned col = (blockIdx.x * 16 + sub) * 16 + threadIdx.x;
+            unsigned row = row0 + threadIdx.y;
             unsigned b = blockIdx.z;
             if (col < cols && row < gridDim.y) {
                 const size_t slice = (size_t)rows * cols;
@@ -37,8 +37,8 @@ __global__ void batched_transpose(const float* __restrict__ src, double* __restr
         }
         __syncthreads();
         {
-            unsigned col = (blockIdx.x * 16 + s) * 16 + threadIdx.y;
-            unsigned row = c0 + threadIdx.x;
+            unsigned col = (blockIdx.x * 16 + sub) * 16 + threadIdx.y;
+            unsigned row = row0 + threadIdx.x;
             unsigned b = blockIdx.z;
             if (col < cols && row < gridDim.y) {
                 const size_t slice = (size_t)rows * cols;

@@ -30,23 +30,23 @@ flops: 0
 //     tile's columns (the thread indices swap roles), so both phases are coalesced (the
 //     naive store strides by C elements between neighbouring threads);
 //   - one column of padding ([TILE][TILE + 1]): a tile column spans all banks.
-// The grid stays the naive one: the TILE blocks blockIdx.y = c0 .. c0 + TILE - 1 (c0 a
-// multiple of TILE) share the rows c0 .. c0 + TILE - 1, and between them the TILE tiles of
-// TILE columns that the naive block blockIdx.x covers (TILE * TILE columns): block c0 + o
-// takes the tiles o, o + g, o + 2g, ... where g is the number of blocks of its group (TILE,
-// or fewer in the last group when C is not a multiple of TILE). Every row c < gridDim.y and
+// The grid stays the naive one: the TILE blocks blockIdx.y = row0 .. row0 + TILE - 1 (row0 a
+// multiple of TILE) share the rows row0 .. row0 + TILE - 1, and between them the TILE tiles of
+// TILE columns that the naive block blockIdx.x covers (TILE * TILE columns): block row0 + o
+// takes the tiles o, o + group_blocks, ... where group_blocks is the number of blocks of its
+// group (TILE, or fewer in the last group when C is not a multiple of TILE). Every row c < gridDim.y and
 // column p < HW is copied once, as in the naive kernel; every thread of a block runs the
 // same iterations, so all reach both barriers. Both phases compute the same offsets (the
 // naive kernel's declarations, each phase with its own p and c); each uses one of them.
 template <int TILE>
 __global__ void batched_transpose_tiled(const float* src, float* dst, int N, int C, int HW) {
     __shared__ float tile[TILE][TILE];
-    int c0 = blockIdx.y / TILE * TILE;
-    int g = min(TILE, (int)gridDim.y - c0);
-    for (int s = blockIdx.y - c0; s < TILE; s += g) {
+    int row0 = blockIdx.y / TILE * TILE;
+    int group_blocks = min(TILE, (int)gridDim.y - row0);
+    for (int sub = blockIdx.y - row0; sub < TILE; sub += group_blocks) {
         {
-            int p = (blockIdx.x * TILE + s) * TILE + threadIdx.x;
-            int c = c0 + threadIdx.y;
+            int p = (blockIdx.x * TILE + sub) * TILE + threadIdx.x;
+            int c = row0 + threadIdx.y;
             int n = blockIdx.z;
             if (p < HW && c < gridDim.y) {
                 size_t in_off = ((size_t)n * C + c) * HW + p;
@@ -56,8 +56,8 @@ __global__ void batched_transpose_tiled(const float* src, float* dst, int N, int
         }
         __syncthreads();
         {
-            int p = (blockIdx.x * TILE + s) * TILE + threadIdx.y;
-            int c = c0 + threadIdx.x;
+            int p = (blockIdx.x * TILE + sub) * TILE + threadIdx.y;
+            int c = row0 + threadIdx.x;
             int n = blockIdx.z;
             if (p < HW && c < gridDim.y) {
                 size_t in_off = ((size_t)n * C + c) * HW + p;

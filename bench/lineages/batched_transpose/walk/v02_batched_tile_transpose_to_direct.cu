@@ -30,11 +30,11 @@ flops: 0
 //     tile's columns (the thread indices swap roles), so both phases are coalesced (the
 //     naive store strides by C elements between neighbouring threads);
 //   - one column of padding ([TILE][TILE + 1]): a tile column spans all banks.
-// The grid stays the naive one: the TILE blocks blockIdx.y = c0 .. c0 + TILE - 1 (c0 a
-// multiple of TILE) share the rows c0 .. c0 + TILE - 1, and between them the TILE tiles of
-// TILE columns that the naive block blockIdx.x covers (TILE * TILE columns): block c0 + o
-// takes the tiles o, o + g, o + 2g, ... where g is the number of blocks of its group (TILE,
-// or fewer in the last group when C is not a multiple of TILE). Every row c < gridDim.y and
+// The grid stays the naive one: the TILE blocks blockIdx.y = row0 .. row0 + TILE - 1 (row0 a
+// multiple of TILE) share the rows row0 .. row0 + TILE - 1, and between them the TILE tiles of
+// TILE columns that the naive block blockIdx.x covers (TILE * TILE columns): block row0 + o
+// takes the tiles o, o + group_blocks, ... where group_blocks is the number of blocks of its
+// group (TILE, or fewer in the last group when C is not a multiple of TILE). Every row c < gridDim.y and
 // column p < HW is copied once, as in the naive kernel; every thread of a block runs the
 // same iterations, so all reach both barriers. Both phases compute the same offsets (the
 // naive kernel's declarations, each phase with its own p and c); each uses one of them.
