@@ -123,8 +123,12 @@ def transposed_offsets(ctx: GuardContext, decls: Binding, si: Binding, di: Bindi
                     return _no(ctx, "a declaration is not `T name = value`", d.start_byte)
                 local.append((src[nm.start_byte:nm.end_byte].decode(),
                               src[val.start_byte:val.end_byte].decode()))
-            elif ch.type == "identifier":
+            elif ch.type in ("identifier", "array_declarator", "pointer_declarator",
+                             "reference_declarator", "function_declarator"):
                 return _no(ctx, "a declaration has no initialiser", d.start_byte)
+        if re.search(r"\b(__shared__|static|extern|__device__|__constant__)\b",
+                     src[d.start_byte:d.end_byte].decode()):
+            return _no(ctx, "a declaration is not a plain local", d.start_byte)
     declared_here = {k for k, _ in local}
     params = {q.name for q in fn.params}
     written = _written_names(fbody, src)

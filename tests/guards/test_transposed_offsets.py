@@ -99,3 +99,14 @@ def test_a_statement_that_is_not_a_declaration_is_refused() -> None:
                          "        y[(n * HW + p) * C + c] = x[(n * C + c) * HW + p];\n")
     assert not ok
     assert "is not a declaration" in reason
+
+
+def test_a_declaration_without_initialiser_or_shared_is_refused() -> None:
+    ok, reason = verdict("        float tmp[4];\n"
+                         "        y[(n * HW + p) * C + c] = x[(n * C + c) * HW + p];\n")
+    assert not ok
+    assert "has no initialiser" in reason
+    ok, reason = verdict("        static int k2 = 3;\n"
+                         "        y[(n * HW + p) * C + c] = x[(n * C + c) * HW + p];\n")
+    assert not ok
+    assert "not a plain local" in reason
