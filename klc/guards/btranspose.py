@@ -86,7 +86,7 @@ def transposed_offsets(ctx: GuardContext, decls: Binding, si: Binding, di: Bindi
     come first) is declarations only, and they, the offsets $SI (read) and
     $DI (written) and the bound $COLS read no memory and no built-in, call nothing, write
     nothing, and name only $P (column), $C (row), $B (batch), the names $$$D declares,
-    kernel parameters the kernel never assigns and #define'd constants: each offset is a
+    kernel parameters the kernel never assigns and #define'd integer literals: each offset is a
     function of (batch, row, column) alone, the same in whichever thread computes it. And
     they transpose: evaluated at random parameter values, $SI grows by 1 with the column
     and $DI by 1 with the row (so a tile read along columns and written along rows is
@@ -150,10 +150,10 @@ def transposed_offsets(ctx: GuardContext, decls: Binding, si: Binding, di: Bindi
                 if w in params and w not in written and w not in declared_fn:
                     continue
                 if w not in params and w not in declared_fn and re.search(
-                        rf"^\s*#\s*define\s+{re.escape(w)}\b", text, re.M):
+                        rf"^\s*#\s*define\s+{re.escape(w)}\s+\(?\s*\d+\s*\)?\s*$", text, re.M):
                     continue
                 return _no(ctx, f"{what} name `{w}`, which is neither the indices, a local "
-                           "they declare, an unassigned kernel parameter nor a #define",
+                           "they declare, an unassigned kernel parameter nor a #define of a number",
                            x.start_byte)
     return _strides(ctx, local, si, di, (p, c, b), params, text)
 
@@ -170,7 +170,7 @@ def _strides(ctx: GuardContext, local: list[tuple[str, str]], si: Binding, di: B
         return _no(ctx, "an offset is not plain integer arithmetic that can be evaluated")
     rng = random.Random(18)
     pn, cn, bn = (x.text.strip() for x in (p, c, b))
-    macros = dict(re.findall(r"^\s*#\s*define\s+(\w+)\s+(\d+)\s*$", text, re.M))
+    macros = dict(re.findall(r"^\s*#\s*define\s+(\w+)\s+\(?\s*(\d+)\s*\)?\s*$", text, re.M))
 
     def at(env0: dict[str, int], pv: int, cv: int, bv: int) -> tuple[int, int] | None:
         env = {k: int(v) for k, v in macros.items()}
