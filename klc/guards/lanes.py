@@ -151,6 +151,8 @@ def _strided(ctx: GuardContext, loop: Node) -> str:
         if tail == 2 and any(a is not None and a[1] is None for a in accs):
             continue  # (two accumulators: sums only)
         names = {a[0] for a in accs if a is not None}
+        if len(names) != tail:
+            continue  # (the same variable summed twice: the sub-rules refuse it)
         exprs = " ".join((a[1] or a[2] or "") for a in accs if a is not None)
         if any(re.search(rf"(?<![\w.]){re.escape(n)}\b", exprs) for n in names):
             continue
@@ -606,7 +608,7 @@ def _private_scalar_why(ctx: GuardContext, name: str, at: int) -> str:
     return ""
 
 
-_BLOCK_NAMES = re.compile(r"(?<![\w.])(?:partial|partials|maxima|warp|offset)\b")
+_BLOCK_NAMES = re.compile(r"(?<![\w.])(?:partial2?|partials2?|maxima|warp|offset)\b")
 
 
 @predicate("block_strided_shapes", ArgSpec("$$$S", frozenset({"metavar", "sequence"})),
@@ -615,13 +617,14 @@ def block_strided_shapes(ctx: GuardContext, stmts: Binding) -> Verdict:
     """Every loop of $$$S that ``lane_owned_updates`` counts as strided (a sequential header
     ``for (int c = a; c < n; c++)``, or ``<=``, and a body the warp rewrite strides) is one
     that thread_per_row_to_block_per_row strides too: its body writes only its own variables
-    and memory, or it ends with the one sum ``acc += e;`` or the one maximum ``acc =
-    fmaxf(acc, e);`` (or a max_idiom spelling) that it accumulates, ``acc`` a
-    ``private_scalar`` in neither the header, ``e`` nor the statements before, and none of
-    the names the block rewrite declares (``partial``, ``partials``, ``maxima``, ``warp``,
-    ``offset``) in the loop. A loop that the predicate would count as strided but the block
-    rewrite runs whole on every thread (two sums, a maximum with statements after it, a
-    prefix sum) would apply its in-place updates once per thread: refused."""
+    and memory, or it ends with the one sum ``acc += e;``, the one maximum ``acc =
+    fmaxf(acc, e);`` (or a max_idiom spelling) or the two sums that it accumulates, each
+    ``acc`` a ``private_scalar`` in neither the header, the accumulated expressions nor the
+    statements before, and none of the names the block rewrite declares (``partial``,
+    ``partial2``, ``partials``, ``partials2``, ``maxima``, ``warp``, ``offset``) in the loop.
+    A loop that the predicate would count as strided but the block rewrite runs whole on
+    every thread (a maximum with statements after it, a prefix sum) would apply its in-place
+    updates once per thread: refused."""
     unit, src = ctx.unit, ctx.unit.source
     for loop in _in(_nodes(unit, "for_statement"), stmts.start, stmts.end):
         if _header(unit, loop) is None or _strided(ctx, loop):
@@ -629,28 +632,48 @@ def block_strided_shapes(ctx: GuardContext, stmts: Binding) -> Verdict:
         where = f"`{_snippet(_text(src, loop), 50)}` ({unit.where(loop.start_byte)})"
         if _BLOCK_NAMES.search(_text(src, loop)):
             return _no(ctx, f"{where} uses a name the block rewrite declares (partial, "
-                       "partials, maxima, warp, offset)", loop.start_byte)
+                       "partial2, partials, partials2, maxima, warp, offset)", loop.start_byte)
         body = loop.child_by_field_id(F_BODY)
         assert body is not None
         inner = [c for c in body.named_children if c.type != "comment"] \
             if body.type == "compound_statement" else [body]
         if assigns_only_locals(ctx, _span(unit, inner, "$$$S")).ok:
             continue
-        acc = _accumulation(ctx, inner[-1])
         head = src[loop.start_byte:body.start_byte].decode("utf-8", "replace")
-        if acc is not None:
-            name = re.compile(rf"(?<![\w.]){re.escape(acc[0])}\b")
-            pre = inner[:-1]
-            if not name.search(head) and not name.search(acc[1] or acc[2] or "") \
-                    and not any(name.search(_text(src, p)) for p in pre) \
-                    and (not pre or assigns_only_locals(ctx, _span(unit, pre, "$$$PRE")).ok) \
-                    and _private_scalar_why(ctx, acc[0], loop.start_byte) == "":
-                continue
+        if any(_block_sums(ctx, loop, head, inner, tail) for tail in (1, 2)):
+            continue
         return _no(ctx, f"{where} is a loop the warp rewrite strides but the block rewrite "
-                   "does not (two sums, a maximum with statements after it, a prefix sum): "
-                   "every thread would run it whole", loop.start_byte)
+                   "does not (a maximum with statements after it, a prefix sum): every thread "
+                   "would run it whole", loop.start_byte)
     return _yes(f"every strided loop of {_code(stmts)} is a sweep, a sum or a maximum the "
                 "block rewrite strides", stmts.start)
+
+
+def _block_sums(ctx: GuardContext, loop: Node, head: str, inner: list[Node], tail: int
+                ) -> bool:
+    """Do the last ``tail`` statements of the loop body ``inner`` accumulate what one of
+    thread_per_row_to_block_per_row's sub-rules reduces across the block? One sum or one
+    maximum, or two sums of different variables; each a ``private_scalar`` that the header,
+    the accumulated expressions and the statements before do not mention; the statements
+    before write only their own variables and memory."""
+    unit, src = ctx.unit, ctx.unit.source
+    if len(inner) < tail:
+        return False
+    accs = [_accumulation(ctx, st) for st in inner[-tail:]]
+    if not all(accs) or (tail == 2 and any(a is not None and a[1] is None for a in accs)):
+        return False
+    names = [a[0] for a in accs if a is not None]
+    if len(set(names)) != len(names):
+        return False
+    exprs = " ".join((a[1] or a[2] or "") for a in accs if a is not None)
+    pre = inner[:-tail]
+    for n in names:
+        word = re.compile(rf"(?<![\w.]){re.escape(n)}\b")
+        if word.search(head) or word.search(exprs) \
+                or any(word.search(_text(src, p)) for p in pre) \
+                or _private_scalar_why(ctx, n, loop.start_byte):
+            return False
+    return not pre or assigns_only_locals(ctx, _span(unit, pre, "$$$PRE")).ok
 
 
 _FLOATING = frozenset({"float", "double", "__half", "half", "__nv_bfloat16", "nv_bfloat16"})

@@ -14,9 +14,9 @@ bytes: 8 * rows * cols
 flops: 5 * rows * cols
 timeout_s: 120
 */
-// A near miss: the sum and the sum of squares in one sweep (two accumulators), then an
-// in-place update of the output. The warp rewrite strides that sweep, the block rewrite has
-// no sub-rule for two sums and would leave it whole on every thread: refused.
+// One-pass row standardization: the sum and the sum of squares in one sweep that also
+// copies the row (two accumulators, reduced together across the block), then an in-place
+// update of the output by the thread that copied each element.
 __global__ void standardize_one_pass(const float* x, float* y, int rows, int cols) {
     int r = blockIdx.x * blockDim.x + threadIdx.x;
     if (r < rows) {
