@@ -618,13 +618,13 @@ def block_strided_shapes(ctx: GuardContext, stmts: Binding) -> Verdict:
     ``for (int c = a; c < n; c++)``, or ``<=``, and a body the warp rewrite strides) is one
     that thread_per_row_to_block_per_row strides too: its body writes only its own variables
     and memory, or it ends with the one sum ``acc += e;``, the one maximum ``acc =
-    fmaxf(acc, e);`` (or a max_idiom spelling) or the two sums that it accumulates, each
-    ``acc`` a ``private_scalar`` in neither the header, the accumulated expressions nor the
-    statements before, and none of the names the block rewrite declares (``partial``,
-    ``partial2``, ``partials``, ``partials2``, ``maxima``, ``warp``, ``offset``) in the loop.
-    A loop that the predicate would count as strided but the block rewrite runs whole on
-    every thread (a maximum with statements after it, a prefix sum) would apply its in-place
-    updates once per thread: refused."""
+    fmaxf(acc, e);`` (or a max_idiom spelling) or the two sums that it accumulates, or it
+    holds a maximum followed by statements, each ``acc`` a ``private_scalar`` in neither the
+    header, the accumulated expressions nor the other statements, and none of the names the
+    block rewrite declares (``partial``, ``partial2``, ``partials``, ``partials2``,
+    ``maxima``, ``warp``, ``offset``) in the loop. A loop that the predicate would count as
+    strided but the block rewrite runs whole on every thread (a prefix sum) would apply its
+    in-place updates once per thread: refused."""
     unit, src = ctx.unit, ctx.unit.source
     for loop in _in(_nodes(unit, "for_statement"), stmts.start, stmts.end):
         if _header(unit, loop) is None or _strided(ctx, loop):
@@ -640,11 +640,11 @@ def block_strided_shapes(ctx: GuardContext, stmts: Binding) -> Verdict:
         if assigns_only_locals(ctx, _span(unit, inner, "$$$S")).ok:
             continue
         head = src[loop.start_byte:body.start_byte].decode("utf-8", "replace")
-        if any(_block_sums(ctx, loop, head, inner, tail) for tail in (1, 2)):
+        if any(_block_sums(ctx, loop, head, inner, tail) for tail in (1, 2)) \
+                or _block_max_then(ctx, loop, head, inner):
             continue
         return _no(ctx, f"{where} is a loop the warp rewrite strides but the block rewrite "
-                   "does not (a maximum with statements after it, a prefix sum): every thread "
-                   "would run it whole", loop.start_byte)
+                   "does not (a prefix sum): every thread would run it whole", loop.start_byte)
     return _yes(f"every strided loop of {_code(stmts)} is a sweep, a sum or a maximum the "
                 "block rewrite strides", stmts.start)
 
@@ -674,6 +674,28 @@ def _block_sums(ctx: GuardContext, loop: Node, head: str, inner: list[Node], tai
                 or _private_scalar_why(ctx, n, loop.start_byte):
             return False
     return not pre or assigns_only_locals(ctx, _span(unit, pre, "$$$PRE")).ok
+
+
+def _block_max_then(ctx: GuardContext, loop: Node, head: str, inner: list[Node]) -> bool:
+    """Is the loop body ``inner`` statements, a maximum ``acc = fmaxf(acc, e);`` (or a
+    max_idiom spelling) and statements after it, that thread_per_row_to_block_per_row's
+    sub-rule for a maximum followed by statements strides? ``acc`` a ``private_scalar`` that
+    the header, ``e`` and the statements before and after do not mention, both runs writing
+    only their own variables and memory."""
+    unit, src = ctx.unit, ctx.unit.source
+    first = next((i for i, st in enumerate(inner) if _accumulation(ctx, st) is not None), None)
+    if first is None or first == len(inner) - 1:
+        return False
+    acc = _accumulation(ctx, inner[first])
+    if acc is None or acc[1] is not None or acc[2] is None:
+        return False
+    word = re.compile(rf"(?<![\w.]){re.escape(acc[0])}\b")
+    pre, post = inner[:first], inner[first + 1:]
+    return not word.search(head) and not word.search(acc[2]) \
+        and not any(word.search(_text(src, p)) for p in pre + post) \
+        and (not pre or assigns_only_locals(ctx, _span(unit, pre, "$$$PRE")).ok) \
+        and assigns_only_locals(ctx, _span(unit, post, "$$$POST")).ok \
+        and _private_scalar_why(ctx, acc[0], loop.start_byte) == ""
 
 
 _FLOATING = frozenset({"float", "double", "__half", "half", "__nv_bfloat16", "nv_bfloat16"})

@@ -14,10 +14,8 @@ bytes: 8 * rows * cols
 flops: 3 * rows * cols
 timeout_s: 60
 */
-// A near miss: the maximum is followed by a store in the same sweep, and the output is
-// updated in place afterwards. The warp rewrite strides that sweep (a maximum then
-// statements that do not read it), the block rewrite has no such sub-rule and would run it
-// whole on every thread, racing with the in-place update: refused.
+// The maximum followed by a store in the same sweep (statements that do not read it), the
+// output updated in place afterwards by the thread that stored each element.
 __global__ void max_then_store(const float* x, float* y, int rows, int cols) {
     int r = blockIdx.x * blockDim.x + threadIdx.x;
     if (r < rows) {
