@@ -62,7 +62,7 @@ def run_case(rule_name: str, case: Path, rules: dict, update: bool) -> CaseResul
         want = why.read_text().strip()
         if outcome.changed:
             return CaseResult(label, False, "expected a refusal, but the rule rewrote the file")
-        reasons = [s.reason for s in outcome.refused]
+        reasons = [s.reason for s in outcome.refused] + [why for _s, why in outcome.skipped]
         if not any(want in r for r in reasons):
             return CaseResult(label, False, f"expected a refusal containing {want!r}, got "
                               f"{reasons or 'no match at all'}")
@@ -79,7 +79,8 @@ def run_case(rule_name: str, case: Path, rules: dict, update: bool) -> CaseResul
                               f".why: {outcome.refused[0].reason}")
         return CaseResult(label, True)
     if not outcome.changed:
-        reasons = "; ".join(s.reason for s in outcome.refused) or "no match"
+        reasons = "; ".join([s.reason for s in outcome.refused]
+                            + [why for _s, why in outcome.skipped]) or "no match"
         return CaseResult(label, False, f"expected a rewrite, got none ({reasons})")
     if outcome.source != expected.read_bytes():
         if update:

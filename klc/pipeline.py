@@ -30,7 +30,7 @@ from klc.analysis.types import has_type_kind
 from klc.cuda.model import Function, Problem, Unit
 from klc.cuda.parse import parse_bytes
 from klc.cuda.syntax import LOOP_TYPES
-from klc.edits import ByteEdit, Rewrite, apply_edits, plan
+from klc.edits import ByteEdit, Rewrite, apply_edits, host_launch, plan
 from klc.edits.render import render
 from klc.edits.within import sub_matches, why_none
 from klc.errors import KlcError
@@ -536,10 +536,21 @@ def apply_site(unit: Unit, site: Site, holes: dict[str, str] | None = None,
     return _apply_sites(unit, again[:1], values)
 
 
+def _spec_kernel(unit: Unit) -> str | None:
+    """The name of the kernel the unit's klc-spec describes (None without a usable one)."""
+    try:
+        spec = spec_of(unit)
+    except KlcError:
+        return None
+    return spec.kernel_name if spec is not None else None  # type: ignore[attr-defined]
+
+
 def _apply_sites(unit: Unit, sites: list[Site], values: dict[str, dict[str, str]]) -> Outcome:
     outcome = Outcome(unit, unit.source)
     edits: list[ByteEdit] = []
-    launch: list[tuple[str, str, str, int]] = []
+    launch: list[tuple[str, tuple[str, str, str, int]]] = []  # (kernel, change)
+    spec_kernel = _spec_kernel(unit) if any(s.ok and s.rule.changes_launch for s in sites) \
+        else None
     taken: list[tuple[int, int]] = []
     seen_text: set[tuple[int, int, str]] = set()
     applied: list[tuple[Site, Rewrite]] = []  # outcome.applied with their sites
@@ -552,6 +563,12 @@ def _apply_sites(unit: Unit, sites: list[Site], values: dict[str, dict[str, str]
         if hidden is not None:
             outcome.skipped.append((site, hidden))
             continue
+        kernel = site.match.function.name if site.match.function is not None else ""
+        if rw.launch:  # the launch must change where the file records it (spec, launches)
+            why = host_launch.refusal(unit, kernel, rw.launch, kernel == spec_kernel)
+            if why is not None:
+                outcome.skipped.append((site, why))
+                continue
         # an edit that claims the whole match (a replace: its edit may have shrunk to the
         # tokens it changes, but a match that overlaps this one was judged on code this one
         # rewrites)
@@ -569,8 +586,8 @@ def _apply_sites(unit: Unit, sites: list[Site], values: dict[str, dict[str, str]
                 seen_text.add(key)
                 edits.append(e)
         for change in rw.launch:
-            if change not in launch:
-                launch.append(change)
+            if (kernel, change) not in launch:
+                launch.append((kernel, change))
         outcome.applied.append(rw)
         applied.append((site, rw))
     if not outcome.applied:
@@ -581,9 +598,12 @@ def _apply_sites(unit: Unit, sites: list[Site], values: dict[str, dict[str, str]
         again = _apply_sites(unit, keep, values)
         again.skipped[:0] = [(s, why) for s in sites if (why := stale.get(id(s)))]
         return again
+    kernels = list(dict.fromkeys(k for k, _ in launch))
+    for k in kernels:  # the kernel's launches in this file take the same changes
+        edits += host_launch.host_edits(unit, k, [c for kk, c in launch if kk == k])
     new = apply_edits(unit.source, edits)
-    if launch:
-        new = _change_launch(unit, new, launch, outcome)
+    if spec_kernel in kernels:  # and its spec, which the gate runs
+        new = _change_launch(new, [c for k, c in launch if k == spec_kernel])
     _reparse_check(unit, new, outcome, None if launch else _changes(edits))
     outcome.source = new
     return outcome
@@ -662,15 +682,10 @@ def _stale_sites(unit: Unit, applied: list[tuple[Site, Rewrite]]) -> dict[int, s
     return stale
 
 
-def _change_launch(unit: Unit, source: bytes, changes: list[tuple[str, str, str, int]],
-                   outcome: Outcome) -> bytes:
-    from klc.spec import find_spec_block, scale_launch
+def _change_launch(source: bytes, changes: list[tuple[str, str, str, int]]) -> bytes:
+    """The spec block's grid and block with the changes (``klc.spec.scale_launch``)."""
+    from klc.spec import scale_launch
 
-    if find_spec_block(source) is None:
-        outcome.notes.append(f"{unit.path}: no klc-spec block: the launch geometry change "
-                             "(" + ", ".join(f"{d}.{a} {o}= {k}" for d, a, o, k in changes)
-                             + ") is not recorded; add a spec to gate this kernel")
-        return source
     for dim, axis, op, factor in changes:
         source = scale_launch(source, dim, axis, op, factor)
     return source

@@ -550,12 +550,14 @@ def _launch(unit: Unit, node: Node) -> Launch | None:
         ta = fn.child_by_field_id(F_ARGUMENTS)
         kernel = unit.text(name) if name is not None else kernel
         targs = unit.text(ta).strip()[1:-1].strip() if ta is not None else None
+    parts = [c for c in config.named_children if c.type != "comment"]
     return Launch(
         kernel,
         targs,
-        tuple(unit.text(c) for c in config.named_children if c.type != "comment"),
+        tuple(unit.text(c) for c in parts),
         tuple(unit.text(a) for a in args.named_children if a.type != "comment")
         if args is not None else (),
         node.start_byte,
         node.end_byte,
+        tuple((c.start_byte, c.end_byte) for c in parts),
     )

@@ -133,6 +133,8 @@ class Launch:
     args: tuple[str, ...]
     start: int
     end: int
+    # the byte span of each ``config`` argument (grid, block, ...), for an edit of the launch
+    config_spans: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass

@@ -65,8 +65,8 @@ def test_privatisation_round_trip(walked: Path, skills: dict[str, Learned]) -> N
     assert back == before.replace(b"block_counts[C]", b"block_counts[256]") \
         .replace(b"b < C;", b"b < 256;")
     rule = item.rule
-    assert " ".join(rule.anchor.split()) == ("int $I = blockIdx.x * $B + threadIdx.x; if ($I "
-                                             "< $N) { atomicAdd(&$G[$V], $W); }")
+    assert " ".join(rule.anchor.split()) == ("$IT $I = $GI; if ($I < $N) { $$$PRE; "
+                                             "atomicAdd(&$G[$V], $W); }")
     guard = str(rule.guard)
     for pred in ("block_cooperative", "index_below", "smem_fits", "is_kernel_param",
                  "elem_type"):
@@ -95,11 +95,11 @@ def test_learned_skill_privatises_the_heldout_histogram(skills: dict[str, Learne
     one, two = privatised_heldout(skills)
     assert _body(one) == (
         "{ __shared__ unsigned int block_counts[256]; "
-        "for (int b = threadIdx.x; b < 256; b += blockDim.x) { block_counts[b] = 0u; } "
+        "for (int b = threadIdx.x; b < 256; b += blockDim.x) { block_counts[b] = 0; } "
         "__syncthreads(); { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) { "
         "atomicAdd(&block_counts[data[i]], 1u); } } __syncthreads(); "
         "for (int b = threadIdx.x; b < 256; b += blockDim.x) { unsigned int c = block_counts[b]; "
-        "if (c != 0u) { atomicAdd(&bins[b], c); } } }")
+        "if (c != 0) { atomicAdd(&bins[b], c); } } }")
     assert "for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * " \
         "gridDim.x) {" in two.decode()
     assert 'grid: ["ceil_div(ceil_div(n, 256), 16)"]' in two.decode()

@@ -49,5 +49,5 @@ __global__ void sq_norm(const float* __restrict__ v, float* __restrict__ out, si
 }
 
 void norm(const float* v, float* out, size_t n) {
-    sq_norm<<<1, 1024>>>(v, out, n);
+    sq_norm<<<264, 1024>>>(v, out, n);
 }

@@ -1,0 +1,129 @@
+"""A ``rewrite launch`` edit at the kernel's host launches in the file (klc.edits.host_launch):
+the launch changes with the kernel or the kernel is not rewritten."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from klc.cuda.parse import parse_bytes
+from klc.edits.host_launch import scale_text
+from klc.pipeline import apply_rules, spec_of
+from klc.rule import RuleSet, default_skill_dirs
+
+ROW_SUM = """\
+__global__ void row_sum(const float* x, float* y, int rows, int cols) {
+    int r = blockIdx.x * blockDim.x + threadIdx.x;
+    if (r < rows) {
+        float s = 0.0f;
+        for (int c = 0; c < cols; c++) {
+            s += x[r * cols + c];
+        }
+        y[r] = s;
+    }
+}
+"""
+OTHER = """\
+__global__ void fill(float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = 1.0f;
+}
+"""
+MAIN = """\
+int main() {
+    int rows = 4096, cols = 1024;
+    float *x, *y;
+    cudaMalloc(&x, rows * cols * 4);
+    cudaMalloc(&y, rows * 4);
+    dim3 grid((rows + 255) / 256);
+    row_sum<<<(rows + 255) / 256, 256>>>(x, y, rows, cols);
+    row_sum<<<grid, 256, 0>>>(x, y, rows, cols);
+    fill<<<(rows + 255) / 256, 256>>>(y, rows);
+    return 0;
+}
+"""
+
+
+def _warp() -> list:  # type: ignore[type-arg]
+    return [r for r in RuleSet.load(default_skill_dirs()).rules
+            if r.name == "thread_per_row_to_warp_per_row"]
+
+
+def test_scale_text() -> None:
+    assert scale_text("256", "x", "/", 4) == "64"
+    assert scale_text(" 100 ", "x", "/", 32) == "4"  # rounds up, as ceil_div
+    assert scale_text("8u", "x", "*", 32) == "256"
+    assert scale_text("grid", "x", "*", 32) == (
+        "[&] { dim3 klc_dims(grid); klc_dims.x *= 32u; return klc_dims; }()")
+    assert scale_text("16", "y", "/", 4) == (
+        "[&] { dim3 klc_dims(16); klc_dims.y = (klc_dims.y + 3u) / 4u; return klc_dims; }()")
+
+
+def test_every_launch_of_the_kernel_takes_the_change_and_no_other() -> None:
+    unit = parse_bytes((ROW_SUM + OTHER + MAIN).encode(), "k.cu")
+    out = apply_rules(unit, _warp())
+    text = out.source.decode()
+    assert out.changed and "/ 32;" in text
+    assert ("row_sum<<<[&] { dim3 klc_dims((rows + 255) / 256); klc_dims.x *= 32u; return "
+            "klc_dims; }(), 256>>>(x, y, rows, cols);") in text
+    assert ("row_sum<<<[&] { dim3 klc_dims(grid); klc_dims.x *= 32u; return klc_dims; }(), "
+            "256, 0>>>(x, y, rows, cols);") in text
+    assert "fill<<<(rows + 255) / 256, 256>>>(y, rows);" in text  # another kernel's launch
+
+
+def test_a_kernel_launched_nowhere_in_the_file_is_not_rewritten() -> None:
+    """elementwise_grid_stride needs no block size (a grid-stride loop is right on any grid):
+    its guards hold here, and only the launch it cannot record stops it."""
+    relu = ("__global__ void relu_(float* out, const float* in, size_t n) {\n"
+            "    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;\n"
+            "    if (i >= n) return;\n    out[i] = in[i] > 0.0f ? in[i] : 0.0f;\n}\n")
+    rules = [r for r in RuleSet.load(default_skill_dirs()).rules
+             if r.name == "elementwise_grid_stride"]
+    out = apply_rules(parse_bytes(relu.encode(), "k.cu"), rules)
+    assert not out.changed and not out.refused
+    assert [why for _s, why in out.skipped] == [
+        "its rewrite changes the launch (grid.x /= 16), but this file neither launches "
+        "`relu_` nor records its launch in a klc-spec: the callers elsewhere would launch "
+        "the new kernel as before"]
+    main = "int main() { float *a, *b; relu_<<<4096, 256>>>(a, b, 1 << 20); return 0; }\n"
+    out = apply_rules(parse_bytes((relu + main).encode(), "k.cu"), rules)
+    assert out.changed and "relu_<<<256, 256>>>(a, b, 1 << 20);" in out.source.decode()
+
+
+def test_a_spec_records_the_launch() -> None:
+    spec = ("/* klc-spec\nkernel: row_sum\nsizes: {rows: 4096, cols: 1024}\nargs:\n"
+            "  - {name: x, shape: [rows, cols], role: in}\n  - {name: y, shape: [rows], "
+            "role: out}\n  - {name: rows, value: rows}\n  - {name: cols, value: cols}\n"
+            "grid: [\"ceil_div(rows, 256)\"]\nblock: [256]\n*/\n")
+    unit = parse_bytes((spec + ROW_SUM).encode(), "k.cu")
+    out = apply_rules(unit, _warp(), None, spec_of(unit))
+    assert out.changed and "(ceil_div(rows, 256)) * 32" in out.source.decode()
+
+
+def test_a_launch_through_a_macro_is_refused() -> None:
+    """A launch the parser sees only as a macro call is no launch klc can edit: the kernel
+    counts as launched nowhere in the file."""
+    relu = ("__global__ void relu_(float* out, const float* in, size_t n) {\n"
+            "    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;\n"
+            "    if (i < n) out[i] = in[i] > 0.0f ? in[i] : 0.0f;\n}\n"
+            "#define LAUNCH(k, g) k<<<g, 256>>>\n"
+            "int main() { float *a, *b; LAUNCH(relu_, 64)(a, b, 1 << 14); return 0; }\n")
+    rules = [r for r in RuleSet.load(default_skill_dirs()).rules
+             if r.name == "elementwise_grid_stride"]
+    out = apply_rules(parse_bytes(relu.encode(), "k.cu"), rules)
+    assert not out.changed
+    assert any("neither launches `relu_`" in why for _s, why in out.skipped)
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="no nvcc on PATH (the rewritten host "
+                    "code is checked by bench/soundness.py on the device machine)")
+def test_the_rewritten_file_compiles_with_nvcc(tmp_path: Path) -> None:
+    unit = parse_bytes((ROW_SUM + OTHER + MAIN).encode(), "k.cu")
+    src = tmp_path / "k.cu"
+    src.write_bytes(apply_rules(unit, _warp()).source)
+    r = subprocess.run(["nvcc", "-std=c++17", "-c", str(src), "-o", str(tmp_path / "k.o")],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
