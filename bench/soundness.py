@@ -353,16 +353,20 @@ def outside_edits(old: bytes, new: bytes, edits: list[Any], launch: bool) -> lis
     (``klc.rewrite.apply_edits``: each span replaced, everything else kept, a blank where
     two words would touch): bytes changed outside the edit spans. A rewrite that also
     changes the launch geometry writes it into the klc-spec block: its lines are judged on
-    the spans and that block (``outside_lines``)."""
+    the spans, that block and the config arguments of the file's host launches
+    (``klc.edits.host_launch``: the launches of the rewritten kernel take the change)."""
     # the same edit asked twice (two uses of one parameter) is made once, as the pipeline does
     edits = list({(e.start, e.end, e.text): e for e in edits}.values())
     if launch:
+        from klc.cuda.parse import parse_bytes
         from klc.spec import find_spec_block
 
         spans = [(e.start, e.end) for e in edits]
         block = find_spec_block(old)
         if block is not None:
             spans.append(block)
+        spans += [span for lc in parse_bytes(old, "old.cu").launches
+                  for span in lc.config_spans[:2]]
         return outside_lines(old, new, spans)
     from klc.edits.bytes import apply_edits
     from klc.errors import KlcError
