@@ -485,12 +485,15 @@ class Learned:
 def learn(lineage_dirs: list[str | Path], passes_dir: str | Path | None = None
           ) -> list[Learned]:
     """Every accepted step of the walks, reversed into one skill per pass (merged across
-    walks), in the order first seen. Raises KlcError on a missing or broken lineage, a pass
-    that is gone from the passes folder, or a skill that would not load."""
+    walks), in the order first seen, the walks taken in the order of their paths (a shell's
+    glob sorts by its locale: the skills must not depend on it). Raises KlcError on a
+    missing or broken lineage, a pass that is gone from the passes folder, or a skill that
+    would not load."""
     from klc.lineage import load_lineage
     from klc.rule import RuleSet
 
-    lineages = [(load_lineage(d), Path(d)) for d in lineage_dirs]
+    ordered = sorted(dict.fromkeys(str(d) for d in lineage_dirs))
+    lineages = [(load_lineage(d), Path(d)) for d in ordered]
     if not lineages:
         raise KlcError("klc learn: give at least one lineage folder")
     by_pass: dict[str, Learned] = {}

@@ -51,8 +51,8 @@ def scale_launch(source: bytes, dim: str, axis: str, op: str, factor: int) -> by
         f"ceil_div({old}, {factor})" if op == "/" else f"({old}) * {factor}")
     a, b = doc.byte_span(target)
     in_flow = isinstance(node, yaml.SequenceNode) and node.flow_style
-    if re.fullmatch(r"[A-Za-z_][A-Za-z_0-9]*", new):
-        text = new  # a bare name (an undone scaling gives back `ROWS`) needs no quotes
+    if re.fullmatch(r"[A-Za-z_][A-Za-z_0-9]*|[0-9]+", new):
+        text = new  # a bare name or number (an undone scaling gives back `ROWS`, `32`)
     elif target.style in ('"', "'"):
         q = target.style
         text = q + (new.replace("'", "''") if q == "'" else new.replace('"', '\\"')) + q
