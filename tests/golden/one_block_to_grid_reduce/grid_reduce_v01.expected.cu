@@ -10,7 +10,7 @@ args:
   - {name: x, shape: [n], role: in, init: "uniform(0, 10)"}
   - {name: out, shape: [1], role: out}
   - {name: n, value: n}
-grid: ["264"]
+grid: [264]
 block: [1024]
 bytes: 4 * n + 4
 flops: n

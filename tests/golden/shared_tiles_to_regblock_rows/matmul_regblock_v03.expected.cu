@@ -13,7 +13,7 @@ args:
   - {name: N, value: N}
   - {name: K, value: K}
 grid: ["ceil_div(N, 16)", "ceil_div(M, 16)"]
-block: [16, "4"]
+block: [16, 4]
 bytes: 4 * M * K + 4 * K * N + 4 * M * N
 flops: 2 * M * N * K
 tolerance: {rtol: 0.0005, atol: 0.00001}

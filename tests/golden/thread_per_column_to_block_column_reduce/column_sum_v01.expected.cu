@@ -11,7 +11,7 @@ args:
   - {name: rows, value: rows}
   - {name: cols, value: cols}
 grid: ["ceil_div(cols, 32)"]
-block: ["32", "8"]
+block: [32, 8]
 bytes: 4 * rows * cols + 4 * cols
 flops: rows * cols
 tolerance: {rtol: 0.0002, atol: 0.00001}

@@ -12,7 +12,7 @@ args:
   - {name: rows, value: rows}
   - {name: cols, value: cols}
 grid: ["ceil_div(cols, 32)"]
-block: ["32", "8"]
+block: [32, 8]
 bytes: 4 * rows * cols + 8 * cols
 flops: 3 * rows * cols
 tolerance: {rtol: 0.0001, atol: 0.000001}

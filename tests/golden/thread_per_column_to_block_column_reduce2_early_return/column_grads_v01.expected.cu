@@ -14,7 +14,7 @@ args:
   - {name: rows, value: rows}
   - {name: cols, value: cols}
 grid: ["ceil_div(cols, 32)"]
-block: ["32", "8"]
+block: [32, 8]
 bytes: 8 * rows * cols + 12 * cols
 flops: 4 * rows * cols
 tolerance: {rtol: 0.0002, atol: 0.00001}
