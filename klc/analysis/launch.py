@@ -55,21 +55,32 @@ def _strip_casts(node: Node, src: bytes) -> Node:
         node = operand
 
 
-def _is_linear_index(node: Node, src: bytes) -> bool:
+def index_factors(node: Node, src: bytes, axis: str | None = None) -> list[tuple[Node, Node]]:
+    """For ``blockIdx.a * F + threadIdx.a`` (terms and factors in either order, casts and
+    parentheses aside; ``axis`` None: threadIdx's field not checked), the (factor, other
+    factor) pairs of its product, each of which may be the ``blockIdx`` side: the callers
+    ask which is ``blockIdx.a`` and what the step is. Empty for any other shape."""
     node = _strip_casts(node, src)
     if node.type != "binary_expression" or _operator(node) != "+":
-        return False
+        return []
     left = _strip_casts(node.child_by_field_id(F_LEFT), src)
     right = _strip_casts(node.child_by_field_id(F_RIGHT), src)
+    out = []
     for prod, tid in ((left, right), (right, left)):
-        if not _field_of(tid, src, "threadIdx") or prod.type != "binary_expression" \
-                or _operator(prod) != "*":
+        if not _field_of(tid, src, "threadIdx", *((axis,) if axis else ())) \
+                or prod.type != "binary_expression" or _operator(prod) != "*":
             continue
-        a, b = prod.child_by_field_id(F_LEFT), prod.child_by_field_id(F_RIGHT)
-        if (_field_of(a, src, "blockIdx") and _field_of(b, src, "blockDim")) or \
-                (_field_of(a, src, "blockDim") and _field_of(b, src, "blockIdx")):
-            return True
-    return False
+        a = _strip_casts(prod.child_by_field_id(F_LEFT), src)
+        b = _strip_casts(prod.child_by_field_id(F_RIGHT), src)
+        out += [(a, b), (b, a)]
+    return out
+
+
+def _is_linear_index(node: Node, src: bytes, axis: str | None = None) -> bool:
+    """``blockIdx.a * blockDim.a + threadIdx.a`` in any order of its terms and factors."""
+    args = (axis,) if axis else ()
+    return any(_field_of(bid, src, "blockIdx", *args) and _field_of(dim, src, "blockDim", *args)
+               for bid, dim in index_factors(node, src, axis))
 
 
 def _block_dims(ctx: Place) -> tuple[tuple[int, int, int] | None, int | None, str]:

@@ -9,7 +9,7 @@ from tree_sitter import Node
 
 from klc.analysis.constants import _Eval
 from klc.analysis.declarations import _lookup
-from klc.analysis.launch import _field_of, _strip_casts
+from klc.analysis.launch import _field_of, _strip_casts, index_factors
 from klc.analysis.tree import (
     _binding_node,
     _cite,
@@ -17,13 +17,11 @@ from klc.analysis.tree import (
     _identifiers,
     _in,
     _nodes,
-    _operator,
     _snippet,
     _text,
     _unwrap,
 )
 from klc.analysis.writes import _assigned
-from klc.cuda.syntax import F_LEFT, F_RIGHT
 from klc.guards.registry import (
     ArgSpec,
     GuardContext,
@@ -67,21 +65,8 @@ def _is_axis_index(ctx: GuardContext, node: Node, axis: str) -> bool:
     """``blockIdx.a * F + threadIdx.a`` (terms and factors in any order, casts allowed), F
     ``blockDim.a`` or a block-uniform value."""
     src = ctx.unit.source
-    node = _strip_casts(node, src)
-    if node.type != "binary_expression" or _operator(node) != "+":
-        return False
-    left = _strip_casts(node.child_by_field_id(F_LEFT), src)
-    right = _strip_casts(node.child_by_field_id(F_RIGHT), src)
-    for prod, tid in ((left, right), (right, left)):
-        if not _field_of(tid, src, "threadIdx", axis) or prod.type != "binary_expression" \
-                or _operator(prod) != "*":
-            continue
-        a = _strip_casts(prod.child_by_field_id(F_LEFT), src)
-        b = _strip_casts(prod.child_by_field_id(F_RIGHT), src)
-        for bid, step in ((a, b), (b, a)):
-            if _field_of(bid, src, "blockIdx", axis) and _uniform_factor(ctx, step, axis):
-                return True
-    return False
+    return any(_field_of(bid, src, "blockIdx", axis) and _uniform_factor(ctx, step, axis)
+               for bid, step in index_factors(node, src, axis))
 
 
 @predicate("thread_index", _metavar("$E"), ArgSpec("axis", frozenset({"name"}), _AXES),

@@ -299,11 +299,11 @@ def evaluate_declared(names: tuple[str, ...], ctx: GuardContext) -> Verdict | No
     return None
 
 
-@predicate("unused_after", ArgSpec("$X", frozenset({"metavar"})), reads=("arguments", "position"))
-def unused_after(ctx: GuardContext, x: Binding) -> Verdict:
-    """The name $X bound is used nowhere in its function after the match, the match is in no
-    loop and the function has no ``goto`` (nothing runs the match again): a rewrite may leave
-    other values in $X (a shared tree's elements) and no barrier after them."""
+def name_run_once(ctx: GuardContext, x: Binding, verb: str) -> tuple[str, Any] | Verdict:
+    """(the plain name $X binds, the function), when the match runs once: in no loop of the
+    function, which has no ``goto``; else the refusal (the next run of the match comes after
+    it and may ``verb`` the name). What may happen to $X after the match is then a question
+    of the code that follows it alone."""
     fn = ctx.function
     unit, src, m = ctx.unit, ctx.unit.source, ctx.match
     node = _binding_node(x)
@@ -313,10 +313,23 @@ def unused_after(ctx: GuardContext, x: Binding) -> Verdict:
     lp = _enclosing_loop(fn, m.start, m.end)
     if lp is not None:
         return _no(ctx, f"the match is inside the {lp.kind} loop at {unit.where(lp.start)}: "
-                   f"its next iteration runs after it and may use `{name}`", lp.start)
+                   f"its next iteration runs after it and may {verb} `{name}`", lp.start)
     for g in _in(_nodes(unit, "goto_statement"), fn.body_start, fn.body_end):
         return _no(ctx, f"`{_snippet(unit.text(g))}` ({unit.where(g.start_byte)}) may run the "
                    "match again", g.start_byte)
+    return name, fn
+
+
+@predicate("unused_after", ArgSpec("$X", frozenset({"metavar"})), reads=("arguments", "position"))
+def unused_after(ctx: GuardContext, x: Binding) -> Verdict:
+    """The name $X bound is used nowhere in its function after the match, the match is in no
+    loop and the function has no ``goto`` (nothing runs the match again): a rewrite may leave
+    other values in $X (a shared tree's elements) and no barrier after them."""
+    named = name_run_once(ctx, x, "use")
+    if isinstance(named, Verdict):
+        return named
+    name, fn = named
+    unit, src, m = ctx.unit, ctx.unit.source, ctx.match
     for ident in _in(_nodes(unit, "identifier"), m.end, fn.body_end):
         if _text(src, ident) == name:
             return _no(ctx, f"`{name}` is used after the match ({unit.where(ident.start_byte)})",

@@ -14,11 +14,11 @@ from tree_sitter import Node
 from klc.analysis.constants import _constant, _Eval
 from klc.analysis.declarations import _lookup, declarations_named
 from klc.analysis.launch import _field_of, _strip_casts
-from klc.analysis.loops import _enclosing_loop
-from klc.analysis.tree import _binding_node, _cite, _code, _in, _nodes, _snippet, _text, _unwrap
+from klc.analysis.tree import _cite, _code, _in, _nodes, _snippet, _text, _unwrap
 from klc.analysis.types import _norm_type
 from klc.analysis.writes import _assigned
 from klc.guards.launch import _INDEX_TYPES
+from klc.guards.loops import name_run_once
 from klc.guards.registry import ArgSpec, GuardContext, Verdict, _metavar, _no, _yes, predicate
 from klc.match import Binding
 
@@ -86,19 +86,11 @@ def thread0_reads_after(ctx: GuardContext, x: Binding) -> Verdict:
     ``static``, no reference) or a by-value parameter whose address is never taken. A block
     reduction that leaves the total in thread 0 alone may then change what the other
     threads' copies of $X hold."""
-    fn = ctx.function
+    named = name_run_once(ctx, x, "read")
+    if isinstance(named, Verdict):
+        return named
+    name, fn = named
     unit, src, m = ctx.unit, ctx.unit.source, ctx.match
-    node = _binding_node(x)
-    if node is None or fn is None or _unwrap(node).type != "identifier":
-        return _no(ctx, f"{_code(x)} is not a plain name in a function", x.start)
-    name = _text(src, _unwrap(node))
-    lp = _enclosing_loop(fn, m.start, m.end)
-    if lp is not None:
-        return _no(ctx, f"the match is inside the {lp.kind} loop at {unit.where(lp.start)}: "
-                   f"its next iteration runs after it and may read `{name}`", lp.start)
-    for g in _in(_nodes(unit, "goto_statement"), fn.body_start, fn.body_end):
-        return _no(ctx, f"`{_snippet(unit.text(g))}` ({unit.where(g.start_byte)}) may run the "
-                   "match again", g.start_byte)
     decl = _lookup(ctx, name, m.start)
     if decl is None or decl.origin not in ("local", "parameter") or decl.reference \
             or decl.qualifiers & {"__shared__", "static", "extern", "__device__"}:

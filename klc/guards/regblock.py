@@ -12,19 +12,17 @@ from typing import Any
 
 from klc.analysis.constants import _number_arg
 from klc.analysis.declarations import _lookup
-from klc.analysis.launch import _block_dims, _field_of, _strip_casts
+from klc.analysis.launch import _block_dims, _is_linear_index
 from klc.analysis.tree import (
     _binding_node,
     _cite,
     _in,
     _nodes,
-    _operator,
     _snippet,
     _text,
     _unwrap,
 )
 from klc.analysis.writes import _assigned
-from klc.cuda.syntax import F_LEFT, F_RIGHT
 from klc.guards.columns import _IMPURE
 from klc.guards.registry import (
     ArgSpec,
@@ -86,22 +84,7 @@ def _y_dependence(ctx: GuardContext, start: int, end: int, row: str, inner: tupl
 def _is_y_index(ctx: GuardContext, node: Any) -> bool:
     """``blockIdx.y * blockDim.y + threadIdx.y``: terms and factors in any order, casts and
     parentheses aside."""
-    src = ctx.unit.source
-    node = _strip_casts(node, src)
-    if node.type != "binary_expression" or _operator(node) != "+":
-        return False
-    left = _strip_casts(node.child_by_field_id(F_LEFT), src)
-    right = _strip_casts(node.child_by_field_id(F_RIGHT), src)
-    for prod, tid in ((left, right), (right, left)):
-        if not _field_of(tid, src, "threadIdx", "y") or prod.type != "binary_expression" \
-                or _operator(prod) != "*":
-            continue
-        a = _strip_casts(prod.child_by_field_id(F_LEFT), src)
-        b = _strip_casts(prod.child_by_field_id(F_RIGHT), src)
-        if (_field_of(a, src, "blockIdx", "y") and _field_of(b, src, "blockDim", "y")) or \
-                (_field_of(a, src, "blockDim", "y") and _field_of(b, src, "blockIdx", "y")):
-            return True
-    return False
+    return _is_linear_index(node, ctx.unit.source, "y")
 
 
 def _identifiers_in(ctx: GuardContext, start: int, end: int) -> list[tuple[str, Any]]:
