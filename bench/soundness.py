@@ -352,22 +352,11 @@ def outside_edits(old: bytes, new: bytes, edits: list[Any], launch: bool) -> lis
     """Lines of the rewrite whose bytes are not what the rule's edits make of the original
     (``klc.rewrite.apply_edits``: each span replaced, everything else kept, a blank where
     two words would touch): bytes changed outside the edit spans. A rewrite that also
-    changes the launch geometry writes it into the klc-spec block: its lines are judged on
-    the spans, that block and the config arguments of the file's host launches
-    (``klc.edits.host_launch``: the launches of the rewritten kernel take the change)."""
+    changes the launch geometry writes it into the klc-spec block and the config arguments
+    of the file's host launches (``klc.edits.host_launch``): those lines of the expected
+    text may differ, and only those."""
     # the same edit asked twice (two uses of one parameter) is made once, as the pipeline does
     edits = list({(e.start, e.end, e.text): e for e in edits}.values())
-    if launch:
-        from klc.cuda.parse import parse_bytes
-        from klc.spec import find_spec_block
-
-        spans = [(e.start, e.end) for e in edits]
-        block = find_spec_block(old)
-        if block is not None:
-            spans.append(block)
-        spans += [span for lc in parse_bytes(old, "old.cu").launches
-                  for span in lc.config_spans[:2]]
-        return outside_lines(old, new, spans)
     from klc.edits.bytes import apply_edits
     from klc.errors import KlcError
 
@@ -375,6 +364,17 @@ def outside_edits(old: bytes, new: bytes, edits: list[Any], launch: bool) -> lis
         expected = apply_edits(old, edits)
     except KlcError:
         return outside_lines(old, new, [(e.start, e.end) for e in edits])
+    if launch:
+        # the rule's edits made, then the launch geometry: the spec block and the config
+        # arguments of the file's host launches may differ, nothing else
+        from klc.cuda.parse import parse_bytes
+        from klc.spec import find_spec_block
+
+        block = find_spec_block(expected)
+        spans = [block] if block is not None else []
+        spans += [span for lc in parse_bytes(expected, "expected.cu").launches
+                  for span in lc.config_spans[:2]]
+        return outside_lines(expected, new, spans)
     if expected == new:
         return []
     a = expected.decode("utf-8", "replace").splitlines()
