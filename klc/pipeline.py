@@ -282,6 +282,11 @@ class _RuleSites:
             self.guard_id = caches.guard_ids.setdefault(rule.guard, len(caches.guard_ids))
         self.has_within = any(e.subrules() for e in rule.edits)  # rewrite within
         self.fresh = implied_fresh(rule)  # ident holes the rewrite declares as variables
+        # the launch changes the rewrite makes (as the rule writes them), "" for none
+        self.launch_edits = "; ".join(line.strip().removeprefix("rewrite launch ")
+                                      for e in rule.edits if e.changes_launch
+                                      for line in e.lines(rule))
+        self._spec_kernel: object = _UNSET
         self.device_names = device_only_names(rule)
         self.typed = [(n, k) for n, k in rule.metavar_kinds if k in TYPE_KINDS]
         # a context that reads only the function: judged once per function
@@ -318,11 +323,26 @@ class _RuleSites:
             refused = evaluate_declared(self.fresh, self.context_of(m, i))
             if refused is not None:
                 return Site(rule, m, False, refused.reason, "guard")
+        if self.launch_edits:  # the launch it changes must be recorded in the file
+            kernel = m.function.name if m.function is not None else ""
+            why = host_launch.unrecorded(self.caches.unit, kernel,
+                                         kernel == self.spec_kernel(), self.launch_edits)
+            if why is not None:
+                return Site(rule, m, False, why, "guard")
         if self.has_within:
             m.subs = sub_matches(m, self.holes, self.spec, self.clang)
             if not m.subs.count:
                 return Site(rule, m, False, why_none(m, m.subs), "guard")
         return Site(rule, m, True, "", "")
+
+    def spec_kernel(self) -> str | None:
+        """The kernel the spec describes: the one given, else the unit's own (as applying
+        the site reads it)."""
+        if self._spec_kernel is _UNSET:
+            spec = self.spec
+            self._spec_kernel = getattr(spec, "spec", spec).kernel_name \
+                if spec is not None else _spec_kernel(self.caches.unit)  # (a Bound wraps one)
+        return self._spec_kernel  # type: ignore[return-value]
 
     def context_of(self, m: Match, i: int) -> GuardContext:
         return GuardContext(m, self.holes, self.spec, self.clang,

@@ -35,15 +35,25 @@ def launches_of(unit: Unit, kernel: str) -> list[HostLaunch]:
     return [lc for lc in unit.launches if lc.kernel == kernel]
 
 
+def unrecorded(unit: Unit, kernel: str, has_spec: bool, changes: str) -> str | None:
+    """Why a rewrite of ``kernel`` that changes its launch (``changes``, as the rule writes
+    them) may not be made here, or None: nothing in the file records the kernel's launch (no
+    spec describes it, no launch of it in the file: its callers are elsewhere)."""
+    if has_spec or launches_of(unit, kernel):
+        return None
+    return (f"its rewrite changes the launch ({changes}), but this file neither launches "
+            f"`{kernel}` nor records its launch in a klc-spec: the callers elsewhere would "
+            "launch the new kernel as before")
+
+
 def refusal(unit: Unit, kernel: str, changes: Sequence[Change], has_spec: bool) -> str | None:
     """Why a rewrite of ``kernel`` with these launch changes may not be made here, or None:
     nothing in the file records the kernel's launch, or one of its launches gives the
     argument to change in a way klc cannot edit (too few arguments, masked text)."""
     found = launches_of(unit, kernel)
-    if not found and not has_spec:
-        return (f"its rewrite changes the launch ({_describe(changes)}), but this file neither "
-                f"launches `{kernel}` nor records its launch in a klc-spec: the callers "
-                "elsewhere would launch the new kernel as before")
+    why = unrecorded(unit, kernel, has_spec, _describe(changes))
+    if why is not None:
+        return why
     for lc in found:
         for dim, _axis, _op, _k in changes:
             i = 0 if dim == "grid" else 1

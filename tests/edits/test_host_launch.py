@@ -11,7 +11,7 @@ import pytest
 
 from klc.cuda.parse import parse_bytes
 from klc.edits.host_launch import scale_text
-from klc.pipeline import apply_rules, spec_of
+from klc.pipeline import apply_rules, find_sites, spec_of
 from klc.rule import RuleSet, default_skill_dirs
 
 ROW_SUM = """\
@@ -82,12 +82,15 @@ def test_a_kernel_launched_nowhere_in_the_file_is_not_rewritten() -> None:
             "    if (i >= n) return;\n    out[i] = in[i] > 0.0f ? in[i] : 0.0f;\n}\n")
     rules = [r for r in RuleSet.load(default_skill_dirs()).rules
              if r.name == "elementwise_grid_stride"]
-    out = apply_rules(parse_bytes(relu.encode(), "k.cu"), rules)
-    assert not out.changed and not out.refused
-    assert [why for _s, why in out.skipped] == [
-        "its rewrite changes the launch (grid.x /= 16), but this file neither launches "
-        "`relu_` nor records its launch in a klc-spec: the callers elsewhere would launch "
-        "the new kernel as before"]
+    unit = parse_bytes(relu.encode(), "k.cu")
+    out = apply_rules(unit, rules)
+    assert not out.changed and not out.skipped
+    want = ("its rewrite changes the launch (grid.x /= ?factor), but this file neither "
+            "launches `relu_` nor records its launch in a klc-spec: the callers elsewhere "
+            "would launch the new kernel as before")
+    assert [s.reason for s in out.refused] == [want]
+    # klc list says so too: the site is refused where it is found
+    assert [(s.ok, s.reason) for s in find_sites(unit, rules)] == [(False, want)]
     main = "int main() { float *a, *b; relu_<<<4096, 256>>>(a, b, 1 << 20); return 0; }\n"
     out = apply_rules(parse_bytes((relu + main).encode(), "k.cu"), rules)
     assert out.changed and "relu_<<<256, 256>>>(a, b, 1 << 20);" in out.source.decode()
@@ -115,7 +118,7 @@ def test_a_launch_through_a_macro_is_refused() -> None:
              if r.name == "elementwise_grid_stride"]
     out = apply_rules(parse_bytes(relu.encode(), "k.cu"), rules)
     assert not out.changed
-    assert any("neither launches `relu_`" in why for _s, why in out.skipped)
+    assert any("neither launches `relu_`" in s.reason for s in out.refused)
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="no nvcc on PATH (the rewritten host "
