@@ -129,7 +129,10 @@ def _index(unit: Unit, caps: Captures) -> None:
     index["function_definition"] = caps.get("function", [])
     index["call_expression"] = caps.get("call", [])
     index["gnu_asm_expression"] = caps.get("asm", [])  # (no_write asks for them: no 2nd query)
-    unit._unsorted.add("gnu_asm_expression")
+    # a capture list need not come in document order (a call inside another's arguments, or
+    # a pattern with a child constraint, completes later), and _in bisects these lists by
+    # start: sorted on first use, as the t.* captures are
+    unit._unsorted.update(("function_definition", "call_expression", "gnu_asm_expression"))
     for t in LOOP_TYPES:
         index[t] = []
     for node in caps.get("loop", []):

@@ -169,3 +169,24 @@ def test_stores_nothing() -> None:
                      ("    *c = 0u;", "stores to memory")):
         ok, reason = judge(pre)
         assert not ok and why in reason, pre
+
+
+def test_thread_free_gives_the_same_verdict_every_time() -> None:
+    """Judged again and again on files that differ only in the body, the verdicts stay put.
+    They did not: the unit's list of call nodes was not always in document order, the
+    guards find the calls of a region by bisecting it, and thread_free then saw `outer`'s
+    call of `lane_of` inside a body that calls only `pure` (the fourth time round, in CI)."""
+    for _ in range(12):
+        ok, reason = free("        y[i] = pure(x[i]) * SCALE + expf(x[i]);")
+        assert ok, reason
+        ok, reason = free("        y[i] = outer(x[i]);")
+        assert not ok and "`lane_of`" in reason
+
+
+def test_call_nodes_are_in_document_order() -> None:
+    from klc.analysis.tree import _nodes
+
+    src = FREE.replace("BODY", "        y[i] = pure(outer(pure(x[i]))) + expf(pure(x[i]));")
+    unit = parse_bytes(src.encode(), "k.cu")
+    starts = [n.start_byte for n in _nodes(unit, "call_expression")]
+    assert starts == sorted(starts) and len(starts) == 7
