@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 from tree_sitter import Node
 
 from klc.analysis.declarations import declaration_signatures, declarations_named
+from klc.analysis.tree import _memo
 from klc.analysis.types import has_type_kind
 from klc.cuda.model import Function, Problem, Unit
 from klc.cuda.parse import parse_bytes
@@ -557,12 +558,16 @@ def apply_site(unit: Unit, site: Site, holes: dict[str, str] | None = None,
 
 
 def _spec_kernel(unit: Unit) -> str | None:
-    """The name of the kernel the unit's klc-spec describes (None without a usable one)."""
-    try:
-        spec = spec_of(unit)
-    except KlcError:
-        return None
-    return spec.kernel_name if spec is not None else None  # type: ignore[attr-defined]
+    """The name of the kernel the unit's klc-spec describes (None without a usable one),
+    read once per unit (every rule that changes the launch asks)."""
+    def read() -> str | None:
+        try:
+            spec = spec_of(unit)
+        except KlcError:
+            return None
+        return spec.kernel_name if spec is not None else None  # type: ignore[attr-defined]
+
+    return _memo(unit, "spec_kernel", read)  # type: ignore[no-any-return]
 
 
 def _apply_sites(unit: Unit, sites: list[Site], values: dict[str, dict[str, str]]) -> Outcome:

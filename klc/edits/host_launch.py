@@ -50,10 +50,10 @@ def refusal(unit: Unit, kernel: str, changes: Sequence[Change], has_spec: bool) 
     """Why a rewrite of ``kernel`` with these launch changes may not be made here, or None:
     nothing in the file records the kernel's launch, or one of its launches gives the
     argument to change in a way klc cannot edit (too few arguments, masked text)."""
-    found = launches_of(unit, kernel)
     why = unrecorded(unit, kernel, has_spec, _describe(changes))
     if why is not None:
         return why
+    found = launches_of(unit, kernel)
     for lc in found:
         for dim, _axis, _op, _k in changes:
             i = 0 if dim == "grid" else 1

@@ -8,10 +8,11 @@ from typing import Any
 
 from tree_sitter import Node
 
-from klc.analysis.constants import COMPARISONS, _constant, _kernel_spec, _number_arg, _spec_for
+from klc.analysis.constants import _constant, _kernel_spec, _number_arg, _spec_for
 from klc.analysis.declarations import _function_declarations, _lookup
 from klc.analysis.launch import _block_dims, _launch_block, _spec_dims, _thread_dependent
 from klc.analysis.tree import _code, _identifiers
+from klc.guards.launch import compare_extent
 from klc.guards.registry import (
     ArgSpec,
     GuardContext,
@@ -55,16 +56,8 @@ def grid_dim(ctx: GuardContext, axis: str, op: str, n: Any) -> Verdict:
     """The grid's extent along AXIS (x, y or z) compares with N, known exactly (the spec's
     grid, or every launch of the kernel in this file): ``grid_dim(x, ==, 1)`` for a kernel
     that one block runs alone."""
-    want = _number_arg(ctx, n)
-    if op not in COMPARISONS or not isinstance(want, int):
-        return _no(ctx, f"grid_dim: cannot compare with {op} {n!r}")
     exact, how = _grid_dims(ctx)
-    if exact is None:
-        return _no(ctx, f"the grid's {axis} extent is not known exactly: {how}")
-    have = exact["xyz".index(axis)]
-    if COMPARISONS[op](have, want):
-        return _yes(f"grid.{axis} = {have} {op} {want} ({how})", ctx.match.start)
-    return _no(ctx, f"grid.{axis} is {have} ({how}), and not {have} {op} {want}")
+    return compare_extent(ctx, "grid", exact, how, axis, op, n)
 
 
 def _nodes_of(b: Binding) -> list[Node]:

@@ -8,6 +8,8 @@ import math
 import re
 from typing import Any
 
+from tree_sitter import Node
+
 from klc.analysis.constants import (
     COMPARISONS,
     _constant,
@@ -46,7 +48,7 @@ from klc.analysis.tree import (
 )
 from klc.analysis.types import _norm_type, _type_of
 from klc.analysis.writes import _assigned
-from klc.cuda.model import Function
+from klc.cuda.model import Function, Unit
 from klc.cuda.parse import parse_bytes
 from klc.cuda.syntax import LOOP_TYPES
 from klc.errors import KlcError
@@ -175,16 +177,23 @@ def block_dim(ctx: GuardContext, axis: str, op: str, n: Any) -> Verdict:
     """The block's extent along AXIS (x, y or z) compares with N, known exactly (the spec's
     block, or every launch in this file): ``block_dim(y, ==, ?t)`` before a rewrite that
     divides block.y."""
+    exact, _bound, how = _block_dims(ctx)
+    return compare_extent(ctx, "block", exact, how, axis, op, n)
+
+
+def compare_extent(ctx: GuardContext, dim: str, exact: tuple[int, int, int] | None, how: str,
+                   axis: str, op: str, n: Any) -> Verdict:
+    """``block_dim``'s and ``grid_dim``'s verdict: the launch's ``dim`` ("block", "grid")
+    extent along AXIS, known exactly (``exact``, from ``how``), compared with N."""
     want = _number_arg(ctx, n)
     if op not in COMPARISONS or not isinstance(want, int):
-        return _no(ctx, f"block_dim: cannot compare with {op} {n!r}")
-    exact, _bound, how = _block_dims(ctx)
+        return _no(ctx, f"{dim}_dim: cannot compare with {op} {n!r}")
     if exact is None:
-        return _no(ctx, f"the block's {axis} extent is not known exactly: {how}")
+        return _no(ctx, f"the {dim}'s {axis} extent is not known exactly: {how}")
     have = exact["xyz".index(axis)]
     if COMPARISONS[op](have, want):
-        return _yes(f"block.{axis} = {have} {op} {want} ({how})", ctx.match.start)
-    return _no(ctx, f"block.{axis} is {have} ({how}), and not {have} {op} {want}")
+        return _yes(f"{dim}.{axis} = {have} {op} {want} ({how})", ctx.match.start)
+    return _no(ctx, f"{dim}.{axis} is {have} ({how}), and not {have} {op} {want}")
 
 
 @predicate("block_extent", _metavar("$E"),
@@ -598,19 +607,30 @@ def ends_kernel(ctx: GuardContext, region: str = "anchor") -> Verdict:
     return _yes(f"{label} ends `{fn.name}`, at the top level of its body", start)
 
 
-def _ends_kernel(ctx: GuardContext, fn: Function | None, start: int, end: int,
-                 label: str) -> Verdict | None:
-    if fn is None or not fn.is_kernel:
-        return _no(ctx, f"{label} is not inside a kernel")
-    unit = ctx.unit
+def top_level_statement(unit: Unit, fn: Function, start: int) -> tuple[Node, Node] | None:
+    """(the statement of ``fn``'s body that starts at ``start``, the body), or None when no
+    statement at the top level of the body (under no branch or loop) starts there."""
     node = unit.tree.root_node.descendant_for_byte_range(start, start)
     while node is not None and node.parent is not None and \
             node.parent.start_byte != fn.body_start:
         node = node.parent
     body = node.parent if node is not None else None
-    if body is None or body.type != "compound_statement" or node.start_byte != start:
+    if node is None or body is None or body.type != "compound_statement" \
+            or node.start_byte != start:
+        return None
+    return node, body
+
+
+def _ends_kernel(ctx: GuardContext, fn: Function | None, start: int, end: int,
+                 label: str) -> Verdict | None:
+    if fn is None or not fn.is_kernel:
+        return _no(ctx, f"{label} is not inside a kernel")
+    unit = ctx.unit
+    top = top_level_statement(unit, fn, start)
+    if top is None:
         return _no(ctx, f"{label} is not at the top level of `{fn.name}`'s body: a branch or "
                    "a loop around it may keep threads away", start)
+    body = top[1]
     after = [c for c in body.named_children if c.start_byte >= end and c.type != "comment"]
     if after:
         return _no(ctx, f"`{_snippet(unit.text(after[0]))}` ({unit.where(after[0].start_byte)}) "

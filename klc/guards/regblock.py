@@ -24,6 +24,7 @@ from klc.analysis.tree import (
 )
 from klc.analysis.writes import _assigned
 from klc.guards.columns import _IMPURE
+from klc.guards.launch import top_level_statement
 from klc.guards.registry import (
     ArgSpec,
     GuardContext,
@@ -143,14 +144,10 @@ def pure_prefix(ctx: GuardContext, region: str = "anchor") -> Verdict:
     unit, src = ctx.unit, ctx.unit.source
     if fn is None:
         return _no(ctx, f"{label} is not inside a function")
-    node = unit.tree.root_node.descendant_for_byte_range(start, start)
-    while node is not None and node.parent is not None and \
-            node.parent.start_byte != fn.body_start:
-        node = node.parent
-    body = node.parent if node is not None else None
-    if body is None or body.type != "compound_statement" or node.start_byte != start:
+    top = top_level_statement(unit, fn, start)
+    if top is None:
         return _no(ctx, f"{label} is not at the top level of `{fn.name}`'s body", start)
-    for stmt in body.named_children:
+    for stmt in top[1].named_children:
         if stmt.start_byte >= start:
             break
         if stmt.type == "comment":

@@ -39,6 +39,7 @@ from klc.analysis.writes import (
     _memory_writes,
     _writes_around,
 )
+from klc.cuda.model import Unit
 from klc.cuda.syntax import F_ARGUMENT, F_LEFT
 from klc.guards.registry import (
     ArgSpec,
@@ -388,6 +389,21 @@ def stores_nothing(ctx: GuardContext, stmts: Binding) -> Verdict:
     return _yes(f"{_code(stmts)} stores nothing", start)
 
 
+def _write_targets(unit: Unit, start: int, end: int) -> list[tuple[Node, Node]]:
+    """(the assignment or update, what it writes) for each in [start, end): assignments
+    first, then updates, each in source order."""
+    targets: list[tuple[Node, Node]] = []
+    for node in _in(_nodes(unit, "assignment_expression"), start, end):
+        left = node.child_by_field_id(F_LEFT)
+        if left is not None:
+            targets.append((node, left))
+    for node in _in(_nodes(unit, "update_expression"), start, end):
+        arg = node.child_by_field_id(F_ARGUMENT)
+        if arg is not None:
+            targets.append((node, arg))
+    return targets
+
+
 @predicate("written_before_read", ArgSpec("$$$S", frozenset({"metavar", "sequence"})),
            ArgSpec("$E", frozenset({"metavar"})), reads=("arguments", "declarations"))
 def written_before_read(ctx: GuardContext, stmts: Binding, expr: Binding) -> Verdict:
@@ -402,15 +418,7 @@ def written_before_read(ctx: GuardContext, stmts: Binding, expr: Binding) -> Ver
     start, end = stmts.start, stmts.end
     inner = _declared_names_in(unit, start, end)
     top = {n.start_byte for n in stmts.nodes}
-    targets: list[tuple[Node, Node]] = []
-    for node in _in(_nodes(unit, "assignment_expression"), start, end):
-        left = node.child_by_field_id(F_LEFT)
-        if left is not None:
-            targets.append((node, left))
-    for node in _in(_nodes(unit, "update_expression"), start, end):
-        arg = node.child_by_field_id(F_ARGUMENT)
-        if arg is not None:
-            targets.append((node, arg))
+    targets = _write_targets(unit, start, end)
     fn = ctx.function
     idents = [n for n in _in(_nodes(unit, "identifier"), start, end)]
     for node, lvalue in sorted(targets, key=lambda t: t[0].start_byte):
@@ -466,15 +474,7 @@ def assigns_only_locals(ctx: GuardContext, stmts: Binding) -> Verdict:
     unit, src = ctx.unit, ctx.unit.source
     start, end = stmts.start, stmts.end
     inner = _declared_names_in(unit, start, end)
-    targets: list[tuple[Node, Node]] = []
-    for node in _in(_nodes(unit, "assignment_expression"), start, end):
-        left = node.child_by_field_id(F_LEFT)
-        if left is not None:
-            targets.append((node, left))
-    for node in _in(_nodes(unit, "update_expression"), start, end):
-        arg = node.child_by_field_id(F_ARGUMENT)
-        if arg is not None:
-            targets.append((node, arg))
+    targets = _write_targets(unit, start, end)
     for node, lvalue in sorted(targets, key=lambda t: t[0].start_byte):
         base = _base_identifier(lvalue)
         if base is None:
