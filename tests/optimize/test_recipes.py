@@ -118,3 +118,59 @@ def test_a_broken_recipes_file_is_refused_with_its_path(tmp_path: Path) -> None:
     (tmp_path / RECIPES_FILE).write_text("{{{")
     with pytest.raises(KlcError, match="not a recipes file"):
         load([tmp_path])
+
+
+NAIVE_GEMV = ROOT / "bench/lineages/gemv_bias_rows/walk/v09_remove_const_param.cu"
+
+
+class RowGate(TiledIsFaster):
+    """A scripted gate for a thread-per-row GEMV: 10 ms; block per row (shuffles and a
+    __shared__ array) ``block_ms``; warp per row (shuffles, no __shared__) ``warp_ms``."""
+
+    def __init__(self, block_ms: float, warp_ms: float) -> None:
+        super().__init__()
+        self.block_ms, self.warp_ms = block_ms, warp_ms
+
+    def __call__(self, candidate: bytes, path: str, **kw: Any) -> GateRecord:
+        def ms(src: bytes) -> float:
+            if b"__shfl" not in src:
+                return 10.0
+            return self.block_ms if b"__shared__" in src else self.warp_ms
+
+        rec = super().__call__(candidate, path, **kw)
+        prof = rec.stages["profile"].data
+        prof["median_ms"] = ms(candidate)
+        prof["sol"]["pct_of_sol"] = 100 * 0.2 / ms(candidate)
+        ref = kw.get("reference")
+        if ref is not None:
+            prof["speedup"] = ms(ref) / ms(candidate)
+        return rec
+
+
+def _optimize_gemv(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, gate_fn: Any) -> Any:
+    monkeypatch.setenv("KLC_CACHE_DIR", str(tmp_path / "cache"))
+    return optimize(NAIVE_GEMV.read_bytes(), str(NAIVE_GEMV), OptimizeOptions(
+        gpu=True, gate_fn=gate_fn, arch="sm_90", use_cache=False, budget=8,
+        skills=list(rules().values())))
+
+
+def test_a_round_move_faster_than_the_recipe_is_kept_instead(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the softmax_block_rows recipe (block per row) verifies at 5x, warp per row at 10x
+    res = _optimize_gemv(tmp_path, monkeypatch, RowGate(block_ms=2.0, warp_ms=1.0))
+    first = res.steps[0]
+    assert first.kind == "improvement", [s.skill for s in res.steps]
+    assert first.skill == "thread_per_row_to_warp_per_row"
+    assert b"__shfl" in res.source and b"__shared__" not in res.source
+    assert any("was kept over lineage softmax_block_rows" in n for n in res.notes), res.notes
+
+
+def test_the_recipe_is_kept_when_no_round_move_beats_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # warp per row only as fast as block per row: the recipe stays
+    res = _optimize_gemv(tmp_path, monkeypatch, RowGate(block_ms=2.0, warp_ms=2.0))
+    first = res.steps[0]
+    assert first.kind == "recipe" and first.skill.startswith("lineage softmax_block_rows"), \
+        [s.skill for s in res.steps]
+    assert b"__shared__" in res.source
+    assert not any("was kept over" in n for n in res.notes)

@@ -9,8 +9,8 @@ args:
   - {name: out, shape: [d], role: out}
   - {name: n, value: n}
   - {name: d, value: d}
-grid: ["(ceil_div(d, 256)) * 2"]
-block: ["ceil_div(256, 2)", 8]
+grid: ["(ceil_div(d, 256)) * 8"]
+block: ["ceil_div(256, 8)", 32]
 bytes: 4 * n * d + 4 * d
 flops: 2 * n * d
 tolerance: {rtol: 0.0001, atol: 0.000001}

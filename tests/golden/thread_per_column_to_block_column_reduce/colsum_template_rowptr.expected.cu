@@ -11,8 +11,8 @@ args:
   - {name: y, shape: [cols], role: inout, init: normal}
   - {name: rows, value: rows}
   - {name: cols, value: cols}
-grid: ["(ceil_div(cols, 128)) * 2"]
-block: ["ceil_div(128, 2)", 8]
+grid: ["(ceil_div(cols, 128)) * 4"]
+block: ["ceil_div(128, 4)", 32]
 bytes: 4 * rows * cols + 4 * rows + 8 * cols
 flops: 2 * rows * cols
 tolerance: {rtol: 0.0002, atol: 0.00001}

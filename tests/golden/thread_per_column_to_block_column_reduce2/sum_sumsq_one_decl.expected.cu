@@ -11,7 +11,7 @@ args:
   - {name: batch, value: batch}
   - {name: feat, value: feat}
 grid: ["(ceil_div(feat, 64)) * 2"]
-block: ["ceil_div(64, 2)", 8]
+block: ["ceil_div(64, 2)", 32]
 bytes: 4 * batch * feat + 8 * feat
 flops: 3 * batch * feat
 tolerance: {rtol: 0.0001, atol: 0.000001}

@@ -11,8 +11,8 @@ args:
   - {name: dbeta, shape: [C], role: inout, init: "normal(0, 0.1)"}
   - {name: N, value: N}
   - {name: C, value: C}
-grid: ["(ceil_div(C, 256)) * 2"]
-block: ["ceil_div(256, 2)", 8]
+grid: ["(ceil_div(C, 256)) * 8"]
+block: ["ceil_div(256, 8)", 32]
 bytes: 8 * N * C + 16 * C
 flops: 3 * N * C
 tolerance: {rtol: 0.0002, atol: 0.00001}

@@ -10,8 +10,8 @@ args:
   - {name: ms, shape: [cols], role: out}
   - {name: rows, value: rows}
   - {name: cols, value: cols}
-grid: ["(ceil_div(cols, 128)) * 2"]
-block: ["ceil_div(128, 2)", 8]
+grid: ["(ceil_div(cols, 128)) * 4"]
+block: ["ceil_div(128, 4)", 32]
 bytes: 4 * rows * cols + 8 * cols
 flops: 3 * rows * cols
 tolerance: {rtol: 0.0001, atol: 0.000001}

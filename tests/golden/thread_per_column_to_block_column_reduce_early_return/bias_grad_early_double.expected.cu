@@ -11,7 +11,7 @@ args:
   - {name: T, value: T}
   - {name: OC, value: OC}
 grid: ["(ceil_div(OC, 64)) * 2"]
-block: ["ceil_div(64, 2)", 8]
+block: ["ceil_div(64, 2)", 32]
 bytes: 4 * B * T * OC + 4 * OC
 flops: B * T * OC
 tolerance: {rtol: 0.0002, atol: 0.00001}
