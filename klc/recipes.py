@@ -139,6 +139,7 @@ def replay(recipe: Recipe, source: bytes, path: str, rules: dict[str, Rule],
     version the walk measured fastest, when the walk measured it faster than where the
     replay started by more than ``min_gain``; else None."""
     from klc.cuda.parse import parse_bytes
+    from klc.fill.shape import block_holes, launch_anchors
     from klc.pipeline import apply_rules, apply_site, find_sites, spec_of
 
     steps = recipe.steps
@@ -155,7 +156,13 @@ def replay(recipe: Recipe, source: bytes, path: str, rules: dict[str, Rule],
         try:
             spec = spec_of(unit)
             holes = {k: v for k, v in step.holes.items() if k in rule.holes}
-            ok = [s for s in find_sites(unit, [rule], holes, spec) if s.ok]
+            found = find_sites(unit, [rule], holes, spec)
+            if found and block_holes(rule):  # the walk's block, not its factors, at this kernel
+                anchors = launch_anchors(rule, found[0], spec)
+                if anchors and any(holes.get(k) != v for k, v in anchors.items()):
+                    holes.update(anchors)
+                    found = find_sites(unit, [rule], holes, spec)
+            ok = [s for s in found if s.ok]
             if not ok:
                 if start is None:
                     continue

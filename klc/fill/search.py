@@ -22,9 +22,11 @@ Skills: a learned card's ``verdict`` ranks them (:func:`site_rank`): ``faster`` 
 slower wherever it was measured: "when not" knowledge) is never recommended, neither by
 :func:`candidate_sites` nor by the filler, unless the caller asks (``include_slower``).
 
-Ranking: for each hole, its default first, then the values the skill card mentions (its
-measured effects and provenance: ``?factor = 8``, ``factor 8``, then other integers of the
-domain written there), then the rest of the domain by closeness to those (in log2 for
+Ranking: for each hole, the site's own guess first (a hole that reshapes the block: the
+value that gives this site the block the skill was learned with, ``klc.fill.shape``), then its
+default, then the values the skill card mentions (its measured effects and provenance:
+``?factor = 8``, ``factor 8``, then other integers of the domain written there, unless written
+as another hole's value), then the rest of the domain by closeness to those (in log2 for
 positive integers, by position for enums). An assignment of several holes ranks by the sum of
 its holes' ranks.
 
@@ -55,6 +57,7 @@ from typing import TYPE_CHECKING, Any
 
 from klc.errors import KlcError
 from klc.fill import FillRequest, Trial
+from klc.fill.shape import launch_anchors
 from klc.measurements import measured
 
 if TYPE_CHECKING:
@@ -450,8 +453,12 @@ def card_values(rule: Rule, name: str, decl: HoleDecl) -> list[str]:
     named = re.findall(rf"\??\b{re.escape(name)}\b\s*(?:=|:|is|of)?\s*([A-Za-z_0-9]+)", text)
     out = [v for v in named if v in domain]
     if decl.type == "int":
+        # a number written as another hole's value (``?f=2`` for hole ty) says nothing of this one
+        others = "|".join(re.escape(n) for n in rule.holes if n != name)
+        taken = {m.start(1) for m in re.finditer(rf"\?(?:{others})\s*=\s*(\d+)", text)} \
+            if others else set()
         for m in re.finditer(r"(?<![\w.^])(\d+)(?![\w.^%])", text):
-            if m.group(1) in domain:
+            if m.group(1) in domain and m.start(1) not in taken:
                 out.append(m.group(1))
     seen: list[str] = []
     for v in out:
@@ -460,14 +467,18 @@ def card_values(rule: Rule, name: str, decl: HoleDecl) -> list[str]:
     return seen
 
 
-def ranked_values(rule: Rule, name: str, decl: HoleDecl) -> list[str]:
-    """The hole's domain (or its default alone, for an open hole), best guess first."""
+def ranked_values(rule: Rule, name: str, decl: HoleDecl, first: str | None = None
+                  ) -> list[str]:
+    """The hole's domain (or its default alone, for an open hole), best guess first:
+    ``first`` (the site's own best guess: :func:`klc.fill.shape.launch_anchors`), the
+    default, the card's values, then the rest by closeness to those."""
     domain = decl.domain()
     if domain is None:
         return [str(decl.default)] if decl.default is not None else []
     values = [str(v) for v in domain]
-    anchors: list[str] = []
-    if decl.default is not None and str(decl.default) in values:
+    anchors: list[str] = [first] if first is not None and first in values else []
+    if decl.default is not None and str(decl.default) in values and \
+            str(decl.default) not in anchors:
         anchors.append(str(decl.default))
     for v in card_values(rule, name, decl):
         if v not in anchors:
@@ -536,11 +547,14 @@ def space_size(rule: Rule) -> int:
     return math.prod(len(ranked_values(rule, n, d)) for n, d in rule.holes.items())
 
 
-def ranked_assignments(rule: Rule, limit: int | None = None) -> list[dict[str, str]]:
+def ranked_assignments(rule: Rule, limit: int | None = None,
+                       first: dict[str, str] | None = None) -> list[dict[str, str]]:
     """Assignments in rank order (sum of per-hole ranks, then the earlier hole's rank first).
-    With ``limit``, only the best ``limit`` (from the heads of each hole's list)."""
+    With ``limit``, only the best ``limit`` (from the heads of each hole's list). ``first``:
+    the site's own best guess per hole (:func:`ranked_values`)."""
     names = list(rule.holes)
-    lists = [ranked_values(rule, n, rule.holes[n]) for n in names]
+    first = first or {}
+    lists = [ranked_values(rule, n, rule.holes[n], first.get(n)) for n in names]
     if limit is not None:
         width = max(1, limit)
         lists = [lst[:width] for lst in lists]
@@ -621,10 +635,11 @@ class SearchFiller:
                                 "tried or refused" if untried <= 0 else "no budget")
             return []
         exhaustive = untried <= max(req.budget, k) or not rule.holes
+        first = launch_anchors(rule, req.site, req.spec)  # the learned block, at this site
         out: list[dict[str, str]] = []
         if exhaustive:
             self.strategy = "exhaustive"
-            pool: Iterable[dict[str, str]] = ranked_assignments(rule)
+            pool: Iterable[dict[str, str]] = ranked_assignments(rule, first=first)
             for values in pool:
                 if len(out) >= k:
                     break
@@ -632,7 +647,7 @@ class SearchFiller:
         else:
             self.strategy = "tpe" if self.use_optuna and _has_optuna() else "random"
             self.without_optuna |= self.use_optuna and self.strategy == "random"
-            for values in ranked_assignments(rule, limit=WARMUP):
+            for values in ranked_assignments(rule, limit=WARMUP, first=first):
                 if len(tried) + len(out) >= WARMUP or len(out) >= k:
                     break
                 self._consider(req, values, tried, refused, out)

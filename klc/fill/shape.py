@@ -1,0 +1,75 @@
+"""Launch-relative hole values: the values that give a site the block its skill was learned
+with.
+
+A skill that reshapes the block (``rewrite launch block.x /= ?f``, ``block.y *= ?ty``)
+records its holes relative to the kernel it was learned on: the column_sum lineage's naive
+kernel had 64-thread blocks, so the learned ``?f`` is 2 (64 / 2 = 32 columns per block). What
+transfers is the block the expert chose (32 x 32, recorded in the card's conditions by
+``klc learn``: "Held at the sites: ... block [32, 32, 1]"), not the factor: on a kernel
+launched with 256-thread blocks the same block is ``?f = 8``. :func:`launch_anchors` gives
+each such hole the value that reaches the learned extent from the site's exact block (the
+spec's, or every launch's in the file), when that value divides evenly and lies in the
+hole's domain; the search filler ranks it first (``klc.fill.search.ranked_values``).
+Nothing is checked here: the guards still judge every value.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from klc.pipeline import Site
+    from klc.rule import Rule
+
+# klc.reverse._conditions writes the optimized version's geometry as "block [x, y, z]"
+_LEARNED_BLOCK = re.compile(r"\bblock \[(\d+), (\d+), (\d+)\]")
+
+
+def learned_block(rule: Rule) -> tuple[int, int, int] | None:
+    """The block of the first site a learned skill's card says it held at, or None."""
+    m = _LEARNED_BLOCK.search(rule.card.conditions or "")
+    if m is None:
+        return None
+    x, y, z = (int(g) for g in m.groups())
+    return (x, y, z) if min(x, y, z) >= 1 else None
+
+
+def block_holes(rule: Rule) -> list[tuple[int, str, str]]:
+    """(axis index, operator, hole name) of each ``rewrite launch block.<axis> <op>= ?h``."""
+    from klc.edits.launch import Launch
+
+    out = []
+    for e in rule.edits:
+        if isinstance(e, Launch) and e.dim == "block" and isinstance(e.factor, str) \
+                and e.factor.startswith("?"):
+            out.append(("xyz".index(e.axis), e.op, e.factor[1:]))
+    return out
+
+
+def launch_anchors(rule: Rule, site: Site, spec: Any | None) -> dict[str, str]:
+    """Hole name -> the value that turns the site's block into the learned one, for each
+    block-reshaping hole where that value exists (module doc). Empty when the card records
+    no block, the rule reshapes none, or the site's block is not known exactly."""
+    holes = block_holes(rule)
+    learned = learned_block(rule) if holes else None
+    if learned is None:
+        return {}
+    from klc.analysis.launch import _block_dims
+    from klc.guards import GuardContext
+
+    exact, _bound, _how = _block_dims(GuardContext(site.match, spec=spec, clang=False))
+    if exact is None:
+        return {}
+    out: dict[str, str] = {}
+    for axis, op, name in holes:
+        cur, want = exact[axis], learned[axis]
+        num, den = (cur, want) if op == "/" else (want, cur)
+        if num % den or num // den < 1:
+            continue
+        value = str(num // den)
+        decl = rule.holes.get(name)
+        domain = decl.domain() if decl is not None else None
+        if domain is not None and value in {str(v) for v in domain}:
+            out[name] = value
+    return out
