@@ -649,10 +649,17 @@ def test_optimize_sigmoid_on_the_gpu(tmp_path: Path) -> None:
         assert result.final["speedup"] > 1 + noise
     else:
         assert result.source == source
-    # a second run finds every trial in the cache
+    # a second run finds every trial of the first in the cache. A cache hit costs no trial,
+    # so where the first run stopped because its budget was spent, the second goes further
     again = optimize(source, str(SIGMOID), OptimizeOptions(
         budget=8, cache_dir=str(tmp_path / "gate")))
-    assert again.trials_used == 0
+    first = [(t.skill, t.site, sorted(t.values.items())) for t in result.trials
+             if t.outcome != "baseline"]
+    hits = [(t.skill, t.site, sorted(t.values.items())) for t in again.trials if t.cached]
+    assert all(t in hits for t in first), (first, hits)
+    assert again.cache_hits >= len(first)
+    if "budget" not in result.stop_reason:
+        assert again.trials_used == 0
 
 
 # --------------------------------------------------------------------------------------
