@@ -21,12 +21,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 
 def run(args: argparse.Namespace) -> int:
+    from rich.markup import escape
+
     from klc.golden import run_golden
 
     results = run_golden(args.dir, args.rules, update=args.update_golden)
     failed = [r for r in results if not r.ok]
-    for r in results:
+    for r in results:  # (a reason quotes code: `partial[blockIdx.x]` is not rich markup)
         mark = "[green]ok[/green]" if r.ok else "[red]FAIL[/red]"
-        out.print(f"{mark} {r.case}" + ("" if r.ok else f": {r.message}"))
+        out.print(f"{mark} {escape(r.case)}" + ("" if r.ok else f": {escape(r.message)}"))
     out.print(f"{len(results) - len(failed)} passed, {len(failed)} failed")
     return 1 if failed else 0

@@ -4,11 +4,16 @@ the whole kernels; these probe one condition at a time."""
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 import pytest
 
 from klc.cuda.parse import parse_bytes
 from klc.pipeline import find_sites
 from klc.rule.ruleset import load_rules_text
+
+ROOT = Path(__file__).resolve().parents[2]
 
 PROBE = """
 rule probe {
@@ -90,3 +95,17 @@ def test_kernels_that_depend_on_the_dealing_are_refused(prefix: str, body: str, 
                                                         why: str) -> None:
     ok, reason = verdict(prefix, body, suffix, HELPER)
     assert not ok and why in reason, reason
+
+
+def test_klc_test_prints_a_reason_that_quotes_brackets(tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """A refusal's reason quotes code (`partial[blockIdx.x] = s[0]`); klc test prints it as
+    it is, not as rich markup that eats the brackets."""
+    from klc.cli import main
+
+    case = tmp_path / "golden" / "grid_stride_loop"
+    case.mkdir(parents=True)
+    shutil.copy(ROOT / "tests/golden/grid_stride_loop/per_block_partials.cu", case)
+    (case / "per_block_partials.why").write_text("a reason no rule gives\n")
+    assert main(["test", str(tmp_path / "golden"), "--rules", str(ROOT / "skills")]) == 1
+    assert "`partial[blockIdx.x] = s[0]`" in capsys.readouterr().out
