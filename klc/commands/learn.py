@@ -55,9 +55,9 @@ def run(args: argparse.Namespace) -> int:
         try:
             write_report(load_lineage(d), Path(d))
         except KlcError as e:
-            err.print(f"klc: note: report of {d} not redrawn: {e}")
+            err.print(f"klc: note: report of {d} not redrawn: {e}", markup=False)
         except OSError as e:
-            err.print(f"klc: note: report of {d} not redrawn: {e.strerror or e}")
+            err.print(f"klc: note: report of {d} not redrawn: {e.strerror or e}", markup=False)
     summary = [{"skill": i.rule.name, "pass": i.inverse.pass_rule.name, "file":
                 f"{args.out}/{i.family}.rule", "verdict": i.rule.card.verdict,
                 "steps": [f"{o.lineage['family']}:{o.step['index']}" for o in i.observations],
@@ -73,8 +73,9 @@ def run(args: argparse.Namespace) -> int:
             if not c.back:
                 err.print(f"klc: note: golden case {c.skill}/{c.name}: the skill's output is "
                           "not byte for byte the version before the step (an erased value "
-                          "comes back as its number, or the skill applies at more sites)")
+                          "comes back as its number, or the skill applies at more sites)",
+                          markup=False)
         err.print(f"wrote {len(written)} files ({len(learned)} skills)")
     for n in notes:
-        err.print(f"klc: note: {n}")
+        err.print(f"klc: note: {n}", markup=False)
     return 0

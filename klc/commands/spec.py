@@ -93,7 +93,7 @@ def _init(args: argparse.Namespace) -> int:
     print(draft.text, end="")
     if draft.todo:
         for t in draft.todo:
-            err.print(f"klc: TODO: {t}")
+            err.print(f"klc: TODO: {t}", markup=False)
         err.print(f"klc: the draft has {len(draft.todo)} field(s) klc could not find (TODO): "
                   "fill them in by hand" + ("; nothing written" if args.in_place or args.output
                                             else ""))
@@ -140,8 +140,9 @@ def _check(args: argparse.Namespace) -> int:
                         "# guessed" in line:
                     marked.append(first + i)
         sizes = ", ".join(f"{k}={v}" for k, v in spec.sizes.items())
-        out.print(f"{path}: ok: {bound.name_expression}, {len(bound.args)} arguments, sizes "
-                  f"{sizes}" + (f"; {len(marked)} line(s) still marked as guessed (lines "
-                                f"{', '.join(map(str, marked[:8]))}"
-                                f"{', ...' if len(marked) > 8 else ''})" if marked else ""))
+        line = (f"{path}: ok: {bound.name_expression}, {len(bound.args)} arguments, sizes "
+                f"{sizes}" + (f"; {len(marked)} line(s) still marked as guessed (lines "
+                              f"{', '.join(map(str, marked[:8]))}"
+                              f"{', ...' if len(marked) > 8 else ''})" if marked else ""))
+        out.print(line, markup=False)
     return 0
