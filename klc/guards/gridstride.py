@@ -31,10 +31,20 @@ import re
 
 from tree_sitter import Node
 
-from klc.analysis.tree import _identifiers, _snippet, _text
+from klc.analysis.tree import _binding_node, _code, _identifiers, _snippet, _text
 from klc.guards.launch import top_level_statement
-from klc.guards.registry import GuardContext, Verdict, _no, _region, _region_arg, _yes, predicate
+from klc.guards.registry import (
+    ArgSpec,
+    GuardContext,
+    Verdict,
+    _no,
+    _region,
+    _region_arg,
+    _yes,
+    predicate,
+)
 from klc.guards.writes import _STORING_CALL
+from klc.match import Binding
 
 _COORDS = ("blockIdx", "gridDim")
 _ALLOWED_CALLS = re.compile(r"^(__syncthreads|__syncwarp|__shfl(_down|_up|_xor)?_sync|atomicAdd)$")
@@ -83,8 +93,13 @@ def _names(node: Node, src: bytes) -> set[str]:
 class _Check:
     """One kernel's walk: the sums BODY carries, then the code after the block."""
 
-    def __init__(self, ctx: GuardContext, body: Node, anchor: Node) -> None:
+    def __init__(self, ctx: GuardContext, body: Node, anchor: Node, stmts: list[Node],
+                 once: str | None) -> None:
+        # anchor: the braced block, or the element's if (a run of top-level statements:
+        # stmts[0] declares the index, stmts[-1] is the if, declarations between them)
         self.ctx, self.src, self.body, self.anchor = ctx, ctx.unit.source, body, anchor
+        self.stmts, self.once = stmts, once
+        self.skip = {id(anchor), id(stmts[0])}  # top-level statements that are the element's
         self.shared = _shared_arrays(body, self.src)
         self.defined = {f.name for f in ctx.unit.functions}  # helpers that may store
         self.sums: set[str] = set()  # locals and shared arrays that hold sums of elements
@@ -97,13 +112,21 @@ class _Check:
     # -- the element block -----------------------------------------------------------
 
     def element_body(self) -> Verdict | None:
-        stmts = [c for c in self.anchor.named_children if c.type != "comment"]
-        if len(stmts) != 2 or stmts[0].type != "declaration" or stmts[1].type != "if_statement":
-            return self.no("the block is not one index declaration and one if", self.anchor)
-        index = _names(stmts[0].child_by_field_name("declarator") or stmts[0], self.src)
-        body = stmts[1].child_by_field_name("consequence")
-        if body is None or stmts[1].child_by_field_name("alternative") is not None:
-            return self.no("the element's if has an else", stmts[1])
+        stmts = self.stmts
+        if len(stmts) < 2 or stmts[0].type != "declaration" or \
+                stmts[-1].type != "if_statement" or \
+                any(s.type != "declaration" for s in stmts[1:-1]):
+            return self.no("the element's code is not an index declaration, declarations and "
+                           "one if", self.anchor)
+        decl = stmts[0].child_by_field_name("declarator") or stmts[0]
+        index = {name for name, _ in _identifiers(decl, self.src)[:1]}
+        for mid in stmts[1:-1]:
+            if _names(mid, self.src) & index:
+                return self.no("a declaration between the index and its if reads the index",
+                               mid)
+        body = stmts[-1].child_by_field_name("consequence")
+        if body is None or stmts[-1].child_by_field_name("alternative") is not None:
+            return self.no("the element's if has an else", stmts[-1])
         declared = {name for n in _walk(body) if n.type == "declaration"
                     for d in n.children_by_field_name("declarator")
                     for name, _ in _identifiers(d, self.src)[:1]}
@@ -138,6 +161,9 @@ class _Check:
                                "slot keeps only its last element)", n)
             if left.type != "identifier" or target in declared:
                 continue  # a store into global memory, once per element; or its own local
+            if op == "=" and target == self.once and target not in _names(right, self.src):
+                self.sums.add(target)  # run once from zero: the rewrite makes it a +=
+                continue
             if op != "+=" or target in _names(right, self.src):
                 return self.no("the element's code carries a value from one element to the "
                                "next that is not a sum", n)
@@ -171,8 +197,8 @@ class _Check:
 
     def outside(self) -> Verdict | None:
         for stmt in self.body.named_children:
-            if stmt.start_byte >= self.anchor.start_byte and \
-                    stmt.end_byte <= self.anchor.end_byte:
+            if id(stmt) in self.skip or any(stmt.start_byte == k.start_byte
+                                            for k in (self.anchor, self.stmts[0])):
                 continue
             after = stmt.start_byte >= self.anchor.end_byte
             for n in _walk(stmt):
@@ -328,19 +354,24 @@ class _Check:
         return False
 
 
-@predicate("grid_additive", _region_arg(), reads=("position",))
-def grid_additive(ctx: GuardContext, region: str = "anchor") -> Verdict:
-    """REGION (default ``anchor``) is a top-level one-element block ``{ int i = ...; if (i <
-    n) BODY }`` of a kernel whose memory effects do not depend on how elements are dealt to
-    threads and blocks (module doc): BODY carries only zero-started sums from one element to
-    the next; the code around the block never names blockIdx or gridDim, writes global
-    memory only by atomic adds of sums, and passes the sums on only through additions. A
-    grid-stride loop over the block, with fewer blocks, then leaves the same results (sums
-    reassociated)."""
+@predicate("grid_additive", _region_arg(), ArgSpec("$ACC", frozenset({"metavar"}),
+                                                   optional=True),
+           reads=("position", "arguments"))
+def grid_additive(ctx: GuardContext, region: str = "anchor", acc: Binding | None = None
+                  ) -> Verdict:
+    """REGION (default ``anchor``) is a kernel's one element per thread at the top level of
+    its body: a braced block ``{ int i = ...; if (i < n) BODY }``, or a run of statements
+    ``int i = ...; <declarations>; if (i < n) BODY``; and the kernel's memory effects do not
+    depend on how elements are dealt to threads and blocks (module doc): BODY carries only
+    zero-started sums from one element to the next; the code around it never names blockIdx
+    or gridDim, writes global memory only by atomic adds of sums, and passes the sums on
+    only through additions. A grid-stride loop over the element, with fewer blocks, then
+    leaves the same results (sums reassociated). With $ACC, BODY's plain ``$ACC = e`` (run
+    at most once, from zero) counts as the sum the rewrite makes of it (``$ACC += e``)."""
     span = _region(ctx, region)
     if isinstance(span, Verdict):
         return span
-    start, _end, label = span
+    start, end, label = span
     fn = ctx.function
     if fn is None or not fn.is_kernel:
         return _no(ctx, f"{label} is not inside a kernel")
@@ -349,13 +380,25 @@ def grid_additive(ctx: GuardContext, region: str = "anchor") -> Verdict:
     top = top_level_statement(ctx.unit, fn, start)
     if top is None:
         return _no(ctx, f"{label} is not at the top level of `{fn.name}`'s body", start)
-    anchor, body = top
-    if anchor.type != "compound_statement":
-        return _no(ctx, f"{label} is not a braced block", start)
-    check = _Check(ctx, body, anchor)
+    first, body = top
+    if first.type == "compound_statement" and first.end_byte >= end:
+        anchor, stmts = first, [c for c in first.named_children if c.type != "comment"]
+    else:
+        stmts = [c for c in body.named_children if c.type != "comment"
+                 and start <= c.start_byte and c.end_byte <= end]
+        if not stmts:
+            return _no(ctx, f"{label} holds no whole statement of `{fn.name}`'s body", start)
+        anchor = stmts[-1]
+    once = None
+    if acc is not None:
+        node = _binding_node(acc)
+        if node is None or node.type != "identifier":
+            return _no(ctx, f"{_code(acc)} is not a plain name", acc.start)
+        once = acc.text.strip()
+    check = _Check(ctx, body, anchor, stmts, once)
     found = check.element_body() or check.outside()
     if found is not None:
         return found
     what = (f"the sums {', '.join(sorted(check.sums))} reach global memory by atomic adds"
-            if check.sums else "the element block is all the kernel leaves in memory")
+            if check.sums else "the element's code is all the kernel leaves in memory")
     return _yes(f"{what}; nothing outside it names blockIdx or gridDim", start)
