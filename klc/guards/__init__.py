@@ -10,7 +10,8 @@ each registering itself when imported here: ``declarations`` (what a name is, qu
 (threads, blocks, shared memory), ``alignment``, ``loops`` (loops and the shape of code),
 ``lanes`` (code a rewrite hands from a thread to a warp's lanes), ``reductions`` (who reads
 a block reduction's result, spare shared arrays), ``gridstride`` (whether several elements
-per thread keep a kernel's results) and ``holes`` (relations between hole values). The facts they read come from ``klc.analysis``.
+per thread keep a kernel's results) and ``holes`` (relations between hole values). The
+facts they read come from ``klc.analysis``.
 
 Facts come from the tree-sitter model first: cheap, so that listing a folder of kernels stays
 fast. Only where the tree cannot know (the type of an arbitrary expression, a constant hidden
