@@ -147,7 +147,9 @@ class _Check:
                     self.sums.add(_base(first, self.src))
             if n.type == "update_expression":
                 target = _base(n.named_children[0], self.src) if n.named_children else ""
-                if target and target not in declared and target not in index:
+                if target in index:
+                    return self.no("the element's code moves the element's index", n)
+                if target and target not in declared:
                     return self.no("the element's code counts in a variable it does not own", n)
             if n.type != "assignment_expression":
                 continue
@@ -156,6 +158,8 @@ class _Check:
                 continue
             target = _base(left, self.src)
             op = _text(self.src, n.child_by_field_name("operator") or n).strip()
+            if left.type == "identifier" and target in index:
+                return self.no("the element's code moves the element's index", n)
             if target in self.shared:
                 return self.no("the element's code stores into shared memory (a thread's "
                                "slot keeps only its last element)", n)

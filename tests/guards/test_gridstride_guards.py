@@ -76,6 +76,8 @@ def test_additive_kernels_are_accepted(prefix: str, body: str, suffix: str) -> N
      "reads the running sum"),
     ("    float acc = 0.0f;", "acc += x[threadIdx.x];", "    atomicAdd(out, acc);",
      "reads the thread's coordinates"),
+    ("", "{ out[i] = x[i]; i++; }", "", "moves the element's index"),
+    ("", "{ out[i] = x[i]; i += 1; }", "", "moves the element's index"),
     ("", "s[i % 256] = x[i];", "", "stores into shared memory"),
     ("    float acc = 0.0f;", "acc += x[i];", "    if (acc > 1.0f) atomicAdd(out, acc);",
      "a condition after the element block reads a sum"),
