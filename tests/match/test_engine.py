@@ -374,6 +374,10 @@ def test_grid_stride_loop_refuses_a_body_that_returns() -> None:
     assert sites[0].reason == "k.cu:5:30: return; leaves the code early"
     fine = src.replace(b"if (x[i] < 0.0f) return;", b"if (x[i] < 0.0f) y[i] = 0.0f;")
     sites = find_sites(parse_bytes(fine, "k.cu"), rules, {"factor": "4"})
+    assert [s.ok for s in sites] == [False]  # an int index, no spec: it could overflow
+    assert "a 32-bit int index" in sites[0].reason
+    fine = fine.replace(b"int i =", b"size_t i =")
+    sites = find_sites(parse_bytes(fine, "k.cu"), rules, {"factor": "4"})
     assert [s.ok for s in sites] == [False]  # it divides the grid, launched nowhere here
     assert "neither launches `clip`" in sites[0].reason
     fine += b"int main() { float *x, *y; clip<<<64, 256>>>(x, y, 1 << 14); return 0; }\n"
