@@ -26,9 +26,9 @@ from klc.guards.registry import (
     ArgSpec,
     GuardContext,
     Verdict,
+    _kernel_region,
     _metavar,
     _no,
-    _region,
     _region_arg,
     _yes,
     predicate,
@@ -148,13 +148,10 @@ def kernel_body(ctx: GuardContext, region: str = "anchor") -> Verdict:
     """REGION is the whole body of a kernel: its first statement is the body's first and
     nothing but comments follows it (no code before it sees the old block shape, none after
     it runs once more per row slice)."""
-    span = _region(ctx, region)
+    span = _kernel_region(ctx, region)
     if isinstance(span, Verdict):
         return span
-    start, end, label = span
-    fn = ctx.function
-    if fn is None or not fn.is_kernel:
-        return _no(ctx, f"{label} is not inside a kernel")
+    start, end, label, fn = span
     body = fn.node.child_by_field_name("body")
     if body is None or body.type != "compound_statement":
         return _no(ctx, f"the body of `{fn.name}` was not found")

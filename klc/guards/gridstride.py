@@ -37,8 +37,8 @@ from klc.guards.registry import (
     ArgSpec,
     GuardContext,
     Verdict,
+    _kernel_region,
     _no,
-    _region,
     _region_arg,
     _yes,
     predicate,
@@ -372,13 +372,10 @@ def grid_additive(ctx: GuardContext, region: str = "anchor", acc: Binding | None
     only through additions. A grid-stride loop over the element, with fewer blocks, then
     leaves the same results (sums reassociated). With $ACC, BODY's plain ``$ACC = e`` (run
     at most once, from zero) counts as the sum the rewrite makes of it (``$ACC += e``)."""
-    span = _region(ctx, region)
+    span = _kernel_region(ctx, region)
     if isinstance(span, Verdict):
         return span
-    start, end, label = span
-    fn = ctx.function
-    if fn is None or not fn.is_kernel:
-        return _no(ctx, f"{label} is not inside a kernel")
+    start, end, label, fn = span
     if re.search(rb"\basm\b|__asm__", ctx.unit.source[fn.body_start:fn.body_end]):
         return _no(ctx, f"`{fn.name}` holds inline asm", start)
     top = top_level_statement(ctx.unit, fn, start)

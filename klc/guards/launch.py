@@ -56,6 +56,7 @@ from klc.guards.registry import (
     ArgSpec,
     GuardContext,
     Verdict,
+    _kernel_region,
     _metavar,
     _no,
     _region,
@@ -530,13 +531,10 @@ def block_cooperative(ctx: GuardContext, region: str = "anchor") -> Verdict:
     top level of a kernel body (under no branch or loop), and no return comes before its
     end. Code put around REGION may then hold __syncthreads and share work over the block
     (a loop from threadIdx.x by blockDim.x visits every index once per block)."""
-    span = _region(ctx, region)
+    span = _kernel_region(ctx, region)
     if isinstance(span, Verdict):
         return span
-    start, end, label = span
-    fn = ctx.function
-    if fn is None or not fn.is_kernel:
-        return _no(ctx, f"{label} is not inside a kernel")
+    start, end, label, fn = span
     exact, _bound, how = _block_dims(ctx)
     if exact is None:
         return _no(ctx, f"the shape of the block of `{fn.name}` is unknown: {how}")

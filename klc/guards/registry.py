@@ -289,3 +289,17 @@ def _region(ctx: GuardContext, region: str) -> tuple[int, int, str] | Verdict:
             return _no(ctx, f"the match ({ctx.unit.where(m.start)}) is not inside a loop")
         return loop.start, loop.end, f"the {loop.kind} loop at {ctx.unit.where(loop.start)}"
     return fn.body_start, fn.body_end, f"{fn.kind} function `{fn.name}`"
+
+
+def _kernel_region(ctx: GuardContext, region: str
+                   ) -> tuple[int, int, str, Function] | Verdict:
+    """:func:`_region`'s span and description, and the kernel it lies in (a Verdict when it
+    lies in none): the prologue of the predicates that judge a kernel's whole body."""
+    span = _region(ctx, region)
+    if isinstance(span, Verdict):
+        return span
+    start, end, label = span
+    fn = ctx.function
+    if fn is None or not fn.is_kernel:
+        return _no(ctx, f"{label} is not inside a kernel")
+    return start, end, label, fn
