@@ -32,6 +32,7 @@ import re
 from tree_sitter import Node
 
 from klc.analysis.tree import _binding_node, _code, _identifiers, _snippet, _text
+from klc.guards.lanes import _ZERO, _not_zero_at
 from klc.guards.launch import top_level_statement
 from klc.guards.registry import (
     ArgSpec,
@@ -48,7 +49,6 @@ from klc.match import Binding
 
 _COORDS = ("blockIdx", "gridDim")
 _ALLOWED_CALLS = re.compile(r"^(__syncthreads|__syncwarp|__shfl(_down|_up|_xor)?_sync|atomicAdd)$")
-_ZERO = re.compile(r"^\(?\s*0*\.?0*[fFuUlL]*\s*\)?$")
 
 
 def _walk(node: Node):  # type: ignore[no-untyped-def]
@@ -99,7 +99,6 @@ class _Check:
         # stmts[0] declares the index, stmts[-1] is the if, declarations between them)
         self.ctx, self.src, self.body, self.anchor = ctx, ctx.unit.source, body, anchor
         self.stmts, self.once = stmts, once
-        self.skip = {id(anchor), id(stmts[0])}  # top-level statements that are the element's
         self.shared = _shared_arrays(body, self.src)
         self.defined = {f.name for f in ctx.unit.functions}  # helpers that may store
         self.sums: set[str] = set()  # locals and shared arrays that hold sums of elements
@@ -179,31 +178,18 @@ class _Check:
                     if parent is None or parent.type != "assignment_expression" or \
                             parent.child_by_field_name("left") != n:
                         return self.no(f"the element's code reads the running sum `{name}`", n)
-            if not self.starts_at_zero(name):
-                return self.no(f"the sum `{name}` does not start at zero before the block",
-                               self.anchor)
+            why = _not_zero_at(self.ctx, name, self.anchor.start_byte, self.anchor.end_byte)
+            if why:
+                return self.no(f"the sum `{name}` does not start at zero before the block "
+                               f"({why})", self.anchor)
         return None
-
-    def starts_at_zero(self, name: str) -> bool:
-        for stmt in self.body.named_children:
-            if stmt.start_byte >= self.anchor.start_byte:
-                return False
-            if stmt.type != "declaration":
-                continue
-            for d in stmt.children_by_field_name("declarator"):
-                if d.type == "init_declarator" and _identifiers(d, self.src)[:1] and \
-                        _identifiers(d, self.src)[0][0] == name:
-                    value = d.child_by_field_name("value")
-                    return value is not None and bool(_ZERO.match(_text(self.src, value)))
-        return False
 
     # -- everything outside the block ------------------------------------------------
 
     def outside(self) -> Verdict | None:
         for stmt in self.body.named_children:
-            if id(stmt) in self.skip or any(stmt.start_byte == k.start_byte
-                                            for k in (self.anchor, self.stmts[0])):
-                continue
+            if stmt.start_byte in (self.anchor.start_byte, self.stmts[0].start_byte):
+                continue  # the element's own statements
             after = stmt.start_byte >= self.anchor.end_byte
             for n in _walk(stmt):
                 found = self.outside_node(n, after)

@@ -490,20 +490,27 @@ class _Loop:
         return sum(max(0, n - before[r]) for r, n in after.items() if r != applied)
 
     def accept(self, cur: _Version, cand: _Candidate, kind: str) -> _Version:
+        log = cand.log
+        return self.keep(cur, cand.source, cand.record, log, cand.site.rule.name, log.site,
+                         log.function, cand.values, kind)
+
+    def keep(self, cur: _Version, source: bytes, record: GateRecord, log: TrialLog,
+             skill: str, site: str, function: str, values: dict[str, str], kind: str
+             ) -> _Version:
+        """Make ``source`` (a gated candidate, or a recipe's kernel) the current version:
+        record its step, mark it visited, and say so."""
         from klc.cuda.parse import parse_bytes
         from klc.pipeline import spec_of
 
-        log = cand.log
-        unit = parse_bytes(cand.source, self.path)
-        step = Step(self.round, cand.site.rule.name, log.site, log.function, cand.values, kind,
-                    log.median_ms, (log.speedup / cur.speedup) if log.speedup else None,
-                    log.speedup, log.pct_of_sol, summarize(cand.record),
-                    step_diff(cur.source, cand.source, self.path))
+        unit = parse_bytes(source, self.path)
+        step = Step(self.round, skill, site, function, values, kind, log.median_ms,
+                    (log.speedup / cur.speedup) if log.speedup else None, log.speedup,
+                    log.pct_of_sol, summarize(record), step_diff(cur.source, source, self.path))
         self.steps.append(step)
-        self.visited.add(hashlib.sha256(cand.source).hexdigest())
-        self.emit("accept", skill=step.skill, site=step.site, kind=kind,
+        self.visited.add(hashlib.sha256(source).hexdigest())
+        self.emit("accept", skill=skill, site=site, kind=kind,
                   speedup=step.speedup_vs_original)
-        return _Version(cand.source, unit, spec_of(unit), log.speedup or cur.speedup,
+        return _Version(source, unit, spec_of(unit), log.speedup or cur.speedup,
                         log.median_ms, log.noise or 0.0, log.pct_of_sol)
 
     def gate_recipe(self, cur: _Version) -> _RecipeTrial | None:
@@ -563,21 +570,9 @@ class _Loop:
                 f"round {self.round}: {best.site.rule.name} at {best.target.where} "
                 f"({best.log.speedup:.2f}x) was kept over {rt.label} "
                 f"({(rt.log.speedup or 0.0):.2f}x)")
-            self.visited.add(hashlib.sha256(best.source).hexdigest())
             return self.accept(cur, best, "improvement")
-        from klc.cuda.parse import parse_bytes
-        from klc.pipeline import spec_of
-
-        log = rt.log
-        self.steps.append(Step(self.round, rt.label, self.path, "", {}, "recipe",
-                               log.median_ms, (log.speedup / cur.speedup) if log.speedup
-                               else None, log.speedup, log.pct_of_sol, summarize(rt.record),
-                               step_diff(cur.source, rt.source, self.path)))
-        self.emit("accept", skill=rt.label, site=self.path, kind="recipe",
-                  speedup=log.speedup)
-        unit = parse_bytes(rt.source, self.path)
-        return _Version(rt.source, unit, spec_of(unit), log.speedup or cur.speedup,
-                        log.median_ms, log.noise or 0.0, log.pct_of_sol)
+        return self.keep(cur, rt.source, rt.record, rt.log, rt.label, self.path, "", {},
+                         "recipe")
 
     def loop(self, cur: _Version) -> tuple[_Version, str]:
         enabling = 0
