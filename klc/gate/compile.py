@@ -7,7 +7,8 @@ here with the same library CuPy uses (``cupy_backends.cuda.libs.nvrtc``), with n
 expressions so that templated and C++-mangled kernels both work, and the child process loads
 that cubin with ``cupy.RawModule(path=...)`` by its lowered name. ``-Xptxas=-v`` makes NVRTC
 return ptxas's resource report (registers, spill bytes, stack frame, static shared memory),
-which is parsed here: no cuobjdump, no GPU.
+which is parsed here: no cuobjdump, no GPU. NVRTC itself runs in a child process with a time
+limit (``klc.gate.nvrtc``): a compile that crashes NVRTC or never ends is this file's error.
 
 A kernel file may hold host code (a ``main`` that launches the kernel): NVRTC compiles device
 code only, so host functions are blanked (same bytes count, newlines kept, so every line
@@ -385,36 +386,46 @@ def compile_source(source: bytes, path: str, *, arch: str,
         except (OSError, ValueError, KeyError):
             pass  # a damaged entry: compile again and overwrite it
 
-    nvrtc = _nvrtc()
+    from klc.gate.nvrtc import VERBOSE_PTXAS, compile_program
+
     program = os.path.basename(path) or "kernel.cu"
-    prog = nvrtc.createProgram(source.decode("utf-8", "replace"), program, [], [])
-    try:
-        for ne in name_expressions:
-            nvrtc.addNameExpression(prog, ne)
-        try:
-            nvrtc.compileProgram(prog, list(opts))
-        except nvrtc.NVRTCError as e:
-            log = nvrtc.getProgramLog(prog)
-            if "INVALID_OPTION" in str(e):
-                raise KlcError(f"NVRTC {nvrtc_version()} refused the options "
-                               f"{' '.join(shown_opts)}: {log.strip()}") from None
-            mapped = map_log(log, program, path, source) or str(e)
-            note = missing_header_note(log)
-            if note:
-                mapped = _note_after_first_line(mapped, note)
-            return CompileResult(ok=False, arch=arch, options=shown_opts, key=key,
-                                 cached=False, log=log, error=mapped, include=inc)
-        log = nvrtc.getProgramLog(prog)
-        lowered = {ne: nvrtc.getLoweredName(prog, ne) for ne in name_expressions}
-        cubin = nvrtc.getCUBIN(prog)
-    finally:
-        nvrtc.destroyProgram(prog)
+    reply = compile_program(source.decode("utf-8", "replace"), program, opts,
+                            name_expressions)
+    if reply.failure:  # the child timed out or crashed: this file's error, not klc's
+        return CompileResult(ok=False, arch=arch, options=shown_opts, key=key, cached=False,
+                             log="", error=f"{path}: {reply.failure}", include=inc)
+    if not reply.ok:
+        log = reply.log
+        if reply.invalid_option:
+            raise KlcError(f"NVRTC {nvrtc_version()} refused the options "
+                           f"{' '.join(shown_opts)}: {log.strip()}")
+        mapped = map_log(log, program, path, source) or f"{path}: {reply.error}"
+        note = missing_header_note(log)
+        if note:
+            mapped = _note_after_first_line(mapped, note)
+        return CompileResult(ok=False, arch=arch, options=shown_opts, key=key,
+                             cached=False, log=log, error=mapped, include=inc)
+    log, lowered, cubin = reply.log, reply.lowered, reply.cubin
+    if VERBOSE_PTXAS not in reply.options:  # (its report crashed NVRTC: see klc.gate.nvrtc)
+        return CompileResult(ok=True, arch=arch, options=shown_opts, key=key, cached=False,
+                             log=log, cubin_path=_keep_cubin(cdir, key, cubin),
+                             lowered=lowered, include=inc,
+                             resources_source=f"none: {reply.note}")
     cdir.mkdir(parents=True, exist_ok=True)
     atomic_write(cubin_path, cubin)
     atomic_write(meta_path, json.dumps({"log": log, "lowered": lowered}).encode())
     return CompileResult(ok=True, arch=arch, options=shown_opts, key=key, cached=False, log=log,
                          cubin_path=str(cubin_path), lowered=lowered, include=inc,
                          resources=_resources_by_name(parse_ptxas(log), lowered))
+
+
+def _keep_cubin(cdir: Path, key: str, cubin: bytes) -> str:
+    """A cubin compiled without ptxas's report: kept for the run (the child loads it), not
+    cached as a whole entry (its record would lack the resource figures)."""
+    cdir.mkdir(parents=True, exist_ok=True)
+    path = cdir / f"{key}.noreport.cubin"
+    atomic_write(path, cubin)
+    return str(path)
 
 
 def _note_after_first_line(text: str, note: str) -> str:
