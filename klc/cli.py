@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 
 from klc import __version__
 from klc.commands.console import err
-from klc.errors import KlcError
+from klc.errors import KlcError, terminal_safe
 
 Command = Callable[[argparse.Namespace], int]
 
@@ -73,7 +73,7 @@ def _main(argv: Sequence[str] | None) -> int:
             os.environ[MAX_BYTES_ENV] = str(parse_size(args.max_bytes))
         return _COMMANDS[args.command](args)
     except KlcError as e:
-        err.print(f"klc: error: {e}", markup=False)
+        err.print(f"klc: error: {terminal_safe(str(e))}", markup=False)
         return 2
     except KeyboardInterrupt:
         err.print("klc: interrupted", markup=False)

@@ -18,7 +18,9 @@ import tempfile
 from pathlib import Path
 from typing import BinaryIO
 
-from klc.errors import KlcError
+from klc.errors import KlcError, shown
+
+__all__ = ["atomic_write", "read_input", "shown"]
 
 
 def diff_name(prefix: str, path: str) -> str:
@@ -77,19 +79,20 @@ def read_input(path: str | Path, what: str = "file", limit: int | None = None) -
     link loop, a directory, a FIFO or a device (opened without blocking, then refused), a
     file over the size limit, permission denied."""
     name = str(path)
+    label = shown(name)  # (a newline or an escape sequence in a name is shown escaped)
     limit = max_bytes() if limit is None else limit
     try:
         fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0)
                      | getattr(os, "O_CLOEXEC", 0))
     except OSError as e:
-        raise KlcError(f"{name}: {_why_not(name, e, what)}") from None
+        raise KlcError(f"{label}: {_why_not(name, e, what)}") from None
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             expected = f", expected a {what}" if what != "file" else ""
-            raise KlcError(f"{name}: is {kind_of(st.st_mode)}, not a regular file{expected}")
+            raise KlcError(f"{label}: is {kind_of(st.st_mode)}, not a regular file{expected}")
         if st.st_size > limit:
-            raise KlcError(f"{name}: {st.st_size} bytes, over the limit of {limit} "
+            raise KlcError(f"{label}: {st.st_size} bytes, over the limit of {limit} "
                            "(--max-bytes)")
         chunks: list[bytes] = []
         total = 0
@@ -100,10 +103,10 @@ def read_input(path: str | Path, what: str = "file", limit: int | None = None) -
             chunks.append(chunk)
             total += len(chunk)
             if total > limit:
-                raise KlcError(f"{name}: over the limit of {limit} bytes (--max-bytes)")
+                raise KlcError(f"{label}: over the limit of {limit} bytes (--max-bytes)")
         return b"".join(chunks)
     except OSError as e:
-        raise KlcError(f"{name}: cannot read: {e.strerror or e}") from None
+        raise KlcError(f"{label}: cannot read: {e.strerror or e}") from None
     finally:
         os.close(fd)
 
@@ -136,28 +139,29 @@ def atomic_write(path: str | Path, data: bytes | BinaryIO, *, in_place: bool = F
         if os.path.exists(path) and not (os.path.exists(target)
                                          and os.path.samefile(path, target)):
             # a "magic" link (/proc/self/fd/1) names no file that a rename could replace
-            raise KlcError(f"{path}: a link to {os.readlink(path)}, not a regular file; not "
-                           "replaced")
+            raise KlcError(f"{shown(path)}: a link to {shown(os.readlink(path))}, not a "
+                           "regular file; not replaced")
     if inside is not None:
         real, root = os.path.realpath(path), os.path.realpath(inside)
         if os.path.commonpath([real, root]) != root:
-            raise KlcError(f"{path}: leads out of the output folder {inside} (to {real}) "
-                           "through a symbolic link; not written")
+            raise KlcError(f"{shown(path)}: leads out of the output folder {shown(inside)} "
+                           f"(to {shown(real)}) through a symbolic link; not written")
     folder = target.parent if str(target.parent) else Path(".")
     if not folder.is_dir():
-        raise KlcError(f"{path}: folder {folder} does not exist")
+        raise KlcError(f"{shown(path)}: folder {shown(folder)} does not exist")
     try:
         st = target.stat() if os.path.lexists(target) else None
         if st is not None and not stat.S_ISREG(st.st_mode):
-            raise KlcError(f"{path}: is {kind_of(st.st_mode)}, not a regular file; not "
+            raise KlcError(f"{shown(path)}: is {kind_of(st.st_mode)}, not a regular file; not "
                            "replaced")
         if in_place and st is not None and st.st_nlink > 1:
-            raise KlcError(f"{path}: has {st.st_nlink} hard links; rewriting it in place would "
-                           "change this name only (write a copy with -o / --out instead)")
+            raise KlcError(f"{shown(path)}: has {st.st_nlink} hard links; rewriting it in "
+                           "place would change this name only (write a copy with -o / --out "
+                           "instead)")
         mode = stat.S_IMODE(st.st_mode) if st is not None else 0o644
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".klc-tmp", dir=folder)
     except OSError as e:
-        raise KlcError(f"{path}: cannot write: {e.strerror or e}") from None
+        raise KlcError(f"{shown(path)}: cannot write: {e.strerror or e}") from None
     try:
         with os.fdopen(fd, "wb") as f:
             if isinstance(data, bytes | bytearray):
@@ -172,5 +176,5 @@ def atomic_write(path: str | Path, data: bytes | BinaryIO, *, in_place: bool = F
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         if isinstance(e, OSError):
-            raise KlcError(f"{path}: cannot write: {e.strerror or e}") from None
+            raise KlcError(f"{shown(path)}: cannot write: {e.strerror or e}") from None
         raise

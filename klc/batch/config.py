@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from klc import __version__
-from klc.errors import KlcError
+from klc.errors import KlcError, shown, where
 
 if TYPE_CHECKING:
     from klc.rule import Rule
@@ -73,13 +73,13 @@ class BatchConfig:
             if path.is_dir():
                 found = sorted(path.glob("*.rule"))
                 if not found:
-                    raise KlcError(f"{p}: no .rule files in this folder")
+                    raise KlcError(f"{shown(p)}: no .rule files in this folder")
                 files += [(str(f), _read_rule_text(f)) for f in found]
             elif path.exists():
                 files.append((str(path), _read_rule_text(path)))
                 named.append(str(path))
             else:
-                raise KlcError(f"{p}: no such rule file or folder")
+                raise KlcError(f"{shown(p)}: no such rule file or folder")
         return cls(rule_files=tuple(files), named_files=tuple(named), **kw)
 
     def load_rules(self) -> list[Rule]:
@@ -130,7 +130,7 @@ def _read_rule_text(path: Path) -> str:
     except UnicodeDecodeError as e:
         line = data.count(b"\n", 0, e.start) + 1
         col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
-        raise KlcError(f"{path}:{line}:{col}: not UTF-8 text") from None
+        raise KlcError(f"{where(str(path), line, col)}: not UTF-8 text") from None
 
 
 @dataclass

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from klc.batch.walk import walk
-from klc.errors import KlcError
+from klc.errors import KlcError, where
 from klc.interrupts import tune_gc
 
 
@@ -143,7 +143,7 @@ def render_pieces(path: str, rows: list[SiteRow], info: dict[str, tuple[str, str
     add = pieces.append
     for s in rows:
         location, intent, verdict, holes = info[s.rule]
-        loc = f"{path}:{s.line}:{s.col}"
+        loc = where(path, s.line, s.col)
         fn = f" in {s.function}" if s.function else ""
         words = _VERDICTS.get(verdict)
         if s.applicable:

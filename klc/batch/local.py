@@ -23,6 +23,7 @@ from klc.batch.worker import (
     _worker_init,
     process_path,
 )
+from klc.errors import shown
 from klc.interrupts import end_pool
 
 if TYPE_CHECKING:
@@ -169,8 +170,8 @@ class LocalExecutor:
                 if left and isolate:  # the first file not finished killed its worker
                     culprit, left = left[0], left[1:]
                     on_result(by_path[culprit], FileResult(
-                        culprit, ERROR, f"{culprit}: the worker process died while processing "
-                        "this file (a crash in native code, or killed for memory)"))
+                        culprit, ERROR, f"{shown(culprit)}: the worker process died while "
+                        "processing this file (a crash in native code, or killed for memory)"))
                 isolate = bool(left) and not isolate
                 todo = left
             while gates is not None and gates.busy:
@@ -213,7 +214,7 @@ class LocalExecutor:
                     except BrokenProcessPool:
                         pools[i].shutdown(wait=False)
                         pools[i] = pool(self.gpus[i])
-                        res = FileResult(src.path, ERROR, f"{src.path}: the worker on GPU "
+                        res = FileResult(src.path, ERROR, f"{shown(src.path)}: the worker on GPU "
                                          f"{self.gpus[i]} died while optimizing this file")
                     on_result(src, res)
                     nxt = next(queue, None)

@@ -12,7 +12,7 @@ from klc.batch.config import ERROR, REWRITTEN, BatchConfig, FileResult
 from klc.batch.local import OnResult
 from klc.batch.walk import Source
 from klc.batch.worker import WorkerState, _gate_job, _read, _rules_for, _tune_gc, process_bytes
-from klc.errors import KlcError
+from klc.errors import KlcError, shown
 
 if TYPE_CHECKING:
     pass
@@ -142,7 +142,7 @@ def _ray_result(ray: Any, ref: Any, src: Source) -> FileResult:
         return ray.get(ref)
     except Exception as e:  # the task's process died (a fault the gate did not catch)
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        return FileResult(src.path, ERROR, f"{src.path}: Ray task failed: {first}")
+        return FileResult(src.path, ERROR, f"{shown(src.path)}: Ray task failed: {first}")
 
 
 def _ray_file(config: BatchConfig, data: bytes, path: str, want_diff: bool,

@@ -31,7 +31,7 @@ from klc.batch.local import LocalExecutor, discover_gpus
 from klc.batch.ray import RayExecutor
 from klc.batch.walk import Source, _excluded, _inside, plan_sources
 from klc.batch.worker import _read, _rules_for, _sha, optimizer
-from klc.errors import KlcError
+from klc.errors import KlcError, shown
 from klc.interrupts import sigint_guard
 
 if TYPE_CHECKING:
@@ -352,7 +352,7 @@ def _write(src: Source, res: FileResult, mode: str, journal: Journal | None,
                 return
             if _sha(_read(src.dest)) != res.input_sha:
                 res.status, res.output_sha = ERROR, ""
-                res.reason = f"{src.path}: changed on disk during the batch; left as it is"
+                res.reason = f"{shown(src.path)}: changed on disk during the batch; left as it is"
                 return
             if journal is not None:
                 journal.append({"key": src.real, "phase": "begin", "input_sha": res.input_sha,
@@ -360,8 +360,8 @@ def _write(src: Source, res: FileResult, mode: str, journal: Journal | None,
         elif out_dir is not None:
             real, root = os.path.realpath(src.dest), os.path.realpath(out_dir)
             if os.path.commonpath([real, root]) != root:
-                raise KlcError(f"{src.dest}: a symbolic link in the output folder leads out of "
-                               f"it (to {real}); not written")
+                raise KlcError(f"{shown(src.dest)}: a symbolic link in the output folder leads "
+                               f"out of it (to {shown(real)}); not written")
             os.makedirs(os.path.dirname(src.dest) or ".", exist_ok=True)
         else:
             os.makedirs(os.path.dirname(src.dest) or ".", exist_ok=True)
@@ -369,7 +369,7 @@ def _write(src: Source, res: FileResult, mode: str, journal: Journal | None,
                      inside=out_dir if mode != "in_place" else None)
     except (KlcError, OSError) as e:
         res.status, res.output_sha = ERROR, ""
-        res.reason = str(e) if isinstance(e, KlcError) else f"{src.dest}: cannot write: {e}"
+        res.reason = str(e) if isinstance(e, KlcError) else f"{shown(src.dest)}: cannot write: {e}"
 
 
 def iter_failures(summary: BatchSummary) -> Iterator[FileResult]:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from klc.batch.config import ERROR, SOURCE_SUFFIXES, BatchOptions, FileResult
-from klc.errors import KlcError
+from klc.errors import KlcError, shown
 
 if TYPE_CHECKING:
     pass
@@ -166,5 +166,5 @@ def plan_sources(options: BatchOptions) -> tuple[list[Source], list[FileResult]]
         if options.mode == "in_place":
             dest = real
         sources.append(Source(path, real, dest))
-    failed = [FileResult(path, ERROR, f"{path}: {msg}") for path, msg in problems]
+    failed = [FileResult(path, ERROR, f"{shown(path)}: {msg}") for path, msg in problems]
     return sources, failed

@@ -27,7 +27,7 @@ from klc.batch.config import (
     BatchConfig,
     FileResult,
 )
-from klc.errors import KlcError
+from klc.errors import KlcError, shown
 from klc.interrupts import tune_gc
 
 if TYPE_CHECKING:
@@ -79,7 +79,7 @@ def process_bytes(state: WorkerState, data: bytes, path: str) -> FileResult:
         res.status, res.reason, res.output = ERROR, str(e), None
     except Exception as e:  # a bug must cost this file only, and say what it was
         res.status, res.output = ERROR, None
-        res.reason = f"{path}: internal error: {type(e).__name__}: {e}"
+        res.reason = f"{shown(path)}: internal error: {type(e).__name__}: {e}"
     if state.keep_original and res.status == REWRITTEN:
         res.original = data
     _settle(res, data, state.send_unchanged)
@@ -99,7 +99,7 @@ def _process(state: WorkerState, data: bytes, path: str, res: FileResult) -> Non
     from klc.cuda.parse import check_text, parse_bytes
 
     if not data.strip():
-        res.notes.append(f"{path}: empty file")
+        res.notes.append(f"{shown(path)}: empty file")
         return
     check_text(path, data)
     unit = parse_bytes(data, path)
@@ -257,7 +257,7 @@ def gate_result(config: BatchConfig, res: FileResult, original: bytes, candidate
                           timeout_s=config.gate_timeout)
         else:
             record = gate(candidate, path, arch=config.arch, timeout_s=config.gate_timeout)
-            res.notes.append(f"{path}: no klc-spec block: the gate compiled the rewrite but "
+            res.notes.append(f"{shown(path)}: no klc-spec block: the gate compiled the rewrite but "
                              "cannot verify or profile it (see docs/spec.md)")
     except KlcError as e:
         res.status, res.reason, res.output, res.diff = GATE_FAILED, f"gate: {e}", None, ""
@@ -265,13 +265,13 @@ def gate_result(config: BatchConfig, res: FileResult, original: bytes, candidate
         return
     except Exception as e:  # the gate isolates kernels; this is the gate itself failing
         res.status, res.output, res.diff = GATE_FAILED, None, ""
-        res.reason = f"{path}: gate: internal error: {type(e).__name__}: {e}"
+        res.reason = f"{shown(path)}: gate: internal error: {type(e).__name__}: {e}"
         res.gate = {"verdict": "failed", "reason": res.reason}
         return
     res.gate = record.to_json()
     if record.verdict not in ACCEPTED_GATE_VERDICTS:
         res.status, res.output, res.diff = GATE_FAILED, None, ""
-        res.reason = f"{path}: gate {record.verdict}: {record.reason}"
+        res.reason = f"{shown(path)}: gate {record.verdict}: {record.reason}"
         return
     profile = record.stages.get("profile")
     data = profile.data if profile is not None else {}
@@ -281,8 +281,8 @@ def gate_result(config: BatchConfig, res: FileResult, original: bytes, candidate
         rules = ", ".join(sorted({a["rule"] for a in res.applied}))
         res.status, res.output, res.diff = REFUSED, None, ""
         res.refused_by["slower"] = res.refused_by.get("slower", 0) + len(res.applied)
-        res.reason = (f"{path}: gate: the rewrite ({rules}) verifies but runs {speedup:.2f}x "
-                      "the original, slower beyond the noise: the original is kept")
+        res.reason = (f"{shown(path)}: gate: the rewrite ({rules}) verifies but runs "
+                      f"{speedup:.2f}x the original, slower beyond the noise: the original is kept")
         res.applied = []
 
 

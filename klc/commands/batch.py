@@ -16,7 +16,7 @@ import sys
 from typing import Any
 
 from klc.commands.optimize import add_llm_options, check_llm_options
-from klc.errors import KlcError
+from klc.errors import KlcError, shown, terminal_safe
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -205,7 +205,7 @@ def run(args: argparse.Namespace) -> int:
             stdout.write(res.diff)
             stdout.flush()
         if res.status in FAILED:  # the reason names the file (and line:col) and the cause
-            progress.console.print(f"klc: [red]error[/red]: {escape(res.reason)}",
+            progress.console.print(f"klc: [red]error[/red]: {escape(terminal_safe(res.reason))}",
                                    emoji=False)
 
     try:
@@ -213,10 +213,11 @@ def run(args: argparse.Namespace) -> int:
     finally:
         progress.stop()
     for note in summary.notes:
-        err.print(f"klc: note: {note}", markup=False, emoji=False)
+        err.print(f"klc: note: {terminal_safe(note)}", markup=False, emoji=False)
     for r in summary.results:
         if r.refused_by.get("compile"):
-            err.print(f"klc: kept {r.path} as it was: {r.reason}", markup=False, emoji=False)
+            err.print(f"klc: kept {shown(r.path)} as it was: {terminal_safe(r.reason)}",
+                      markup=False, emoji=False)
     if show:
         _print_summary(err, summary, options)
     if args.report:

@@ -13,7 +13,7 @@ import json
 from rich.text import Text
 
 from klc.commands.console import err, out
-from klc.errors import KlcError
+from klc.errors import KlcError, shown
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
         found = list(list_paths(paths, rule_paths, show_all=args.all,
                                 tree_only=args.tree_only, jobs=args.jobs))
         for path, why in problems:
-            err.print(f"klc: error: {path}: {why}", markup=False)
+            err.print(f"klc: error: {shown(path)}: {why}", markup=False)
         for listing in found:
             if listing.error:
                 err.print(f"klc: error: {listing.error}", markup=False)
@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
         return 2 if problems or any(lst.error or lst.problems for lst in found) else 0
     failed = len(problems)
     for path, why in problems:
-        err.print(f"klc: error: {path}: {why}", markup=False)
+        err.print(f"klc: error: {shown(path)}: {why}", markup=False)
     listings = []
     plain = not (out.is_terminal or out.color_system is not None)
     for listing in list_paths(paths, rule_paths, show_all=args.all, tree_only=args.tree_only,
@@ -83,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
             continue
         if not listing.pieces and not listing.text:
             if len(paths) == 1:
-                out.print(f"{listing.path}: no rule applies ({listing.n_rules} rules, "
+                out.print(f"{shown(listing.path)}: no rule applies ({listing.n_rules} rules, "
                           f"{listing.refused} refused matches; --all shows why)", markup=False)
             continue
         if plain:  # a pipe or a file: the worker's plain text, as it is

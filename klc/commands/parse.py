@@ -11,7 +11,7 @@ import json
 from typing import TYPE_CHECKING
 
 from klc.commands.console import err, out
-from klc.errors import KlcError
+from klc.errors import KlcError, shown, where
 
 if TYPE_CHECKING:
     from klc.cuda.model import Unit
@@ -59,7 +59,7 @@ def _print_unit(unit: Unit) -> None:
     def say(line: str) -> None:
         out.print(line, emoji=False)
 
-    say(f"[bold]{escape(unit.path)}[/bold]")
+    say(f"[bold]{escape(shown(unit.path))}[/bold]")
     for f in unit.functions:
         if f.kind == "host" and not f.launches:
             continue
@@ -67,7 +67,7 @@ def _print_unit(unit: Unit) -> None:
         tparams = ", ".join(f"{t.type} {t.name}" for t in f.template_params)
         head = f"  {f.kind} [cyan]{escape(f.name)}[/cyan]" + (
             escape(f"<{tparams}>") if tparams else "")
-        say(f"{head}  ({escape(unit.path)}:{line}:{col})")
+        say(f"{head}  ({escape(where(unit.path, line, col))})")
         for p in f.params:
             flags = [x for x, on in (("const", p.const), ("restrict", p.restrict)) if on]
             say(escape(f"    param {p.name}: {p.type}" + (f"  [{', '.join(flags)}]"
@@ -98,4 +98,4 @@ def _print_unit(unit: Unit) -> None:
             say(escape(f"    launches {lc.kernel}{tl}<<<{', '.join(lc.config)}>>>"))
     for u in unit.unanalyzable:
         say(f"  [yellow]not analyzable[/yellow]: kernel {escape(u.name)} at "
-            f"{escape(unit.path)}:{u.line}:{u.col}: {escape(u.reason)}")
+            f"{escape(where(unit.path, u.line, u.col))}: {escape(u.reason)}")

@@ -64,7 +64,7 @@ def _init(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from klc.cuda.parse import parse_bytes
-    from klc.errors import KlcError
+    from klc.errors import KlcError, shown, where
     from klc.fsutil import atomic_write
     from klc.spec import check_spec, find_spec_block, load_spec
     from klc.spec_draft import draft_spec
@@ -76,7 +76,7 @@ def _init(args: argparse.Namespace) -> int:
     if span is not None:
         unit = parse_bytes(source, path)
         line, col = unit.position(span[0])
-        raise KlcError(f"{path}:{line}:{col}: the file already has a klc-spec block (klc spec "
+        raise KlcError(f"{where(path, line, col)}: the file already has a klc-spec block (klc spec "
                        "check validates it)")
     unit = parse_bytes(source, path)
     if unit.problems:
@@ -87,8 +87,9 @@ def _init(args: argparse.Namespace) -> int:
         raise
     except (RecursionError, ValueError, KeyError, IndexError, TypeError, AttributeError) as e:
         # the drafter met code it does not model: one line, as for bad input
-        raise KlcError(f"{path}: klc spec init cannot draft this kernel ({type(e).__name__}: "
-                       f"{e}); write the spec by hand (docs/spec.md)") from None
+        raise KlcError(f"{shown(path)}: klc spec init cannot draft this kernel "
+                       f"({type(e).__name__}: {e}); write the spec by hand (docs/spec.md)"
+                       ) from None
     block = draft.text.encode()
     print(draft.text, end="")
     if draft.todo:
@@ -104,7 +105,7 @@ def _init(args: argparse.Namespace) -> int:
         assert spec is not None
         check_spec(spec, parse_bytes(combined, path))
     except KlcError as e:  # the drafter's own fault: say so, write nothing
-        raise KlcError(f"{path}: the drafted spec does not check ({e}); nothing written") \
+        raise KlcError(f"{shown(path)}: the drafted spec does not check ({e}); nothing written") \
             from None
     where = "from the host launch" if draft.host_launch else "from the kernel alone"
     err.print(f"klc: drafted the spec of {draft.kernel} {where}; {len(draft.guessed)} guessed "
@@ -120,7 +121,7 @@ def _check(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from klc.cuda.parse import parse_bytes
-    from klc.errors import KlcError
+    from klc.errors import KlcError, shown
     from klc.spec import check_spec, find_spec_block, load_spec
 
     out = Console(highlight=False, markup=False, emoji=False, soft_wrap=True)
@@ -128,7 +129,7 @@ def _check(args: argparse.Namespace) -> int:
         source = _read(path)
         spec = load_spec(source, path)
         if spec is None:
-            raise KlcError(f"{path}: no klc-spec block (klc spec init drafts one)")
+            raise KlcError(f"{shown(path)}: no klc-spec block (klc spec init drafts one)")
         bound = check_spec(spec, parse_bytes(source, path))
         span = find_spec_block(source)
         marked = []
@@ -140,7 +141,7 @@ def _check(args: argparse.Namespace) -> int:
                         "# guessed" in line:
                     marked.append(first + i)
         sizes = ", ".join(f"{k}={v}" for k, v in spec.sizes.items())
-        line = (f"{path}: ok: {bound.name_expression}, {len(bound.args)} arguments, sizes "
+        line = (f"{shown(path)}: ok: {bound.name_expression}, {len(bound.args)} arguments, sizes "
                 f"{sizes}" + (f"; {len(marked)} line(s) still marked as guessed (lines "
                               f"{', '.join(map(str, marked[:8]))}"
                               f"{', ...' if len(marked) > 8 else ''})" if marked else ""))

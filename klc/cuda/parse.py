@@ -23,7 +23,7 @@ from klc.cuda.facts import Facts
 from klc.cuda.macros import Mask, always_masks, blank, definitions_of, recover
 from klc.cuda.model import Unit
 from klc.cuda.syntax import line_start, line_starts, parser
-from klc.errors import KlcError, where
+from klc.errors import KlcError, shown, where
 from klc.fsutil import read_input
 
 SOURCE_SUFFIXES = (".cu", ".cuh")
@@ -39,9 +39,9 @@ def read_source(path: str | Path) -> bytes:
 def check_text(path: str, data: bytes) -> None:
     """Refuse what is not CUDA source text: empty, binary, or not UTF-8."""
     if not data.strip():
-        raise KlcError(f"{path}: file is empty")
+        raise KlcError(f"{shown(path)}: file is empty")
     if b"\0" in data[:8192]:
-        raise KlcError(f"{path}: binary file (contains NUL bytes), not CUDA source")
+        raise KlcError(f"{shown(path)}: binary file (contains NUL bytes), not CUDA source")
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as e:

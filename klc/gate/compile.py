@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from klc.cuda.model import Unit
-from klc.errors import KlcError
+from klc.errors import KlcError, shown
 from klc.fsutil import atomic_write
 
 DEFAULT_ARCH = "sm_90"  # the design's target (H100 / H200) when no GPU is there to ask
@@ -328,7 +328,7 @@ def map_log(log: str, program: str, path: str, source: bytes) -> str:
                     real = src_lines[lineno - 1]
                     shift = len(quoted) - len(quoted.lstrip()) - (len(real) - len(real.lstrip()))
                     col = caret - shift + 1
-            loc = f"{path}:{lineno}" + (f":{col}" if col and col > 0 else "")
+            loc = f"{shown(path)}:{lineno}" + (f":{col}" if col and col > 0 else "")
             out.append(f"{loc}: {m.group('rest')}")
             if 0 < lineno <= len(src_lines):
                 out.append(f"    {src_lines[lineno - 1].rstrip()}")
@@ -393,13 +393,13 @@ def compile_source(source: bytes, path: str, *, arch: str,
                             name_expressions)
     if reply.failure:  # the child timed out or crashed: this file's error, not klc's
         return CompileResult(ok=False, arch=arch, options=shown_opts, key=key, cached=False,
-                             log="", error=f"{path}: {reply.failure}", include=inc)
+                             log="", error=f"{shown(path)}: {reply.failure}", include=inc)
     if not reply.ok:
         log = reply.log
         if reply.invalid_option:
             raise KlcError(f"NVRTC {nvrtc_version()} refused the options "
                            f"{' '.join(shown_opts)}: {log.strip()}")
-        mapped = map_log(log, program, path, source) or f"{path}: {reply.error}"
+        mapped = map_log(log, program, path, source) or f"{shown(path)}: {reply.error}"
         note = missing_header_note(log)
         if note:
             mapped = _note_after_first_line(mapped, note)

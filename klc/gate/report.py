@@ -5,8 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
+from klc.errors import shown
 from klc.gate import GateRecord
 
 _STYLE = {"passed": "green", "failed": "red", "skipped": "yellow", "compiled": "cyan"}
@@ -23,7 +25,7 @@ def _fmt_flops(v: float | None) -> str:
 def print_record(record: GateRecord, out: Console) -> None:
     """One headline with the verdict, then a line per stage with its numbers."""
     style = _STYLE.get(record.verdict, "white")
-    head = f"[bold]{record.path}[/bold]"
+    head = f"[bold]{escape(shown(record.path))}[/bold]"
     if record.kernel:
         head += f"  kernel [cyan]{record.kernel}[/cyan]"
     out.print(head)

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from klc.errors import KlcError, where
+from klc.errors import KlcError, shown, where
 from klc.fsutil import read_input
 from klc.rule.checks import Errors
 from klc.rule.compile import compile_spec
@@ -31,7 +31,7 @@ def load_rules_text(text: str, path: str) -> list[Rule]:
     except BadText as e:
         raise KlcError(f"{where(path, e.line, e.col)}: {e.msg}") from None
     except RecursionError:
-        raise KlcError(f"{path}: nested too deeply to compile (a guard or an anchor); split "
+        raise KlcError(f"{shown(path)}: nested too deeply to compile (a guard or an anchor); split "
                        "it") from None
 
 
@@ -154,7 +154,7 @@ def select_rules(rules: list[Rule], names: list[str] | None, path: str) -> list[
     missing = [n for n in names if n not in by_name]
     if missing:
         known = ", ".join(sorted(by_name)) or "none"
-        raise KlcError(f"{path}: no rule named {', '.join(missing)} (rules here: {known})")
+        raise KlcError(f"{shown(path)}: no rule named {', '.join(missing)} (rules here: {known})")
     return [by_name[n] for n in names]
 
 
