@@ -207,13 +207,33 @@ class FileResult:
 
     @classmethod
     def from_json(cls, doc: dict[str, Any]) -> FileResult:
-        return cls(path=doc["path"], status=doc["status"], reason=doc.get("reason", ""),
-                   input_sha=doc.get("input_sha", ""), output_sha=doc.get("output_sha", ""),
-                   applied=list(doc.get("applied", [])), refused=list(doc.get("refused", [])),
-                   refused_by=dict(doc.get("refused_by", {})),
-                   skipped=int(doc.get("skipped", 0)), notes=list(doc.get("notes", [])),
-                   gate=doc.get("gate"), optimize=doc.get("optimize"),
-                   elapsed_s=float(doc.get("elapsed_s", 0.0)))
+        """A result read back (a journal line): every field of its type, or ValueError."""
+        def typed(key: str, kind: type | tuple[type, ...], default: Any) -> Any:
+            value = doc.get(key, default)
+            if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
+                raise ValueError(f"{key}: {type(value).__name__}")
+            return value
+
+        items = (typed("applied", list, []), typed("refused", list, []))
+        if not all(isinstance(x, dict) and isinstance(x.get("rule", ""), str)
+                   for lst in items for x in lst):
+            raise ValueError("applied/refused: not rule entries")
+        refused_by = typed("refused_by", dict, {})
+        if not all(isinstance(k, str) and isinstance(v, int) for k, v in refused_by.items()):
+            raise ValueError("refused_by")
+        notes = typed("notes", list, [])
+        if not all(isinstance(n, str) for n in notes):
+            raise ValueError("notes")
+        if typed("status", str, "") not in STATUSES:
+            raise ValueError("status")
+        return cls(path=typed("path", str, ""), status=doc["status"],
+                   reason=typed("reason", str, ""), input_sha=typed("input_sha", str, ""),
+                   output_sha=typed("output_sha", str, ""), applied=list(items[0]),
+                   refused=list(items[1]), refused_by=dict(refused_by),
+                   skipped=typed("skipped", int, 0), notes=list(notes),
+                   gate=typed("gate", (dict, type(None)), None),
+                   optimize=typed("optimize", (dict, type(None)), None),
+                   elapsed_s=float(typed("elapsed_s", (int, float), 0.0)))
 
 
 @dataclass
@@ -229,6 +249,8 @@ class BatchSummary:
     jobs: int = 1
     gpus: int = 0
     notes: list[str] = field(default_factory=list)  # about the batch itself
+    # --out: the other files of the tree that could not be copied into the mirror, and why
+    copy_failures: list[str] = field(default_factory=list)
 
     def counts(self) -> dict[str, int]:
         rs = self.results
@@ -251,12 +273,12 @@ class BatchSummary:
 
     @property
     def failed(self) -> bool:
-        return any(r.failed for r in self.results)
+        return any(r.failed for r in self.results) or bool(self.copy_failures)
 
     def to_json(self) -> dict[str, Any]:
         return {"klc": __version__, "config": self.config_digest, "executor": self.executor,
                 "jobs": self.jobs, "gpus": self.gpus, "interrupted": self.interrupted,
-                "notes": self.notes,
+                "notes": self.notes, "copy_failures": self.copy_failures,
                 "elapsed_s": round(self.elapsed_s, 3), "counts": self.counts(),
                 "files": [r.to_json() for r in self.results]}
 

@@ -23,7 +23,7 @@ from klc.batch.worker import (
     _worker_init,
     process_path,
 )
-from klc.errors import shown
+from klc.errors import KlcError, shown
 from klc.interrupts import end_pool
 
 if TYPE_CHECKING:
@@ -55,6 +55,13 @@ def discover_gpus() -> list[str]:
         return [str(i) for i in range(int(cupy.cuda.runtime.getDeviceCount()))]
     except Exception:  # no driver, no library, no device: all mean none
         return []
+
+
+def cannot_start(jobs: int, e: BaseException) -> str:
+    """The message for worker processes (or their threads) the system would not start."""
+    why = getattr(e, "strerror", None) or str(e) or type(e).__name__
+    return (f"cannot start the worker processes of -j {jobs} ({why}: a limit on processes, "
+            "threads or memory); nothing more was done: give a smaller -j")
 
 
 # --------------------------------------------------------------------------------------
@@ -140,6 +147,7 @@ class LocalExecutor:
         found; that file is an error, and the rest goes on in parallel again."""
         import concurrent.futures as cf
         import multiprocessing as mp
+        from concurrent.futures.process import BrokenProcessPool
 
         ctx = mp.get_context("spawn")
         by_path = {s.path: s for s in sources}
@@ -159,11 +167,17 @@ class LocalExecutor:
                 if self._forked is not None and self._forked[1] == init and not isolate:
                     pool, self._forked = self._forked[0], None
                 else:
-                    pool = cf.ProcessPoolExecutor(1 if isolate else self.jobs, ctx,
-                                                  _init_worker, init)
+                    pool = cf.ProcessPoolExecutor(
+                        1 if isolate else max(1, min(self.jobs, len(todo))), ctx,
+                        _init_worker, init)
                 try:
-                    tasks = {pool.submit(_work_chunk, c): c
-                             for c in chunks(todo, self.jobs, isolate)}
+                    try:
+                        tasks = {pool.submit(_work_chunk, c): c
+                                 for c in chunks(todo, self.jobs, isolate)}
+                    except BrokenProcessPool:
+                        raise
+                    except (OSError, RuntimeError) as e:  # a process or thread limit
+                        raise KlcError(cannot_start(self.jobs, e)) from None
                     left = _drain(tasks, gates, deliver, on_result, by_path)
                 finally:
                     end_pool(pool)

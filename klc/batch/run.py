@@ -109,6 +109,11 @@ def _drive(config: BatchConfig, options: BatchOptions, executor: LocalExecutor |
                 "from; every file is done" if journal.other == 0 else
                 f"{jpath}: the journal was written by another configuration (rules, options or "
                 "output changed); every file is done again")
+        if journal.unreadable:
+            summary.notes.append(
+                f"{shown(jpath)}: {journal.unreadable} line(s) are not journal entries (torn by "
+                "a kill, or edited: a field missing or of the wrong type); skipped, those files "
+                "are done again")
         journal.open(fresh=not options.resume)
         if options.resume:
             _sweep_temporaries(os.path.dirname(s.dest) for s in sources if s.dest)
@@ -156,11 +161,10 @@ def _drive(config: BatchConfig, options: BatchOptions, executor: LocalExecutor |
         copied, unchanged, skipped = copy_rest(options)
         note = (f"copied {copied} other file(s) of the tree (headers, build files) into "
                 f"{options.out_dir}" + (f", {unchanged} already there" if unchanged else ""))
-        if skipped:
-            note += f"; not copied: {'; '.join(skipped[:5])}" + (
-                f" and {len(skipped) - 5} more" if len(skipped) > 5 else "")
-        if copied or unchanged or skipped:
+        if copied or unchanged:
             summary.notes.append(note)
+        # a file of the tree that is not in the mirror leaves it incomplete: a failure
+        summary.copy_failures = skipped
     held = _HELD.get(config.digest())
     if held:
         summary.notes.append(
@@ -310,7 +314,12 @@ class _Writer:
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._loop, name="klc-batch-writer",
                                         daemon=True)
-        self._thread.start()
+        try:
+            self._thread.start()
+        except RuntimeError as e:  # "can't start new thread": a limit on threads
+            raise KlcError(f"cannot start the batch's writing thread ({e}: a limit on "
+                           "processes or threads); nothing was written: give a smaller -j"
+                           ) from None
 
     def _loop(self) -> None:
         while True:

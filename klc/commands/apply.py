@@ -10,8 +10,8 @@ import argparse
 import json
 import sys
 
+from klc.commands import args as arg_types
 from klc.commands.console import err
-from klc.errors import KlcError
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -27,19 +27,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     mode.add_argument("--diff", action="store_true", help="print a unified diff (default)")
     mode.add_argument("--in-place", action="store_true",
                       help="rewrite KERNEL in place (atomically: temporary file + rename)")
-    mode.add_argument("-o", "--output", metavar="OUT", help="write the result to OUT")
+    mode.add_argument("-o", "--output", metavar="OUT", type=arg_types.output_path,
+                      help="write the result to OUT")
     p.add_argument("--json", action="store_true",
                    help="print the sites with offsets, line:col, bindings and replacements")
-
-
-def _parse_holes(items: list[str]) -> dict[str, str]:
-    holes: dict[str, str] = {}
-    for item in items:
-        name, sep, value = item.partition("=")
-        if not sep or not name.strip():
-            raise KlcError(f"--hole {item!r}: expected NAME=VALUE")
-        holes[name.strip().lstrip("?")] = value.strip()
-    return holes
 
 
 def run(args: argparse.Namespace) -> int:
@@ -50,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     from klc.rule import load_rules, select_rules
 
     rules = select_rules(load_rules(args.rule_file), args.rule, args.rule_file)
-    holes = _parse_holes(args.hole)
+    holes = arg_types.holes(args.hole)
     unit = parse_file(args.kernel)
     spec = spec_of(unit)
     outcome = apply_rules(unit, rules, holes, spec)

@@ -23,8 +23,16 @@ def run(args: argparse.Namespace) -> int:
         from klc.match import compile_pattern
         from klc.report import format_pattern
 
-        pattern = compile_pattern(args.pattern, "--pattern")
-        out.print(format_pattern(pattern), markup=False)
+        from klc.rule.ruleset import check_nesting
+
+        # the bound of rule files: the pattern compiler and the printer recurse on nesting
+        check_nesting(args.pattern, "--pattern")
+        try:
+            pattern = compile_pattern(args.pattern, "--pattern")
+            shown_pattern = format_pattern(pattern)
+        except RecursionError:
+            raise KlcError("--pattern: nested too deeply to compile; split it") from None
+        out.print(shown_pattern, markup=False)
     if args.kernel:
         unit = parse_file(args.kernel)
         out.print(format_tree(unit), markup=False)

@@ -3,7 +3,8 @@ parallel, with a journal to resume from; the engine is :mod:`klc.batch`.
 
 Exit status: 0 every file was processed (rewritten, unchanged, or its matches refused by a
 guard); 1 some file failed (unreadable, not CUDA source, a syntax error left after recovery,
-a failed gate), or no ``.cu``/``.cuh`` file was found; 2 the batch could not start (a rule
+a failed gate, with ``--out`` another file of the tree not copied), or no ``.cu``/``.cuh``
+file was found; 2 the batch could not start (a rule
 file that does not load, a bad hole value, an ``--out`` inside an input tree, a missing
 input, ``--optimize`` without the optimizer) and nothing was touched; 130 interrupted
 (every file is either as it was or completely written; ``--resume`` continues).
@@ -15,6 +16,7 @@ import argparse
 import sys
 from typing import Any
 
+from klc.commands import args as arg_types
 from klc.commands.optimize import add_llm_options, check_llm_options
 from klc.errors import KlcError, shown, terminal_safe
 
@@ -48,7 +50,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                       help="rewrite files in place, each atomically (temporary file + rename)")
     mode.add_argument("--diff", action="store_true",
                       help="print a unified diff of every rewritten file, write nothing")
-    p.add_argument("-j", "--jobs", type=int, default=None, metavar="N",
+    p.add_argument("-j", "--jobs", type=arg_types.jobs, default=None, metavar="N",
                    help="worker processes (default: the CPUs this process may use)")
     p.add_argument("--gate", action="store_true",
                    help="gate each rewritten file against its original (compile, verify, "
@@ -59,7 +61,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                    "compiles where its original does)")
     p.add_argument("--arch", help="gate: NVRTC target arch, e.g. sm_90 (also the compile "
                    "check's)")
-    p.add_argument("--gate-timeout", type=float, metavar="S",
+    p.add_argument("--gate-timeout", type=arg_types.seconds, metavar="S",
                    help="gate: seconds for verify and profile of one file")
     p.add_argument("--optimize", action="store_true",
                    help="run the forward optimizer on each file instead of applying the rules "
@@ -97,16 +99,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                    help="no progress bar and no summary table (failures are still printed)")
 
 
-def _parse_holes(items: list[str]) -> tuple[tuple[str, str], ...]:
-    holes: list[tuple[str, str]] = []
-    for item in items:
-        name, sep, value = item.partition("=")
-        if not sep or not name.strip():
-            raise KlcError(f"--hole {item!r}: expected NAME=VALUE")
-        holes.append((name.strip().lstrip("?"), value.strip()))
-    return tuple(holes)
-
-
 def _config(args: argparse.Namespace) -> Any:
     from klc.batch import BatchConfig
     from klc.rule import default_skill_dirs
@@ -134,7 +126,7 @@ def _config(args: argparse.Namespace) -> Any:
                        "or --diff without --no-compile-check)")
     paths = args.rule or args.skills or default_skill_dirs()
     return BatchConfig.from_paths(paths, rule_names=tuple(args.only or ()),
-                                  holes=_parse_holes(args.hole), gate=args.gate,
+                                  holes=tuple(arg_types.holes(args.hole).items()), gate=args.gate,
                                   optimize=args.optimize, arch=args.arch,
                                   gate_timeout=args.gate_timeout,
                                   optimize_options=tuple(opts), tree_only=args.tree_only,
@@ -212,6 +204,9 @@ def run(args: argparse.Namespace) -> int:
         summary = run_batch(config, options, on_start, on_result)
     finally:
         progress.stop()
+    for why in summary.copy_failures:
+        err.print(f"klc: error: not copied into {shown(args.out)}: {terminal_safe(why)}",
+                  markup=False, emoji=False)
     for note in summary.notes:
         err.print(f"klc: note: {terminal_safe(note)}", markup=False, emoji=False)
     for r in summary.results:

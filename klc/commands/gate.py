@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from klc.commands import args as arg_types
 from klc.commands.console import out
 
 
@@ -22,7 +23,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                    "or sm_90 without a GPU)")
     p.add_argument("--stages", default="compile,verify,profile",
                    help="comma-separated stages to run (default: compile,verify,profile)")
-    p.add_argument("--timeout", type=float, metavar="S",
+    p.add_argument("--timeout", type=arg_types.seconds, metavar="S",
                    help="seconds for verify and profile together (default: the spec's "
                    "timeout_s, or 60)")
     p.add_argument("--json", action="store_true", help="print the gate record as JSON")

@@ -12,6 +12,7 @@ import json
 
 from rich.text import Text
 
+from klc.commands import args as arg_types
 from klc.commands.console import err, out
 from klc.errors import KlcError, shown
 
@@ -21,7 +22,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                        "of them), where, and (--all) why the others do not")
     p.add_argument("kernel", metavar="KERNEL", nargs="+",
                    help=".cu/.cuh files or folders (walked for .cu/.cuh files)")
-    p.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
+    p.add_argument("-j", "--jobs", type=arg_types.jobs, default=1, metavar="N",
                    help="worker processes for many files (default 1)")
     p.add_argument("--tree-only", action="store_true",
                    help="guards use tree-sitter facts only, never libclang: faster; a guard "

@@ -585,9 +585,9 @@ def _untried_count(rule: Rule, tried: set[str]) -> int | None:
     """How many assignments are left when every hole's domain is finite, else None."""
     total = 1
     for h in rule.holes.values():
-        domain = h.domain()
-        if domain is None:
+        size = h.size()
+        if size is None:
             return None
-        total *= len(domain)
+        total *= size
     in_domain = sum(1 for key in tried if not _checked(json.loads(key), rule)[1])
     return max(0, total - in_domain)

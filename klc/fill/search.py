@@ -51,7 +51,7 @@ import math
 import random
 import re
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -449,16 +449,15 @@ def card_values(rule: Rule, name: str, decl: HoleDecl) -> list[str]:
     int holes, other whole numbers of the domain (not part of a decimal, a speedup or a
     power like 2^24)."""
     text = card_text(rule)
-    domain = [str(v) for v in decl.domain() or ()]
     named = re.findall(rf"\??\b{re.escape(name)}\b\s*(?:=|:|is|of)?\s*([A-Za-z_0-9]+)", text)
-    out = [v for v in named if v in domain]
+    out = [v for v in named if decl.contains(v)]
     if decl.type == "int":
         # a number written as another hole's value (``?f=2`` for hole ty) says nothing of this one
         others = "|".join(re.escape(n) for n in rule.holes if n != name)
         taken = {m.start(1) for m in re.finditer(rf"\?(?:{others})\s*=\s*(\d+)", text)} \
             if others else set()
         for m in re.finditer(r"(?<![\w.^])(\d+)(?![\w.^%])", text):
-            if m.group(1) in domain and m.start(1) not in taken:
+            if decl.contains(m.group(1)) and m.start(1) not in taken:
                 out.append(m.group(1))
     seen: list[str] = []
     for v in out:
@@ -475,9 +474,9 @@ def ranked_values(rule: Rule, name: str, decl: HoleDecl, first: str | None = Non
     domain = decl.domain()
     if domain is None:
         return [str(decl.default)] if decl.default is not None else []
-    values = [str(v) for v in domain]
-    anchors: list[str] = [first] if first is not None and first in values else []
-    if decl.default is not None and str(decl.default) in values and \
+    values = [str(v) for v in searched_values(decl, domain)]
+    anchors: list[str] = [first] if first is not None and decl.contains(first) else []
+    if decl.default is not None and decl.contains(decl.default) and \
             str(decl.default) not in anchors:
         anchors.append(str(decl.default))
     for v in card_values(rule, name, decl):
@@ -485,6 +484,7 @@ def ranked_values(rule: Rule, name: str, decl: HoleDecl, first: str | None = Non
             anchors.append(v)
     if not anchors:
         anchors = [values[0]]
+    values += [a for a in anchors if a not in values]  # (a large range: listed in part)
     pos = {v: i for i, v in enumerate(values)}
 
     def distance(v: str) -> float:
@@ -494,6 +494,26 @@ def ranked_values(rule: Rule, name: str, decl: HoleDecl, first: str | None = Non
 
     rest = sorted((v for v in values if v not in anchors), key=lambda v: (distance(v), pos[v]))
     return anchors + rest
+
+
+MAX_SEARCHED = 4096  # values of one hole's domain that search ranks; a larger range, in part
+
+
+def searched_values(decl: HoleDecl, domain: Sequence[int | str]) -> Sequence[int | str]:
+    """The values of a domain that search ranks: all of them, or for a range of more than
+    ``MAX_SEARCHED`` values its ends, its powers of two and their neighbours (what a tile, a
+    factor or a block size is), never the range listed whole."""
+    if not isinstance(domain, range) or (decl.size() or 0) <= MAX_SEARCHED:
+        return domain
+    lo, hi = domain.start, domain.stop - 1
+    picks = {lo, hi}
+    p = 1
+    while p <= hi and len(picks) < MAX_SEARCHED:
+        for v in (p - 1, p, p + 1, -p):
+            if lo <= v <= hi:
+                picks.add(v)
+        p *= 2
+    return sorted(picks)[:MAX_SEARCHED]
 
 
 def open_holes_without_default(rule: Rule) -> list[str]:

@@ -69,7 +69,6 @@ def launch_anchors(rule: Rule, site: Site, spec: Any | None) -> dict[str, str]:
             continue
         value = str(num // den)
         decl = rule.holes.get(name)
-        domain = decl.domain() if decl is not None else None
-        if domain is not None and value in {str(v) for v in domain}:
+        if decl is not None and decl.contains(value):
             out[name] = value
     return out

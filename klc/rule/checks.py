@@ -9,7 +9,7 @@ import json
 
 from klc.errors import where
 from klc.rule.guard import GuardCall, calls
-from klc.rule.holes import HoleDecl, hole_value_problem
+from klc.rule.holes import MAX_INT_DIGITS, HoleDecl, hole_value_problem
 from klc.rule.model import (
     HOLE_TYPES,
     ISOMORPHISMS,
@@ -74,7 +74,13 @@ def holes_of(specs: list[HoleSpec], errs: Errors) -> dict[str, HoleDecl]:
                 bad = [v for v in h.values if v.type != "INT"]
                 for v in bad:
                     errs.add(v.line, v.column, f"{where_}: {v} is not an integer")
-                ok = not bad
+                long = [v for v in h.values if v.type == "INT"
+                        and len(str(v).lstrip("+-")) > MAX_INT_DIGITS]
+                for v in long:
+                    errs.add(v.line, v.column, f"{where_}: an integer of "
+                             f"{len(str(v).lstrip('+-'))} digits is too long (a hole's "
+                             f"integers have at most {MAX_INT_DIGITS})")
+                ok = not bad and not long
                 if ok and h.domain == "set":
                     values = tuple(int(str(v)) for v in h.values)
                     if len(set(values)) != len(values):

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from klc.cuda.syntax import F_BODY, F_DECLARATOR, F_VALUE, parser
 from klc.errors import KlcError
 from klc.rule.code import IDENT_RE as _IDENT_RE
+
+MAX_INT_DIGITS = 40  # a hole's (and a rule file's) integers: far beyond any CUDA integer type
 
 # A hole value must be one expression on its own: no newline before the closing parenthesis,
 # so that a trailing // comment (which would swallow the rest of a template line) is refused.
@@ -33,13 +36,34 @@ class HoleDecl:
     line: int = field(default=0, compare=False)
     col: int = field(default=0, compare=False)
 
-    def domain(self) -> tuple[int | str, ...] | None:
-        """Every value of a finite domain (what search enumerates), or None when open."""
+    def domain(self) -> Sequence[int | str] | None:
+        """Every value of a finite domain, or None when open. A range stays a ``range``
+        (``0..10^26`` is never materialised): index it, test membership (``contains``),
+        count it (``size``: ``len`` of a range overflows past 2^63), never list it whole."""
         if self.values is not None:
             return self.values
         if self.lo is not None and self.hi is not None:
-            return tuple(range(self.lo, self.hi + 1))
+            return range(self.lo, self.hi + 1)
         return None
+
+    def size(self) -> int | None:
+        """How many values a finite domain has (None when open)."""
+        if self.values is not None:
+            return len(self.values)
+        if self.lo is not None and self.hi is not None:
+            return max(0, self.hi - self.lo + 1)
+        return None
+
+    def contains(self, value: object) -> bool:
+        """Whether ``value`` (an int, or its text) is in a finite domain (False when open)."""
+        if self.values is not None:
+            return str(value) in {str(v) for v in self.values}
+        if self.lo is None or self.hi is None:
+            return False
+        text = str(value).strip()
+        if not re.fullmatch(rf"[+-]?[0-9]{{1,{MAX_INT_DIGITS}}}", text):
+            return False
+        return self.lo <= int(text) <= self.hi
 
     def domain_text(self) -> str:
         if self.values is not None:
@@ -102,10 +126,13 @@ def _host_name(text: str) -> str | None:
 
 def hole_value_problem(decl: HoleDecl, text: str) -> str:
     """Why a value is not in a hole's domain ('' when it is)."""
-    shown = json.dumps(text)
+    shown = json.dumps(text) if len(text) <= 200 else json.dumps(text[:200]) + "..."
     if decl.type == "int":
         if not re.fullmatch(r"[+-]?[0-9]+", text):
             return f"{shown} is not an integer"
+        if len(text.lstrip("+-")) > MAX_INT_DIGITS:
+            return (f"an integer of {len(text.lstrip('+-'))} digits is too long (a hole's "
+                    f"integers have at most {MAX_INT_DIGITS})")
         v = int(text, 10)
         if decl.values is not None and v not in decl.values:
             return f"{v} is not in {decl.domain_text()}"

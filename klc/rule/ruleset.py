@@ -4,6 +4,7 @@ refused), and picking rules by name."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +24,8 @@ def load_rules_text(text: str, path: str) -> list[Rule]:
 
     The one place rule text is read: whatever the text holds, the outcome is the rules or a
     KlcError naming the file (never another exception); nesting is bounded first."""
-    _check_nesting(text, path)
+    check_nesting(text, path)
+    check_size(text, path)
     try:
         return _load_rules_text(text, path)
     except KlcError:
@@ -35,7 +37,31 @@ def load_rules_text(text: str, path: str) -> list[Rule]:
                        "it") from None
 
 
-def _check_nesting(text: str, path: str) -> None:
+MAX_RULES = 1000  # rules in one file (the whole library holds a few dozen)
+MAX_DIGITS = 1000  # digits in a row: an integer longer than this is not a number a rule means
+_LONG_NUMBER = re.compile(rf"[0-9]{{{MAX_DIGITS + 1},}}")
+_RULE_HEAD = re.compile(r"^[ \t]*rule[ \t]+[A-Za-z_]", re.M)
+
+
+def check_size(text: str, path: str) -> None:
+    """Bounds on what a rule file holds, checked on the text before it is parsed, so that
+    neither time nor memory grows past them: at most MAX_RULES rules (100,000 took a
+    minute to check), no number of more than MAX_DIGITS digits (Python refuses to convert
+    one of 4,300; a hole's integers have at most 40)."""
+    for heads, m in enumerate(_RULE_HEAD.finditer(text), 1):
+        if heads > MAX_RULES:
+            line = text.count("\n", 0, m.start()) + 1
+            raise KlcError(f"{where(path, line, 1)}: more than {MAX_RULES} rules in one file; "
+                           "split it")
+    m = _LONG_NUMBER.search(text)
+    if m is not None:
+        line = text.count("\n", 0, m.start()) + 1
+        col = m.start() - (text.rfind("\n", 0, m.start()) + 1) + 1
+        raise KlcError(f"{where(path, line, col)}: a number of {len(m.group(0))} digits (a "
+                       f"rule's numbers have at most {MAX_DIGITS})")
+
+
+def check_nesting(text: str, path: str) -> None:
     """Refuse text nested deeper than MAX_RULE_NESTING (the parsers recurse on nesting)."""
     if sum(text.count(c) for c in "([{") <= MAX_RULE_NESTING:
         return

@@ -1,0 +1,60 @@
+"""Argument types and checks the commands share: a bad value is refused by argparse (one
+line, exit 2) before anything runs."""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+from klc.errors import KlcError
+
+MAX_JOBS = 1024  # worker processes: more is a typo (each costs a process and its memory)
+MAX_SECONDS = 86400.0  # a time limit of more than a day is a typo, not a setting
+
+
+def jobs(text: str) -> int:
+    """``-j N``: a whole number from 1 to ``MAX_JOBS``."""
+    t = text.strip()
+    if not t.lstrip("+").isdigit() or len(t) > 8:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a whole number of worker "
+                                         f"processes, from 1 to {MAX_JOBS}")
+    n = int(t)
+    if not 1 <= n <= MAX_JOBS:
+        raise argparse.ArgumentTypeError(f"{n}: expected from 1 to {MAX_JOBS} worker "
+                                         "processes")
+    return n
+
+
+def seconds(text: str) -> float:
+    """A time limit: a positive, finite number of seconds, at most ``MAX_SECONDS``."""
+    try:
+        s = float(text)
+    except ValueError:
+        s = math.nan
+    if not 0 < s <= MAX_SECONDS:  # (NaN fails too)
+        raise argparse.ArgumentTypeError(f"{text!r}: expected seconds, more than 0 and at "
+                                         f"most {MAX_SECONDS:g}")
+    return s
+
+
+def output_path(text: str) -> str:
+    """A file to write: not empty (``-o ''`` is a mistake, not "no output")."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty file name")
+    return text
+
+
+def holes(items: list[str]) -> dict[str, str]:
+    """``--hole NAME=VALUE`` items by name; a name given twice is refused (which would win is
+    a guess)."""
+    out: dict[str, str] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        name = name.strip().lstrip("?")
+        if not sep or not name:
+            raise KlcError(f"--hole {item!r}: expected NAME=VALUE")
+        if name in out:
+            raise KlcError(f"--hole {item!r}: hole {name} is given twice (--hole {name}="
+                           f"{out[name]} before); give each hole once")
+        out[name] = value.strip()
+    return out
