@@ -79,8 +79,11 @@ def parse_bytes(source: bytes, path: str = "<memory>", *,
         _carry_recovered(work, masks, *previous)
     data = bytes(work)
     old = _edited_tree(*previous, data) if previous is not None else None
+    if len(source) > DEPTH_CHECK_BYTES:
+        _check_tokens(source, path)
     tree = parser().parse(data, old) if old is not None else parser().parse(data)
     if len(source) > DEPTH_CHECK_BYTES:
+        _check_size(tree, path)
         _check_depth(tree, path)
     if tree.root_node.has_error:
         tree = recover(source, work, tree, masks)
@@ -95,6 +98,37 @@ def parse_bytes(source: bytes, path: str = "<memory>", *,
 MAX_DEPTH = 8192  # syntax tree levels: real code nests a few dozen deep
 DEPTH_CHECK_BYTES = 65536  # checked above this size (below, a tree cannot nest deep enough to
 # slow the queries down: they slowed past 65,536 levels, and a level takes 2 bytes or more)
+
+
+MAX_NODES = 2_000_000  # syntax tree nodes: the largest real file we know (a generated 4 MB
+# header) has 1.2 million; the model's time and memory grow with them (a 14 MB file of 4 million:
+# 80 s and 2.2 GB), so a file past this is refused after the parse, before the model
+
+
+MAX_PUNCTUATION = 800_000  # operator and punctuation bytes, before the parse: about 2.5 nodes
+# each (the 1.2-million-node header has 470,000), so a file far past MAX_NODES is refused
+# before tree-sitter spends its time (an 8 MB file of 9.5 million nodes: 20 s) and memory
+_PUNCTUATION = b";,(){}[]=+-*/<>&|!?:."
+
+
+def _check_tokens(source: bytes, path: str) -> None:
+    """Refuse, before parsing, a file whose operators and punctuation alone promise more than
+    MAX_NODES nodes (counted at C speed: the bytes that ``translate`` deletes)."""
+    marks = len(source) - len(source.translate(None, _PUNCTUATION))
+    if marks > MAX_PUNCTUATION:
+        raise KlcError(f"{shown(path)}: {marks:,} operators and punctuation marks, over klc's "
+                       f"limit of {MAX_PUNCTUATION:,} (about {MAX_NODES:,} syntax tree nodes; "
+                       "the largest real CUDA files have about 1.2 million); split the file")
+
+
+def _check_size(tree: Tree, path: str) -> None:
+    """Refuse a tree of more than MAX_NODES nodes (the bound on time and memory that the byte
+    limit alone is not: bytes of dense code make more nodes than bytes of comments)."""
+    nodes = tree.root_node.descendant_count
+    if nodes > MAX_NODES:
+        raise KlcError(f"{shown(path)}: {nodes:,} syntax tree nodes, over klc's limit of "
+                       f"{MAX_NODES:,} (the largest real CUDA files have about 1.2 million); "
+                       "split the file")
 
 
 def _check_depth(tree: Tree, path: str) -> None:
