@@ -6,14 +6,22 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from klc.errors import KlcError, where
 from klc.spec.expr import ExprError, Number, evaluate, evaluate_int
 from klc.spec.load import check_names
-from klc.spec.model import AXES, ArgSpec, CType, Spec, literal_number, parse_ctype
+from klc.spec.model import (
+    AXES,
+    ArgSpec,
+    CType,
+    Spec,
+    default_verify_sizes,
+    literal_number,
+    parse_ctype,
+)
 
 if TYPE_CHECKING:
     from klc.cuda.model import Function, Unit
@@ -142,9 +150,10 @@ def _check_values(b: Bound) -> None:
     shared memory in 0..256 KB, finite non-negative bytes and flops, shapes of at least one
     element. Bad values are bad input, caught here rather than as a failed trial."""
     spec = b.spec
-    for sizes in (spec.sizes, *spec.verify_sizes):
+    for sizes in _checked_sizes(b):
         env = b.env(sizes)
-        at = "" if sizes is spec.sizes else f" (at verify sizes {sizes})"
+        at = "" if sizes is spec.sizes else f" (at verify sizes {sizes})" \
+            if spec.verify_sizes else f" (at the verify sizes the gate derives, {sizes})"
 
         def value(key: str, expr: str, what: str, whole: bool = True,
                   env: dict[str, Number] = env, at: str = at) -> Number:
@@ -179,6 +188,20 @@ def _check_values(b: Bound) -> None:
                 value(f"arg.{a.name}", a.value, f"value of {a.name}", whole=False)
             for e in a.init.args if a.init else ():
                 value(f"arg.{a.name}", e, f"init of {a.name}", whole=False)
+
+
+def _checked_sizes(b: Bound) -> Iterator[dict[str, int]]:
+    """The profiling sizes, then the sizes the gate verifies at: the spec's verify_sizes, or
+    those it derives from sizes and the block (``default_verify_sizes``), so that an
+    expression whole at the profiling sizes but not at a derived one (``n ** 0.5``) is
+    caught here, not as a failed verify."""
+    spec = b.spec
+    yield spec.sizes
+    if spec.verify_sizes:
+        yield from spec.verify_sizes
+        return
+    block_x = evaluate_int(spec.block[0], b.env(spec.sizes)) if spec.block else 1
+    yield from default_verify_sizes(spec.sizes, block_x)
 
 
 def _find_kernel(spec: Spec, unit: Unit) -> Function:

@@ -8,7 +8,7 @@ import re
 
 import yaml
 
-from klc.errors import KlcError, where
+from klc.errors import KlcError, shown, where
 from klc.spec.doc import (
     HEADER_RE,
     TOP_FIELDS,
@@ -294,6 +294,53 @@ def _timeout(doc: Doc, f: Fields) -> float:
     return float(timeout)
 
 
+# The NVRTC options a spec may give: code generation and macros only, each with the values it
+# takes (a regular expression; None: no value). Anything else is refused at load time, with
+# the line and column: an option NVRTC does not know (``-1``) would fail every compile with no
+# file named, and options that name host files (``--pre-include=/etc/passwd``,
+# ``--include-path``) would have NVRTC read, and echo, files the spec has no business with.
+_ON_OFF = r"true|false"
+SPEC_OPTIONS: dict[str, str | None] = {
+    "-std": r"c\+\+(?:11|14|17|20)", "--std": r"c\+\+(?:11|14|17|20)",
+    "-D": r"[A-Za-z_]\w{0,127}(?:=[^\x00-\x1f]{0,256})?",
+    "--define-macro": r"[A-Za-z_]\w{0,127}(?:=[^\x00-\x1f]{0,256})?",
+    "-U": r"[A-Za-z_]\w{0,127}", "--undefine-macro": r"[A-Za-z_]\w{0,127}",
+    "-use_fast_math": None, "--use_fast_math": None,
+    "-ftz": _ON_OFF, "--ftz": _ON_OFF, "-prec-div": _ON_OFF, "--prec-div": _ON_OFF,
+    "-prec-sqrt": _ON_OFF, "--prec-sqrt": _ON_OFF, "-fmad": _ON_OFF, "--fmad": _ON_OFF,
+    "-maxrregcount": r"[1-9][0-9]{0,2}", "--maxrregcount": r"[1-9][0-9]{0,2}",
+    "-lineinfo": None, "--generate-line-info": None,
+    "-restrict": None, "--restrict": None,
+    "-extra-device-vectorization": None, "--extra-device-vectorization": None,
+    "-default-device": None, "--device-as-default-execution-space": None,
+    "-w": None, "--disable-warnings": None,
+    "-Xptxas": r"-v|-O[0-3]|--warn-on-spills|-warn-spills|-dlcm=(?:ca|cg|cs)|-dscm=(?:wb|cg|cs|wt)"
+               r"|--allow-expensive-optimizations=(?:true|false)",
+}
+
+
+def spec_option_problem(option: str) -> str:
+    """Why a spec may not give this NVRTC option ('' when it may)."""
+    if option[:2] in ("-D", "-U") and len(option) > 2:  # -DTILE=32, -UNDEBUG
+        name, eq, value = option[:2], "=", option[2:]
+    else:
+        name, eq, value = option.partition("=")
+    if name in ("-arch", "--gpu-architecture"):
+        return "the arch comes from the device or --arch"
+    if name not in SPEC_OPTIONS:
+        return ("not an option a spec may give (code generation and macros only: "
+                f"{', '.join(o for o in SPEC_OPTIONS if not o.startswith('--'))}; see "
+                "docs/spec.md)")
+    pattern = SPEC_OPTIONS[name]
+    if pattern is None:
+        return f"{name} takes no value" if eq else ""
+    if not eq:
+        return f"{name} needs a value ({name}=...)"
+    if not re.fullmatch(pattern, value):
+        return f"{name}: value {value!r} is not one klc passes on"
+    return ""
+
+
 def _options(doc: Doc, f: Fields) -> tuple[str, ...]:
     if "options" not in f:
         return ()
@@ -301,9 +348,9 @@ def _options(doc: Doc, f: Fields) -> tuple[str, ...]:
     nodes = node.value if isinstance(node, yaml.SequenceNode) else [node]
     options = tuple(str(scalar(doc, n, "an option")) for n in nodes)
     for n, o in zip(nodes, options, strict=True):
-        if not o.startswith("-") or o.split("=")[0] in ("-arch", "--gpu-architecture"):
-            raise KlcError(f"{doc.at(n)}: option {o!r}: give NVRTC options starting with "
-                           "'-' (the arch comes from the device or --arch)")
+        problem = spec_option_problem(o)
+        if problem:
+            raise KlcError(f"{doc.at(n)}: option {shown(o)!r}: {problem}")
     return options
 
 
