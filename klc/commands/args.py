@@ -12,16 +12,13 @@ MAX_JOBS = 1024  # worker processes: more is a typo (each costs a process and it
 MAX_SECONDS = 86400.0  # a time limit of more than a day is a typo, not a setting
 
 
-def jobs(text: str) -> int:
-    """``-j N``: a whole number from 1 to ``MAX_JOBS``."""
-    t = text.strip()
-    if not t.lstrip("+").isdigit() or len(t) > 8:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected a whole number of worker "
-                                         f"processes, from 1 to {MAX_JOBS}")
-    n = int(t)
-    if not 1 <= n <= MAX_JOBS:
-        raise argparse.ArgumentTypeError(f"{n}: expected from 1 to {MAX_JOBS} worker "
-                                         "processes")
+def check_jobs(n: int) -> int:
+    """``-j N``: from 1 to ``MAX_JOBS`` worker processes, else a KlcError."""
+    if n < 1:
+        raise KlcError(f"-j {n}: give at least one job")
+    if n > MAX_JOBS:
+        raise KlcError(f"-j {n}: at most {MAX_JOBS} worker processes (each is a process "
+                       "with its own memory)")
     return n
 
 

@@ -22,7 +22,6 @@ def run(args: argparse.Namespace) -> int:
     if args.pattern:
         from klc.match import compile_pattern
         from klc.report import format_pattern
-
         from klc.rule.ruleset import check_nesting
 
         # the bound of rule files: the pattern compiler and the printer recurse on nesting

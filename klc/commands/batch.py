@@ -50,7 +50,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                       help="rewrite files in place, each atomically (temporary file + rename)")
     mode.add_argument("--diff", action="store_true",
                       help="print a unified diff of every rewritten file, write nothing")
-    p.add_argument("-j", "--jobs", type=arg_types.jobs, default=None, metavar="N",
+    p.add_argument("-j", "--jobs", type=int, default=None, metavar="N",
                    help="worker processes (default: the CPUs this process may use)")
     p.add_argument("--gate", action="store_true",
                    help="gate each rewritten file against its original (compile, verify, "
@@ -167,7 +167,7 @@ def run(args: argparse.Namespace) -> int:
         else "check"
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
         os.cpu_count() or 1
-    jobs = args.jobs if args.jobs is not None else cpus
+    jobs = arg_types.check_jobs(args.jobs) if args.jobs is not None else cpus
     options = BatchOptions(roots=args.roots, mode=mode, out_dir=args.out,
                            exclude=args.exclude, jobs=jobs,
                            resume=args.resume, journal=args.journal, executor=args.executor,

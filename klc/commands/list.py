@@ -22,7 +22,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                        "of them), where, and (--all) why the others do not")
     p.add_argument("kernel", metavar="KERNEL", nargs="+",
                    help=".cu/.cuh files or folders (walked for .cu/.cuh files)")
-    p.add_argument("-j", "--jobs", type=arg_types.jobs, default=1, metavar="N",
+    p.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
                    help="worker processes for many files (default 1)")
     p.add_argument("--tree-only", action="store_true",
                    help="guards use tree-sitter facts only, never libclang: faster; a guard "
@@ -42,8 +42,7 @@ def run(args: argparse.Namespace) -> int:
     from klc.batch.listing import kernel_files, list_paths
     from klc.rule import default_skill_dirs
 
-    if args.jobs < 1:
-        raise KlcError(f"-j {args.jobs}: the number of workers must be at least 1")
+    arg_types.check_jobs(args.jobs)
     if args.json and args.format not in (None, "json"):
         raise KlcError(f"--json and --format {args.format}: give one of them")
     args.json = args.json or args.format == "json"
