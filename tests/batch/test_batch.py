@@ -497,7 +497,8 @@ def test_journal_ignores_a_torn_line_and_other_configurations(tmp_path: Path) ->
     path = tmp_path / "j.jsonl"
     j = Journal(path, "cfg")
     j.open(fresh=True)
-    j.append({"key": "/a", "phase": "done", "result": {"path": "a", "status": "unchanged"}})
+    j.append({"key": "/a", "phase": "done", "input_sha": "1", "output_sha": "1",
+              "result": {"path": "a", "status": "unchanged"}})
     j.close()
     with open(path, "ab") as f:
         f.write(json.dumps({"config": "other", "key": "/b", "phase": "done"}).encode() + b"\n")
@@ -506,7 +507,8 @@ def test_journal_ignores_a_torn_line_and_other_configurations(tmp_path: Path) ->
     assert set(entries) == {"/a"}
     j = Journal(path, "cfg")
     j.open(fresh=False)
-    j.append({"key": "/d", "phase": "done", "result": {}})
+    j.append({"key": "/d", "phase": "done", "input_sha": "2", "output_sha": "3",
+              "result": {"path": "d", "status": "rewritten"}})
     j.close()
     assert set(Journal(path, "cfg").read()) == {"/a", "/d"}  # the torn line was ended
 
