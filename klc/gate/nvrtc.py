@@ -31,6 +31,7 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from klc.errors import KlcError
@@ -74,15 +75,13 @@ class _Server:
     """One compile child and its pipes."""
 
     def __init__(self) -> None:
-        from klc.gate.child import child_env
-
         self.pid = os.getpid()  # a forked klc process starts its own child
         self.stderr = tempfile.TemporaryFile()  # noqa: SIM115 (held for the child's life)
         self.proc = subprocess.Popen(
             # run as a file, not ``-m klc.gate.nvrtc``: importing the gate package would cost
             # the child half a second; -P keeps this folder (compile.py, profile.py) off its path
             [sys.executable, "-P", os.path.abspath(__file__)], stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, stderr=self.stderr, env=child_env(),
+            stdout=subprocess.PIPE, stderr=self.stderr, env=_child_env(),
             start_new_session=True)  # a Ctrl-C at the terminal reaches klc, which kills it
         self.buffer = b""
 
@@ -153,6 +152,15 @@ class _Server:
     @property
     def alive(self) -> bool:
         return self.pid == os.getpid() and self.proc.poll() is None
+
+
+def _child_env() -> dict[str, str]:
+    """This environment, with klc importable from this checkout (as the gate's children)."""
+    env = dict(os.environ)
+    root = str(Path(__file__).resolve().parents[2])
+    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH")
+                                else "")
+    return env
 
 
 _LOCK = threading.Lock()
