@@ -610,7 +610,7 @@ def judge_holes(case: tuple[str, str], tally: Tally, workdir: Path) -> None:
     from klc.rule import load_rules_text
 
     ranked_values, space_size = search.ranked_values, search.space_size
-    bound = getattr(search, "MAX_SEARCHED", 4096)  # (a checkout without it: the old 4,096)
+    bound = getattr(search, "MAX_SEARCHED", 4096)  # (a checkout without it: 4,096)
 
     try:
         rules = load_rules_text(rule_text, str(path))

@@ -397,7 +397,7 @@ def compile_source(source: bytes, path: str, *, arch: str,
     if not reply.ok:
         log = reply.log
         if reply.invalid_option:
-            raise KlcError(f"NVRTC {nvrtc_version()} refused the options "
+            raise KlcError(f"{shown(path)}: NVRTC {nvrtc_version()} refused the options "
                            f"{' '.join(shown_opts)}: {log.strip()}")
         mapped = map_log(log, program, path, source) or f"{shown(path)}: {reply.error}"
         note = missing_header_note(log)
