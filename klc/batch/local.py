@@ -4,6 +4,7 @@ back in guided self-scheduled chunks.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -177,6 +178,11 @@ class LocalExecutor:
                     except BrokenProcessPool:
                         raise
                     except (OSError, RuntimeError) as e:  # a process or thread limit
+                        # the workers that did start wait for work no manager will send, and
+                        # the interpreter would wait for them at exit: killed here
+                        for proc in list((getattr(pool, "_processes", None) or {}).values()):
+                            with contextlib.suppress(OSError, AttributeError, ValueError):
+                                proc.kill()
                         raise KlcError(cannot_start(self.jobs, e)) from None
                     left = _drain(tasks, gates, deliver, on_result, by_path)
                 finally:
