@@ -530,8 +530,9 @@ def judge_args(case: tuple[str, list[str], tuple[int, ...]], tally: Tally,
         src.mkdir()
         (src / "k.cu").write_bytes(Path(APPLY_KERNEL).read_bytes())
     holes = str(ROOT / "skills" / "launch_bounds.rule")
-    argv = [a.format(src=src, rule=APPLY_RULE, kernel=src / "k.cu", holes=holes)
-            for a in template]
+    fill = {"{src}": str(src), "{rule}": APPLY_RULE, "{kernel}": str(src / "k.cu"),
+            "{holes}": holes}
+    argv = [fill.get(a, a) for a in template]  # (not str.format: a pattern may hold braces)
     before = _snapshot(workdir / "asrc")
     env_key = "KLC_COMPILE_TIMEOUT_S"
     old = os.environ.get(env_key)
