@@ -135,7 +135,7 @@ def _apply(state: WorkerState, unit: Any, res: FileResult) -> bytes | None:
         res.status, res.reason = REFUSED, str(e)
         return None
     for rw in outcome.applied:
-        line, col = unit.position(rw.match.start)
+        line, col = unit.position(outcome.start_of(rw))
         res.applied.append({"rule": rw.match.rule.name, "line": line, "col": col,
                             "holes": dict(rw.holes)})
     for site in outcome.refused:
