@@ -75,8 +75,9 @@ class Outcome:
     refused: list[Site] = field(default_factory=list)
     skipped: list[tuple[Site, str]] = field(default_factory=list)  # applicable, not applied
     notes: list[str] = field(default_factory=list)
-    # a rewrite applied in a later round (``compose``): id -> where its site was in ``unit``
-    origin: dict[int, int] = field(default_factory=dict)
+    # a rewrite applied in a later round (``compose``): id -> its site as matched in
+    # ``unit``, and why it waited
+    origin: dict[int, tuple[Site, str]] = field(default_factory=dict)
 
     @property
     def changed(self) -> bool:
@@ -85,7 +86,15 @@ class Outcome:
     def start_of(self, rw: Rewrite) -> int:
         """Where an applied rewrite's site is in the original unit (a rewrite of a later
         round was matched in the code an earlier one left)."""
-        return self.origin.get(id(rw), rw.match.start)
+        site = self.origin.get(id(rw))
+        return site[0].match.start if site is not None else rw.match.start
+
+    def note_rounds(self) -> Outcome:
+        """A note for each site applied in a later round: why it waited."""
+        for site, why in (self.origin[id(rw)] for rw in self.applied if id(rw) in self.origin):
+            self.notes.append(f"{self.unit.where(site.match.start)}: {site.rule.name}: {why}: "
+                              "judged again on the rewritten code and applied")
+        return self
 
 
 def spec_of(unit: Unit) -> object | None:
@@ -546,7 +555,7 @@ def apply_rules(unit: Unit, rules: list[Rule], holes: dict[str, str] | None = No
     check_hole_names(rules, given)
     values = {r.name: resolve_holes(r, given) for r in rules}  # refuse bad values up front
     return compose(unit, find_sites(unit, rules, given, spec, clang), values,
-                   Judge(given, spec, clang))
+                   Judge(given, spec, clang)).note_rounds()
 
 
 def apply_site(unit: Unit, site: Site, holes: dict[str, str] | None = None,
@@ -564,7 +573,7 @@ def apply_site(unit: Unit, site: Site, holes: dict[str, str] | None = None,
     if not again:
         raise KlcError(f"{unit.where(site.match.start)}: rule {rule.name} no longer matches "
                        "here (the site is not from this unit)")
-    return compose(unit, again[:1], values, Judge(given, spec, True))
+    return compose(unit, again[:1], values, Judge(given, spec, True)).note_rounds()
 
 
 def _spec_kernel(unit: Unit) -> str | None:
@@ -639,10 +648,8 @@ def compose(unit: Unit, sites: list[Site], values: dict[str, dict[str, str]], ju
         return outcome
     later = compose(new_unit, again, values, Judge(judge.holes, spec, judge.clang), rounds - 1)
     for rw in later.applied:  # (every site of a later round stems from one of this round)
-        site, why = origin[id(rw.match)]
-        outcome.origin[id(rw)] = site.match.start
-        outcome.notes.append(f"{unit.where(site.match.start)}: {site.rule.name}: {why}: "
-                             "judged again on the rewritten code and applied")
+        inner = later.origin.get(id(rw))
+        outcome.origin[id(rw)] = origin[id(inner[0].match if inner else rw.match)]
     outcome.applied += later.applied
     outcome.skipped += [(origin[id(s.match)][0], w) for s, w in later.skipped]
     outcome.refused += later.refused
