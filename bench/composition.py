@@ -182,42 +182,49 @@ def kernels_of(dirs: list[str]) -> list[Path]:
     return out
 
 
-def verify(cases: list[Case], stages: tuple[str, ...], deadline: float) -> int:
-    """Gate each distinct rewrite against its original; the whole-library rewrites first.
-    Returns how many were left unverified at the deadline."""
+def _gate_one(kernel: str, source: str, stages: tuple[str, ...], deadline: float) -> str:
+    """The gate's verdict on one rewrite against its original ("" past the deadline)."""
     from klc.errors import KlcError
     from klc.gate import gate
 
-    seen: dict[tuple[str, str], str] = {}
-    order = sorted((c for c in cases if c.source and not c.problems),
-                   key=lambda c: c.rules != ["*"])
-    left = 0
-    for c in order:
-        key = (c.kernel, c.source)
-        if key in seen:
-            c.verify = seen[key]
-            continue
-        if time.monotonic() > deadline:
-            left += 1
-            continue
-        original = Path(c.kernel).read_bytes()
-        try:
-            rec = gate(c.source.encode(), c.kernel, reference=original,
-                       reference_path=c.kernel, stages=stages)
-            c.verify = "passed" if rec.verdict == "passed" else f"failed: {rec.reason}"
-        except KlcError as e:
-            c.verify = f"failed: {e}"
-        seen[key] = c.verify
-    return left
+    if time.time() > deadline:
+        return ""
+    try:
+        rec = gate(source.encode(), kernel, reference=Path(kernel).read_bytes(),
+                   reference_path=kernel, stages=stages)
+    except KlcError as e:
+        return f"failed: {e}"
+    return "passed" if rec.verdict == "passed" else f"failed: {rec.reason}"
 
 
-def table(cases: list[Case], stages: tuple[str, ...], left: int, device: str) -> str:
+def verify(cases: list[Case], stages: tuple[str, ...], deadline: float, jobs: int) -> int:
+    """Gate each distinct rewrite against its original in ``jobs`` processes (each with its
+    gate worker on the GPU), the whole-library rewrites first. Returns how many were left
+    unverified at the deadline (a wall-clock time)."""
+    todo: dict[tuple[str, str], list[Case]] = {}
+    for c in sorted((c for c in cases if c.source and not c.problems),
+                    key=lambda c: c.rules != ["*"]):
+        todo.setdefault((c.kernel, c.source), []).append(c)
+    keys = list(todo)
+    with cf.ProcessPoolExecutor(max(1, jobs)) as pool:
+        verdicts = pool.map(_gate_one, [k for k, _ in keys], [s for _, s in keys],
+                            [stages] * len(keys), [deadline] * len(keys))
+        for key, verdict in zip(keys, verdicts, strict=True):
+            for c in todo[key]:
+                c.verify = verdict
+    return sum(1 for k in keys if not todo[k][0].verify)
+
+
+def table(cases: list[Case], stages: tuple[str, ...], left: int, device: str,
+          static: bool = True) -> str:
     """The Markdown table: per kernel, the cases, distinct rewrites and failures."""
     by: dict[str, list[Case]] = {}
     for c in cases:
         by.setdefault(c.kernel, []).append(c)
-    lines = [f"device: {device}; checks: static (NVRTC compile, launch bounds, stale verdicts)"
-             + (", " + ", ".join(s for s in stages if s != "compile") if len(stages) > 1
+    lines = [f"device: {device}; checks: "
+             + ("static (NVRTC compile, launch bounds, stale verdicts)" if static else
+                "static checks not run (--no-static)")
+             + (", the gate's " + ", ".join(stages) + " against the original" if len(stages) > 1
                 else ""), "",
              "| kernel | cases | rewrites | distinct | static fails | verify fails | verified |",
              "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
@@ -256,7 +263,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--deadline", type=float, default=None, metavar="S",
                     help="stop gating after S seconds (the rest is counted as not verified)")
     ap.add_argument("--no-static", action="store_true", help="skip the NVRTC and oracle checks")
-    ap.add_argument("-j", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("-j", type=int, default=os.cpu_count() or 1,
+                    help="processes that apply the rules and run the static checks")
+    ap.add_argument("--gate-jobs", type=int, default=4, metavar="N",
+                    help="processes that gate at once, each with its own gate worker")
     args = ap.parse_args(argv)
     t0 = time.monotonic()
     stages = tuple(s.strip() for s in args.stages.split(",") if s.strip())
@@ -274,10 +284,10 @@ def main(argv: list[str] | None = None) -> int:
         cases = list(pool.map(run_case, *zip(*[(k, args.rules, n, not args.no_static)
                                                  for k, n in jobs], strict=True),
                               chunksize=4))
-    deadline = t0 + args.deadline if args.deadline else float("inf")
-    left = verify(cases, stages, deadline) if "verify" in stages else 0
+    deadline = time.time() + args.deadline if args.deadline else float("inf")
+    left = verify(cases, stages, deadline, args.gate_jobs) if "verify" in stages else 0
     device = _device_name() if arch else why
-    text = table(cases, stages, left, device)
+    text = table(cases, stages, left, device, not args.no_static)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "composition.md").write_text(text)

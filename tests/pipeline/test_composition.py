@@ -200,7 +200,8 @@ def test_composition_bench_verifies_a_subset_on_the_gpu(tmp_path: Path) -> None:
             if f.exists():
                 (kernels / name).write_bytes(f.read_bytes())
     rc = bc.main(["--rules", *LIBRARY, "--kernels", str(kernels), "--out", str(tmp_path / "o"),
-                  "--stages", "compile,verify", "--max-pairs", "4", "-j", "2"])
+                  "--stages", "compile,verify", "--max-pairs", "4", "-j", "2",
+                  "--gate-jobs", "2"])
     text = (tmp_path / "o" / "composition.md").read_text()
     assert rc == 0, text
     total = text.split("| **all** |")[1].split("|")
