@@ -187,22 +187,3 @@ def test_the_oracle_sees_a_stale_round(skills: list) -> None:
     [problem] = bc.stale_problems(stale)
     assert problem.startswith("thread_per_column_to_block_column_reduce2: applied 1x in a "
                               "round after add_launch_bounds, but holds at 0 site(s)")
-
-
-@pytest.mark.gpu
-def test_composition_bench_verifies_a_subset_on_the_gpu(tmp_path: Path) -> None:
-    """The device script over a few kernels: every rewrite verifies against its original."""
-    kernels = tmp_path / "k"
-    kernels.mkdir()
-    for name in ("channel_mean_var.cu", "adam_update.cu", "softmax_block_row.cu"):
-        for d in ("transfer", "heldout"):
-            f = ROOT / "bench" / d / name
-            if f.exists():
-                (kernels / name).write_bytes(f.read_bytes())
-    rc = bc.main(["--rules", *LIBRARY, "--kernels", str(kernels), "--out", str(tmp_path / "o"),
-                  "--stages", "compile,verify", "--max-pairs", "4", "-j", "2",
-                  "--gate-jobs", "2"])
-    text = (tmp_path / "o" / "composition.md").read_text()
-    assert rc == 0, text
-    total = text.split("| **all** |")[1].split("|")
-    assert int(total[5]) == 0 and int(total[6]) >= 3  # no verify failure, rewrites verified
