@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from klc.guards import traits
@@ -55,6 +56,7 @@ class Footprint:
     file: bool = False
 
 
+@lru_cache(maxsize=512)
 def rule_facts(rule: Rule) -> frozenset[str]:
     """The facts the guards of a rule and of its ``within`` sub-rules read."""
     out: set[str] = set()

@@ -336,18 +336,15 @@ class JobRunner:
                                   retire=f"{who} wrote outside its outputs")
 
             run(False)
-            first = {a["name"]: unwritten_mask(bufs.body(a["name"]), a["dtype"])
-                     for a in written if a["role"] == "out"
-                     and unwritten_count(xp, bufs.body(a["name"]), a["dtype"])[0]}
+            first = self._suspects(xp, bufs, written)
             if role == "reference":
                 reference = {a["name"]: bufs.body(a["name"]).copy() for a in written}
             masks: dict[str, Any] = {}
             if first:  # the poison's value, or unwritten: a run from the second poison
                 self.step(f"verify {label}: {role} run again, from the second poison")
                 run(True)
-                dtypes = {a["name"]: a["dtype"] for a in written}
-                masks = {n: m & unwritten_mask(bufs.body(n), dtypes[n], True)
-                         for n, m in first.items()}
+                masks = {n: m & unwritten_mask(bufs.body(n), d, True)
+                         for n, (m, d) in first.items()}
             if role == "reference":
                 for name, mask in masks.items():
                     if bool(mask.any()):
@@ -376,6 +373,15 @@ class JobRunner:
         info.update(inputs_made_on=where, elapsed_ms=(time.perf_counter() - t0) * 1e3,
                     bytes=need, phases_ms={k: round(v, 2) for k, v in phases.items()})
         return info
+
+    @staticmethod
+    def _suspects(xp: Any, bufs: GuardedBuffers, written: list[dict[str, Any]]
+                  ) -> dict[str, tuple[Any, str]]:
+        """The ``out`` buffers with elements still holding the first poison after a run,
+        each with the mask of those elements and its dtype (on the device)."""
+        return {a["name"]: (unwritten_mask(bufs.body(a["name"]), a["dtype"]), a["dtype"])
+                for a in written if a["role"] == "out"
+                and unwritten_count(xp, bufs.body(a["name"]), a["dtype"])[0]}
 
     def _check_reference_wrote(self, case: dict[str, Any], unwritten: dict[str, np.ndarray]
                                ) -> None:
