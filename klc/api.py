@@ -320,7 +320,7 @@ def apply(path: str | Path, rules: RuleSet | str | Path, holes: Mapping[str, obj
     outcome = apply_rules(unit, compiled, values, spec_of(unit))
     applied = []
     for rw in outcome.applied:
-        line, col = unit.position(rw.match.start)
+        line, col = unit.position(outcome.start_of(rw))
         fn = rw.match.function.name if rw.match.function else ""
         applied.append(AppliedSite(rw.match.rule.name, line, col, fn, dict(rw.holes)))
     old, new = unit.source.decode("utf-8"), outcome.source.decode("utf-8")

@@ -19,33 +19,35 @@ from __future__ import annotations
 import bisect
 import operator
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from tree_sitter import Node
 
-from klc.analysis.declarations import declaration_signatures, declarations_named
+from klc.analysis.declarations import declarations_named
 from klc.analysis.tree import _memo
 from klc.analysis.types import has_type_kind
 from klc.cuda.model import Function, Problem, Unit
 from klc.cuda.parse import parse_bytes
 from klc.cuda.syntax import LOOP_TYPES
-from klc.edits import ByteEdit, Rewrite, apply_edits, host_launch, plan
+from klc.edits import ByteEdit, Rewrite, apply_edits, facts, host_launch, plan
+from klc.edits.bytes import Moves, hidden_text
 from klc.edits.render import render
 from klc.edits.within import sub_matches, why_none
 from klc.errors import KlcError
-from klc.guards import GuardContext, Verdict, evaluate, traits, with_trait
+from klc.guards import GuardContext, Verdict, evaluate, traits
 from klc.guards.loops import evaluate_declared
 from klc.match import Match, Pattern, find_matches, index_nodes
 from klc.match import pattern_of as _pattern_of
 from klc.rule.fresh import implied_fresh
 from klc.rule.guard import calls
 from klc.rule.model import TYPE_KINDS
+from klc.spec import Bound
 
 if TYPE_CHECKING:
     from klc.rule import Rule
-    from klc.spec import Bound, Spec
+    from klc.spec import Spec
 
 
 @dataclass
@@ -73,10 +75,26 @@ class Outcome:
     refused: list[Site] = field(default_factory=list)
     skipped: list[tuple[Site, str]] = field(default_factory=list)  # applicable, not applied
     notes: list[str] = field(default_factory=list)
+    # a rewrite applied in a later round (``compose``): id -> its site as matched in
+    # ``unit``, and why it waited
+    origin: dict[int, tuple[Site, str]] = field(default_factory=dict)
 
     @property
     def changed(self) -> bool:
         return self.source != self.unit.source
+
+    def start_of(self, rw: Rewrite) -> int:
+        """Where an applied rewrite's site is in the original unit (a rewrite of a later
+        round was matched in the code an earlier one left)."""
+        site = self.origin.get(id(rw))
+        return site[0].match.start if site is not None else rw.match.start
+
+    def note_rounds(self) -> Outcome:
+        """A note for each site applied in a later round: why it waited."""
+        for site, why in (self.origin[id(rw)] for rw in self.applied if id(rw) in self.origin):
+            self.notes.append(f"{self.unit.where(site.match.start)}: {site.rule.name}: {why}: "
+                              "judged again on the rewritten code and applied")
+        return self
 
 
 def spec_of(unit: Unit) -> object | None:
@@ -536,7 +554,8 @@ def apply_rules(unit: Unit, rules: list[Rule], holes: dict[str, str] | None = No
     given = holes or {}
     check_hole_names(rules, given)
     values = {r.name: resolve_holes(r, given) for r in rules}  # refuse bad values up front
-    return _apply_sites(unit, find_sites(unit, rules, given, spec, clang), values)
+    return compose(unit, find_sites(unit, rules, given, spec, clang), values,
+                   Judge(given, spec, clang)).note_rounds()
 
 
 def apply_site(unit: Unit, site: Site, holes: dict[str, str] | None = None,
@@ -554,7 +573,7 @@ def apply_site(unit: Unit, site: Site, holes: dict[str, str] | None = None,
     if not again:
         raise KlcError(f"{unit.where(site.match.start)}: rule {rule.name} no longer matches "
                        "here (the site is not from this unit)")
-    return _apply_sites(unit, again[:1], values)
+    return compose(unit, again[:1], values, Judge(given, spec, True)).note_rounds()
 
 
 def _spec_kernel(unit: Unit) -> str | None:
@@ -570,27 +589,103 @@ def _spec_kernel(unit: Unit) -> str | None:
     return _memo(unit, "spec_kernel", read)  # type: ignore[no-any-return]
 
 
-def _apply_sites(unit: Unit, sites: list[Site], values: dict[str, dict[str, str]]) -> Outcome:
+@dataclass(frozen=True)
+class Judge:
+    """What judging sites again on rewritten code needs: the hole values given, the spec
+    (read again from the new code once the launch changed) and whether libclang may be
+    asked."""
+
+    holes: dict[str, str]
+    spec: Spec | Bound | None
+    clang: bool
+
+
+# the rounds of one run: a site whose verdict read a fact another site changed is judged
+# again on the rewritten code, once per round, and left for the next run after the last
+MAX_ROUNDS = 16
+
+
+def compose(unit: Unit, sites: list[Site], values: dict[str, dict[str, str]], judge: Judge,
+            rounds: int = MAX_ROUNDS) -> Outcome:
+    """Apply the sites of one run so that the result is what applying them one after
+    another would give, each judged on the code before it (``klc.edits.facts``): a site
+    whose guards read a fact an earlier site of the run changes waits; the others are
+    applied together; then the waiting sites are found again in the rewritten code, judged
+    there, and applied or refused, round after round. Each is said in ``outcome.notes`` or
+    ``outcome.skipped``."""
+    outcome, waiting, moves = _apply_round(unit, sites, values, judge.spec)
+    if not waiting:
+        return outcome
+    if rounds <= 1:
+        outcome.skipped += [(site, f"{why}: left for the next run") for site, why in waiting]
+        return outcome
+    new_unit = parse_bytes(outcome.source, unit.path)
+    spec = judge.spec
+    if spec is not None and any(rw.launch for rw in outcome.applied):
+        try:  # the spec the next round judges with: the launch changed in its text
+            fresh = spec_of(new_unit)
+        except KlcError:
+            fresh = None
+        spec = replace(spec, spec=fresh) if isinstance(spec, Bound) and fresh is not None \
+            else fresh
+    found = {(s.rule.name, s.match.start): s for s in find_sites(
+        new_unit, list({id(s.rule): s.rule for s, _ in waiting}.values()), judge.holes, spec,
+        judge.clang)}
+    again: list[Site] = []
+    origin: dict[int, tuple[Site, str]] = {}
+    for site, why in waiting:
+        at = moves.new_offset(site.match.start)
+        now = found.get((site.rule.name, at)) if at is not None else None
+        if now is None:
+            outcome.skipped.append((site, f"{why}: no longer matches the rewritten code"))
+        elif not now.ok:
+            outcome.skipped.append((site, f"{why}: judged again on the rewritten code, "
+                                    f"refused: {now.reason}"))
+        else:
+            again.append(now)
+            origin[id(now.match)] = (site, why)
+    if not again:
+        return outcome
+    later = compose(new_unit, again, values, Judge(judge.holes, spec, judge.clang), rounds - 1)
+    for rw in later.applied:  # (every site of a later round stems from one of this round)
+        inner = later.origin.get(id(rw))
+        outcome.origin[id(rw)] = origin[id(inner[0].match if inner else rw.match)]
+    outcome.applied += later.applied
+    outcome.skipped += [(origin[id(s.match)][0], w) for s, w in later.skipped]
+    outcome.refused += later.refused
+    outcome.notes += later.notes
+    outcome.source = later.source
+    return outcome
+
+
+def _apply_round(unit: Unit, sites: list[Site], values: dict[str, dict[str, str]],
+                 spec: Spec | Bound | None) -> tuple[Outcome, list[tuple[Site, str]], Moves]:
+    """One round: the sites planned against ``unit`` and applied together, each site whose
+    guards read a fact that a site taken before it changes left waiting (with why); where
+    the old offsets went."""
     outcome = Outcome(unit, unit.source)
+    moves = Moves()
     edits: list[ByteEdit] = []
     launch: list[tuple[str, tuple[str, str, str, int]]] = []  # (kernel, change)
     spec_kernel = _spec_kernel(unit) if any(s.ok and s.rule.changes_launch for s in sites) \
         else None
     taken: list[tuple[int, int]] = []
     seen_text: set[tuple[int, int, str]] = set()
-    applied: list[tuple[Site, Rewrite]] = []  # outcome.applied with their sites
+    changed: list[tuple[Site, facts.Footprint]] = []  # what each site taken changes
+    waiting: list[tuple[Site, str]] = []
     for site in sites:
         if not site.ok:
             outcome.refused.append(site)
             continue
         rw = plan(site.match, values[site.rule.name])
-        hidden = _edits_hidden_text(unit, rw.edits)
+        hidden = hidden_text(unit, rw.edits)
         if hidden is not None:
             outcome.skipped.append((site, hidden))
             continue
         kernel = site.match.function.name if site.match.function is not None else ""
         if rw.launch:  # the launch must change where the file records it (spec, launches)
-            why = host_launch.refusal(unit, kernel, rw.launch, kernel == spec_kernel)
+            why = host_launch.refusal(unit, kernel, rw.launch, kernel == spec_kernel) or \
+                host_launch.bounds_refusal(GuardContext(site.match, {}, spec), rw.launch)
             if why is not None:
                 outcome.skipped.append((site, why))
                 continue
@@ -604,6 +699,11 @@ def _apply_sites(unit: Unit, sites: list[Site], values: dict[str, dict[str, str]
         if clash is not None:
             outcome.skipped.append((site, "overlaps a site rewritten earlier in this run"))
             continue
+        stale = _stale(site, rw, changed)
+        if stale is not None:
+            waiting.append((site, stale))
+            continue
+        changed.append((site, facts.changes(unit, rw)))
         taken.extend(spans)
         for e in rw.edits:
             key = (e.start, e.end, e.text)
@@ -614,97 +714,38 @@ def _apply_sites(unit: Unit, sites: list[Site], values: dict[str, dict[str, str]
             if (kernel, change) not in launch:
                 launch.append((kernel, change))
         outcome.applied.append(rw)
-        applied.append((site, rw))
     if not outcome.applied:
-        return outcome
-    stale = _stale_sites(unit, applied)
-    if stale:  # judged on declarations that another site of this run changes: left for later
-        keep = [s for s in sites if not s.ok or id(s) not in stale]
-        again = _apply_sites(unit, keep, values)
-        again.skipped[:0] = [(s, why) for s in sites if (why := stale.get(id(s)))]
-        return again
+        return outcome, waiting, moves
     kernels = list(dict.fromkeys(k for k, _ in launch))
     for k in kernels:  # the kernel's launches in this file take the same changes
         edits += host_launch.host_edits(unit, k, [c for kk, c in launch if kk == k])
-    new = apply_edits(unit.source, edits)
+    spans: list[tuple[int, int, int, int]] = []
+    new = apply_edits(unit.source, edits, spans)
+    moves.add(spans)
     if spec_kernel in kernels:  # and its spec, which the gate runs
-        new = _change_launch(new, [c for k, c in launch if k == spec_kernel])
+        for change in [c for k, c in launch if k == spec_kernel]:
+            before, new = new, _change_launch(new, [change])
+            moves.add_diff(before, new)
     _reparse_check(unit, new, outcome, None if launch else _changes(edits))
     outcome.source = new
-    return outcome
+    return outcome, waiting, moves
 
 
-# Masked text a rewrite may change: a ``#pragma`` line (the pragma rules add and remove them)
-# and an attribute such as ``__align__(16)`` (a rule's template may spell a declaration
-# without it, as single_buffer_tiles_to_plain does). Every other mask is code the parser
-# never saw as written (a preprocessor directive, a branch of ``#if`` it did not take, a
-# statement-like or specifier macro): a rewrite renders its replacement from the tree, so an
-# edit over such text would drop it.
-_EDITABLE_MASKS = frozenset({"pragma", "attribute"})
-
-
-def _edits_hidden_text(unit: Unit, edits: list[ByteEdit]) -> str | None:
-    """Why a site's byte edits may not be made, or None: an edit that drops masked text other
-    than a pragma or an attribute (removes it, cuts into it or inserts inside it; a
-    replacement that writes the whole of it again, as a bound metavariable does, keeps it),
-    e.g. a loop header between ``#if`` and ``#else``, whose deletion would leave the
-    ``#endif`` without its ``#if``."""
-    for e in edits:
-        for m in unit.masks:
-            if m.reason in _EDITABLE_MASKS:
-                continue
-            inside = m.start < e.start < m.end if e.start == e.end else \
-                e.start < m.end and m.start < e.end
-            kept = e.start <= m.start and m.end <= e.end and \
-                unit.source[m.start:m.end].decode(errors="replace").strip() in e.text
-            if inside and not kept:  # kept: the replacement writes it again (a bound $X)
-                text = unit.source[m.start:m.end].decode(errors="replace").strip()
-                first = text.splitlines()[0] if text else ""
-                shown = first if len(first) <= 40 else first[:37] + "..."
-                return (f"its edit would change `{shown}` at {unit.where(m.start)} ({m.reason}: "
-                        "text the parser did not see as code), which a rewrite never touches")
-    return None
-
-
-def _stale_sites(unit: Unit, applied: list[tuple[Site, Rewrite]]) -> dict[int, str]:
-    """Sites of this run whose guards judged a variable's type or layout (a predicate whose
-    traits say ``reads_layout``) where another applied site (of another rule) rewrites that
-    variable's declaration into a different one (a padded tile row is no longer 16-byte
-    aligned): ``id(site)`` -> why it waits. Such a site is judged again on the new code by
-    the next run."""
-    layout_predicates = with_trait(lambda t: t.reads_layout)
-    changed: dict[str, str] = {}  # name -> the rule that redeclares it
-    for site, rw in applied:
-        decls = [n for n in site.match.nodes if n.type == "declaration"]
-        if not decls:
-            continue
-        old: dict[str, object] = {}
-        for node in decls:
-            old.update(declaration_signatures(unit.text(node)))
-        new: dict[str, object] = {}
-        for e in rw.edits:
-            if e.what == "replace" and e.start < site.match.end and site.match.start < e.end:
-                new.update(declaration_signatures(e.text))
-        for name, sig in old.items():
-            if new.get(name) != sig:
-                changed.setdefault(name, site.rule.name)
+def _stale(site: Site, rw: Rewrite, changed: list[tuple[Site, facts.Footprint]]) -> str | None:
+    """Why a site's verdict is stale: a site of another rule taken before it in this run
+    changes a fact its match or guards read (``klc.edits.facts``); None when none does. The
+    sites of one rule are planned together (their launch changes are made once for all)."""
     if not changed:
-        return {}
-    stale: dict[int, str] = {}
-    words = re.compile(r"\b(" + "|".join(map(re.escape, changed)) + r")\b")
-    for site, _ in applied:
-        rule = site.rule
-        if rule.guard is None or not any(c.name in layout_predicates for c in calls(rule.guard)):
-            continue  # its guards read no variable's type or layout
-        m = site.match
-        for found in words.finditer(unit.text(m.start, m.end)):
-            name = found.group(1)
-            if changed[name] != rule.name:
-                stale[id(site)] = (f"uses `{name}`, whose declaration {changed[name]} "
-                                   "rewrites in this run: it is judged again on the new "
-                                   "code by the next run")
-                break
-    return stale
+        return None
+    read = facts.reads(site.match, rw, facts.rule_facts(site.rule) | (
+        {"code"} if implied_fresh(site.rule) else set()))
+    for other, footprint in changed:
+        if other.rule is site.rule:
+            continue
+        why = facts.conflict(footprint, read, site.match.unit)
+        if why is not None:
+            return f"{other.rule.name} ({site.match.unit.where(other.match.start)}) {why}"
+    return None
 
 
 def _change_launch(source: bytes, changes: list[tuple[str, str, str, int]]) -> bytes:

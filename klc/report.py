@@ -89,14 +89,18 @@ def outcome_json(outcome: Any) -> dict[str, Any]:
     applied = []
     for rw in outcome.applied:
         m = rw.match
-        line, col = unit.position(m.start)
+        start = outcome.start_of(rw)
+        line, col = unit.position(start)
         applied.append({
             "rule": m.rule.name,
             "rule_location": m.rule.location,
             "function": m.function.name if m.function else "",
-            "start": m.start, "end": m.end, "line": line, "col": col,
+            "start": start, "end": start + m.end - m.start, "line": line, "col": col,
+            # a site judged again after another's rewrite: its bindings and edits are
+            # offsets in the code the earlier rounds left
+            "later_round": m.unit is not unit,
             "holes": rw.holes,
-            "bindings": {n: binding_json(unit, b) for n, b in m.bindings.items()},
+            "bindings": {n: binding_json(m.unit, b) for n, b in m.bindings.items()},
             "edits": [{"start": e.start, "end": e.end, "what": e.what,
                        "replacement": e.text} for e in rw.edits],
             "launch": [{"dim": d, "axis": a, "op": o, "factor": k} for d, a, o, k in rw.launch],

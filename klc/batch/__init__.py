@@ -63,6 +63,7 @@ from klc.batch.config import (
     BatchOptions,
     BatchSummary,
     FileResult,
+    check_gate_stages,
 )
 from klc.batch.journal import Journal
 from klc.batch.local import MAX_CHUNK, LocalExecutor, chunks, discover_gpus
@@ -84,7 +85,8 @@ __all__ = [
     "MAX_REFUSED", "MODES", "PARSE_FAILED", "REFUSED", "REWRITTEN", "SLOWER_MARGIN",
     "SOURCE_SUFFIXES", "STATUSES", "SUMMARY_LABELS", "TMP_SUFFIX", "UNCHANGED", "WRITE_MODES",
     "BatchConfig", "BatchOptions", "BatchSummary", "FileResult", "Journal", "LocalExecutor",
-    "RayExecutor", "Source", "WorkerState", "check_out_dir", "chunks", "compile_check",
+    "RayExecutor", "Source", "WorkerState", "check_gate_stages", "check_out_dir", "chunks",
+    "compile_check",
     "copy_rest", "discover_gpus", "gate_result", "iter_failures", "make_executor", "optimizer",
     "plan_sources", "process_bytes", "process_path", "run_batch", "unified_diff", "walk",
 ]

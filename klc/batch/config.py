@@ -62,6 +62,9 @@ class BatchConfig:
     # without the gate, each rewritten file is compiled (NVRTC, device code; no GPU) with its
     # original, and kept only if it compiles where the original did (off: --no-compile-check)
     compile_check: bool = False
+    # the gate's stages (--gate-stages): verify and profile need a GPU, and a batch that
+    # asks for them on a machine without one refuses before writing (``check_gate_stages``)
+    gate_stages: tuple[str, ...] = ("compile", "verify", "profile")
 
     @classmethod
     def from_paths(cls, paths: Sequence[str], **kw: Any) -> BatchConfig:
@@ -117,7 +120,8 @@ class BatchConfig:
                "arch": self.arch, "gate_timeout": self.gate_timeout,
                "optimize_options": [(k, repr(v)) for k, v in self.optimize_options],
                "tree_only": self.tree_only, "named": self.named_files,
-               "compile_check": self.compile_check}
+               "compile_check": self.compile_check,
+               "gate_stages": list(self.gate_stages) if self.gate else None}
         return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:24]
 
 
@@ -179,6 +183,9 @@ class FileResult:
     skipped: int = 0  # applicable sites left out because they overlap an earlier one
     notes: list[str] = field(default_factory=list)
     gate: dict[str, Any] | None = None  # the gate record (GateRecord.to_json)
+    # the checks the written rewrite passed, in order (compile, verify, profile): [] for a
+    # rewrite nothing checked (--no-compile-check, an original that does not compile)
+    checks: list[str] = field(default_factory=list)
     optimize: dict[str, Any] | None = None  # OptimizeResult.to_json
     elapsed_s: float = 0.0
     output: bytes | None = field(default=None, repr=False)
@@ -203,7 +210,7 @@ class FileResult:
                 "applied": self.applied, "refused": self.refused,
                 "refused_by": self.refused_by, "skipped": self.skipped,
                 "notes": self.notes, "gate": self.gate, "optimize": self.optimize,
-                "elapsed_s": round(self.elapsed_s, 4)}
+                "checks": self.checks, "elapsed_s": round(self.elapsed_s, 4)}
 
     @classmethod
     def from_json(cls, doc: dict[str, Any]) -> FileResult:
@@ -224,6 +231,9 @@ class FileResult:
         notes = typed("notes", list, [])
         if not all(isinstance(n, str) for n in notes):
             raise ValueError("notes")
+        checks = typed("checks", list, [])
+        if not all(isinstance(c, str) for c in checks):
+            raise ValueError("checks")
         if typed("status", str, "") not in STATUSES:
             raise ValueError("status")
         return cls(path=typed("path", str, ""), status=doc["status"],
@@ -233,6 +243,7 @@ class FileResult:
                    skipped=typed("skipped", int, 0), notes=list(notes),
                    gate=typed("gate", (dict, type(None)), None),
                    optimize=typed("optimize", (dict, type(None)), None),
+                   checks=list(checks),
                    elapsed_s=float(typed("elapsed_s", (int, float), 0.0)))
 
 
@@ -266,6 +277,8 @@ class BatchSummary:
             "compile_kept": sum(r.refused_by.get("compile", 0) > 0 for r in rs),
             "compile_unchecked": sum(r.refused_by.get("compile_unchecked", 0) > 0 for r in rs),
             "errors": sum(r.status == ERROR for r in rs),
+            **{f"checked_{k}": sum(r.status == REWRITTEN and checks_key(r.checks) == k
+                                   for r in rs) for k in CHECK_KEYS},
             "sites_rewritten": sum(len(r.applied) for r in rs),
             "sites_refused_by_guard": sum(r.guard_refusals for r in rs),
             "resumed": self.resumed,
@@ -290,14 +303,47 @@ class BatchSummary:
                  + (" (interrupted)" if self.interrupted else ""), "",
                  "| what | count |", "| --- | ---: |"]
         lines += [f"| {SUMMARY_LABELS[k]} | {v} |" for k, v in c.items()]
-        lines += ["", "| file | status | rules applied | refused | why |",
-                  "| --- | --- | --- | ---: | --- |"]
+        lines += ["", "| file | status | checks | rules applied | refused | why |",
+                  "| --- | --- | --- | --- | ---: | --- |"]
         for r in self.results:
             rules = ", ".join(sorted({a["rule"] for a in r.applied}))
             why = r.reason or ("; ".join(r.notes))
-            lines.append(f"| `{r.path}` | {r.status} | {rules} | {sum(r.refused_by.values())} | "
+            checks = ", ".join(r.checks) if r.status == REWRITTEN else ""
+            lines.append(f"| `{r.path}` | {r.status} | {checks or '-'} | {rules} | "
+                         f"{sum(r.refused_by.values())} | "
                          f"{why.replace('|', '/').replace(chr(10), ' ')} |")
         return "\n".join(lines) + "\n"
+
+
+def check_gate_stages(config: BatchConfig) -> None:
+    """Refuse a gated batch whose stages need a GPU (verify, profile) on a machine that has
+    none, before any file is read or written: a gate that would silently compile only is no
+    gate. ``--gate-stages compile`` asks for the compile stage alone, explicitly."""
+    if not config.gate:
+        return
+    from klc.gate import GPU_STAGES, STAGES, gpu_status
+
+    unknown = [s for s in config.gate_stages if s not in STAGES]
+    if unknown or not config.gate_stages:
+        raise KlcError(f"--gate-stages {','.join(config.gate_stages)}: expected stages among "
+                       f"{', '.join(STAGES)} (e.g. compile, or compile,verify,profile)")
+    need = [s for s in STAGES if s in config.gate_stages and s in GPU_STAGES]
+    if not need:
+        return
+    arch, why = gpu_status()
+    if arch is None:
+        raise KlcError(f"--gate: {' and '.join(need)} need a GPU and this machine has none "
+                       f"({why.removeprefix('no GPU (').removesuffix(')')}); nothing was "
+                       "written (--gate-stages compile gates by compiling alone)")
+
+
+# what was checked of a rewritten file, by the last check it passed
+CHECK_KEYS = ("profile", "verify", "compile", "none")
+
+
+def checks_key(checks: Sequence[str]) -> str:
+    """The summary's word for a rewrite's checks: its last stage, or ``none``."""
+    return next((k for k in CHECK_KEYS[:-1] if k in checks), "none")
 
 
 SUMMARY_LABELS = {
@@ -311,6 +357,10 @@ SUMMARY_LABELS = {
     "compile_unchecked": "rewritten files not compile-checked (the original does not compile "
                          "with NVRTC here)",
     "errors": "files that could not be read or are not CUDA source",
+    "checked_profile": "rewritten files compiled, verified and profiled",
+    "checked_verify": "rewritten files compiled and verified on a GPU (not profiled)",
+    "checked_compile": "rewritten files compiled only (not verified on a GPU)",
+    "checked_none": "rewritten files not checked at all",
     "sites_rewritten": "sites rewritten", "sites_refused_by_guard": "sites refused by a guard",
     "resumed": "files taken from the journal (--resume)",
 }

@@ -25,6 +25,7 @@ from klc.batch.config import (
     BatchOptions,
     BatchSummary,
     FileResult,
+    check_gate_stages,
 )
 from klc.batch.journal import Journal, _done_before, _sweep_temporaries
 from klc.batch.local import LocalExecutor, discover_gpus
@@ -67,6 +68,8 @@ def run_batch(config: BatchConfig, options: BatchOptions,
     if options.jobs < 1:
         raise KlcError(f"-j {options.jobs}: give at least one job")
     _rules_for(config)  # a rule file that fails to load stops everything here
+    if options.executor == "local":  # (a Ray cluster's GPUs are on its nodes: each file's
+        check_gate_stages(config)  # gate refuses a stage it cannot run, klc.batch.worker)
     if config.optimize:
         optimizer()
     sources, results = plan_sources(options)

@@ -135,7 +135,7 @@ def _apply(state: WorkerState, unit: Any, res: FileResult) -> bytes | None:
         res.status, res.reason = REFUSED, str(e)
         return None
     for rw in outcome.applied:
-        line, col = unit.position(rw.match.start)
+        line, col = unit.position(outcome.start_of(rw))
         res.applied.append({"rule": rw.match.rule.name, "line": line, "col": col,
                             "holes": dict(rw.holes)})
     for site in outcome.refused:
@@ -203,6 +203,7 @@ def _optimize(state: WorkerState, unit: Any, res: FileResult) -> bytes | None:
     if why:
         res.notes.append(f"{unit.path}: optimize: {why}")
     if result.changed and result.source != unit.source:
+        res.checks = ["compile", "verify", "profile"]  # (kept only once it verified, faster)
         return bytes(result.source)
     return None
 
@@ -232,6 +233,7 @@ def compile_check(config: BatchConfig, res: FileResult, unit: Any, new: bytes) -
         res.notes.append(f"{res.path}: not compile-checked: {e}")
         return
     if after.ok:
+        res.checks = ["compile"]
         return
     rules = ", ".join(sorted({a["rule"] for a in res.applied}))
     first = (after.error or "").strip().splitlines()[:1]
@@ -254,9 +256,10 @@ def gate_result(config: BatchConfig, res: FileResult, original: bytes, candidate
         if has_spec:
             record = gate(candidate, path, reference=original,
                           reference_path=f"{path} (original)", arch=config.arch,
-                          timeout_s=config.gate_timeout)
+                          timeout_s=config.gate_timeout, stages=config.gate_stages)
         else:
-            record = gate(candidate, path, arch=config.arch, timeout_s=config.gate_timeout)
+            record = gate(candidate, path, arch=config.arch, timeout_s=config.gate_timeout,
+                          stages=config.gate_stages)
             res.notes.append(f"{shown(path)}: no klc-spec block: the gate compiled the rewrite but "
                              "cannot verify or profile it (see docs/spec.md)")
     except KlcError as e:
@@ -273,6 +276,14 @@ def gate_result(config: BatchConfig, res: FileResult, original: bytes, candidate
         res.status, res.output, res.diff = GATE_FAILED, None, ""
         res.reason = f"{shown(path)}: gate {record.verdict}: {record.reason}"
         return
+    skipped = [s for s in config.gate_stages if s in record.stages
+               and record.stages[s].status == "skipped"]
+    if skipped and has_spec:  # asked for, and possible for this file, but not run here
+        res.status, res.output, res.diff = GATE_FAILED, None, ""
+        res.reason = (f"{shown(path)}: gate: {' and '.join(skipped)} asked for (--gate-stages) but "
+                      f"not run: {record.stages[skipped[0]].reason}; the original is kept")
+        return
+    res.checks = [s for s, st in record.stages.items() if st.status == "passed"]
     profile = record.stages.get("profile")
     data = profile.data if profile is not None else {}
     speedup, noise = data.get("speedup"), data.get("noise") or 0.0

@@ -59,6 +59,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                    help="without --gate, write rewrites without compiling them first (by "
                    "default each is compiled with NVRTC, no GPU needed, and kept only if it "
                    "compiles where its original does)")
+    p.add_argument("--gate-stages", metavar="STAGES",
+                   help="--gate: the stages to run, comma-separated (default: compile,verify,"
+                   "profile; verify and profile need a GPU, and without one the batch refuses "
+                   "to start unless --gate-stages compile asks for compiling alone)")
     p.add_argument("--arch", help="gate: NVRTC target arch, e.g. sm_90 (also the compile "
                    "check's)")
     p.add_argument("--gate-timeout", type=arg_types.seconds, metavar="S",
@@ -119,6 +123,14 @@ def _config(args: argparse.Namespace) -> Any:
         check_llm_options(args)
     if args.tree_only and args.optimize:
         raise KlcError("--tree-only applies rules once; --optimize lists sites its own way")
+    stages: tuple[str, ...] = ("compile", "verify", "profile")
+    if args.gate_stages is not None:
+        if not args.gate:
+            raise KlcError("--gate-stages needs --gate")
+        stages = tuple(dict.fromkeys(s.strip() for s in args.gate_stages.split(",")
+                                     if s.strip()))
+        if stages and "compile" not in stages:
+            stages = ("compile", *stages)  # nothing is verified that was not compiled
     if args.gate_timeout is not None and not (args.gate or args.optimize):
         raise KlcError("--gate-timeout needs --gate or --optimize")
     if args.arch and not (args.gate or args.optimize or _compile_check(args)):
@@ -130,7 +142,7 @@ def _config(args: argparse.Namespace) -> Any:
                                   optimize=args.optimize, arch=args.arch,
                                   gate_timeout=args.gate_timeout,
                                   optimize_options=tuple(opts), tree_only=args.tree_only,
-                                  compile_check=_compile_check(args))
+                                  compile_check=_compile_check(args), gate_stages=stages)
 
 
 def _compile_check(args: argparse.Namespace) -> bool:
@@ -250,7 +262,8 @@ def _print_summary(err: Any, summary: Any, options: Any) -> None:
     table.add_column("count", justify="right")
     for key, label in SUMMARY_LABELS.items():
         if (key == "resumed" and not summary.resumed) or (key in (
-                "gate_slower", "compile_kept", "compile_unchecked") and not counts[key]):
+                "gate_slower", "compile_kept", "compile_unchecked") and not counts[key]) or (
+                key.startswith("checked_") and not counts[key]):
             continue
         style = "red" if key in ("parse_failed", "gate_failed", "errors") and counts[key] \
             else ""

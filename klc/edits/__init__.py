@@ -35,7 +35,7 @@ HOOKS.check_call = check_call
 HOOKS.check_anchor = compile_pattern
 
 # every other module of this package is a kind's file: importing it registers the kind
-_ENGINE = frozenset({"base", "bytes", "plan", "render"})
+_ENGINE = frozenset({"base", "bytes", "facts", "plan", "render"})
 for _module in pkgutil.iter_modules(__path__):
     if _module.name not in _ENGINE:
         importlib.import_module(f"{__name__}.{_module.name}")

@@ -17,10 +17,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
+from klc.analysis.constants import _Eval
+from klc.analysis.launch import _block_dims
 from klc.cuda.model import Launch as HostLaunch
 from klc.cuda.model import Unit
 from klc.edits.bytes import ByteEdit
+
+if TYPE_CHECKING:
+    from klc.analysis.tree import Place
 
 # (dim, axis, op, factor): one change, as Rewrite.launch holds it
 Change = tuple[str, str, str, int]
@@ -94,3 +100,31 @@ def host_edits(unit: Unit, kernel: str, changes: Sequence[Change]) -> list[ByteE
                 text = scale_text(text, axis, op, k)
             out.append(ByteEdit(start, end, text, "launch"))
     return out
+
+
+def bounds_refusal(ctx: Place, changes: Sequence[Change]) -> str | None:
+    """Why launch ``changes`` at a site of a kernel declared ``__launch_bounds__(N)`` may not
+    be made, or None: the block they leave has more than N threads (the launch would fail),
+    or its size or N is not known. A kernel without launch bounds is not limited here."""
+    fn = ctx.function
+    lb = fn.launch_bounds if fn is not None else None
+    if fn is None or lb is None or not any(d == "block" for d, _, _, _ in changes):
+        return None
+    cap = _Eval(ctx).text(lb.max_threads)
+    dims, _, how = _block_dims(ctx)
+    if not isinstance(cap, int) or dims is None:
+        return (f"its launch change ({_describe(changes)}) must keep the block within "
+                f"`{fn.name}`'s __launch_bounds__({lb.max_threads}), and "
+                + (f"the block is not known ({how})" if dims is None
+                   else "that bound has no known value"))
+    block = list(dims)
+    for dim, axis, op, k in changes:
+        if dim == "block":
+            i = "xyz".index(axis)
+            block[i] = block[i] * k if op == "*" else -(-block[i] // k)
+    threads = block[0] * block[1] * block[2]
+    if threads <= cap:
+        return None
+    return (f"its launch change ({_describe(changes)}) makes the block {block[0]} x {block[1]}"
+            f" x {block[2]} = {threads} threads, more than `{fn.name}`'s "
+            f"__launch_bounds__({lb.max_threads}) ({ctx.unit.where(lb.start)}) allows")

@@ -20,12 +20,14 @@ from klc.gate.verify import (
     CaseInputs,
     GuardedBuffers,
     HostDraw,
+    RunOutput,
     compare,
     compare_in_place,
     fill_poison,
     make_scalar,
     make_values,
     storage_dtype,
+    unwritten_after,
     unwritten_count,
     unwritten_mask,
 )
@@ -198,6 +200,7 @@ class JobRunner:
                 self.step(f"verify {case['label']}: making the inputs")
                 inputs, where = self.inputs(case, keep_host=True)
                 outputs: dict[str, dict[str, np.ndarray]] = {}
+                unwritten: dict[str, dict[str, np.ndarray]] = {}
                 key = None if same else self.reference_key(case, where)
                 cached = self.session.outputs.get(key) if key else None
                 if cached is not None:
@@ -210,17 +213,11 @@ class JobRunner:
                         ("the kernel" if role == "reference" else "the kernel (again)")
                     self._where = f" in the {role} run, verify {case['label']}"
                     self.step(f"verify {case['label']}: {role} run")
-                    fn = self.functions[self.role_of(role)][0]
-                    args = bufs.load(inputs)
-                    self.dev.launch(fn, case["launch"][self.role_of(role)], args)
-                    self.dev.sync()
-                    run = bufs.read(self.dev.to_host, inputs, who)
-                    if run.problems:
-                        raise _Failed(f"verify {case['label']}: {run.problems[0]}",
-                                      retire=f"{who} wrote outside its outputs")
+                    run, masks = self.run_twice(bufs, inputs, case, role, who)
                     outputs[role] = run.buffers
+                    unwritten[role] = masks
                     if role == "reference":
-                        self._check_reference_wrote(case, run.buffers)
+                        self._check_reference_wrote(case, masks)
                         if key is not None:
                             self.session.outputs.put(
                                 key, {a["name"]: run.buffers[a["name"]] for a in written})
@@ -228,7 +225,8 @@ class JobRunner:
                     m = compare(a["name"], outputs["candidate"][a["name"]],
                                 outputs["reference"][a["name"]], a["dtype"], a["lanes"],
                                 tuple(self.job["tolerance"][a["name"]]),
-                                who="candidate" if not same else "the second run")
+                                who="candidate" if not same else "the second run",
+                                unwritten=unwritten["candidate"].get(a["name"]))
                     if m is not None:
                         why = "" if not same else (" (the kernel is not deterministic within "
                                                    "tolerance: a race?)")
@@ -245,6 +243,36 @@ class JobRunner:
             out["profile_size"] = self.verify_profile_size(large)
             self.dev.release()
         return out
+
+    def run_twice(self, bufs: GuardedBuffers, inputs: CaseInputs, case: dict[str, Any],
+                  role: str, who: str) -> tuple[RunOutput, dict[str, np.ndarray]]:
+        """One run of ``role`` from poisoned outputs, and the elements of each ``out``
+        buffer it left unwritten. An element still holding the poison may be one the
+        kernel wrote with that value (an ``unsigned char`` 165): where any is, the kernel
+        runs again from the second poison, and only the elements holding each run's poison
+        are unwritten (``unwritten_after``). The first run's outputs are compared."""
+        fn = self.functions[self.role_of(role)][0]
+        outs = [a for a in self.job["args"] if a["kind"] == "buffer" and a["role"] == "out"]
+        runs: list[RunOutput] = []
+        for second in (False, True):
+            args = bufs.load(inputs, second)
+            self.dev.launch(fn, case["launch"][self.role_of(role)], args)
+            self.dev.sync()
+            run = bufs.read(self.dev.to_host, inputs, who)
+            if run.problems:
+                raise _Failed(f"verify {case['label']}: {run.problems[0]}",
+                              retire=f"{who} wrote outside its outputs")
+            runs.append(RunOutput({k: v.copy() for k, v in run.buffers.items()}, []))
+            suspects = {a["name"]: unwritten_mask(runs[0].buffers[a["name"]], a["dtype"])
+                        for a in outs}
+            if second or not any(m.any() for m in suspects.values()):
+                break
+            self.step(f"verify {case['label']}: {role} run again, from the second poison")
+        if len(runs) == 1:
+            return runs[0], suspects
+        return runs[0], {a["name"]: unwritten_after(runs[0].buffers[a["name"]],
+                                                    runs[1].buffers[a["name"]], a["dtype"])
+                         for a in outs}
 
     def verify_profile_size(self, case: dict[str, Any]) -> dict[str, Any]:
         """One seed at the profiling sizes, where the kernel is timed: the same checks as
@@ -293,24 +321,36 @@ class JobRunner:
             self._where = f" in the {role} run, verify {label}"
             self.step(f"verify {label}: {role} run")
             fn = self.functions[self.role_of(role)][0]
-            args = bufs.load(inputs)
-            phase("load_ms")
-            self.dev.launch(fn, case["launch"][self.role_of(role)], args)
-            self.dev.sync()
-            phase(f"{role}_run_ms")
-            problems = bufs.check_in_place(xp, self.dev.to_host, inputs, who)
-            phase("guard_and_input_checks_ms")
-            if problems:
-                raise _Failed(f"verify {label}: {problems[0]}",
-                              retire=f"{who} wrote outside its outputs")
+
+            def run(second: bool, fn: Any = fn, role: str = role, who: str = who,
+                    bufs: GuardedBuffers = bufs, inputs: CaseInputs = inputs) -> None:
+                args = bufs.load(inputs, second)
+                phase("load_ms")
+                self.dev.launch(fn, case["launch"][self.role_of(role)], args)
+                self.dev.sync()
+                phase(f"{role}_run_ms")
+                problems = bufs.check_in_place(xp, self.dev.to_host, inputs, who)
+                phase("guard_and_input_checks_ms")
+                if problems:
+                    raise _Failed(f"verify {label}: {problems[0]}",
+                                  retire=f"{who} wrote outside its outputs")
+
+            run(False)
+            first = self._suspects(xp, bufs, written)
             if role == "reference":
                 reference = {a["name"]: bufs.body(a["name"]).copy() for a in written}
-                for a in written:
-                    count, first = unwritten_count(xp, reference[a["name"]], a["dtype"])
-                    if count:
-                        raise _Failed(f"verify {label}: the reference left {a['name']}[{first}]"
-                                      f" unwritten: the spec's shape for {a['name']} is larger "
-                                      "than what the kernel writes")
+            masks: dict[str, Any] = {}
+            if first:  # the poison's value, or unwritten: a run from the second poison
+                self.step(f"verify {label}: {role} run again, from the second poison")
+                run(True)
+                masks = {n: m & unwritten_mask(bufs.body(n), d, True)
+                         for n, (m, d) in first.items()}
+            if role == "reference":
+                for name, mask in masks.items():
+                    if bool(mask.any()):
+                        raise _Failed(f"verify {label}: the reference left {name}"
+                                      f"[{int(xp.argmax(mask))}] unwritten: the spec's shape "
+                                      f"for {name} is larger than what the kernel writes")
                 if key is not None:
                     info["reference_outputs_kept"] = self.session.device_outputs.put(
                         xp, key, reference)
@@ -321,7 +361,8 @@ class JobRunner:
                 m = compare_in_place(xp, a["name"], bufs.body(a["name"]), reference[a["name"]],
                                      a["dtype"], a["lanes"],
                                      tuple(self.job["tolerance"][a["name"]]),
-                                     who="candidate" if not same else "the second run")
+                                     who="candidate" if not same else "the second run",
+                                     unwritten=masks.get(a["name"]))
                 if m is not None:
                     why = "" if not same else (" (the kernel is not deterministic within "
                                                "tolerance: a race?)")
@@ -333,13 +374,21 @@ class JobRunner:
                     bytes=need, phases_ms={k: round(v, 2) for k, v in phases.items()})
         return info
 
-    def _check_reference_wrote(self, case: dict[str, Any], buffers: dict[str, np.ndarray]
+    @staticmethod
+    def _suspects(xp: Any, bufs: GuardedBuffers, written: list[dict[str, Any]]
+                  ) -> dict[str, tuple[Any, str]]:
+        """The ``out`` buffers with elements still holding the first poison after a run,
+        each with the mask of those elements and its dtype (on the device)."""
+        return {a["name"]: (unwritten_mask(bufs.body(a["name"]), a["dtype"]), a["dtype"])
+                for a in written if a["role"] == "out"
+                and unwritten_count(xp, bufs.body(a["name"]), a["dtype"])[0]}
+
+    def _check_reference_wrote(self, case: dict[str, Any], unwritten: dict[str, np.ndarray]
                                ) -> None:
         """The reference must have written everything the spec says it writes."""
-        for a in self.job["args"]:
-            if a["kind"] == "scalar" or a["role"] == "in":
-                continue
-            bad = _unwritten_in(buffers[a["name"]], a["dtype"])
+        for name, mask in unwritten.items():
+            idx = np.flatnonzero(mask)
+            bad, a = (int(idx[0]) if idx.size else None), {"name": name}
             if bad is not None:
                 raise _Failed(f"verify {case['label']}: the reference left {a['name']}[{bad}] "
                               f"unwritten: the spec's shape for {a['name']} is larger than "
@@ -429,7 +478,3 @@ class JobRunner:
                 "less work than the spec claims")
         return data
 
-
-def _unwritten_in(a: Any, dtype: str) -> int | None:
-    idx = np.flatnonzero(unwritten_mask(a, dtype))
-    return int(idx[0]) if idx.size else None

@@ -5,10 +5,13 @@ NumPy so that they are tested on a machine without a GPU; ``run_case`` is the pa
 CuPy and runs inside the child process (``klc.gate.child``).
 
 How a kernel can look right without doing the work, and what catches it here:
-- it writes nothing, or skips the tail: every ``out`` buffer is filled with a NaN of a
-  distinctive bit pattern (the *poison*) before each run; an element still holding that exact
-  pattern was never written. ``inout`` buffers start from the input data and must end equal
-  to the reference's.
+- it writes nothing, or skips the tail: every ``out`` buffer is filled with a distinctive
+  bit pattern (the *poison*: a NaN with a payload no arithmetic produces, or 0xA5 bytes for
+  integers) before each run. A correct kernel may write the poison's value itself (an
+  ``unsigned char`` mean of 165 is 0xA5), so an element still holding it is only a suspect:
+  the run is made again with a second poison (another NaN payload, 0x5A bytes), and an
+  element is unwritten only if it holds each run's poison (``unwritten_after``).
+  ``inout`` buffers start from the input data and must end equal to the reference's.
 - it writes past the end of a buffer (off-by-one bounds): each buffer sits between two guard
   zones of a byte pattern, checked after every run; a small overrun that would not fault is
   named with the buffer and the offset.
@@ -28,10 +31,16 @@ import numpy as np
 
 GUARD_BYTES = 4096  # each side of every buffer; keeps 16-byte (and 4 KiB) alignment
 GUARD_BYTE = 0xA5
-# quiet NaNs with a payload no arithmetic produces (CUDA's canonical NaN is 0x7fffffff)
+SECOND_POISON_BYTE = 0x5A  # integers' second poison: every bit of the first flipped
+# quiet NaNs with a payload no arithmetic produces (CUDA's canonical NaN is 0x7fffffff), and
+# the second run's (another payload)
 _POISON_BITS: dict[str, int] = {
     "float64": 0x7FFDA5A5A5A5A5A5, "float32": 0x7FE5A5A5, "float16": 0x7E5A,
     "bfloat16": 0x7FDA,
+}
+_SECOND_POISON_BITS: dict[str, int] = {
+    "float64": 0x7FFD5A5A5A5A5A5A, "float32": 0x7FE55A5A, "float16": 0x7EA5,
+    "bfloat16": 0x7FA5,
 }
 _UINT_OF_SIZE = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 # (rtol, atol): relative to max(|ref|, rms(ref buffer)), so reordered sums pass and an
@@ -146,27 +155,43 @@ def make_scalar(init: dict[str, Any], dtype: str, rng: np.random.Generator) -> A
     return make_data(init, 1, dtype, rng)[0]
 
 
-def poison(count: int, dtype: str) -> np.ndarray:
-    """An output buffer's starting content: the poison NaN, or 0xA5 bytes for integers."""
+def poison(count: int, dtype: str, second: bool = False) -> np.ndarray:
+    """An output buffer's starting content: the poison NaN, or 0xA5 bytes for integers
+    (``second``: the second run's poison, another NaN or 0x5A bytes)."""
     st = storage_dtype(dtype)
     if dtype in _POISON_BITS:
-        return np.full(count, _POISON_BITS[dtype], dtype=_UINT_OF_SIZE[st.itemsize]).view(st)
-    return np.full(count * st.itemsize, GUARD_BYTE, dtype=np.uint8).view(st)
+        bits = (_SECOND_POISON_BITS if second else _POISON_BITS)[dtype]
+        return np.full(count, bits, dtype=_UINT_OF_SIZE[st.itemsize]).view(st)
+    return np.full(count * st.itemsize, SECOND_POISON_BYTE if second else GUARD_BYTE,
+                   dtype=np.uint8).view(st)
 
 
-def fill_poison(body: Any, dtype: str) -> None:
+def fill_poison(body: Any, dtype: str, second: bool = False) -> None:
     """Poison a buffer in place (NumPy or CuPy): the same bits as ``poison``."""
     st = storage_dtype(dtype)
     if dtype in _POISON_BITS:
-        body.view(_UINT_OF_SIZE[st.itemsize]).fill(_POISON_BITS[dtype])
+        bits = (_SECOND_POISON_BITS if second else _POISON_BITS)[dtype]
+        body.view(_UINT_OF_SIZE[st.itemsize]).fill(bits)
     else:
-        body.view(np.uint8).fill(GUARD_BYTE)
+        body.view(np.uint8).fill(SECOND_POISON_BYTE if second else GUARD_BYTE)
 
 
-def unwritten_mask(a: np.ndarray, dtype: str) -> np.ndarray:
-    st = storage_dtype(dtype)
-    bits = a.view(_UINT_OF_SIZE[st.itemsize])
-    return bits == poison(1, dtype).view(_UINT_OF_SIZE[st.itemsize])[0]
+def poison_word(dtype: str, second: bool = False) -> Any:
+    """The poison of one element as an unsigned integer of its size."""
+    u = _UINT_OF_SIZE[storage_dtype(dtype).itemsize]
+    return poison(1, dtype, second).view(u)[0]
+
+
+def unwritten_mask(a: Any, dtype: str, second: bool = False) -> Any:
+    """The elements that hold the (first or ``second``) poison: suspects, not yet proof."""
+    u = _UINT_OF_SIZE[storage_dtype(dtype).itemsize]
+    return a.view(u) == poison_word(dtype, second)
+
+
+def unwritten_after(first: Any, second: Any, dtype: str) -> Any:
+    """The elements a kernel left unwritten: those holding the first poison after a run
+    from the first, and the second poison after a run from the second (NumPy or CuPy)."""
+    return unwritten_mask(first, dtype) & unwritten_mask(second, dtype, True)
 
 
 def guard_damage(guard: np.ndarray) -> int | None:
@@ -208,21 +233,36 @@ def _fmt(x: Any) -> str:
     return repr(x.item()) if hasattr(x, "item") else repr(x)
 
 
+def _poison_words(dtype: str) -> str:
+    return "the poison NaN" if is_float(dtype) else "the poison bytes"
+
+
+def _unwritten_detail(who: str, name: str, i: int, lanes: int, count: int, n: int,
+                      dtype: str, ref: str) -> str:
+    return (f"{who} left {name}{_element(i, lanes)} unwritten (still {_poison_words(dtype)}; "
+            f"{count} of {n} elements), reference = {ref}")
+
+
 def compare(name: str, cand: np.ndarray, ref: np.ndarray, dtype: str, lanes: int,
-            tol: tuple[float, float], who: str = "candidate") -> Mismatch | None:
-    """Compare one buffer; None if equal within tolerance, else the first bad element."""
+            tol: tuple[float, float], who: str = "candidate",
+            unwritten: np.ndarray | None = None) -> Mismatch | None:
+    """Compare one buffer; None if equal within tolerance, else the first bad element.
+    ``unwritten``: the elements the candidate left unwritten (``unwritten_after``: the gate
+    runs it from two poisons). Without it, a float element still holding the poison NaN
+    where the reference's does not counts as unwritten (no arithmetic makes that NaN), and
+    an integer is only compared: its poison is a value a kernel may write."""
     st = storage_dtype(dtype)
+    if unwritten is None:
+        unwritten = unwritten_mask(cand, dtype) & ~unwritten_mask(ref, dtype) \
+            if is_float(dtype) else np.zeros(cand.shape, dtype=bool)
+    if unwritten.any():
+        i, count = int(np.flatnonzero(unwritten)[0]), int(unwritten.sum())
+        r = _fmt(_show(ref, dtype)[i])
+        return Mismatch(name, i, "unwritten", r, "unwritten", count,
+                        _unwritten_detail(who, name, i, lanes, count, cand.size, dtype, r))
     if cand.shape == ref.shape and st.itemsize in _UINT_OF_SIZE and np.array_equal(
             cand.view(_UINT_OF_SIZE[st.itemsize]), ref.view(_UINT_OF_SIZE[st.itemsize])):
-        return None  # the same bits: nothing unwritten that the reference wrote, no difference
-    loose = unwritten_mask(cand, dtype) & ~unwritten_mask(ref, dtype)
-    if loose.any():
-        i = int(np.flatnonzero(loose)[0])
-        return Mismatch(name, i, "unwritten", _fmt(_show(ref, dtype)[i]), "unwritten",
-                        int(loose.sum()),
-                        f"{who} left {name}{_element(i, lanes)} unwritten (still the poison "
-                        f"NaN; {int(loose.sum())} of {cand.size} elements), reference = "
-                        f"{_fmt(_show(ref, dtype)[i])}")
+        return None  # the same bits: no difference
     if is_float(dtype):
         c, r = to_float64(cand, dtype), to_float64(ref, dtype)
         rtol, atol = tol
@@ -306,8 +346,9 @@ class GuardedBuffers:
         whole, g = self.whole[name]
         return whole[g:whole.size - g]
 
-    def load(self, inputs: CaseInputs) -> list[Any]:
-        """Inputs copied in (device to device), outputs poisoned; the launch's arguments."""
+    def load(self, inputs: CaseInputs, second: bool = False) -> list[Any]:
+        """Inputs copied in (device to device), outputs poisoned (``second``: with the second
+        poison); the launch's arguments."""
         args: list[Any] = []
         for a in self.plan:
             if a["kind"] == "scalar":
@@ -315,7 +356,7 @@ class GuardedBuffers:
                 continue
             body = self.body(a["name"])
             if a["role"] == "out":
-                fill_poison(body, a["dtype"])
+                fill_poison(body, a["dtype"], second)
             else:
                 body[...] = inputs.device[a["name"]]
             args.append(body)
@@ -403,28 +444,31 @@ def _item(xp: Any, a: Any, i: int, dtype: str) -> Any:
 
 def compare_in_place(xp: Any, name: str, cand: Any, ref: Any, dtype: str, lanes: int,
                      tol: tuple[float, float], who: str = "candidate",
-                     chunk: int = CHUNK_ELEMENTS) -> Mismatch | None:
-    """``compare`` without copying the buffers anywhere: equal bits first (one reduction),
-    then the poison check and the tolerance check chunk by chunk; the scale (rms of the
-    reference's finite values) is one pass over the whole buffer, as ``compare`` takes it."""
+                     chunk: int = CHUNK_ELEMENTS, unwritten: Any | None = None
+                     ) -> Mismatch | None:
+    """``compare`` without copying the buffers anywhere: the unwritten check (``unwritten``,
+    as ``compare`` takes it), equal bits (one reduction), then the tolerance check chunk by
+    chunk; the scale (rms of the reference's finite values) is one pass over the whole
+    buffer, as ``compare`` takes it."""
     st = storage_dtype(dtype)
     u = _UINT_OF_SIZE[st.itemsize]
-    if cand.shape == ref.shape and bool(xp.array_equal(cand.view(u), ref.view(u))):
-        return None
     n = cand.size
-    pois = poison(1, dtype).view(u)[0]
+    pois = poison_word(dtype)
     count, first = 0, -1
-    for s in range(0, n, chunk):
-        loose = (cand[s:s + chunk].view(u) == pois) & (ref[s:s + chunk].view(u) != pois)
-        c = int(loose.sum())
-        if c and first < 0:
-            first = s + _first(xp, loose)
-        count += c
+    if unwritten is not None or is_float(dtype):
+        for s in range(0, n, chunk):
+            loose = unwritten[s:s + chunk] if unwritten is not None else \
+                (cand[s:s + chunk].view(u) == pois) & (ref[s:s + chunk].view(u) != pois)
+            c = int(loose.sum())
+            if c and first < 0:
+                first = s + _first(xp, loose)
+            count += c
     if count:
         r = _fmt(_item(xp, ref, first, dtype))
         return Mismatch(name, first, "unwritten", r, "unwritten", count,
-                        f"{who} left {name}{_element(first, lanes)} unwritten (still the "
-                        f"poison NaN; {count} of {n} elements), reference = {r}")
+                        _unwritten_detail(who, name, first, lanes, count, n, dtype, r))
+    if cand.shape == ref.shape and bool(xp.array_equal(cand.view(u), ref.view(u))):
+        return None
     if not is_float(dtype):
         count, first = 0, -1
         for s in range(0, n, chunk):
@@ -470,14 +514,18 @@ def compare_in_place(xp: Any, name: str, cand: Any, ref: Any, dtype: str, lanes:
                     f"elements bad, rtol {rtol:g}, atol {atol:g})")
 
 
-def unwritten_count(xp: Any, a: Any, dtype: str, chunk: int = CHUNK_ELEMENTS
-                    ) -> tuple[int, int]:
-    """(how many elements still hold the poison, the first of them or -1), in place."""
+def unwritten_count(xp: Any, a: Any, dtype: str, chunk: int = CHUNK_ELEMENTS,
+                    second: Any | None = None) -> tuple[int, int]:
+    """(how many elements still hold the poison, the first of them or -1), in place; with
+    ``second`` (the same buffer after a run from the second poison), those that hold each
+    run's poison."""
     u = _UINT_OF_SIZE[storage_dtype(dtype).itemsize]
-    pois = poison(1, dtype).view(u)[0]
+    pois, pois2 = poison_word(dtype), poison_word(dtype, True)
     count, first = 0, -1
     for s in range(0, a.size, chunk):
         m = a[s:s + chunk].view(u) == pois
+        if second is not None:
+            m &= second[s:s + chunk].view(u) == pois2
         c = int(m.sum())
         if c and first < 0:
             first = s + _first(xp, m)

@@ -382,7 +382,7 @@ def uses_warp_intrinsics(ctx: GuardContext, region: str = "kernel") -> Verdict:
 
 @predicate("smem_fits", ArgSpec("limit", frozenset({"int", "name", "hole"}),
                                 frozenset({"default", "optin"}), optional=True),
-           reads=("rule", "layout", "spec"))
+           reads=("rule", "layout", "spec"), facts=("shared",))
 def smem_fits(ctx: GuardContext, limit: int | str = "default") -> Verdict:
     """The kernel's static __shared__ bytes, plus what the rule's rewrite declares (with the
     hole values filled) and the spec's dynamic shared memory, fit LIMIT bytes (default

@@ -74,8 +74,7 @@ READS: dict[str, str] = {
     "arguments": "the code its metavariables bound, and its other arguments",
     "declarations": "the declarations the names it is given resolve to in the function, and "
                     "the writes, aliases and uses of those variables there",
-    "layout": "a variable's declared type or layout: a rewrite of that declaration in the "
-              "same run makes the verdict stale (klc.pipeline._stale_sites)",
+    "layout": "a variable's declared type or layout",
     "position": "where the match is: the anchor, the loop or statements around it",
     "spec": "the kernel spec, or the launches of the kernel in the file",
     "file": "the rest of the file and the headers it includes (callers, declarations)",
@@ -83,6 +82,25 @@ READS: dict[str, str] = {
             "verdict at a match is never shared between rules (GuardContext.memo)",
     "holes": "hole values alone, no code: a relation the search filler checks before any "
              "other static check",
+}
+# The facts of the code a verdict depends on, for composing the rewrites of one run
+# (``klc.edits.facts``): an applied rewrite that changes a fact a pending site's guards read
+# makes that site's verdict stale, and it is judged again on the rewritten code. Each
+# predicate's facts follow from what it reads (``_FACTS_OF_READS``), plus those it names
+# itself (``facts=``). No guard reads registers: the gate measures them.
+FACTS: dict[str, str] = {
+    "code": "the code of the function the match is in (the statements around it, loops, "
+            "barriers, later uses)",
+    "launch": "the launch geometry (block, grid: the spec and the host launches) and "
+              "__launch_bounds__",
+    "shared": "the __shared__ memory the kernel declares",
+    "declarations": "the declarations, types, layouts, writes, aliases and uses of the "
+                    "variables the match names",
+    "file": "the rest of the file (callers, where a kernel's name escapes)",
+}
+_FACTS_OF_READS: dict[str, tuple[str, ...]] = {
+    "position": ("code",), "spec": ("launch",), "declarations": ("declarations",),
+    "layout": ("declarations",), "file": ("file",),
 }
 # what a verdict shared by every use of one declaration may read
 _PER_DECLARATION_READS = frozenset({"arguments", "declarations", "layout"})
@@ -107,6 +125,7 @@ class Traits:
     reads: frozenset[str]
     per_declaration: bool = False
     pass_only: bool = False
+    facts: frozenset[str] = frozenset()  # words of ``FACTS``: what composing rewrites checks
 
     @property
     def reads_rule(self) -> bool:
@@ -183,11 +202,12 @@ def _region_arg(optional: bool = True) -> ArgSpec:
 
 
 def predicate(name: str, *params: ArgSpec, reads: tuple[str, ...], per_declaration: bool = False,
-              pass_only: bool = False) -> Callable[[Callable[..., Verdict]],
-                                                   Callable[..., Verdict]]:
+              pass_only: bool = False, facts: tuple[str, ...] = ()
+              ) -> Callable[[Callable[..., Verdict]], Callable[..., Verdict]]:
     """Register a predicate with its traits (``Traits``); the first line of its docstring is
-    what the CLI lists. ``reads`` is required: the words of ``READS`` its verdict reads."""
-    traits = _traits(name, params, reads, per_declaration, pass_only)
+    what the CLI lists. ``reads`` is required: the words of ``READS`` its verdict reads;
+    ``facts``: words of ``FACTS`` it reads beyond those its ``reads`` imply."""
+    traits = _traits(name, params, reads, per_declaration, pass_only, facts)
 
     def register(fn: Callable[..., Verdict]) -> Callable[..., Verdict]:
         if name in PREDICATES:
@@ -200,7 +220,7 @@ def predicate(name: str, *params: ArgSpec, reads: tuple[str, ...], per_declarati
 
 
 def _traits(name: str, params: tuple[ArgSpec, ...], reads: tuple[str, ...],
-            per_declaration: bool, pass_only: bool) -> Traits:
+            per_declaration: bool, pass_only: bool, facts: tuple[str, ...] = ()) -> Traits:
     """The traits of a predicate being registered; a ValueError (at import) when they cannot
     be right, so that no cache shares a verdict it should not."""
     words = frozenset(reads)
@@ -215,7 +235,12 @@ def _traits(name: str, params: tuple[ArgSpec, ...], reads: tuple[str, ...],
     if per_declaration and not ("declarations" in words and words <= _PER_DECLARATION_READS):
         raise ValueError(f"guard predicate {name!r}: a verdict shared per declaration reads "
                          f"the declarations and only {', '.join(sorted(_PER_DECLARATION_READS))}")
-    return Traits(words, per_declaration, pass_only)
+    odd = sorted(set(facts) - set(FACTS))
+    if odd:
+        raise ValueError(f"guard predicate {name!r}: facts= names {', '.join(odd)}, not among "
+                         f"{', '.join(FACTS)}")
+    implied = {f for w in words for f in _FACTS_OF_READS.get(w, ())}
+    return Traits(words, per_declaration, pass_only, frozenset(implied | set(facts)))
 
 
 def with_trait(trait: Callable[[Traits], bool]) -> frozenset[str]:

@@ -64,7 +64,8 @@ def test_ray_gate_and_in_place_from_the_cli(local_ray: None, tmp_path: Path) -> 
     ray_tree = make_tree(tmp_path / "ray", files)
     local_tree = make_tree(tmp_path / "local", files)
     for tree, executor in ((ray_tree, "ray"), (local_tree, "local")):
-        rc = main(["batch", str(tree), "--rule", FAST_MATH, "--gate", "--in-place",
+        rc = main(["batch", str(tree), "--rule", FAST_MATH, "--gate", "--gate-stages", "compile",
+                   "--in-place",
                    "--executor", executor, "--journal", str(tmp_path / f"{executor}.jsonl"),
                    "-j", "1", "-q", "--report", str(tmp_path / f"{executor}.json")])
         assert rc == 0

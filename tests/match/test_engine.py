@@ -385,10 +385,11 @@ def test_grid_stride_loop_refuses_a_body_that_returns() -> None:
     assert [s.ok for s in sites] == [True]
 
 
-def test_a_site_judged_on_a_declaration_another_site_changes_waits() -> None:
+def test_a_site_judged_on_a_declaration_another_site_changes_is_judged_again() -> None:
     """pad_smem_tile and vectorize_shared_float4_load both hold on the [32][32] tile, each on
     its own; applied together, the float4 read would land on a padded row (132 bytes, not a
-    multiple of 16). The read waits for the next run, where the padded layout refuses it."""
+    multiple of 16). The read waits, is judged again on the padded tile in the same run, and
+    the padded layout refuses it."""
     from klc.rule import RuleSet
 
     names = ("pad_smem_tile", "vectorize_shared_float4_load")
@@ -398,9 +399,12 @@ def test_a_site_judged_on_a_declaration_another_site_changes_waits() -> None:
     assert sorted(s.rule.name for s in find_sites(unit, rules) if s.ok) == sorted(names)
     out = apply_rules(unit, rules)
     assert [rw.match.rule.name for rw in out.applied] == ["pad_smem_tile"]
-    assert [(s.rule.name, why) for s, why in out.skipped] == [
-        ("vectorize_shared_float4_load", "uses `t`, whose declaration pad_smem_tile rewrites "
-         "in this run: it is judged again on the new code by the next run")]
+    [(site, why)] = out.skipped
+    assert site.rule.name == "vectorize_shared_float4_load"
+    assert why.startswith("pad_smem_tile (square_tile.cu:2:5) changes code that mentions `t`, "
+                          "whose declaration, type or writes its guards read: judged again on "
+                          "the rewritten code, refused: ")
+    assert "`r` × 132 B" in why
     assert b"t[32][32 + 1]" in out.source and b"reinterpret_cast" not in out.source
     again = find_sites(parse_bytes(out.source, "square_tile.cu"), rules)
     vec = [s for s in again if s.rule.name == "vectorize_shared_float4_load"]
@@ -472,7 +476,7 @@ rule hoist {
     assert out.source == src.replace(b"{\n    int a", b"{\n    int hoisted = 0;\n    int a")
 
 
-def test_cli_apply_says_which_sites_wait_for_another_run(
+def test_cli_apply_says_which_sites_were_judged_again(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     rules = tmp_path / "both.rule"
     rules.write_text((ROOT / "skills" / "vectorize.rule").read_text()
@@ -481,8 +485,9 @@ def test_cli_apply_says_which_sites_wait_for_another_run(
     assert main(["apply", str(rules), str(kernel), "--rule", "pad_smem_tile",
                  "--rule", "vectorize_shared_float4_load"]) == 0
     captured = capsys.readouterr()
-    assert ("square_tile.cu:11:13: vectorize_shared_float4_load: not applied in this run: uses "
-            "`t`, whose declaration pad_smem_tile rewrites in this run") in captured.err
+    assert ("square_tile.cu:11:13: vectorize_shared_float4_load: not applied in this run: "
+            "pad_smem_tile (") in captured.err
+    assert "judged again on the rewritten code, refused: " in captured.err
     assert "+    __shared__ __align__(16) float t[32][32 + 1];" in captured.out
 
 
