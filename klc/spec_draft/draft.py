@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from klc.cuda.model import Function, Param, Unit
 from klc.spec import CType, parse_ctype
+from klc.spec.aliases import resolve_name, resolve_param
 from klc.spec.launch import balanced
 from klc.spec_draft.exprs import (
     clean_shape,
@@ -21,7 +22,7 @@ from klc.spec_draft.exprs import (
     subst,
     tidy,
 )
-from klc.spec_draft.host import Host, host_launch
+from klc.spec_draft.host import Host, float_value, host_launch
 from klc.spec_draft.kernel import (
     DEFAULT_BLOCK,
     Access,
@@ -34,6 +35,7 @@ from klc.spec_draft.kernel import (
     thread_vars,
 )
 
+_FUNCTIONS = {"ceil_div", "min", "max", "abs", "int", "sqrt", "exp", "log", "pow", "fabs"}
 TARGET_ELEMENTS = 1 << 24  # the largest buffer at the drafted profiling sizes
 LOOP_SIZE = 64  # a size that bounds a per-thread loop
 RANGE_SIZE = 1024  # the range of values an index buffer holds
@@ -120,6 +122,8 @@ class _Drafter:
         self.grid: list[str] = []
         self.block: list[str] = []
         self.shared: str | None = None
+        self.dtypes: tuple[tuple[str, str], ...] = ()
+        self.float_values: dict[str, float] = {}
 
     # -- the kernel -------------------------------------------------------------------------
 
@@ -148,29 +152,46 @@ class _Drafter:
             self.ranges[f"_threadIdx_{axis}"] = ("0", str(b - 1))
 
     def read_signature(self) -> None:
+        """Each parameter's element type as the compiler sees it (typedefs, ``using``
+        aliases, macros, headers through -I: klc.spec.aliases)."""
         for p in self.fn.params:
-            parsed = parse_ctype(p.type)
-            if parsed is None:
+            got = resolve_param(self.unit, self.fn.name, p.name, p.type, self.dtypes)
+            if got is None:
                 raise DraftError(f"{self.unit.where(p.start)}: parameter {p.name} has type "
-                                 f"{p.type!r}, which the gate cannot make data for")
-            self.sig.append((p, parsed[0], parsed[1] > 0 or p.array))
+                                 f"{p.type!r}, which the gate cannot make data for (with "
+                                 "-I/-D for the headers and switches that define it, the "
+                                 "compiler's view is used)")
+            (ct, depth, _const), how = got
+            if how:
+                self.guessed.append(f"args.{p.name}: {p.type.strip()} is {ct.c_name} ({how})")
+            self.sig.append((p, ct, depth > 0 or p.array))
 
     def read_host_launch(self) -> None:
-        """The host launch, usable only where it is a function of constant sizes."""
-        host = host_launch(self.unit, self.fn.name)
+        """The host launch, usable where its grid and block can be read (module doc of
+        ``klc.spec_draft.host``); sizes it cannot find a value for are chosen later."""
+        host = host_launch(self.unit, self.fn.name,
+                           [None if ptr else p.name for p, _, ptr in self.sig],
+                           self.sizeof_type)
         if host is None:
             return
-        exprs = [*host.grid, *host.block, *([host.shared] if host.shared else []),
-                 *(a for (p, ct, ptr), a in zip(self.sig, host.args, strict=False)
-                   if not ptr and not ct.dtype.startswith("float"))]
-        unknown = sorted({n for e in exprs for n in re.findall(r"\b[A-Za-z_]\w*\b", e)}
-                         - set(host.sizes) - {"ceil_div", "min", "max", "int", "abs"})
-        if unknown or len(host.args) != len(self.sig):
+        if host.unreadable or len(host.args) != len(self.sig):
             self.guessed.append(f"the launch at {host.where} is not used: " + (
-                f"{', '.join(unknown)} not set from constants" if unknown else
+                "klc cannot read " + "; ".join(host.unreadable) if host.unreadable else
                 "its arguments do not match the parameters"))
             return
         self.host = host
+        self.guessed.extend(host.notes)
+        for axis, b in zip("xyz", host.block, strict=False):
+            self.ranges[f"_threadIdx_{axis}"] = ("0", f"(_blockDim_{axis} - 1)")
+        for axis, _g in zip("xyz", host.grid, strict=False):
+            self.ranges[f"_blockIdx_{axis}"] = ("0", f"(_gridDim_{axis} - 1)")
+        dims = [evaluate_or_none(b, dict(host.sizes)) for b in host.block]
+        if all(d is not None and d > 0 for d in dims):
+            self.block_dims = [int(d) for d in dims if d is not None]
+
+    def sizeof_type(self, name: str) -> CType | None:
+        """A type name the spec model does not know, as the compiler resolves it."""
+        return resolve_name(self.unit, name, self.dtypes)
 
     # -- the sizes --------------------------------------------------------------------------
 
@@ -189,16 +210,31 @@ class _Drafter:
                              if any(re.search(rf"\b{n}\b", hi) for v, (_, hi) in ranges.items()
                                     if v in k.loops)}
         self._data_ranges()
-        if self.host is not None:
-            self.sizes = dict(self.host.sizes)
-            self.param_value = {p.name: self.host.args[i] for i, (p, _, _) in
-                                enumerate(self.sig) if i < len(self.host.args)}
+        host = self.host
+        if host is not None:
+            self.sizes = dict(host.sizes)
+            self.param_value = {p.name: host.args[i] for i, (p, _, _) in
+                                enumerate(self.sig) if i < len(host.args)}
         else:
             self.param_value = {n: n for n in self.size_params}
         for name, value in self.range_sizes.values():
             if name:
                 self.sizes[name] = value
-        if self.host is None:
+        if host is not None:  # float arguments as numbers; sizes only they used go
+            self._float_args(host)
+        if host is not None and host.free:
+            free = list(host.free)
+            looped = {f for f in free if any(self.param_value.get(p, "").strip("() ") == f
+                                             for p in self.loop_bounded)}
+            chosen = _choose_sizes(free, looped, self.k, ranges, self.corners, self.env_for,
+                                   self.sizes)
+            self.sizes.update(chosen)
+            for f in free:
+                what = ("it bounds a per-thread loop" if f in looped and len(free) > 1 else
+                        "the largest buffer is about 2^24 elements")
+                self.guessed.append(f"sizes.{f}: {self.sizes[f]} ({host.free[f]}; chosen "
+                                    f"so that {what})")
+        if host is None:
             self.sizes = {**_choose_sizes(self.size_params, self.loop_bounded, k, ranges,
                                           self.corners, self.env_for, self.sizes), **self.sizes}
             for n in self.size_params:
@@ -210,6 +246,26 @@ class _Drafter:
             if name:
                 self.guessed.append(f"sizes.{name}: {value} (the range of the values of {buf}, "
                                     "which index another buffer)")
+
+    def _float_args(self, host: Host) -> None:
+        """A float argument the file gives a value (``1.0f / sqrtf(HS)``) is a number in the
+        spec; host sizes that only such arguments use are no sizes of the spec."""
+        self.float_values: dict[str, float] = {}
+        for p, ct, ptr in self.sig:
+            if ptr or not (ct.dtype.startswith("float") or ct.dtype == "bfloat16"):
+                continue
+            text = self.param_value.get(p.name, "")
+            names = set(re.findall(r"\b[A-Za-z_]\w*\b", text)) - _FUNCTIONS
+            if names <= set(host.sizes):
+                number = float_value(text, dict(host.sizes))
+                if number is not None:
+                    self.float_values[p.name] = number
+        used: set[str] = set()
+        for t in [*host.grid, *host.block, *([host.shared] if host.shared else []),
+                  *(v for n, v in self.param_value.items() if n not in self.float_values)]:
+            used |= set(re.findall(r"\b[A-Za-z_]\w*\b", t))
+        for n in [n for n in self.sizes if n in host.sizes and n not in used]:
+            del self.sizes[n]
 
     def _data_ranges(self) -> None:
         """The range of an index read from a buffer: a loop's where it indexes in the same
@@ -239,6 +295,13 @@ class _Drafter:
         env: Env = dict(values)
         for axis, b in zip("xyz", [*self.block_dims, 1, 1], strict=False):
             env[f"_blockDim_{axis}"] = b
+        if self.host is not None:  # the launch's geometry at these sizes
+            for key, dims in (("_blockDim", self.host.block), ("_gridDim", self.host.grid)):
+                for axis, d in zip("xyz", [*dims, "1", "1"], strict=False):
+                    v = evaluate_or_none(d, values)
+                    if v is None or v < 1:
+                        return None
+                    env[f"{key}_{axis}"] = v
         for p in self.size_params:
             v = evaluate_or_none(self.param_value.get(p, p), values)
             if v is None:
@@ -401,7 +464,9 @@ class _Drafter:
         host, sizes = self.host, self.sizes
         lines = ["/* klc-spec", f"kernel: {self.fn.name}"]
         lines.append("sizes: {" + ", ".join(f"{n}: {v}" for n, v in sizes.items()) + "}"
-                     + ("  # from the host code" if host else "  # guessed: see below"))
+                     + (("  # from the host code" + ("; guessed where marked below"
+                                                    if host.free else ""))
+                        if host else "  # guessed: see below"))
         lines.append("args:")
         for p, ct, ptr in self.sig:
             lines.append(self._arg_line(p, ct, ptr))
@@ -429,6 +494,13 @@ class _Drafter:
         if name in self.param_value and name in (self.size_params if host is None else
                                                  self.param_value):
             value = self.param_value[name]
+            if host is not None and name in self.float_values:
+                number = self.float_values[name]
+                if number is not None:
+                    shown = f"{number:.9g}"
+                    why = "" if tidy(value) == shown else f": {tidy(value).replace('//', '/')}"
+                    return (f"  - {{name: {name}, value: {shown}}}  # from the "
+                            f"launch{why}")
             if host is not None and name not in self.size_params and \
                     evaluate_or_none(value, dict(self.sizes)) is None:
                 self.guessed.append(f"args.{name}: uniform(0.5, 2)")
@@ -449,7 +521,8 @@ def _role(p: Param, acc: list[Access]) -> str:
     """``in`` for a const (in the spec's sense) or never written buffer; else ``inout``
     where it is read too, ``out`` where only written."""
     written = any(a.write for a in acc)
-    if p.const or parse_ctype(p.type)[2] or not written:  # type: ignore[index]
+    parsed = parse_ctype(p.type)
+    if p.const or (parsed is not None and parsed[2]) or not written:
         return "in"
     return "inout" if any(a.read for a in acc) else "out"
 
