@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from klc.cuda.model import Function, Param, Unit
-from klc.spec import CType, parse_ctype
+from klc.spec import MAX_BLOCK, MAX_GRID, MAX_THREADS, CType, parse_ctype
 from klc.spec.aliases import resolve_name, resolve_param
 from klc.spec.launch import balanced
 from klc.spec_draft.exprs import (
@@ -124,6 +124,7 @@ class _Drafter:
         self.shared: str | None = None
         self.dtypes: tuple[tuple[str, str], ...] = ()
         self.float_values: dict[str, float] = {}
+        self.float_free: dict[str, str] = {}  # what only a float argument reads: why
 
     # -- the kernel -------------------------------------------------------------------------
 
@@ -266,6 +267,8 @@ class _Drafter:
             used |= set(re.findall(r"\b[A-Za-z_]\w*\b", t))
         for n in [n for n in self.sizes if n in host.sizes and n not in used]:
             del self.sizes[n]
+        for n in [n for n in host.free if n not in used]:  # only a float's: no size
+            self.float_free[n] = host.free.pop(n)
 
     def _data_ranges(self) -> None:
         """The range of an index read from a buffer: a loop's where it indexes in the same
@@ -302,6 +305,11 @@ class _Drafter:
                     if v is None or v < 1:
                         return None
                     env[f"{key}_{axis}"] = v
+            block = [env[f"_blockDim_{a}"] for a in "xyz"]
+            if block[0] * block[1] * block[2] > MAX_THREADS or \
+                    any(b > m for b, m in zip(block, MAX_BLOCK, strict=True)) or \
+                    any(env[f"_gridDim_{a}"] > m for a, m in zip("xyz", MAX_GRID, strict=True)):
+                return None  # no launch at these sizes: the sizes are too large
         for p in self.size_params:
             v = evaluate_or_none(self.param_value.get(p, p), values)
             if v is None:
@@ -369,6 +377,8 @@ class _Drafter:
             vals = {}
             for n in self.sizes:
                 v = self.sizes[n] + rnd.randrange(1, 38)
+                if self.host is not None:  # a grid of ceil_div(n, 1024) must move too
+                    v += rnd.randrange(1, 38) * (self.sizes[n] // 64)
                 if parity is not None and v % 2 != parity:
                     v += 1
                 vals[n] = v
@@ -404,10 +414,18 @@ class _Drafter:
         raw = best0[1]
         if self.host is not None:  # the kernel's size parameters as the host's expressions
             raw = subst(raw, self._host_values())
+            raw = subst(raw, {f"_{key}_{axis}": d for key, dims in
+                              (("gridDim", self.host.grid), ("blockDim", self.host.block))
+                              for axis, d in zip("xyz", [*dims, "1", "1"], strict=False)})
         clean = clean_shape(targets, list(self.sizes))
-        if clean is not None and all(
-                evaluate_or_none(" * ".join(f"({d})" for d in clean), vals) == t
-                for vals, t in targets):
+        fits = clean is not None and all(
+            evaluate_or_none(" * ".join(f"({d})" for d in clean), vals) == t
+            for vals, t in targets)
+        if not fits and self.host is not None:  # one element per thread, or per block
+            clean = next(([tidy(c)] for c in self._launch_extents()
+                          if all(evaluate_or_none(c, vals) == t for vals, t in targets)), None)
+            fits = clean is not None
+        if fits and clean is not None:
             self.shapes[p.name] = clean
             self.guessed.append(f"args.{p.name}.shape: {clean} (the largest index + 1 of "
                                 f"{self.k.text(use[0].node)})")
@@ -416,6 +434,19 @@ class _Drafter:
             self.guessed.append(f"args.{p.name}.shape: the largest index + 1 of "
                                 f"{self.k.text(use[0].node)}, as computed")
         return True
+
+    def _launch_extents(self) -> list[str]:
+        """The launch's thread and block counts as expressions of the sizes (x, then x * y),
+        which an unguarded index spans: ``N // 256 * 256``, ``N // 256``."""
+        assert self.host is not None
+        g = [tidy(x) for x in self.host.grid if tidy(x) != "1"]
+        b = [tidy(x) for x in self.host.block if tidy(x) != "1"]
+        out = []
+        for dims in ([*g, *b], g, [*g[:1], *b[:1]], g[:1]):
+            if dims:
+                out.append(" * ".join(d if re.fullmatch(r"[\w.]+", d) else f"({d})"
+                                      for d in dims))
+        return out
 
     def _host_values(self) -> dict[str, str]:
         return {q: self.param_value[q] for q in self.size_params
@@ -462,12 +493,18 @@ class _Drafter:
     def draft(self) -> Draft:
         """The block's text, with what was guessed and what is left TODO."""
         host, sizes = self.host, self.sizes
+        fixed = not sizes and host is not None
+        if fixed:  # a launch of fixed size: one size, the largest buffer's, verified as is
+            self._fixed_size()
         lines = ["/* klc-spec", f"kernel: {self.fn.name}"]
         lines.append("sizes: {" + ", ".join(f"{n}: {v}" for n, v in sizes.items()) + "}"
                      + (("  # from the host code" + ("; guessed where marked below"
                                                     if host.free else ""))
                         if host else "  # guessed: see below"))
-        lines.append("args:")
+        if fixed:
+            lines.append("verify_sizes: [{" + ", ".join(f"{n}: {v}" for n, v in sizes.items())
+                         + "}]  # the launch is fixed: verified at its one size")
+        lines.append("args:" if self.sig else "args: []")
         for p, ct, ptr in self.sig:
             lines.append(self._arg_line(p, ct, ptr))
         lines.append(f"grid: [{', '.join(quote(tidy(g)) for g in self.grid)}]")
@@ -482,6 +519,18 @@ class _Drafter:
         lines.append("*/")
         return Draft(self.fn.name, "\n".join(lines) + "\n", self.guessed, self.todo, sizes,
                      host is not None)
+
+    def _fixed_size(self) -> None:
+        """Sizes for a launch that has none (every extent a constant): ``n``, the largest
+        buffer's element count, which the shapes equal to it then name."""
+        counts = [int(d[0]) for d in self.shapes.values() if len(d) == 1 and d[0].isdigit()]
+        n = max(counts, default=1)
+        self.sizes["n"] = n
+        for name, dims in self.shapes.items():
+            if dims == [str(n)]:
+                self.shapes[name] = ["n"]
+        self.guessed.append(f"sizes.n: {n}, the largest buffer (every extent of the launch "
+                            "is a constant)")
 
     def _arg_line(self, p: Param, ct: CType, ptr: bool) -> str:
         host, name = self.host, p.name
@@ -501,6 +550,12 @@ class _Drafter:
                     why = "" if tidy(value) == shown else f": {tidy(value).replace('//', '/')}"
                     return (f"  - {{name: {name}, value: {shown}}}  # from the "
                             f"launch{why}")
+            unknown = [n for n in re.findall(r"\b[A-Za-z_]\w*\b", value)
+                       if n in self.float_free]
+            if host is not None and unknown:
+                self.guessed.append(f"args.{name}: uniform(0.5, 2)")
+                return (f"  - {{name: {name}, init: \"uniform(0.5, 2)\"}}  # guessed: "
+                        f"{self.float_free[unknown[0]]}")
             if host is not None and name not in self.size_params and \
                     evaluate_or_none(value, dict(self.sizes)) is None:
                 self.guessed.append(f"args.{name}: uniform(0.5, 2)")
@@ -532,34 +587,52 @@ def _choose_sizes(size_params: list[str], loop_bounded: set[str], k: Kernel,
                   env_for: Callable[[dict[str, int]], Env | None],
                   fixed: dict[str, int]) -> dict[str, int]:
     """Values for the sizes: a loop bound 64 (when there are other sizes), the others one
-    value, the largest that keeps every buffer at or under TARGET_ELEMENTS."""
+    value, the largest that keeps every buffer at or under TARGET_ELEMENTS. Where one value
+    for all gives no launch (``dim // heads`` threads), sizes are also tried 8, 64 and 512
+    times smaller than the largest, preferring a launch of at least 64 threads a block."""
     if not size_params:
         return {}
     loop = {n for n in loop_bounded if len(size_params) > 1}
     if loop == set(size_params):
         loop = set()
-    best: dict[str, int] = {}
+    free = [n for n in size_params if n not in loop]
+    shifts = list(itertools.product((0, 3, 6, 9), repeat=len(free))) if len(free) <= 3 \
+        else [(0,) * len(free)]
+    shifts.sort(key=sum)
+    fallback: dict[str, int] = {}
     for e in range(24, 0, -1):
-        v = 1 << e
-        vals = {**fixed, **{n: (LOOP_SIZE if n in loop else v) for n in size_params}}
-        env = env_for(vals)
-        if env is None:
-            continue
-        biggest = 0
-        ok = True
-        for a in k.accesses:
-            got, _ = corners(a.index, env)
-            if got is None:
-                ok = False
-                break
-            biggest = max(biggest, got + 1)
-        for var, (_, hi) in ranges.items():
-            if var.startswith("_v_"):
+        for ks in shifts:
+            if any(e - s < 0 for s in ks):
                 continue
-            x = evaluate_or_none(resolve_free(hi, ranges, env), env)
-            if x is not None and x < 0:
-                ok = False
-        if ok and 0 < biggest <= TARGET_ELEMENTS:
-            best = {n: vals[n] for n in size_params}
-            break
-    return best or {n: 1024 for n in size_params}
+            vals = {**fixed, **{n: LOOP_SIZE for n in loop},
+                    **{n: 1 << (e - s) for n, s in zip(free, ks, strict=True)}}
+            env = env_for(vals)
+            if env is None or not _fits(k, ranges, corners, env):
+                continue
+            chosen = {n: vals[n] for n in size_params}
+            threads = env.get("_blockDim_x", 1) * env.get("_blockDim_y", 1) * \
+                env.get("_blockDim_z", 1)
+            if threads >= 64 or "_gridDim_x" not in env:
+                return chosen
+            fallback = fallback or chosen
+        if fallback:
+            return fallback
+    return {n: 1024 for n in size_params}
+
+
+def _fits(k: Kernel, ranges: Ranges, corners: Callable[[str, Env], tuple[int | None, str]],
+          env: Env) -> bool:
+    """Every buffer bounded and at most TARGET_ELEMENTS, every range not empty."""
+    biggest = 0
+    for a in k.accesses:
+        got, _ = corners(a.index, env)
+        if got is None:
+            return False
+        biggest = max(biggest, got + 1)
+    for var, (_, hi) in ranges.items():
+        if var.startswith("_v_"):
+            continue
+        x = evaluate_or_none(resolve_free(hi, ranges, env), env)
+        if x is not None and x < 0:
+            return False
+    return 0 < biggest <= TARGET_ELEMENTS

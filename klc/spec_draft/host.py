@@ -52,6 +52,9 @@ _INT_CASTS = re.compile(
     r"int64_t|int32_t|uint32_t|uint64_t|float|double)\s*\)")
 
 
+_ARG_LISTS = ("argument_list", "initializer_list", "parameter_list")
+
+
 class _Unresolved(Exception):
     """A host name or call whose value the file does not say."""
 
@@ -224,7 +227,7 @@ class _Resolver:
                 if value is None:
                     return self.make_free(name, f"{name} is declared in {fn.name} without a "
                                           "value")
-                if value.type in ("argument_list", "initializer_list"):  # dim3 block(256)
+                if value.type in _ARG_LISTS:  # dim3 block(256)
                     parts = [self.expr(self.unit.text(c), fn, depth + 1)
                              for c in value.named_children]
                     return parts[0] if parts else "1"
@@ -334,14 +337,17 @@ class _Resolver:
             if dims is not None:
                 i = "xyz".index(member)
                 return dims[i] if i < len(dims) else "1"
-        raise _Unresolved(f"{var}{op}{member} is not set in the file")
+            raise _Unresolved(f"{var}{op}{member} is not set in the file")
+        # a field of a configuration read at run time (p->dim, cfg.hidden): a free size,
+        # one name for every place that reads it
+        return self.make_free(member, f"{var}{op}{member} is read at run time")
 
     def _dim3_var(self, name: str, fn: Function, depth: int) -> list[str] | None:
         local = _local(self.unit, fn, name)
         if local is None or local[1] is None:
             return None
         decl, value = local
-        if value.type in ("argument_list", "initializer_list"):
+        if value.type in _ARG_LISTS:
             return [self.expr(self.unit.text(c), fn, depth + 1) for c in value.named_children]
         m = re.fullmatch(r"\s*dim3\s*\((.*)\)\s*", self.unit.text(value), re.S)
         if m:
@@ -381,8 +387,8 @@ def _c_to_spec(text: str, sizeof: Callable[[str], str]) -> str:
     t = re.sub(r"sizeof\s*\(\s*([\w\s:]+?)\s*\)", lambda m: sizeof(m.group(1)), t)
     t = _INT_CASTS.sub("", t)
     t = re.sub(r"\bstatic_cast\s*<[^<>]*>", "static_cast", t)
-    t = re.sub(r"(\d(?:\.\d*)?(?:[eE][-+]?\d+)?)[fFuUlL]+\b", r"\1", t)
-    t = re.sub(r"(\d\.)(?!\d)", r"\g<1>0", t)
+    t = re.sub(r"(?<![\w.])(\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)[fFuUlL]+\b", r"\1", t)
+    t = re.sub(r"(?<![\w.])(\d+\.)(?![\w])", r"\g<1>0", t)
     return t.replace("/", "//").replace("////", "//")
 
 
@@ -457,6 +463,12 @@ def _local(unit: Unit, fn: Function, name: str) -> tuple[Node, Node | None] | No
                 if d.type == "identifier" and unit.text(d) == name and \
                         n.child_by_field_name("declarator") is not None:
                     return d, None
+                if d.type == "function_declarator":  # dim3 block(bx, by): C++'s vexing parse
+                    inner = d.child_by_field_name("declarator")
+                    plist = d.child_by_field_name("parameters")
+                    if inner is not None and plist is not None and \
+                            unit.text(inner) == name:
+                        return inner, plist
         stack.extend(reversed(n.named_children))
     return None
 
