@@ -183,7 +183,7 @@ def _parse_argv(argv: list[str], base: Path) -> BuildFlags:
             if a == opt and i + 1 < len(argv):
                 value = argv[i + 1]
                 i += 1
-            elif a.startswith(opt) and len(a) > len(opt) and not a.startswith("--") or \
+            elif (a.startswith(opt) and len(a) > len(opt) and not a.startswith("--")) or \
                     a.startswith(opt + "="):
                 value = a[len(opt):].lstrip("=")
             else:

@@ -23,10 +23,10 @@ from klc.spec.doc import (
 from klc.spec.expr import ExprError, expr_names, parse_expr
 from klc.spec.model import (
     DEFAULT_TIMEOUT_S,
+    DTYPE_C_NAMES,
     INIT_KINDS,
     PEAKS,
     ROLES,
-    DTYPE_C_NAMES,
     SCALAR_TYPES,
     VECTOR_TYPES,
     ArgSpec,

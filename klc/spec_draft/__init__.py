@@ -38,7 +38,7 @@ accesses, thread indices), ``host`` its host launch, ``draft`` runs the stages a
 block, ``exprs`` holds the expression text helpers they share.
 """
 
-from klc.spec_draft.draft import Draft, draft_spec
+from klc.spec_draft.draft import Draft, draft_spec, with_block
 from klc.spec_draft.kernel import DraftError
 
-__all__ = ["Draft", "DraftError", "draft_spec"]
+__all__ = ["Draft", "DraftError", "draft_spec", "with_block"]

@@ -58,6 +58,17 @@ class Draft:
     host_launch: bool = False
 
 
+BOM = b"\xef\xbb\xbf"
+
+
+def with_block(source: bytes, block: str) -> bytes:
+    """The file with a drafted block at its top (after a UTF-8 byte-order mark, which must
+    stay the file's first bytes)."""
+    if source.startswith(BOM):
+        return BOM + block.encode() + source[len(BOM):]
+    return block.encode() + source
+
+
 def draft_spec(unit: Unit, kernel: str | None = None) -> Draft:
     """Draft the klc-spec block of one kernel of ``unit`` (the package doc says how)."""
     try:
@@ -182,7 +193,7 @@ class _Drafter:
             return
         self.host = host
         self.guessed.extend(host.notes)
-        for axis, b in zip("xyz", host.block, strict=False):
+        for axis, _b in zip("xyz", host.block, strict=False):
             self.ranges[f"_threadIdx_{axis}"] = ("0", f"(_blockDim_{axis} - 1)")
         for axis, _g in zip("xyz", host.grid, strict=False):
             self.ranges[f"_blockIdx_{axis}"] = ("0", f"(_gridDim_{axis} - 1)")

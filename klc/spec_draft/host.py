@@ -76,7 +76,8 @@ def host_launch(unit: Unit, kernel: str, params: list[str | None],
                 sizeof: Callable[[str], CType | None] | None = None) -> Host | None:
     """The first launch of ``kernel`` in host code, resolved to host sizes (module doc);
     ``params`` are the kernel's scalar parameter names, None for a buffer (free sizes passed
-    straight to one take its name), ``sizeof`` resolves a type name the spec model does not know (a typedef)."""
+    straight to one take its name), ``sizeof`` resolves a type name the spec model does not
+    know (a typedef)."""
     launch = next((ln for ln in unit.launches if ln.kernel == kernel), None)
     if launch is None:
         return None
@@ -346,7 +347,7 @@ class _Resolver:
         local = _local(self.unit, fn, name)
         if local is None or local[1] is None:
             return None
-        decl, value = local
+        value = local[1]
         if value.type in _ARG_LISTS:
             return [self.expr(self.unit.text(c), fn, depth + 1) for c in value.named_children]
         m = re.fullmatch(r"\s*dim3\s*\((.*)\)\s*", self.unit.text(value), re.S)
