@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from klc.cuda.model import Function, Param, Unit
-from klc.spec import MAX_BLOCK, MAX_GRID, MAX_THREADS, CType, parse_ctype
+from klc.spec import MAX_BLOCK, MAX_GRID, MAX_THREADS, CType, default_verify_sizes, parse_ctype
 from klc.spec.aliases import resolve_name, resolve_param
 from klc.spec.launch import balanced
 from klc.spec_draft.exprs import (
@@ -515,6 +515,8 @@ class _Drafter:
         if fixed:
             lines.append("verify_sizes: [{" + ", ".join(f"{n}: {v}" for n, v in sizes.items())
                          + "}]  # the launch is fixed: verified at its one size")
+        else:
+            lines.extend(self._verify_sizes())
         lines.append("args:" if self.sig else "args: []")
         for p, ct, ptr in self.sig:
             lines.append(self._arg_line(p, ct, ptr))
@@ -530,6 +532,30 @@ class _Drafter:
         lines.append("*/")
         return Draft(self.fn.name, "\n".join(lines) + "\n", self.guessed, self.todo, sizes,
                      host is not None)
+
+    def _verify_sizes(self) -> list[str]:
+        """The gate's default verify sizes where each gives a launch and buffers (a size that
+        is a shift count, ``1 << power``, may not: verify then runs at the sizes that do, or
+        at the profiling sizes); nothing where all of them do."""
+        sizes = self.sizes
+        block_x = evaluate_or_none(self.block[0], dict(sizes)) if self.block else None
+        if not sizes or block_x is None or any("TODO" in g for g in self.grid):
+            return []
+        defaults = default_verify_sizes(dict(sizes), block_x)
+
+        def valid(vs: dict[str, int]) -> bool:
+            exprs = [*self.grid, *(d for dims in self.shapes.values() for d in dims)]
+            return all((evaluate_or_none(e, vs) or 0) >= 1 for e in exprs)
+
+        good = [vs for vs in defaults if valid(vs)]
+        if len(good) == len(defaults):
+            return []
+        keep = good or [dict(sizes)]
+        bad = next(vs for vs in defaults if not valid(vs))
+        self.guessed.append(f"verify_sizes: the gate's default {bad} gives an empty grid or "
+                            "buffer, so verify_sizes lists those that do")
+        return ["verify_sizes: [" + ", ".join(
+            "{" + ", ".join(f"{n}: {v}" for n, v in vs.items()) + "}" for vs in keep) + "]"]
 
     def _fixed_size(self) -> None:
         """Sizes for a launch that has none (every extent a constant): ``n``, the largest
