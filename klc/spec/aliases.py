@@ -61,8 +61,9 @@ def resolve_param(unit: Unit, function: str, param: str, type_text: str,
     got = parse_ctype(_substitute(type_text, _macros(unit)))
     if got is not None:
         return got, "a macro"
-    fact = _facts(unit, options).param_type(function, param)
-    if fact is not None:
+    facts = _facts(unit, options)
+    fact = facts.param_type(function, param)
+    if fact is not None and not _unknown_to_clang(facts, type_text):
         got = parse_ctype(fact.canonical)
         if got is not None:
             const = got[2] or "const" in type_text.split("*")[0].split()
@@ -79,13 +80,21 @@ def resolve_name(unit: Unit, name: str, dtypes: Iterable[tuple[str, str]] = (),
         if got is not None and not got[1]:
             return got[0]
     try:
-        fact = _facts(unit, options).typedef(name.strip())
+        facts = _facts(unit, options)
+        fact = facts.typedef(name.strip())
     except Exception:  # libclang missing: the name stays unknown
         return None
     if fact is None:
         return None
     got = parse_ctype(fact.canonical)
     return got[0] if got is not None and not got[1] else None
+
+
+def _unknown_to_clang(facts, type_text: str) -> bool:  # type: ignore[no-untyped-def]
+    """clang could not resolve a name of the type (a header not found): it recovered with
+    ``int``, which is no answer."""
+    words = set(re.findall(r"[A-Za-z_]\w*", type_text))
+    return any(f"unknown type name '{w}'" in d for d in facts.diagnostics for w in words)
 
 
 def _facts(unit: Unit, options: Iterable[str]):  # type: ignore[no-untyped-def]
