@@ -352,7 +352,8 @@ def compile_unit(unit: Unit, *, arch: str, name_expressions: tuple[str, ...] = (
     flags = flags_for(unit.path)
     search = (*((local,) if local else ()), *flags.include)
     # the project's headers with their host code blanked, searched first (klc.gate.headers)
-    shadow = shadow_headers(unit.source, unit.path, search, cache_dir())
+    shadow = shadow_headers(unit.source, unit.path, search, cache_dir(),
+                            lambda u: prepare_device_source(u).source, HOST_HEADERS)
     result = compile_source(prepared.source, unit.path, arch=arch,
                             name_expressions=name_expressions,
                             options=(*options, *(o for o in flags.compiler_options()

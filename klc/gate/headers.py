@@ -2,8 +2,8 @@
 
 A kernel file blanks its host code before NVRTC sees it (``prepare_device_source``), but a
 header of its project (``#include "common.h"``, found beside the file or through ``-I``)
-often holds host code too: ``<stdio.h>``, ``<sys/time.h>``, error-checking functions that
-call ``printf`` and ``exit``. Each such header the file includes (and each one those
+often holds host code too: the C library's I/O and timer headers, error-checking functions
+that call ``printf`` and ``exit``. Each such header the file includes (and each one those
 include) is read, blanked the same way (host functions and host-only includes, every line
 kept where it was), and written under ``$KLC_CACHE_DIR/headers/<digest>/`` at the path the
 include spells; that folder is searched first, so NVRTC compiles what nvcc's device pass
@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable
 from pathlib import Path
 
+from klc.cuda.model import Unit
 from klc.errors import KlcError
 from klc.fsutil import atomic_write
 
@@ -28,12 +30,12 @@ _INCLUDE_RE = re.compile(rb"^[ \t]*#[ \t]*include[ \t]*([<\"])([^>\"]+)[>\"]", r
 MAX_HEADERS = 256
 
 
-def shadow_headers(source: bytes, path: str, search: tuple[str, ...], cache: Path
-                   ) -> str | None:
-    """The folder of prepared copies of the project headers ``source`` includes, or None
-    where it includes none."""
+def shadow_headers(source: bytes, path: str, search: tuple[str, ...], cache: Path,
+                   prepare: Callable[[Unit], bytes], host_only: frozenset[str]) -> str | None:
+    """The folder of prepared copies (``prepare``: a unit's device source) of the project
+    headers ``source`` includes, leaving out ``host_only`` headers, or None where it
+    includes none."""
     from klc.cuda.parse import parse_bytes
-    from klc.gate.compile import HOST_HEADERS, prepare_device_source
 
     here = Path(path).resolve().parent if path != "<memory>" else None
     roots = [Path(d) for d in search]
@@ -43,7 +45,7 @@ def shadow_headers(source: bytes, path: str, search: tuple[str, ...], cache: Pat
         text, folder, rel_dir = queue.pop(0)
         for m in _INCLUDE_RE.finditer(text):
             quote, name = m.group(1), m.group(2).decode("utf-8", "replace").strip()
-            if name in HOST_HEADERS or ".." in Path(name).parts or Path(name).is_absolute():
+            if name in host_only or ".." in Path(name).parts or Path(name).is_absolute():
                 continue
             found, rel = None, name
             if quote == b'"' and folder is not None and (folder / name).is_file():
@@ -54,7 +56,7 @@ def shadow_headers(source: bytes, path: str, search: tuple[str, ...], cache: Pat
                 continue
             try:
                 data = found.read_bytes()
-                prepared = prepare_device_source(parse_bytes(data, str(found))).source
+                prepared = prepare(parse_bytes(data, str(found)))
             except (OSError, KlcError):
                 continue
             copies[rel] = prepared
