@@ -60,9 +60,13 @@ _MACRO_HEAD_RE = re.compile(r"\s*[A-Za-z_]\w*(?:\([^)]*\))?")
 class Facts:
     """Semantic facts about one ``Unit``: built on the first question, memoized after."""
 
-    def __init__(self, unit: Unit, extra_args: tuple[str, ...] = ()):
+    def __init__(self, unit: Unit, extra_args: tuple[str, ...] = (), keep_going: bool = False):
         self.unit = unit
         self.extra_args = extra_args  # clang options on top of the command's (a spec's -D)
+        # past a header that is not found (a host header of the project's), so that what
+        # follows it (a typedef) is still read: for the type questions of klc.spec.aliases,
+        # which refuse a name clang did not know; the guards' facts stop there, as clang does
+        self.keep_going = keep_going
         self.builds = 0  # how many times a translation unit was built (memoization check)
         self._types: dict[tuple[int, int], TypeFact | None] = {}
         self._params: dict[tuple[str, str], TypeFact | None] = {}
@@ -93,11 +97,10 @@ class Facts:
         unsaved += [(f"{CUDA_DIR}/{h}", "") for h in CUDA_HEADERS]
         unsaved += [(f"{BUILTIN_DIR}/{h}", text) for h, text in BUILTIN_HEADERS.items()]
         self.builds += 1
-        # the command's -I/-D and the file's compile_commands.json entry (klc.cuda.flags);
-        # "keep going" past a header that is not found (a host header of the project's), so
-        # that what follows it (a typedef) is still read
+        # the command's -I/-D and the file's compile_commands.json entry (klc.cuda.flags)
         extra = [*flags_for(self.unit.path).clang_args(), *self.extra_args]
-        keep_going = getattr(ci.TranslationUnit, "PARSE_KEEP_GOING", 0x200)
+        keep_going = getattr(ci.TranslationUnit, "PARSE_KEEP_GOING", 0x200) \
+            if self.keep_going else 0
         try:
             return ci.Index.create().parse(
                 self._main_name, args=[*CLANG_ARGS, *extra], unsaved_files=unsaved,

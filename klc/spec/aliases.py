@@ -98,12 +98,12 @@ def _unknown_to_clang(facts, type_text: str) -> bool:  # type: ignore[no-untyped
 
 
 def _facts(unit: Unit, options: Iterable[str]):  # type: ignore[no-untyped-def]
-    extra = compiler_args(options)
-    if not extra:
-        return unit.facts
+    """The unit's facts for type questions: with the spec's -D/-I, and read on past a header
+    that is not found (what clang then did not know is refused, ``_unknown_to_clang``)."""
     from klc.cuda.facts import Facts
 
-    key = f"facts:{' '.join(extra)}"
+    extra = compiler_args(options)
+    key = f"type facts:{' '.join(extra)}"
     if key not in unit.memo:
-        unit.memo[key] = Facts(unit, extra)
+        unit.memo[key] = Facts(unit, extra, keep_going=True)
     return unit.memo[key]

@@ -19,14 +19,15 @@ BREAK = ('rule break_exp {\n  kind: skill\n  context: global\n  anchor: ```\n   
          "  ```\n  rewrite replace: ```\n    no_such_fn($X)\n  ```\n}\n")
 
 
-def _run(*args: str, nvcc: str | None) -> subprocess.CompletedProcess[str]:
+def _run(*args: str, nvcc: str | None, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     env.pop("KLC_BUILD_FLAGS", None)
     if nvcc is None:
         env["KLC_NVCC"] = "none"
     else:
         env.pop("KLC_NVCC", None)
-    return subprocess.run([*KLC, *args], capture_output=True, text=True, cwd=ROOT, timeout=600,
+    # (in the test's folder: an --in-place batch keeps its journal in the working folder)
+    return subprocess.run([*KLC, *args], capture_output=True, text=True, cwd=cwd, timeout=600,
                           env=env)
 
 
@@ -52,7 +53,7 @@ def test_nvrtc_fallback_names_itself(tmp_path: Path) -> None:
     t = _tree(tmp_path)
     before = (t / "src" / "act.cu").read_bytes()
     r = _run("batch", str(t / "src"), "--rule", str(t / "broken.rule"), "--in-place", "-j", "1",
-             "-I", str(t / "inc"), "--report", str(t / "r.json"), nvcc=None)
+             "-I", str(t / "inc"), "--report", str(t / "r.json"), nvcc=None, cwd=t)
     assert r.returncode == 0, r.stderr
     assert "compile-checked with NVRTC" in _notes(t / "r.json")
     assert "does not compile where the original does (both compiled with NVRTC" in r.stderr
@@ -64,7 +65,7 @@ def test_nvcc_compiles_the_whole_unit_with_the_include_path(tmp_path: Path) -> N
     t = _tree(tmp_path)
     before = (t / "src" / "act.cu").read_bytes()
     r = _run("batch", str(t / "src"), "--rule", str(t / "broken.rule"), "--in-place", "-j", "1",
-             "-I", str(t / "inc"), "--report", str(t / "r.json"), nvcc="nvcc")
+             "-I", str(t / "inc"), "--report", str(t / "r.json"), nvcc="nvcc", cwd=t)
     assert r.returncode == 0, r.stderr
     assert "compile-checked with nvcc " in _notes(t / "r.json")
     assert "does not compile where the original does (both compiled with nvcc" in r.stderr
@@ -72,7 +73,7 @@ def test_nvcc_compiles_the_whole_unit_with_the_include_path(tmp_path: Path) -> N
     assert (t / "src" / "act.cu").read_bytes() == before
     # without -I the original does not compile either: nothing to compare, said so
     r = _run("batch", str(t / "src"), "--rule", str(t / "broken.rule"), "--in-place", "-j", "1",
-             "--report", str(t / "r2.json"), nvcc="nvcc")
+             "--report", str(t / "r2.json"), nvcc="nvcc", cwd=t)
     assert r.returncode == 0, r.stderr
     assert "not compile-checked: the original does not compile with nvcc" in \
         _notes(t / "r2.json")
