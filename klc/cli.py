@@ -39,11 +39,24 @@ def build_parser() -> argparse.ArgumentParser:
         mod = importlib.import_module(f"klc.commands.{name}")
         mod.add_parser(sub)
         _COMMANDS[name] = mod.run
-    for p in sub.choices.values():  # every command reads files: one limit for all
+    for name, p in sub.choices.items():  # every command reads files: one limit for all
         p.add_argument("--max-bytes", metavar="SIZE",
                        help="refuse an input file (source, rule) larger than SIZE (e.g. 64M; "
                        "default 16M, far above any real source file; also $KLC_MAX_BYTES)")
+        if name != "spec":  # (spec's subcommands take them: klc spec init -I inc k.cu)
+            add_build_flags(p)
     return ap
+
+
+def add_build_flags(p: argparse.ArgumentParser) -> None:
+    """``-I``, ``-D`` and ``--include-from``: how the compiler finds the file's headers and
+    which switches it sets, for every command that parses or compiles (klc.cuda.flags)."""
+    p.add_argument("-I", dest="include_dirs", action="append", metavar="DIR",
+                   help="a folder of headers the file includes (as the compiler's -I)")
+    p.add_argument("-D", dest="defines", action="append", metavar="NAME[=VALUE]",
+                   help="a macro switch (as the compiler's -D), e.g. -D ENABLE_BF16")
+    p.add_argument("--include-from", metavar="compile_commands.json",
+                   help="take each file's -I/-D from its entry in a compile_commands.json")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -71,6 +84,11 @@ def _main(argv: Sequence[str] | None) -> int:
             from klc.fsutil import MAX_BYTES_ENV, parse_size
 
             os.environ[MAX_BYTES_ENV] = str(parse_size(args.max_bytes))
+        if getattr(args, "include_dirs", None) or getattr(args, "defines", None) or \
+                getattr(args, "include_from", None):  # (the environment carries them too)
+            from klc.cuda.flags import from_args, set_flags
+
+            set_flags(from_args(args.include_dirs, args.defines, args.include_from))
         return _COMMANDS[args.command](args)
     except KlcError as e:
         err.print(f"klc: error: {terminal_safe(str(e))}", markup=False)

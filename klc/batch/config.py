@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,12 +60,16 @@ class BatchConfig:
     # the default): a rule that changes results (its card's ``precision``) is applied without
     # the gate only from a named file, or when --only names it
     named_files: tuple[str, ...] = ()
-    # without the gate, each rewritten file is compiled (NVRTC, device code; no GPU) with its
-    # original, and kept only if it compiles where the original did (off: --no-compile-check)
+    # without the gate, each rewritten file is compiled (nvcc where installed, else NVRTC)
+    # with its original, and kept only if it compiles where the original did (off:
+    # --no-compile-check)
     compile_check: bool = False
     # the gate's stages (--gate-stages): verify and profile need a GPU, and a batch that
     # asks for them on a machine without one refuses before writing (``check_gate_stages``)
     gate_stages: tuple[str, ...] = ("compile", "verify", "profile")
+    # the command's -I/-D/--include-from (klc.cuda.flags, as $KLC_BUILD_FLAGS): local worker
+    # processes inherit the environment, Ray tasks set it from here
+    build_flags: str = field(default_factory=lambda: os.environ.get("KLC_BUILD_FLAGS", ""))
 
     @classmethod
     def from_paths(cls, paths: Sequence[str], **kw: Any) -> BatchConfig:
@@ -120,7 +125,7 @@ class BatchConfig:
                "arch": self.arch, "gate_timeout": self.gate_timeout,
                "optimize_options": [(k, repr(v)) for k, v in self.optimize_options],
                "tree_only": self.tree_only, "named": self.named_files,
-               "compile_check": self.compile_check,
+               "compile_check": self.compile_check, "build_flags": self.build_flags,
                "gate_stages": list(self.gate_stages) if self.gate else None}
         return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:24]
 

@@ -149,6 +149,7 @@ def _ray_file(config: BatchConfig, data: bytes, path: str, want_diff: bool,
               gate_inline: bool, send_unchanged: bool) -> FileResult:
     """A Ray task: one file, from its bytes."""
     _tune_gc()  # a Ray worker process serves this batch's tasks
+    _use_flags(config)
     state = WorkerState(config, _rules_for(config), want_diff, gate_inline,
                         config.gate and not gate_inline, send_unchanged)
     return process_bytes(state, data, path)
@@ -156,4 +157,13 @@ def _ray_file(config: BatchConfig, data: bytes, path: str, want_diff: bool,
 
 def _ray_gate(config: BatchConfig, res: FileResult, send_unchanged: bool) -> FileResult:
     """A Ray task with one GPU: gate one rewritten file."""
+    _use_flags(config)
     return _gate_job(config, res, send_unchanged)
+
+
+def _use_flags(config: BatchConfig) -> None:
+    """The command's -I/-D in this Ray worker (klc.cuda.flags reads the environment)."""
+    if config.build_flags:
+        os.environ["KLC_BUILD_FLAGS"] = config.build_flags
+    else:
+        os.environ.pop("KLC_BUILD_FLAGS", None)

@@ -209,38 +209,55 @@ def _optimize(state: WorkerState, unit: Any, res: FileResult) -> bytes | None:
 
 
 def compile_check(config: BatchConfig, res: FileResult, unit: Any, new: bytes) -> None:
-    """An ungated rewrite is kept only if it compiles where its original does: both are
-    compiled by NVRTC (the gate's compile stage: device code, host code blanked, no GPU).
-    A rewrite that breaks the build keeps the original (counted under ``refused_by``
-    "compile", with NVRTC's first error); an original that does not compile here (a header
-    NVRTC cannot find, host-only code it cannot blank) leaves nothing to compare against:
-    the rewrite is kept, and counted as "compile_unchecked"."""
+    """An ungated rewrite is kept only if it compiles where its original does. Where nvcc is
+    installed (klc.batch.nvcc) both are compiled whole by it (host code and the project's
+    headers too, with the command's -I/-D); else by NVRTC (the gate's compile stage: device
+    code, host code blanked, no GPU). The compiler that ran is named in the file's notes. A
+    rewrite that breaks the build keeps the original (counted under ``refused_by``
+    "compile", with the first error); an original that does not compile here (a header the
+    compiler cannot find, host-only code NVRTC cannot blank) leaves nothing to compare
+    against: the rewrite is kept, and counted as "compile_unchecked"."""
+    from klc.batch.nvcc import find_nvcc, nvcc_compile
     from klc.cuda.parse import parse_bytes
-    from klc.gate.compile import DEFAULT_ARCH, compile_unit
+    from klc.gate.compile import DEFAULT_ARCH, compile_unit, nvrtc_version
 
     arch = config.arch or DEFAULT_ARCH
+    nvcc = find_nvcc()
     try:
-        before = compile_unit(unit, arch=arch)
-        if not before.ok:
+        if nvcc is not None:
+            b = nvcc_compile(nvcc, unit.source, unit.path, arch)
+            compiler, before_ok, before_err = b.compiler, b.ok, b.error
+        else:
+            compiler = f"NVRTC {nvrtc_version()}"
+            before = compile_unit(unit, arch=arch)
+            before_ok, before_err = before.ok, before.error or ""
+        res.notes.append(f"{res.path}: compile-checked with {compiler}")
+        if not before_ok:
             res.refused_by["compile_unchecked"] = 1
-            first = (before.error or "").strip().splitlines()[:1]
+            first = before_err.strip().splitlines()[:1]
             res.notes.append(f"{res.path}: not compile-checked: the original does not compile "
-                             f"with NVRTC here ({first[0] if first else 'no log'})")
+                             f"with {compiler} here ({first[0] if first else 'no log'})")
             return
-        after = compile_unit(parse_bytes(new, unit.path), arch=arch)
+        if nvcc is not None:
+            a = nvcc_compile(nvcc, new, unit.path, arch)
+            after_ok, after_err = a.ok, a.error
+        else:
+            after = compile_unit(parse_bytes(new, unit.path), arch=arch)
+            after_ok, after_err = after.ok, after.error or ""
     except KlcError as e:
         res.refused_by["compile_unchecked"] = 1
         res.notes.append(f"{res.path}: not compile-checked: {e}")
         return
-    if after.ok:
+    if after_ok:
         res.checks = ["compile"]
         return
     rules = ", ".join(sorted({a["rule"] for a in res.applied}))
-    first = (after.error or "").strip().splitlines()[:1]
+    first = after_err.strip().splitlines()[:1]
     res.status, res.output, res.diff = REFUSED, None, ""
     res.refused_by["compile"] = res.refused_by.get("compile", 0) + len(res.applied)
-    res.reason = (f"the rewrite ({rules}) does not compile where the original does: "
-                  f"{first[0] if first else 'NVRTC failed'}; the original is kept")
+    res.reason = (f"the rewrite ({rules}) does not compile where the original does (both "
+                  f"compiled with {compiler}): {first[0] if first else 'the compiler failed'}; "
+                  "the original is kept")
     res.applied = []
 
 

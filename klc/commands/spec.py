@@ -39,6 +39,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                      help="write the file with the drafted block to OUT")
     c = s.add_parser("check", help="check klc-spec blocks against their kernels' signatures")
     c.add_argument("files", nargs="+", metavar="KERNEL")
+    from klc.cli import add_build_flags
+
+    for q in (i, c):
+        add_build_flags(q)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -67,7 +71,7 @@ def _init(args: argparse.Namespace) -> int:
     from klc.errors import KlcError, shown, where
     from klc.fsutil import atomic_write
     from klc.spec import check_spec, find_spec_block, load_spec
-    from klc.spec_draft import draft_spec
+    from klc.spec_draft import draft_spec, with_block
 
     err = Console(stderr=True, highlight=False, markup=False, emoji=False, soft_wrap=True)
     path = args.kernel_file
@@ -90,7 +94,6 @@ def _init(args: argparse.Namespace) -> int:
         raise KlcError(f"{shown(path)}: klc spec init cannot draft this kernel "
                        f"({type(e).__name__}: {e}); write the spec by hand (docs/spec.md)"
                        ) from None
-    block = draft.text.encode()
     print(draft.text, end="")
     if draft.todo:
         for t in draft.todo:
@@ -99,7 +102,7 @@ def _init(args: argparse.Namespace) -> int:
                   "fill them in by hand" + ("; nothing written" if args.in_place or args.output
                                             else ""))
         return 1
-    combined = block + source
+    combined = with_block(source, draft.text)
     try:
         spec = load_spec(combined, path)
         assert spec is not None

@@ -26,6 +26,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from klc.cuda.flags import flags_for
 from klc.cuda.libclang import (
     BUILTIN_DIR,
     BUILTIN_HEADERS,
@@ -59,8 +60,13 @@ _MACRO_HEAD_RE = re.compile(r"\s*[A-Za-z_]\w*(?:\([^)]*\))?")
 class Facts:
     """Semantic facts about one ``Unit``: built on the first question, memoized after."""
 
-    def __init__(self, unit: Unit):
+    def __init__(self, unit: Unit, extra_args: tuple[str, ...] = (), keep_going: bool = False):
         self.unit = unit
+        self.extra_args = extra_args  # clang options on top of the command's (a spec's -D)
+        # past a header that is not found (a host header of the project's), so that what
+        # follows it (a typedef) is still read: for the type questions of klc.spec.aliases,
+        # which refuse a name clang did not know; the guards' facts stop there, as clang does
+        self.keep_going = keep_going
         self.builds = 0  # how many times a translation unit was built (memoization check)
         self._types: dict[tuple[int, int], TypeFact | None] = {}
         self._params: dict[tuple[str, str], TypeFact | None] = {}
@@ -91,10 +97,14 @@ class Facts:
         unsaved += [(f"{CUDA_DIR}/{h}", "") for h in CUDA_HEADERS]
         unsaved += [(f"{BUILTIN_DIR}/{h}", text) for h, text in BUILTIN_HEADERS.items()]
         self.builds += 1
+        # the command's -I/-D and the file's compile_commands.json entry (klc.cuda.flags)
+        extra = [*flags_for(self.unit.path).clang_args(), *self.extra_args]
+        keep_going = getattr(ci.TranslationUnit, "PARSE_KEEP_GOING", 0x200) \
+            if self.keep_going else 0
         try:
             return ci.Index.create().parse(
-                self._main_name, args=list(CLANG_ARGS), unsaved_files=unsaved,
-                options=ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD,
+                self._main_name, args=[*CLANG_ARGS, *extra], unsaved_files=unsaved,
+                options=ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD | keep_going,
             )
         except ci.TranslationUnitLoadError as e:
             raise KlcError(f"{where(self.unit.path, 1, 1)}: libclang could not parse the file "
@@ -187,6 +197,21 @@ class Facts:
                     if fn.is_definition():
                         return type_fact(p.type)
         return type_fact(found.type) if found is not None else None
+
+    def typedef(self, name: str) -> TypeFact | None:
+        """What a typedef or ``using`` alias named ``name`` stands for, where the file or a
+        header it includes (through -I) declares one at file or namespace scope."""
+        ci = load().ci
+        kinds = (ci.CursorKind.TYPEDEF_DECL, ci.CursorKind.TYPE_ALIAS_DECL)
+        stack = list(self.tu.cursor.get_children())
+        while stack:
+            c = stack.pop(0)
+            if c.kind in kinds and c.spelling == name:
+                return type_fact(c.underlying_typedef_type)
+            if c.kind in (ci.CursorKind.NAMESPACE, ci.CursorKind.LINKAGE_SPEC,
+                          ci.CursorKind.UNEXPOSED_DECL):
+                stack.extend(c.get_children())
+        return None
 
     def _walk(self, cursors: list[Any], keep: Callable[[Any], bool]) -> Iterator[Any]:
         """Declarations of this file, into namespaces and extern "C" blocks."""

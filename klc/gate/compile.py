@@ -27,9 +27,11 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from klc.cuda.flags import flags_for
 from klc.cuda.model import Unit
 from klc.errors import KlcError, shown
 from klc.fsutil import atomic_write
+from klc.gate.headers import shadow_headers
 
 DEFAULT_ARCH = "sm_90"  # the design's target (H100 / H200) when no GPU is there to ask
 BASE_OPTIONS = ("-std=c++17", "-Xptxas=-v")
@@ -347,9 +349,18 @@ def compile_unit(unit: Unit, *, arch: str, name_expressions: tuple[str, ...] = (
     """Compile a unit's device code for ``arch`` (host code blanked, see the module doc)."""
     prepared = prepare_device_source(unit)
     local = os.path.dirname(os.path.abspath(unit.path)) if unit.path != "<memory>" else None
+    # the command's -I/-D and the file's compile_commands.json entry (klc.cuda.flags)
+    flags = flags_for(unit.path)
+    search = (*((local,) if local else ()), *flags.include)
+    # the project's headers with their host code blanked, searched first (klc.gate.headers)
+    shadow = shadow_headers(unit.source, unit.path, search, cache_dir(),
+                            lambda u: prepare_device_source(u).source, HOST_HEADERS)
     result = compile_source(prepared.source, unit.path, arch=arch,
-                            name_expressions=name_expressions, options=options,
-                            include=(local,) if local else (), use_cache=use_cache)
+                            name_expressions=name_expressions,
+                            options=(*options, *(o for o in flags.compiler_options()
+                                                 if not o.startswith("-I"))),
+                            include=(*((shadow,) if shadow else ()), *search),
+                            use_cache=use_cache)
     result.removed = prepared.removed
     return result
 

@@ -1,13 +1,18 @@
 """Stage 4 of the gate: the speed-of-light floor, from the device's measured ceilings.
 
-floor = max(bytes / copy bandwidth, flops / peak rate). The ceilings are measured once per
-device (a device-to-device copy counting bytes read plus written, the better of cudaMemcpy
-and a 16-byte-per-thread copy kernel; FMA-bound kernels for fp32, fp16 and fp64; a cuBLAS
-half-precision matrix product for tensor cores) and cached on disk by device name and driver,
-because datasheet numbers are not what a kernel on this card can reach.
+floor = max(bytes / copy bandwidth, flops / peak rate, launch latency). The ceilings are
+measured once per device (a device-to-device copy counting bytes read plus written, the
+better of cudaMemcpy and a 16-byte-per-thread copy kernel; FMA-bound kernels for fp32, fp16
+and fp64; a cuBLAS half-precision matrix product for tensor cores; an empty kernel of one
+thread, timed between its own CUDA events exactly as the profile times a run, for the launch
+latency) and cached on disk by device name and driver, because datasheet numbers are not
+what a kernel on this card can reach. With the launch term a kernel that moves a few
+kilobytes is judged against what any launch costs (``bound: launch``), not against a floor
+of nanoseconds that would put it at 0% of SOL and make it look far from its limit.
 
-A candidate measured faster than ``IMPOSSIBLE_FRACTION`` of the floor did not move the bytes
-or do the flops its spec claims: it is rejected.
+A candidate measured faster than ``IMPOSSIBLE_FRACTION`` of the work's floor (bytes and
+flops; the launch term is left out, a time at the edge of the launch latency is noise, not
+missing work) did not move the bytes or do the flops its spec claims: it is rejected.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from klc.gate.compile import cache_dir
 from klc.gate.profile import summarize
 
 IMPOSSIBLE_FRACTION = 0.9
-FIGURES_VERSION = 1
+FIGURES_VERSION = 2  # 2: the launch latency
 
 _PEAK_SOURCE = r"""
 #include <cuda_fp16.h>
@@ -71,6 +76,7 @@ extern "C" __global__ void fma_f16(float* out, float seed, int iters) {
     float f = __low2float(s) + __high2float(s);
     if (f == 12345.678f) out[blockIdx.x * blockDim.x + threadIdx.x] = f;
 }
+extern "C" __global__ void empty_launch() {}
 extern "C" __global__ void copy16(const int4* __restrict__ src, int4* __restrict__ dst,
                                   long n) {
     long stride = (long)gridDim.x * blockDim.x;
@@ -184,8 +190,12 @@ def measure(device: dict[str, Any], cubin_for_peaks: str | None) -> dict[str, An
             ms = _median_ms(lambda k=kern, a=arg: k((grid,), (block,), (out, a, np.int32(iters))),
                             runs=10)
             peaks[key] = threads * iters * flops_per_iter / (ms * 1e-3)
+        empty = mod.get_function("empty_launch")
+        launch_s = _median_ms(lambda: empty((1,), (1,), ()), runs=200, warmup=20) * 1e-3
     else:
-        notes.append("peak kernels not compiled: fp32/fp16/fp64 peaks unknown")
+        launch_s = None
+        notes.append("peak kernels not compiled: fp32/fp16/fp64 peaks and the launch "
+                     "latency unknown")
     try:
         n = 8192
         rng = cp.random.default_rng(1)
@@ -203,6 +213,7 @@ def measure(device: dict[str, Any], cubin_for_peaks: str | None) -> dict[str, An
         "bandwidths_Bps": bandwidths,
         "copy_bytes": nbytes,
         "peaks_flops": peaks,
+        "launch_s": launch_s,
         "notes": notes,
         "measured_in_s": time.perf_counter() - t0,
         "measured_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
@@ -219,21 +230,26 @@ def floor_seconds(nbytes: float, flops: float, figures: dict[str, Any], peak: st
     """The SOL floor and which term sets it."""
     bw = figures["bandwidth_Bps"]
     rate = figures["peaks_flops"].get(peak)
+    launch = figures.get("launch_s") or 0.0
     t_bytes = nbytes / bw if bw else 0.0
     t_flops = flops / rate if rate and flops else 0.0
+    work = max(t_bytes, t_flops)
+    bound = "memory" if t_bytes >= t_flops else "compute"
     return {
         "bytes": nbytes, "flops": flops, "peak": peak,
-        "bandwidth_Bps": bw, "peak_flops": rate,
-        "bytes_s": t_bytes, "flops_s": t_flops,
-        "floor_s": max(t_bytes, t_flops),
-        "bound": "memory" if t_bytes >= t_flops else "compute",
+        "bandwidth_Bps": bw, "peak_flops": rate, "launch_s": launch or None,
+        "bytes_s": t_bytes, "flops_s": t_flops, "work_s": work,
+        "floor_s": max(work, launch),
+        "bound": "launch" if launch > work else bound,
     }
 
 
 def judge(measured_s: float, floor: dict[str, Any]) -> dict[str, Any]:
-    """% of SOL, headroom, and whether the time is impossible for the claimed work."""
+    """% of SOL, headroom, and whether the time is impossible for the claimed work (judged
+    on the work's floor: bytes and flops)."""
     f = floor["floor_s"]
+    work = floor.get("work_s", f)
     pct = 100.0 * f / measured_s if measured_s > 0 else 0.0
-    impossible = f > 0 and measured_s < IMPOSSIBLE_FRACTION * f
+    impossible = work > 0 and measured_s < IMPOSSIBLE_FRACTION * work
     return {**floor, "measured_s": measured_s, "pct_of_sol": pct,
             "headroom": measured_s / f if f > 0 else None, "impossible": impossible}

@@ -221,9 +221,12 @@ def _bind_arg(spec: Spec, unit: Unit, fn: Function, a: ArgSpec, param_type: str,
     for tname, tval in types.items():
         resolved = re.sub(rf"\b{re.escape(tname)}\b", tval, resolved)
     parsed = parse_ctype(resolved)
+    if parsed is None or spec.dtype:  # an alias: as the compiler (or the spec) says
+        parsed = _resolve_alias(spec, unit, fn, a, resolved, parsed)
     if parsed is None:
         raise KlcError(f"{at}: parameter {a.name} of {fn.name} has type {param_type!r}, "
-                       "which the gate cannot allocate or pass")
+                       "which the gate cannot allocate or pass (name its element type: "
+                       "dtype: {NAME: float32|float16|bfloat16|...} or the argument's type)")
     ctype, pointer, const = parsed
     if pointer > 1:
         raise KlcError(f"{at}: parameter {a.name} is a pointer to pointer ({param_type}); the "
@@ -248,6 +251,29 @@ def _bind_arg(spec: Spec, unit: Unit, fn: Function, a: ArgSpec, param_type: str,
         raise KlcError(f"{at}: scalar argument {a.name} needs a value (an expression of the "
                        "sizes) or an init")
     return BoundArg(a, ctype, bool(pointer), const)
+
+
+def _resolve_alias(spec: Spec, unit: Unit, fn: Function, a: ArgSpec, type_text: str,
+                   parsed: tuple[CType, int, bool] | None) -> tuple[CType, int, bool] | None:
+    """A parameter type the spec model does not know by name (``floatX*``): the spec's
+    ``dtype`` for it, else the compiler's view (klc.spec.aliases), else the argument's own
+    ``type``; a spec's dtype the compiler contradicts is an error."""
+    from klc.spec.aliases import resolve_param
+
+    at = where(spec.path, a.line, a.col)
+    got = resolve_param(unit, fn.name, a.name, type_text, spec.dtype, spec.options)
+    if got is not None and got[1] == "the spec's dtype":
+        seen = resolve_param(unit, fn.name, a.name, type_text, (), spec.options)
+        if seen is not None and seen[1] and (seen[0][0].dtype, seen[0][0].lanes) != \
+                (got[0][0].dtype, got[0][0].lanes):
+            raise KlcError(f"{at}: the spec's dtype makes {a.name} {got[0][0].c_name}, but the "
+                           f"compiler sees {type_text} as {seen[0][0].c_name} ({seen[1]}): "
+                           "give the option that selects it (options: [-DNAME])")
+    if got is not None:
+        return got[0]
+    if parsed is None and a.type is not None:
+        return parse_ctype(a.type)
+    return parsed
 
 
 # --------------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from klc.spec.expr import ExprError, parse_expr
 
 HEADER_RE = re.compile(rb"/\*[ \t]*klc-spec\b")
 TOP_FIELDS = ("kernel", "template", "sizes", "verify_sizes", "args", "grid", "block", "shared",
-              "bytes", "flops", "peak", "tolerance", "timeout_s", "options")
+              "bytes", "flops", "peak", "tolerance", "timeout_s", "options", "dtype")
 
 
 def find_spec_block(source: bytes) -> tuple[int, int] | None:

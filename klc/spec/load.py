@@ -23,6 +23,7 @@ from klc.spec.doc import (
 from klc.spec.expr import ExprError, expr_names, parse_expr
 from klc.spec.model import (
     DEFAULT_TIMEOUT_S,
+    DTYPE_C_NAMES,
     INIT_KINDS,
     PEAKS,
     ROLES,
@@ -191,7 +192,7 @@ def _load_spec(source: bytes, path: str, span: tuple[int, int]) -> Spec:
                 bytes=expr(doc, f["bytes"][1], "bytes") if "bytes" in f else None,
                 flops=expr(doc, f["flops"][1], "flops") if "flops" in f else None,
                 peak=_peak(doc, f), tolerance=_tolerance(doc, f), timeout_s=_timeout(doc, f),
-                options=_options(doc, f), span=span, loc=loc)
+                options=_options(doc, f), span=span, loc=loc, dtype=_dtype(doc, f, loc))
     if "<" not in spec.kernel:  # else the template's names are known only from the signature
         check_names(spec, {n for n, _ in spec.template})
     return spec
@@ -225,6 +226,31 @@ def _template(doc: Doc, f: Fields, kernel: str, loc: Locations) -> tuple[tuple[s
         raise KlcError(f"{doc.at(node)}: give template arguments either in kernel "
                        f"({kernel}) or in template, not both")
     return tuple(template)
+
+
+def _dtype(doc: Doc, f: Fields, loc: Locations) -> tuple[tuple[str, str], ...]:
+    """``dtype: {floatX: bfloat16}``: what element type a name of the source stands for,
+    as a dtype name (float32, bfloat16, ...) or a C type the gate knows (float, __half)."""
+    if "dtype" not in f:
+        return ()
+    node = f["dtype"][1]
+    if not isinstance(node, yaml.MappingNode):
+        raise KlcError(f"{doc.at(node)}: dtype must be a mapping like {{floatX: bfloat16}}")
+    out: list[tuple[str, str]] = []
+    for k, v in node.value:
+        name = scalar(doc, k, "a type name")
+        if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_]\w*", name):
+            raise KlcError(f"{doc.at(k)}: dtype: {name!r} is not a type name")
+        typ = scalar(doc, v, f"the dtype of {name}")
+        c_name = DTYPE_C_NAMES.get(typ, typ) if isinstance(typ, str) else None
+        parsed = parse_ctype(c_name) if c_name else None
+        if parsed is None or parsed[1]:
+            raise KlcError(f"{doc.at(v)}: dtype of {name}: unknown element type {typ!r} "
+                           f"(known: {', '.join(DTYPE_C_NAMES)}, or a C type: "
+                           f"{', '.join([*SCALAR_TYPES, *VECTOR_TYPES])})")
+        out.append((name, c_name))
+        loc[f"dtype.{name}"] = doc.pos(v.start_mark)
+    return tuple(out)
 
 
 def _verify_sizes(doc: Doc, f: Fields, sizes: dict[str, int]) -> tuple[dict[str, int], ...]:

@@ -53,6 +53,13 @@ VECTOR_TYPES: dict[str, tuple[str, int]] = {
     "__half2": ("float16", 2), "half2": ("float16", 2),
     "__nv_bfloat162": ("bfloat16", 2),
 }
+# the dtype names a spec may give an alias (``dtype: {floatX: bfloat16}``), as C types
+DTYPE_C_NAMES: dict[str, str] = {
+    "float32": "float", "float64": "double", "float16": "__half", "bfloat16": "__nv_bfloat16",
+    "int32": "int", "uint32": "unsigned int", "int64": "long long",
+    "uint64": "unsigned long long", "int16": "short", "uint16": "unsigned short",
+    "int8": "signed char", "uint8": "unsigned char", "bool": "bool",
+}
 _QUALIFIERS = {"const", "volatile", "__restrict__", "__restrict", "restrict", "struct"}
 
 
@@ -134,6 +141,9 @@ class Spec:
     options: tuple[str, ...]
     span: tuple[int, int]
     loc: dict[str, tuple[int, int]] = field(default_factory=dict, compare=False)
+    # element types by the name the source spells them with (``floatX: bfloat16``): what a
+    # typedef, a ``using`` alias or a macro stands for where the text cannot tell
+    dtype: tuple[tuple[str, str], ...] = ()
 
     @property
     def kernel_name(self) -> str:

@@ -11,7 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from klc.cuda.model import Function, Param, Unit
-from klc.spec import CType, parse_ctype
+from klc.spec import MAX_BLOCK, MAX_GRID, MAX_THREADS, CType, default_verify_sizes, parse_ctype
+from klc.spec.aliases import resolve_name, resolve_param
 from klc.spec.launch import balanced
 from klc.spec_draft.exprs import (
     clean_shape,
@@ -21,7 +22,7 @@ from klc.spec_draft.exprs import (
     subst,
     tidy,
 )
-from klc.spec_draft.host import Host, host_launch
+from klc.spec_draft.host import Host, float_value, host_launch
 from klc.spec_draft.kernel import (
     DEFAULT_BLOCK,
     Access,
@@ -34,6 +35,7 @@ from klc.spec_draft.kernel import (
     thread_vars,
 )
 
+_FUNCTIONS = {"ceil_div", "min", "max", "abs", "int", "sqrt", "exp", "log", "pow", "fabs"}
 TARGET_ELEMENTS = 1 << 24  # the largest buffer at the drafted profiling sizes
 LOOP_SIZE = 64  # a size that bounds a per-thread loop
 RANGE_SIZE = 1024  # the range of values an index buffer holds
@@ -54,6 +56,17 @@ class Draft:
     todo: list[str] = field(default_factory=list)
     sizes: dict[str, int] = field(default_factory=dict)
     host_launch: bool = False
+
+
+BOM = b"\xef\xbb\xbf"
+
+
+def with_block(source: bytes, block: str) -> bytes:
+    """The file with a drafted block at its top (after a UTF-8 byte-order mark, which must
+    stay the file's first bytes)."""
+    if source.startswith(BOM):
+        return BOM + block.encode() + source[len(BOM):]
+    return block.encode() + source
 
 
 def draft_spec(unit: Unit, kernel: str | None = None) -> Draft:
@@ -120,6 +133,9 @@ class _Drafter:
         self.grid: list[str] = []
         self.block: list[str] = []
         self.shared: str | None = None
+        self.dtypes: tuple[tuple[str, str], ...] = ()
+        self.float_values: dict[str, float] = {}
+        self.float_free: dict[str, str] = {}  # what only a float argument reads: why
 
     # -- the kernel -------------------------------------------------------------------------
 
@@ -148,29 +164,46 @@ class _Drafter:
             self.ranges[f"_threadIdx_{axis}"] = ("0", str(b - 1))
 
     def read_signature(self) -> None:
+        """Each parameter's element type as the compiler sees it (typedefs, ``using``
+        aliases, macros, headers through -I: klc.spec.aliases)."""
         for p in self.fn.params:
-            parsed = parse_ctype(p.type)
-            if parsed is None:
+            got = resolve_param(self.unit, self.fn.name, p.name, p.type, self.dtypes)
+            if got is None:
                 raise DraftError(f"{self.unit.where(p.start)}: parameter {p.name} has type "
-                                 f"{p.type!r}, which the gate cannot make data for")
-            self.sig.append((p, parsed[0], parsed[1] > 0 or p.array))
+                                 f"{p.type!r}, which the gate cannot make data for (with "
+                                 "-I/-D for the headers and switches that define it, the "
+                                 "compiler's view is used)")
+            (ct, depth, _const), how = got
+            if how:
+                self.guessed.append(f"args.{p.name}: {p.type.strip()} is {ct.c_name} ({how})")
+            self.sig.append((p, ct, depth > 0 or p.array))
 
     def read_host_launch(self) -> None:
-        """The host launch, usable only where it is a function of constant sizes."""
-        host = host_launch(self.unit, self.fn.name)
+        """The host launch, usable where its grid and block can be read (module doc of
+        ``klc.spec_draft.host``); sizes it cannot find a value for are chosen later."""
+        host = host_launch(self.unit, self.fn.name,
+                           [None if ptr else p.name for p, _, ptr in self.sig],
+                           self.sizeof_type)
         if host is None:
             return
-        exprs = [*host.grid, *host.block, *([host.shared] if host.shared else []),
-                 *(a for (p, ct, ptr), a in zip(self.sig, host.args, strict=False)
-                   if not ptr and not ct.dtype.startswith("float"))]
-        unknown = sorted({n for e in exprs for n in re.findall(r"\b[A-Za-z_]\w*\b", e)}
-                         - set(host.sizes) - {"ceil_div", "min", "max", "int", "abs"})
-        if unknown or len(host.args) != len(self.sig):
+        if host.unreadable or len(host.args) != len(self.sig):
             self.guessed.append(f"the launch at {host.where} is not used: " + (
-                f"{', '.join(unknown)} not set from constants" if unknown else
+                "klc cannot read " + "; ".join(host.unreadable) if host.unreadable else
                 "its arguments do not match the parameters"))
             return
         self.host = host
+        self.guessed.extend(host.notes)
+        for axis, _b in zip("xyz", host.block, strict=False):
+            self.ranges[f"_threadIdx_{axis}"] = ("0", f"(_blockDim_{axis} - 1)")
+        for axis, _g in zip("xyz", host.grid, strict=False):
+            self.ranges[f"_blockIdx_{axis}"] = ("0", f"(_gridDim_{axis} - 1)")
+        dims = [evaluate_or_none(b, dict(host.sizes)) for b in host.block]
+        if all(d is not None and d > 0 for d in dims):
+            self.block_dims = [int(d) for d in dims if d is not None]
+
+    def sizeof_type(self, name: str) -> CType | None:
+        """A type name the spec model does not know, as the compiler resolves it."""
+        return resolve_name(self.unit, name, self.dtypes)
 
     # -- the sizes --------------------------------------------------------------------------
 
@@ -189,16 +222,31 @@ class _Drafter:
                              if any(re.search(rf"\b{n}\b", hi) for v, (_, hi) in ranges.items()
                                     if v in k.loops)}
         self._data_ranges()
-        if self.host is not None:
-            self.sizes = dict(self.host.sizes)
-            self.param_value = {p.name: self.host.args[i] for i, (p, _, _) in
-                                enumerate(self.sig) if i < len(self.host.args)}
+        host = self.host
+        if host is not None:
+            self.sizes = dict(host.sizes)
+            self.param_value = {p.name: host.args[i] for i, (p, _, _) in
+                                enumerate(self.sig) if i < len(host.args)}
         else:
             self.param_value = {n: n for n in self.size_params}
         for name, value in self.range_sizes.values():
             if name:
                 self.sizes[name] = value
-        if self.host is None:
+        if host is not None:  # float arguments as numbers; sizes only they used go
+            self._float_args(host)
+        if host is not None and host.free:
+            free = list(host.free)
+            looped = {f for f in free if any(self.param_value.get(p, "").strip("() ") == f
+                                             for p in self.loop_bounded)}
+            chosen = _choose_sizes(free, looped, self.k, ranges, self.corners, self.env_for,
+                                   self.sizes)
+            self.sizes.update(chosen)
+            for f in free:
+                what = ("it bounds a per-thread loop" if f in looped and len(free) > 1 else
+                        "the largest buffer is about 2^24 elements")
+                self.guessed.append(f"sizes.{f}: {self.sizes[f]} ({host.free[f]}; chosen "
+                                    f"so that {what})")
+        if host is None:
             self.sizes = {**_choose_sizes(self.size_params, self.loop_bounded, k, ranges,
                                           self.corners, self.env_for, self.sizes), **self.sizes}
             for n in self.size_params:
@@ -210,6 +258,28 @@ class _Drafter:
             if name:
                 self.guessed.append(f"sizes.{name}: {value} (the range of the values of {buf}, "
                                     "which index another buffer)")
+
+    def _float_args(self, host: Host) -> None:
+        """A float argument the file gives a value (``1.0f / sqrtf(HS)``) is a number in the
+        spec; host sizes that only such arguments use are no sizes of the spec."""
+        self.float_values: dict[str, float] = {}
+        for p, ct, ptr in self.sig:
+            if ptr or not (ct.dtype.startswith("float") or ct.dtype == "bfloat16"):
+                continue
+            text = self.param_value.get(p.name, "")
+            names = set(re.findall(r"\b[A-Za-z_]\w*\b", text)) - _FUNCTIONS
+            if names <= set(host.sizes):
+                number = float_value(text, dict(host.sizes))
+                if number is not None:
+                    self.float_values[p.name] = number
+        used: set[str] = set()
+        for t in [*host.grid, *host.block, *([host.shared] if host.shared else []),
+                  *(v for n, v in self.param_value.items() if n not in self.float_values)]:
+            used |= set(re.findall(r"\b[A-Za-z_]\w*\b", t))
+        for n in [n for n in self.sizes if n in host.sizes and n not in used]:
+            del self.sizes[n]
+        for n in [n for n in host.free if n not in used]:  # only a float's: no size
+            self.float_free[n] = host.free.pop(n)
 
     def _data_ranges(self) -> None:
         """The range of an index read from a buffer: a loop's where it indexes in the same
@@ -239,6 +309,18 @@ class _Drafter:
         env: Env = dict(values)
         for axis, b in zip("xyz", [*self.block_dims, 1, 1], strict=False):
             env[f"_blockDim_{axis}"] = b
+        if self.host is not None:  # the launch's geometry at these sizes
+            for key, dims in (("_blockDim", self.host.block), ("_gridDim", self.host.grid)):
+                for axis, d in zip("xyz", [*dims, "1", "1"], strict=False):
+                    v = evaluate_or_none(d, values)
+                    if v is None or v < 1:
+                        return None
+                    env[f"{key}_{axis}"] = v
+            block = [env[f"_blockDim_{a}"] for a in "xyz"]
+            if block[0] * block[1] * block[2] > MAX_THREADS or \
+                    any(b > m for b, m in zip(block, MAX_BLOCK, strict=True)) or \
+                    any(env[f"_gridDim_{a}"] > m for a, m in zip("xyz", MAX_GRID, strict=True)):
+                return None  # no launch at these sizes: the sizes are too large
         for p in self.size_params:
             v = evaluate_or_none(self.param_value.get(p, p), values)
             if v is None:
@@ -306,6 +388,8 @@ class _Drafter:
             vals = {}
             for n in self.sizes:
                 v = self.sizes[n] + rnd.randrange(1, 38)
+                if self.host is not None:  # a grid of ceil_div(n, 1024) must move too
+                    v += rnd.randrange(1, 38) * (self.sizes[n] // 64)
                 if parity is not None and v % 2 != parity:
                     v += 1
                 vals[n] = v
@@ -341,10 +425,18 @@ class _Drafter:
         raw = best0[1]
         if self.host is not None:  # the kernel's size parameters as the host's expressions
             raw = subst(raw, self._host_values())
+            raw = subst(raw, {f"_{key}_{axis}": d for key, dims in
+                              (("gridDim", self.host.grid), ("blockDim", self.host.block))
+                              for axis, d in zip("xyz", [*dims, "1", "1"], strict=False)})
         clean = clean_shape(targets, list(self.sizes))
-        if clean is not None and all(
-                evaluate_or_none(" * ".join(f"({d})" for d in clean), vals) == t
-                for vals, t in targets):
+        fits = clean is not None and all(
+            evaluate_or_none(" * ".join(f"({d})" for d in clean), vals) == t
+            for vals, t in targets)
+        if not fits and self.host is not None:  # one element per thread, or per block
+            clean = next(([tidy(c)] for c in self._launch_extents()
+                          if all(evaluate_or_none(c, vals) == t for vals, t in targets)), None)
+            fits = clean is not None
+        if fits and clean is not None:
             self.shapes[p.name] = clean
             self.guessed.append(f"args.{p.name}.shape: {clean} (the largest index + 1 of "
                                 f"{self.k.text(use[0].node)})")
@@ -353,6 +445,19 @@ class _Drafter:
             self.guessed.append(f"args.{p.name}.shape: the largest index + 1 of "
                                 f"{self.k.text(use[0].node)}, as computed")
         return True
+
+    def _launch_extents(self) -> list[str]:
+        """The launch's thread and block counts as expressions of the sizes (x, then x * y),
+        which an unguarded index spans: ``N // 256 * 256``, ``N // 256``."""
+        assert self.host is not None
+        g = [tidy(x) for x in self.host.grid if tidy(x) != "1"]
+        b = [tidy(x) for x in self.host.block if tidy(x) != "1"]
+        out = []
+        for dims in ([*g, *b], g, [*g[:1], *b[:1]], g[:1]):
+            if dims:
+                out.append(" * ".join(d if re.fullmatch(r"[\w.]+", d) else f"({d})"
+                                      for d in dims))
+        return out
 
     def _host_values(self) -> dict[str, str]:
         return {q: self.param_value[q] for q in self.size_params
@@ -399,10 +504,20 @@ class _Drafter:
     def draft(self) -> Draft:
         """The block's text, with what was guessed and what is left TODO."""
         host, sizes = self.host, self.sizes
+        fixed = not sizes and host is not None
+        if fixed:  # a launch of fixed size: one size, the largest buffer's, verified as is
+            self._fixed_size()
         lines = ["/* klc-spec", f"kernel: {self.fn.name}"]
         lines.append("sizes: {" + ", ".join(f"{n}: {v}" for n, v in sizes.items()) + "}"
-                     + ("  # from the host code" if host else "  # guessed: see below"))
-        lines.append("args:")
+                     + (("  # from the host code" + ("; guessed where marked below"
+                                                    if host.free else ""))
+                        if host else "  # guessed: see below"))
+        if fixed:
+            lines.append("verify_sizes: [{" + ", ".join(f"{n}: {v}" for n, v in sizes.items())
+                         + "}]  # the launch is fixed: verified at its one size")
+        else:
+            lines.extend(self._verify_sizes())
+        lines.append("args:" if self.sig else "args: []")
         for p, ct, ptr in self.sig:
             lines.append(self._arg_line(p, ct, ptr))
         lines.append(f"grid: [{', '.join(quote(tidy(g)) for g in self.grid)}]")
@@ -418,6 +533,42 @@ class _Drafter:
         return Draft(self.fn.name, "\n".join(lines) + "\n", self.guessed, self.todo, sizes,
                      host is not None)
 
+    def _verify_sizes(self) -> list[str]:
+        """The gate's default verify sizes where each gives a launch and buffers (a size that
+        is a shift count, ``1 << power``, may not: verify then runs at the sizes that do, or
+        at the profiling sizes); nothing where all of them do."""
+        sizes = self.sizes
+        block_x = evaluate_or_none(self.block[0], dict(sizes)) if self.block else None
+        if not sizes or block_x is None or any("TODO" in g for g in self.grid):
+            return []
+        defaults = default_verify_sizes(dict(sizes), block_x)
+
+        def valid(vs: dict[str, int]) -> bool:
+            exprs = [*self.grid, *(d for dims in self.shapes.values() for d in dims)]
+            return all((evaluate_or_none(e, vs) or 0) >= 1 for e in exprs)
+
+        good = [vs for vs in defaults if valid(vs)]
+        if len(good) == len(defaults):
+            return []
+        keep = good or [dict(sizes)]
+        bad = next(vs for vs in defaults if not valid(vs))
+        self.guessed.append(f"verify_sizes: the gate's default {bad} gives an empty grid or "
+                            "buffer, so verify_sizes lists those that do")
+        return ["verify_sizes: [" + ", ".join(
+            "{" + ", ".join(f"{n}: {v}" for n, v in vs.items()) + "}" for vs in keep) + "]"]
+
+    def _fixed_size(self) -> None:
+        """Sizes for a launch that has none (every extent a constant): ``n``, the largest
+        buffer's element count, which the shapes equal to it then name."""
+        counts = [int(d[0]) for d in self.shapes.values() if len(d) == 1 and d[0].isdigit()]
+        n = max(counts, default=1)
+        self.sizes["n"] = n
+        for name, dims in self.shapes.items():
+            if dims == [str(n)]:
+                self.shapes[name] = ["n"]
+        self.guessed.append(f"sizes.n: {n}, the largest buffer (every extent of the launch "
+                            "is a constant)")
+
     def _arg_line(self, p: Param, ct: CType, ptr: bool) -> str:
         host, name = self.host, p.name
         if ptr:
@@ -429,6 +580,19 @@ class _Drafter:
         if name in self.param_value and name in (self.size_params if host is None else
                                                  self.param_value):
             value = self.param_value[name]
+            if host is not None and name in self.float_values:
+                number = self.float_values[name]
+                if number is not None:
+                    shown = f"{number:.9g}"
+                    why = "" if tidy(value) == shown else f": {tidy(value).replace('//', '/')}"
+                    return (f"  - {{name: {name}, value: {shown}}}  # from the "
+                            f"launch{why}")
+            unknown = [n for n in re.findall(r"\b[A-Za-z_]\w*\b", value)
+                       if n in self.float_free]
+            if host is not None and unknown:
+                self.guessed.append(f"args.{name}: uniform(0.5, 2)")
+                return (f"  - {{name: {name}, init: \"uniform(0.5, 2)\"}}  # guessed: "
+                        f"{self.float_free[unknown[0]]}")
             if host is not None and name not in self.size_params and \
                     evaluate_or_none(value, dict(self.sizes)) is None:
                 self.guessed.append(f"args.{name}: uniform(0.5, 2)")
@@ -449,7 +613,8 @@ def _role(p: Param, acc: list[Access]) -> str:
     """``in`` for a const (in the spec's sense) or never written buffer; else ``inout``
     where it is read too, ``out`` where only written."""
     written = any(a.write for a in acc)
-    if p.const or parse_ctype(p.type)[2] or not written:  # type: ignore[index]
+    parsed = parse_ctype(p.type)
+    if p.const or (parsed is not None and parsed[2]) or not written:
         return "in"
     return "inout" if any(a.read for a in acc) else "out"
 
@@ -459,34 +624,52 @@ def _choose_sizes(size_params: list[str], loop_bounded: set[str], k: Kernel,
                   env_for: Callable[[dict[str, int]], Env | None],
                   fixed: dict[str, int]) -> dict[str, int]:
     """Values for the sizes: a loop bound 64 (when there are other sizes), the others one
-    value, the largest that keeps every buffer at or under TARGET_ELEMENTS."""
+    value, the largest that keeps every buffer at or under TARGET_ELEMENTS. Where one value
+    for all gives no launch (``dim // heads`` threads), sizes are also tried 8, 64 and 512
+    times smaller than the largest, preferring a launch of at least 64 threads a block."""
     if not size_params:
         return {}
     loop = {n for n in loop_bounded if len(size_params) > 1}
     if loop == set(size_params):
         loop = set()
-    best: dict[str, int] = {}
+    free = [n for n in size_params if n not in loop]
+    shifts = list(itertools.product((0, 3, 6, 9), repeat=len(free))) if len(free) <= 3 \
+        else [(0,) * len(free)]
+    shifts.sort(key=sum)
+    fallback: dict[str, int] = {}
     for e in range(24, 0, -1):
-        v = 1 << e
-        vals = {**fixed, **{n: (LOOP_SIZE if n in loop else v) for n in size_params}}
-        env = env_for(vals)
-        if env is None:
-            continue
-        biggest = 0
-        ok = True
-        for a in k.accesses:
-            got, _ = corners(a.index, env)
-            if got is None:
-                ok = False
-                break
-            biggest = max(biggest, got + 1)
-        for var, (_, hi) in ranges.items():
-            if var.startswith("_v_"):
+        for ks in shifts:
+            if any(e - s < 0 for s in ks):
                 continue
-            x = evaluate_or_none(resolve_free(hi, ranges, env), env)
-            if x is not None and x < 0:
-                ok = False
-        if ok and 0 < biggest <= TARGET_ELEMENTS:
-            best = {n: vals[n] for n in size_params}
-            break
-    return best or {n: 1024 for n in size_params}
+            vals = {**fixed, **{n: LOOP_SIZE for n in loop},
+                    **{n: 1 << (e - s) for n, s in zip(free, ks, strict=True)}}
+            env = env_for(vals)
+            if env is None or not _fits(k, ranges, corners, env):
+                continue
+            chosen = {n: vals[n] for n in size_params}
+            threads = env.get("_blockDim_x", 1) * env.get("_blockDim_y", 1) * \
+                env.get("_blockDim_z", 1)
+            if threads >= 64 or "_gridDim_x" not in env:
+                return chosen
+            fallback = fallback or chosen
+        if fallback:
+            return fallback
+    return {n: 1024 for n in size_params}
+
+
+def _fits(k: Kernel, ranges: Ranges, corners: Callable[[str, Env], tuple[int | None, str]],
+          env: Env) -> bool:
+    """Every buffer bounded and at most TARGET_ELEMENTS, every range not empty."""
+    biggest = 0
+    for a in k.accesses:
+        got, _ = corners(a.index, env)
+        if got is None:
+            return False
+        biggest = max(biggest, got + 1)
+    for var, (_, hi) in ranges.items():
+        if var.startswith("_v_"):
+            continue
+        x = evaluate_or_none(resolve_free(hi, ranges, env), env)
+        if x is not None and x < 0:
+            return False
+    return 0 < biggest <= TARGET_ELEMENTS

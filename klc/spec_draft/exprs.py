@@ -4,6 +4,7 @@ writing the result tidily (parentheses only where needed, YAML quotes only where
 
 from __future__ import annotations
 
+import ast
 import itertools
 import re
 
@@ -105,7 +106,10 @@ def tidy(expr: str) -> str:
         if new == e:
             break
         e = new
-    return e
+    try:  # Python's own printer: the fewest parentheses that keep the meaning
+        return ast.unparse(ast.parse(e, mode="eval"))
+    except (SyntaxError, ValueError, RecursionError):
+        return e
 
 
 def quote(text: str) -> str:

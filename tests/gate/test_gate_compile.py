@@ -390,6 +390,30 @@ def test_sol_floor_and_impossible() -> None:
     assert compute["bound"] == "compute"
 
 
+def test_sol_launch_latency_term() -> None:
+    """A kernel that moves 16 KB in 12.7 us is launch-bound: its floor is the measured
+    launch latency, not 4 ns of bandwidth, so it is not "0% of SOL" and the budget split
+    does not treat it as the file with the most headroom."""
+    from klc.optimize.headroom import regime, split_budget
+
+    figures = {"bandwidth_Bps": 4e12, "peaks_flops": {"fp32": 60e12}, "launch_s": 2.54e-6}
+    floor = floor_seconds(16384, 0, figures, "fp32")
+    assert floor["bound"] == "launch" and floor["floor_s"] == pytest.approx(2.54e-6)
+    assert floor["work_s"] == pytest.approx(16384 / 4e12)
+    small = judge(12.7e-6, floor)
+    assert small["pct_of_sol"] == pytest.approx(20.0) and small["headroom"] == pytest.approx(5)
+    assert not judge(2.0e-6, floor)["impossible"]  # under the launch term: noise, not fraud
+    assert judge(floor["work_s"] * 0.5, floor)["impossible"]  # under the work's floor
+    without = judge(12.7e-6, floor_seconds(16384, 0, {**figures, "launch_s": None}, "fp32"))
+    assert without["pct_of_sol"] < 0.1  # what the floor said before the term
+    # a memory-bound kernel keeps its bandwidth floor
+    big = floor_seconds(12 * 2**26, 0, figures, "fp32")
+    assert big["bound"] == "memory" and big["floor_s"] == pytest.approx(12 * 2**26 / 4e12)
+    assert regime(small["pct_of_sol"]) == "far"
+    shares = split_budget(10, {"launch_bound.cu": small["pct_of_sol"], "slow.cu": 2.0})
+    assert shares["slow.cu"] > shares["launch_bound.cu"]
+
+
 def test_cache_dir_env(_cache: Path) -> None:
     from klc.gate.compile import cache_dir
 

@@ -100,7 +100,9 @@ def test_training_style_host_launch() -> None:
     d, spec, _ = drafted(src, str(TRAIN), "softmax_scale_kernel")
     args = {a.name: a for a in spec.args}
     assert args["att"].role == "inout" and args["BH"].value == "B * NH"
-    assert "the launch passes" in d.text  # a float it cannot evaluate: guessed, and said so
+    # a float the host computes (1.0f / sqrtf((float)HS), HS = C / NH): its value, and how
+    assert args["scale"].value == "0.125" and "# from the launch: 1.0 / sqrt(" in d.text
+    assert "C" not in spec.sizes  # only the float used it
     d, spec, _ = drafted(src, str(TRAIN), "residual_forward_kernel")
     assert list(spec.block) == ["256"]
 
@@ -202,14 +204,23 @@ def test_host_dim3_launch_and_a_launch_it_cannot_use() -> None:
     assert list(spec.grid) == ["(cols + 31) // 32", "(rows + 7) // 8"]
     assert list(spec.block) == ["32", "8"]
     assert [list(a.shape or ()) for a in spec.args[:2]] == [["rows", "cols"]] * 2
-    # sizes read from the command line: the launch is not used, and the draft says why
+    # a size read from the command line: the launch is still used, the size's value is
+    # chosen, and the draft says why
     argv = HOST_DIM3.replace("int main() {\n    int rows = 4096, cols = 2048;",
                              "int main(int argc, char** argv) {\n"
                              "    int rows = atoi(argv[1]), cols = 2048;")
     d, spec, _ = drafted(argv.encode(), "t.cu")
-    assert not d.host_launch
-    assert "the launch at t.cu:11:5 is not used: argv, atoi not set from constants" in d.text
-    assert list(spec.grid) == ["ceil_div(cols, 32)", "ceil_div(rows, 8)"]
+    assert d.host_launch and spec.sizes == {"cols": 2048, "rows": 8192}
+    assert "# guessed: sizes.rows: 8192 (rows is set from atoi(argv[1]), which calls atoi; " \
+        "chosen so that the largest buffer is about 2^24 elements)" in d.text
+    assert list(spec.grid) == ["(cols + 31) // 32", "(rows + 7) // 8"]
+    # a launch whose block the file does not give: not used, and the draft says why
+    dyn = argv.replace("dim3 block(32, 8);", "dim3 block(atoi(argv[2]), 8);")
+    d, spec, _ = drafted(dyn.encode(), "t.cu")
+    assert not d.host_launch and list(spec.block) == ["32", "8"]
+    assert "the launch at t.cu:11:5 is not used: klc cannot read block (block is set " \
+        "from atoi(argv[2]), which calls atoi)" not in d.text  # (block is a dim3: its axis)
+    assert "the launch at t.cu:11:5 is not used: klc cannot read " in d.text
 
 
 DYNAMIC = """__global__ void dyn(const float* x, float* y, int n) {
