@@ -23,7 +23,6 @@ verification marks a condition that its inverse skill (klc/reverse.py) must chec
 from __future__ import annotations
 
 import difflib
-import hashlib
 import itertools
 import json
 import re
@@ -32,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from klc.content import sha256, unified_diff
 from klc.errors import KlcError, where
 from klc.rule import Rule
 
@@ -120,7 +120,7 @@ class Version:
 
     @property
     def sha256(self) -> str:
-        return hashlib.sha256(self.source).hexdigest()
+        return sha256(self.source)
 
     @property
     def median_ms(self) -> float | None:
@@ -327,11 +327,6 @@ def _workload(spec: Any) -> str:
     return f"{spec.kernel} ({sizes})" if sizes else spec.kernel
 
 
-def _diff(old: bytes, new: bytes, a: str, b: str) -> str:
-    return "".join(difflib.unified_diff(old.decode("utf-8", "replace").splitlines(True),
-                                        new.decode("utf-8", "replace").splitlines(True), a, b))
-
-
 def version_file(index: int, pass_name: str | None) -> str:
     return f"v{index:02d}_{pass_name or 'expert'}.cu"
 
@@ -404,7 +399,7 @@ def walk(expert_path: str | Path, passes_dir: str | Path = "passes", *,
                        f"{expert_gate['reason']}")
     lineage.arch = expert_gate.get("arch", lineage.arch)
     lineage.versions.append(Version(0, version_file(0, None), expert, expert_gate))
-    seen = {hashlib.sha256(expert).hexdigest()}
+    seen = {sha256(expert)}
     current = expert
     for index in range(1, max_steps + 1):
         step, attempts = _step(current, index, rules, lineage, seen, run_gate, expert, say)
@@ -469,7 +464,7 @@ def _step(current: bytes, index: int, rules: list[Rule], lineage: Lineage, seen:
                 attempts.append(Attempt(rule.name, described, holes, False, reason))
                 continue
             new = outcome.source
-            if hashlib.sha256(new).hexdigest() in seen:
+            if sha256(new) in seen:
                 attempts.append(Attempt(rule.name, described, holes, False,
                                         "gives back an earlier version of the lineage"))
                 continue
@@ -502,7 +497,7 @@ def _step(current: bytes, index: int, rules: list[Rule], lineage: Lineage, seen:
                 "facts_before": _facts(spec, env) if spec is not None else {},
                 "facts_after": _facts(new_spec, constant_env(new, new_spec))
                 if new_spec is not None else {},
-                "diff": _diff(current, new, prev.file, name),
+                "diff": unified_diff(current, new, prev.file, new_path=name),
                 "rejected": [a.to_json() for a in attempts],
             }
             return Version(index, name, new, record, step), attempts

@@ -261,6 +261,6 @@ def _print_report(result: Any, out: Any, written: str) -> None:
 
 
 def _print_diff(path: str, old: bytes, new: bytes) -> None:
-    from klc.api import unified_diff
+    from klc.content import unified_diff
 
     sys.stdout.write(unified_diff(old, new, path))
