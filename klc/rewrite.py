@@ -93,10 +93,9 @@ class Applied:
 
     def _label(self, first: int, last: int) -> str:
         last = max(first, last)
-        names: list[str] = []
-        for s in self.sites:
-            if s.rule not in names and any(a <= last and first <= b for a, b in s.lines):
-                names.append(s.rule)
+        found = sorted((a, s.rule) for s in self.sites for a, b in s.lines
+                       if a <= last and first <= b)  # in the order of the lines they change
+        names = list(dict.fromkeys(name for _, name in found))
         return "klc: " + ", ".join(names) if names else ""
 
 
