@@ -355,6 +355,35 @@ def resolve_stages(stages: tuple[str, ...]) -> tuple[tuple[str, ...], str, str]:
     return stages, "full", f"gated by {', '.join(stages)} against the expert"
 
 
+def check_replace(out_dir: str | Path, stages: tuple[str, ...], force: bool = False) -> None:
+    """Refuse (KlcError, before anything runs or is written) to write a walk over one that
+    measured more: a walk gated in full (verified on a GPU) by one this run can only compile,
+    or a timed walk by one that will not time (no ``profile`` stage). ``force`` replaces it
+    all the same."""
+    path = Path(out_dir) / "lineage.json"
+    if force or not path.is_file():
+        return
+    try:
+        old = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return  # not a walk klc can read: nothing measured to keep
+    if not isinstance(old, dict) or old.get("gating") != "full":
+        return
+    stages, gating, note = resolve_stages(stages)
+    timed = any(isinstance(v, dict) and v.get("median_ms") is not None
+                for v in old.get("versions") or ())
+    on = f" on {old['device']}" if old.get("device") else ""
+    if gating == "compile-only":
+        lost = f"its verified steps{' and times' if timed else ''}"
+        why = note.split(";")[0]
+    elif timed and "profile" not in stages:
+        lost, why = "its times", f"--stages {','.join(stages)} does not profile"
+    else:
+        return
+    raise KlcError(f"{path}: a walk measured{on}; this run would replace {lost} with "
+                   f"unmeasured ones ({why}): give --force to replace it, or another --out")
+
+
 def walk(expert_path: str | Path, passes_dir: str | Path = "passes", *,
          stages: tuple[str, ...] = ("compile", "verify", "profile"), arch: str | None = None,
          progress: Progress | None = None, max_steps: int = MAX_STEPS) -> Lineage:
