@@ -268,12 +268,17 @@ class BatchSummary:
                  + (" (interrupted)" if self.interrupted else ""), "",
                  "| what | count |", "| --- | ---: |"]
         lines += [f"| {SUMMARY_LABELS[k]} | {v} |" for k, v in c.items()]
-        lines += ["", "| file | status | rules applied | refused | why |",
+        from klc.report import ShortPaths
+
+        short = ShortPaths([r.path for r in self.results])  # (a table that fits the page)
+        lines += ["", f"Paths are relative to `{short.root}`." if short.root else "",
+                  "| file | status | rules applied | refused | why |",
                   "| --- | --- | --- | ---: | --- |"]
         for r in self.results:
             rules = ", ".join(sorted({a["rule"] for a in r.applied}))
-            why = r.reason or ("; ".join(r.notes))
-            lines.append(f"| `{r.path}` | {r.status} | {rules} | {sum(r.refused_by.values())} | "
+            why = short.text(r.reason or ("; ".join(r.notes)))
+            lines.append(f"| `{short.path(r.path)}` | {r.status} | {rules} | "
+                         f"{sum(r.refused_by.values())} | "
                          f"{why.replace('|', '/').replace(chr(10), ' ')} |")
         return "\n".join(lines) + "\n"
 
