@@ -3,7 +3,7 @@
 - ``F.json``: the data, as before.
 - ``F.md``: the Markdown report, with the plot (time and % of SOL per accepted step, or per
   file for a batch: ``klc.plots``) written beside it as ``F.png`` and linked, where
-  ``klc[plot]`` is installed; else a line says why there is no plot.
+  ``klc-cuda[plot]`` is installed; else a line says why there is no plot.
 - ``F.html``: one self-contained page (the plot inlined as a PNG data URI, no script, no
   external resource) that a browser opens: the outcome, the steps (or files) in a table, the
   plot, and the unified diff of every accepted step (of every rewritten file, and of each

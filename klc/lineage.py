@@ -655,7 +655,7 @@ def write_plot(data: dict[str, Any], path: Path) -> str:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        return ("No plot: matplotlib is not installed here (pip install 'klc[plot]'). Make "
+        return ("No plot: matplotlib is not installed here (pip install 'klc-cuda[plot]'). Make "
                 f"it where it is: `klc lineage --report {path.parent}` (or `klc learn`, which "
                 "draws it too).")
     labels = [f"v{v['index']:02d} {v.get('pass') or 'expert'}" for v in versions]

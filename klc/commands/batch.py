@@ -83,7 +83,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                    help="the journal (default: OUT/.klc-batch.jsonl with --out, "
                    "./.klc-batch.jsonl with --in-place)")
     p.add_argument("--report", metavar="FILE", help="write a report: FILE.json, FILE.md "
-                   "(with FILE.png, the plot of time and %% of SOL per file, where klc[plot] "
+                   "(with FILE.png, the plot of time and %% of SOL per file, where klc-cuda[plot] "
                    "is installed) or FILE.html (a page with the plot and every change's diff)")
     p.add_argument("--exclude", action="append", default=[], metavar="GLOB",
                    help="skip files and folders whose name or path under the input matches "

@@ -123,12 +123,12 @@ def test_optimize_report_without_matplotlib_says_why(
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     report = tmp_path / "r.md"
     assert write_optimize_report(str(report), result) == [str(report)]
-    assert "No plot: matplotlib is not installed (pip install 'klc[plot]')." in \
+    assert "No plot: matplotlib is not installed (pip install 'klc-cuda[plot]')." in \
         report.read_text()
     assert not (tmp_path / "r.png").exists()
     page = tmp_path / "r.html"
     write_optimize_report(str(page), result)
-    assert 'id="no-plot"' in page.read_text() and "klc[plot]" in page.read_text()
+    assert 'id="no-plot"' in page.read_text() and "klc-cuda[plot]" in page.read_text()
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="no chromium (.ci/run installs Debian's)")
