@@ -603,13 +603,16 @@ MEASURED_VERDICTS = ("faster", "neutral", "slower")
 
 
 def measured_losses(learned: list[Learned], out_dir: str | Path) -> list[str]:
-    """The skills of ``out_dir`` whose cards hold a measured verdict that this learning
-    would turn into ``unmeasured`` (walks gated by compile only), as ``name (verdict)``."""
+    """The learned skills of ``out_dir`` whose cards hold a measured verdict that this
+    learning would turn into ``unmeasured`` (walks gated by compile only), as ``name
+    (verdict)``."""
     from klc.rule import load_rules
 
     new = {i.rule.name: i.rule.card.verdict for i in learned}
     lost = []
     for p in sorted(Path(out_dir).glob("*.rule")):
+        if not p.read_text(encoding="utf-8", errors="replace").startswith(LEARNED_MARK):
+            continue  # a hand-written file is not replaced (a name clash is an error)
         try:
             rules = load_rules(p)
         except KlcError:
