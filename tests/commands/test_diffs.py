@@ -138,3 +138,17 @@ def test_a_builtin_rule_by_name_and_a_file_path_wins(project: Path,
     assert err.strip().splitlines() == [
         "klc: error: no_such_rule_here: no such rule file, and no built-in rule or rule "
         "file of that name (klc list --rules lists them)"]
+
+
+def test_batch_takes_builtin_rules_by_name_too(project: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    rc, applied, _ = klc(capsys, "apply", "add_const_param", "src/k.cu")
+    assert rc == 0
+    rc, batch, _ = klc(capsys, "batch", "src", "--rule", "add_const_param", "--diff", "-j",
+                       "1", "-q", "--no-compile-check")
+    assert rc == 0 and batch == applied  # one rule of qualifiers.rule, not add_restrict
+    rc, both, _ = klc(capsys, "batch", "src", "--rule", "add_const_param", "--rule",
+                      "fast_math", "--diff", "-j", "1", "-q", "--no-compile-check")
+    assert rc == 0 and "+    if (i < n) y[i] = __expf(x[i]);" in both and "const float* x" in both
+    rc, out, err = klc(capsys, "batch", "src", "--rule", "no_such_rule_here", "--diff")
+    assert (rc, out) == (2, "") and "no_such_rule_here: no such rule file" in err
