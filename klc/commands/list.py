@@ -153,6 +153,7 @@ def _print_text(listings: list[Any], rules: dict[str, Any], full: bool, one_file
     from klc.findings import problem_position
 
     info = _rule_info(rules)
+    shape = _Shapes(rules) if not full else None
     plain = not (out.is_terminal or out.color_system is not None)
     for listing in listings:
         pieces: list[tuple[str, str]] = []
@@ -163,7 +164,7 @@ def _print_text(listings: list[Any], rules: dict[str, Any], full: bool, one_file
                        (": ", ""), ("klc-parse", "bold"), (f": not read: {what}{rest}\n", "")]
         if listing.rows:
             pieces += render_pieces(listing.path, listing.rows, info) if full else \
-                _compact(listing.path, listing.rows, rules, info)
+                _compact(listing.path, listing.rows, shape, info)
         if not pieces:
             if one_file and not listing.error:
                 out.print(f"{listing.path}: no rule applies ({len(rules)} rules, "
@@ -200,52 +201,66 @@ def rewrite_key(rule: Any) -> tuple[str, ...]:
                                  for t in (e.templates() or (repr(e),))))
 
 
-def _compact(path: str, rows: list[Any], rules: dict[str, Any],
+class _Shapes:
+    """What the compact listing needs of each rule, worked out once per run: its order, its
+    rewrite key (``rewrite_key``) and whether it is structural (``klc.optimize.headroom``)."""
+
+    def __init__(self, rules: dict[str, Any]) -> None:
+        from klc.optimize.headroom import reach
+
+        self.order = {name: i for i, name in enumerate(rules)}
+        self.keys = {name: rewrite_key(r) for name, r in rules.items()}
+        self.structural = {name: reach(r).structural for name, r in rules.items()}
+
+
+def _compact(path: str, rows: list[Any], shape: Any,
              info: dict[str, tuple[str, str, str, str]]) -> list[tuple[str, str]]:
     """A file's compact listing (module doc): structural skills first, cheap ones grouped by
     rule, agreeing rules folded into the first of them."""
     from klc.batch.listing import render_pieces
-    from klc.optimize.headroom import reach
 
-    order = {name: i for i, name in enumerate(rules)}
-    keys = {name: rewrite_key(r) for name, r in rules.items()}
-    agree: dict[str, dict[str, int]] = {}  # kept rule -> agreeing rule -> sites
+    order, keys, structural = shape.order, shape.keys, shape.structural
+    agree: dict[tuple[str, int, int], list[str]] = {}  # a kept site -> the rules agreeing
     kept: list[Any] = []
     by_place: dict[tuple[int, int, tuple[str, ...]], str] = {}
     for row in sorted(rows, key=lambda r: (r.line, r.col, order.get(r.rule, 0))):
         place = (row.line, row.col, keys[row.rule])
         if row.applicable and place in by_place and by_place[place] != row.rule:
-            mine = agree.setdefault(by_place[place], {})
-            mine[row.rule] = mine.get(row.rule, 0) + 1
+            agree.setdefault((by_place[place], row.line, row.col), []).append(row.rule)
             continue
         by_place.setdefault(place, row.rule)
         kept.append(row)
-    structural = {name: reach(r).structural for name, r in rules.items()}
     pieces: list[tuple[str, str]] = []
+    groups: dict[str, list[Any]] = {}
     for row in kept:
         if structural[row.rule] or not row.applicable:
             pieces += render_pieces(path, [row], info)
-            pieces += _agreeing(agree.get(row.rule, {}), 1)
-    groups: dict[str, list[Any]] = {}
-    for row in kept:
-        if row.applicable and not structural[row.rule]:
+            pieces += _agreeing([row], agree)
+        else:
             groups.setdefault(row.rule, []).append(row)
-    for name, group in sorted(groups.items(), key=lambda kv: order.get(kv[0], 0)):
+    for _, group in sorted(groups.items(), key=lambda kv: order.get(kv[0], 0)):
         pieces += render_pieces(path, group[:1], info)
         if len(group) > 1:
             lines = ", ".join(str(line) for line in dict.fromkeys(r.line for r in group[1:]))
             pieces.append((f"    and {len(group) - 1} more site"
                            f"{'s' if len(group) > 2 else ''} in this file, at line"
                            f"{'s' if ',' in lines else ''} {lines}\n", "dim"))
-        pieces += _agreeing(agree.get(name, {}), len(group))
+        pieces += _agreeing(group, agree)
     return pieces
 
 
-def _agreeing(others: dict[str, int], sites: int) -> list[tuple[str, str]]:
-    if not others:
+def _agreeing(sites: list[Any], agree: dict[tuple[str, int, int], list[str]]
+              ) -> list[tuple[str, str]]:
+    """The line naming the rules that rewrite these sites the same way (and at how many of
+    them, where not at all)."""
+    counts: dict[str, int] = {}
+    for row in sites:
+        for other in agree.get((row.rule, row.line, row.col), ()):
+            counts[other] = counts.get(other, 0) + 1
+    if not counts:
         return []
-    said = ", ".join(name + ("" if n >= sites else f" (at {n} of them)")
-                     for name, n in others.items())
+    said = ", ".join(name + ("" if n >= len(sites) else f" (at {n} of them)")
+                     for name, n in counts.items())
     return [(f"    the same rewrite: {said}\n", "dim")]
 
 
