@@ -206,7 +206,7 @@ class _Shapes:
     rewrite key (``rewrite_key``) and whether it is structural (``klc.optimize.headroom``)."""
 
     def __init__(self, rules: dict[str, Any]) -> None:
-        from klc.optimize.headroom import reach
+        from klc.rule.reach import reach
 
         self.order = {name: i for i, name in enumerate(rules)}
         self.keys = {name: rewrite_key(r) for name, r in rules.items()}
@@ -270,8 +270,8 @@ def _list_rules(args: argparse.Namespace) -> int:
     apply`` takes for a built-in rule."""
     from pathlib import Path
 
-    from klc.optimize.headroom import reach
     from klc.rule import RuleSet, builtin_rule, default_libraries
+    from klc.rule.reach import reach
 
     sources = args.skills or [str(d) for d in default_libraries()]
     rules = list(RuleSet.load(sources).rules)

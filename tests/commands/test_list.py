@@ -74,8 +74,8 @@ def test_compact_default_folds_and_groups(kernel: Path,
     assert "and 2 more sites in this file, at lines 14, 15" in out
     assert "the same rewrite: add_bare_pragma_unroll" in out
     # structural skills before every cheap one
-    from klc.optimize.headroom import reach
     from klc.rule import RuleSet
+    from klc.rule.reach import reach
 
     rules = {r.name: r for r in RuleSet.load([str(ROOT / "skills")]).rules}
     shape = [reach(rules[h]).structural for h in heads]
