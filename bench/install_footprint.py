@@ -3,7 +3,7 @@
 
     python bench/install_footprint.py [--rev REV] [--baseline REV] [--runs N] [SPEC ...]
 
-SPEC is an extras list as pip writes it: ``""`` (the core install, ``pip install klc``),
+SPEC is an extras list as pip writes it: ``""`` (the core install, ``pip install klc-cuda``),
 ``"[ray]"``, ``"[test,ray,plot,tune]"``; default: the core install and every extra. The
 revision REV (default: the working tree's HEAD) is cloned into a folder under /tmp, and each
 SPEC gets a fresh virtual environment there (``pip install 'CLONE[extras]'``, not editable,

@@ -8,7 +8,7 @@ profile gate. See README.md and the design notes for the data flow.
 from importlib.metadata import PackageNotFoundError, version
 
 try:
-    __version__ = version("klc")
+    __version__ = version("klc-cuda")  # the distribution (pyproject: name)
 except PackageNotFoundError:  # running from a checkout that was not installed
     __version__ = "0.0.0+checkout"
 

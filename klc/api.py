@@ -19,7 +19,6 @@ This module is a facade over klc's packages (``klc.rule``, ``klc.cuda``, ``klc.p
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -295,15 +294,13 @@ class Applied:
 
 
 def unified_diff(old: str | bytes, new: str | bytes, path: str) -> str:
-    """The unified diff of a file's two versions, as ``klc apply`` prints it (a name that
-    holds a control character or a quote is quoted in the headers, as git does)."""
-    from klc.fsutil import diff_name
+    """The unified diff of a file's two versions, as ``klc apply`` and ``klc batch`` print
+    it (``klc.content.unified_diff``: headers relative to the working folder, so that
+    ``git apply`` and ``patch -p1`` take it; a name that holds a control character or a
+    quote is quoted, as git does)."""
+    from klc.content import unified_diff as write
 
-    a = old.decode("utf-8") if isinstance(old, bytes) else old
-    b = new.decode("utf-8") if isinstance(new, bytes) else new
-    lines = difflib.unified_diff(a.splitlines(keepends=True), b.splitlines(keepends=True),
-                                 diff_name("a/", path), diff_name("b/", path))
-    return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+    return write(old, new, path)
 
 
 def apply(path: str | Path, rules: RuleSet | str | Path, holes: Mapping[str, object] | None
@@ -311,25 +308,16 @@ def apply(path: str | Path, rules: RuleSet | str | Path, holes: Mapping[str, obj
     """Apply ``rules`` (``only`` these names, if given) to a file, with hole values (each
     validated against its declaration; a hole not given takes its default). Nothing is
     written: ``Applied.source`` is the result."""
-    from klc.pipeline import apply_rules, spec_of
+    from klc.rewrite import apply_unit
     from klc.rule import select_rules
 
     compiled = select_rules(_rules_of(rules), list(only), str(path))
     unit = _unit(path, source)
     values = {str(k).lstrip("?"): str(v) for k, v in (holes or {}).items()}
-    outcome = apply_rules(unit, compiled, values, spec_of(unit))
-    applied = []
-    for rw in outcome.applied:
-        line, col = unit.position(outcome.start_of(rw))
-        fn = rw.match.function.name if rw.match.function else ""
-        applied.append(AppliedSite(rw.match.rule.name, line, col, fn, dict(rw.holes)))
-    old, new = unit.source.decode("utf-8"), outcome.source.decode("utf-8")
-    notes = list(outcome.notes) + [
-        f"{unit.where(site.match.start)}: {site.rule.name}: not applied in this run: {why}"
-        for site, why in outcome.skipped]
-    return Applied(str(path), outcome.changed, new,
-                   unified_diff(old, new, str(path)) if outcome.changed else "",
-                   tuple(applied), tuple(_site(s) for s in outcome.refused), tuple(notes))
+    done = apply_unit(unit, compiled, values)
+    applied = tuple(AppliedSite(s.rule, s.line, s.col, s.function, s.holes) for s in done.sites)
+    return Applied(str(path), done.changed, done.source.decode("utf-8"), done.diff(str(path)),
+                   applied, tuple(_site(s) for s in done.refused), tuple(done.notes))
 
 
 # --------------------------------------------------------------------------------------

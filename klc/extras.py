@@ -1,13 +1,13 @@
 """The optional parts of klc and the extras that install them.
 
-The core install (``pip install klc``) is what ``parse``, ``list``, ``apply``, ``check``,
+The core install (``pip install klc-cuda``) is what ``parse``, ``list``, ``apply``, ``check``,
 ``test`` and ``gate`` need. Each heavier dependency belongs to one extra, and a command that
 needs a missing one says which::
 
-    klc[ray]   ray         klc batch --executor ray
-    klc[plot]  matplotlib  the plots of reports (optimize, batch, lineage)
-    klc[tune]  optuna      the search filler's TPE sampler (without it: random sampling)
-    klc[llm]   openai      --filler llm
+    klc-cuda[ray]   ray         klc batch --executor ray
+    klc-cuda[plot]  matplotlib  the plots of reports (optimize, batch, lineage)
+    klc-cuda[tune]  optuna      the search filler's TPE sampler (without it: random sampling)
+    klc-cuda[llm]   openai      --filler llm
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ EXTRAS = {"ray": "ray", "matplotlib": "plot", "optuna": "tune", "openai": "llm"}
 
 
 def hint(module: str) -> str:
-    """``pip install 'klc[EXTRA]'`` for the extra that installs ``module``."""
-    return f"pip install 'klc[{EXTRAS[module]}]'"
+    """``pip install 'klc-cuda[EXTRA]'`` for the extra that installs ``module``."""
+    return f"pip install 'klc-cuda[{EXTRAS[module]}]'"
 
 
 def missing(module: str, what: str) -> str:

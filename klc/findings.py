@@ -12,17 +12,21 @@ Both are made from the plain listing of each file (``klc.report.site_json`` dict
   code). With ``--all``, each refused match is a result too, of ``kind: notApplicable`` and
   ``level: none`` (SARIF's rule for any kind but ``fail``), whose message is the why-not
   reason. A file that could not be listed, or a syntax error left in one after recovery (the
-  rest of it is listed), is an error notification of the invocation, whose
-  ``executionSuccessful`` is then false.
+  rest of it is listed), is a result of the rule ``klc-parse`` (``level: warning``) with
+  ``keep_going`` (``klc list --keep-going``, the default for these formats): valid CUDA that
+  klc's parser cannot read is klc's limit, not a failure of the scan. Without it, it is an
+  error notification of the invocation, whose ``executionSuccessful`` is then false.
 - GitHub: one ``::notice file=…,line=…,col=…,endLine=…,endColumn=…,title=…::message``
   workflow command per site (refused ones with ``--all`` too, titled "does not apply"), and
-  ``::error`` for a file that could not be listed and for a syntax error left in one.
+  for a file that could not be listed and a syntax error left in one, ``::warning`` with
+  ``keep_going``, else ``::error``.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -30,6 +34,10 @@ from typing import Any
 from klc import __version__
 from klc.measurements import measured
 
+PARSE_RULE = "klc-parse"  # the rule of a finding "klc could not read this code"
+PARSE_HELP = ("klc's parser (tree-sitter-cuda, with its macro recovery) could not read this "
+              "code: no rule was tried in it. The rest of the file was listed. The code may "
+              "well be valid CUDA: this is a limit of klc, not a defect of the code.")
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = ("https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/"
                 "sarif-schema-2.1.0.json")
@@ -100,6 +108,23 @@ def _relative(where: str) -> str:
         return where
 
 
+_POSITION = re.compile(r"^(?P<path>.*?):(?P<line>\d+):(?P<col>\d+): (?P<what>.*)$", re.S)
+
+
+def problem_position(path: str, problem: str) -> tuple[int, int, str]:
+    """(line, col, message) of a problem ``file:line:col: message``; (0, 0, message) for
+    one without a position (``file: message``)."""
+    m = _POSITION.match(problem)
+    if m is not None and m.group("path") == path:
+        return int(m.group("line")), int(m.group("col")), m.group("what")
+    return 0, 0, problem.removeprefix(f"{path}: ")
+
+
+def _unread(listing: Any) -> list[str]:
+    """Why a file could not be listed, or the syntax problems left in it after recovery."""
+    return [listing.error] if listing.error else list(getattr(listing, "problems", ()))
+
+
 def _fingerprint(site: dict[str, Any]) -> str:
     bound = sorted((k, v.get("text", "")) for k, v in site.get("bindings", {}).items())
     doc = json.dumps([site["rule"], site.get("function", ""), bound])
@@ -120,10 +145,12 @@ def _message(site: dict[str, Any]) -> str:
 
 
 def sarif_log(listings: Iterable[Any], rules: Sequence[Any],
-              problems: Sequence[tuple[str, str]] = ()) -> dict[str, Any]:
+              problems: Sequence[tuple[str, str]] = (), keep_going: bool = False
+              ) -> dict[str, Any]:
     """The SARIF 2.1.0 log of ``klc list``: ``listings`` are ``FileListing``-like objects
     (``path``, ``sites`` as site_json dicts, ``error``); ``rules`` the rules listed (for the
-    cards); ``problems`` (path, why) of inputs that could not be walked."""
+    cards); ``problems`` (path, why) of inputs that could not be walked; ``keep_going``:
+    what could not be read of a file is a ``klc-parse`` result (module doc)."""
     by_name = {r.name: r for r in rules}
     columns = _Columns()
     descriptors: list[dict[str, Any]] = []
@@ -133,15 +160,17 @@ def sarif_log(listings: Iterable[Any], rules: Sequence[Any],
     for path, why in problems:
         notifications.append({"level": "error", "message": {"text": f"{path}: {why}"}})
     for listing in listings:
-        if listing.error:
-            notifications.append({"level": "error", "message": {"text": listing.error},
-                                  "locations": [{"physicalLocation": {"artifactLocation": {
-                                      "uri": _uri(listing.path)}}}]})
-            continue
-        for problem in getattr(listing, "problems", ()):  # syntax left after recovery
-            notifications.append({"level": "error", "message": {"text": problem},
-                                  "locations": [{"physicalLocation": {"artifactLocation": {
-                                      "uri": _uri(listing.path)}}}]})
+        for problem in _unread(listing):
+            if keep_going:
+                if PARSE_RULE not in index:
+                    index[PARSE_RULE] = len(descriptors)
+                    descriptors.append(_parse_descriptor())
+                results.append(_parse_result(listing.path, problem, index[PARSE_RULE],
+                                             columns))
+            else:
+                notifications.append({"level": "error", "message": {"text": problem},
+                                      "locations": [{"physicalLocation": {"artifactLocation": {
+                                          "uri": _uri(listing.path)}}}]})
         for site in listing.sites:
             name = site["rule"]
             if name not in index:
@@ -189,6 +218,25 @@ def sarif_log(listings: Iterable[Any], rules: Sequence[Any],
     }
 
 
+def _parse_descriptor() -> dict[str, Any]:
+    return {"id": PARSE_RULE, "name": PARSE_RULE,
+            "shortDescription": {"text": "klc could not read this code"},
+            "fullDescription": {"text": PARSE_HELP}, "help": {"text": PARSE_HELP},
+            "defaultConfiguration": {"level": "warning"},
+            "properties": {"tags": ["cuda", "klc"]}}
+
+
+def _parse_result(path: str, problem: str, rule_index: int, columns: _Columns
+                  ) -> dict[str, Any]:
+    line, col, what = problem_position(path, problem)
+    location: dict[str, Any] = {"artifactLocation": {"uri": _uri(path)}}
+    if line:
+        location["region"] = {"startLine": line, "startColumn": columns(path, line, col)}
+    return {"ruleId": PARSE_RULE, "ruleIndex": rule_index, "level": "warning",
+            "message": {"text": f"klc could not read this code: {what}"},
+            "locations": [{"physicalLocation": location}]}
+
+
 def _descriptor(rule: Any, site: dict[str, Any]) -> dict[str, Any]:
     name = site["rule"]
     intent = site.get("intent") or name
@@ -216,18 +264,23 @@ def _escape_property(s: str) -> str:
 
 
 def github_annotations(listings: Iterable[Any],
-                       problems: Sequence[tuple[str, str]] = ()) -> list[str]:
+                       problems: Sequence[tuple[str, str]] = (), keep_going: bool = False
+                       ) -> list[str]:
     """GitHub Actions workflow commands, one line per site (``::notice``) and per file that
-    could not be listed (``::error``)."""
+    could not be read (``::warning`` with ``keep_going``, else ``::error``)."""
     columns = _Columns()
     lines = [f"::error::{_escape_data(f'{path}: {why}')}" for path, why in problems]
     for listing in listings:
-        if listing.error:
-            lines.append(f"::error file={_escape_property(listing.path)}::"
-                         f"{_escape_data(listing.error)}")
-            continue
-        lines += [f"::error file={_escape_property(listing.path)}::{_escape_data(problem)}"
-                  for problem in getattr(listing, "problems", ())]
+        for problem in _unread(listing):
+            props = f"file={_escape_property(listing.path)}"
+            if keep_going:
+                line, col, what = problem_position(listing.path, problem)
+                if line:
+                    props += f",line={line},col={columns(listing.path, line, col)}"
+                lines.append(f"::warning {props},title=klc could not read this code::"
+                             f"{_escape_data(what)}")
+            else:
+                lines.append(f"::error {props}::{_escape_data(problem)}")
         for site in listing.sites:
             path = site.get("file") or listing.path
             title = (f"klc: {site['rule']}" if site["applicable"]
@@ -243,7 +296,7 @@ def github_annotations(listings: Iterable[Any],
 
 
 def write_findings(fmt: str, listings: Sequence[Any], rule_paths: Sequence[str],
-                   problems: Sequence[tuple[str, str]] = ()) -> None:
+                   problems: Sequence[tuple[str, str]] = (), keep_going: bool = False) -> None:
     """Print ``klc list``'s findings in ``fmt`` (``sarif`` or ``github``) on stdout."""
     import sys
 
@@ -251,9 +304,10 @@ def write_findings(fmt: str, listings: Sequence[Any], rule_paths: Sequence[str],
         from klc.rule.ruleset import RuleSet
 
         rules = list(RuleSet.load(rule_paths).rules)
-        sys.stdout.write(json.dumps(sarif_log(listings, rules, problems), indent=2) + "\n")
+        log = sarif_log(listings, rules, problems, keep_going)
+        sys.stdout.write(json.dumps(log, indent=2) + "\n")
     elif fmt == "github":
-        text = "\n".join(github_annotations(listings, problems))
+        text = "\n".join(github_annotations(listings, problems, keep_going))
         sys.stdout.write(text + ("\n" if text else ""))
     else:
         raise ValueError(f"unknown findings format {fmt!r}")

@@ -3,7 +3,7 @@
 - ``F.json``: the data, as before.
 - ``F.md``: the Markdown report, with the plot (time and % of SOL per accepted step, or per
   file for a batch: ``klc.plots``) written beside it as ``F.png`` and linked, where
-  ``klc[plot]`` is installed; else a line says why there is no plot.
+  ``klc-cuda[plot]`` is installed; else a line says why there is no plot.
 - ``F.html``: one self-contained page (the plot inlined as a PNG data URI, no script, no
   external resource) that a browser opens: the outcome, the steps (or files) in a table, the
   plot, and the unified diff of every accepted step (of every rewritten file, and of each
@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from klc import __version__
+from klc.report import ShortPaths
 
 REPORT_SUFFIXES = (".json", ".md", ".html")
 
@@ -27,8 +28,9 @@ _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:2em auto;
 max-width:72em;color:#1b1b1b;line-height:1.4;padding:0 1em}
 h1{font-size:1.5em}h2{font-size:1.2em;margin-top:1.6em;border-bottom:1px solid #ddd}
-table{border-collapse:collapse;margin:.6em 0}td,th{border:1px solid #ccc;padding:.25em .6em;
-text-align:left;font-size:.92em}th{background:#f3f3f3}td.num{text-align:right}
+table{border-collapse:collapse;margin:.6em 0;max-width:100%}td,th{border:1px solid #ccc;
+padding:.25em .6em;text-align:left;font-size:.92em;vertical-align:top;overflow-wrap:anywhere}
+th{background:#f3f3f3}td.num{text-align:right;white-space:nowrap}td.why{min-width:16em}
 pre.diff{background:#f8f8f8;border:1px solid #ddd;padding:.6em;overflow-x:auto;font-size:.85em}
 pre.diff span{display:block;white-space:pre}.add{background:#e6ffec;color:#1a7f37}
 .del{background:#ffebe9;color:#cf222e}.hunk{color:#8250df}.meta{color:#57606a}
@@ -79,14 +81,17 @@ def _plot_html(png: bytes | None, why: str, alt: str) -> str:
 
 
 def _table(head: list[str], rows: list[list[str]], num: set[int] | None = None,
-           table_id: str = "") -> str:
+           table_id: str = "", wide: int | None = None) -> str:
+    """An HTML table; ``num``: right-aligned columns; ``wide``: the column of long text
+    (it takes the room left and wraps)."""
     num = num or set()
     ident = f' id="{table_id}"' if table_id else ""
     out = [f"<table{ident}><thead><tr>" + "".join(f"<th>{_e(h)}</th>" for h in head)
            + "</tr></thead><tbody>"]
     for r in rows:
         out.append("<tr>" + "".join(
-            f'<td class="num">{c}</td>' if i in num else f"<td>{c}</td>"
+            f'<td class="num">{c}</td>' if i in num else
+            f'<td class="why">{c}</td>' if i == wide else f"<td>{c}</td>"
             for i, c in enumerate(r)) + "</tr>")
     out.append("</tbody></table>")
     return "".join(out)
@@ -103,6 +108,22 @@ def _outcome(r: dict[str, Any]) -> str:
         return (f"improved, verified: {_fmt(r.get('speedup'), '.2f', 'x')} the original, "
                 f"{_fmt(r.get('pct_of_sol'), '.0f', '%')} of SOL")
     return "not changed"
+
+
+def _original(r: dict[str, Any]) -> str:
+    """The original kernel's measurement, or what was not measured and why (never a row of
+    placeholders)."""
+    base = r.get("baseline") or {}
+    if base.get("median_ms") is not None:
+        sol = base.get("pct_of_sol")
+        return (f"original: {base['median_ms']:.4f} ms"
+                + (f", {sol:.0f}% of SOL" if sol is not None else
+                   " (% of SOL not known: the spec gives no bytes or flops)"))
+    if r.get("mode") == "static":
+        return ("not measured: the original's time and % of SOL, and every candidate's "
+                "(no GPU here: verify and profile need one)")
+    why = base.get("reason") or "its gate run did not time it"
+    return f"not measured: the original's time and % of SOL ({_e(why)})"
 
 
 def _steps_html(steps: list[dict[str, Any]], heading: str = "h2") -> list[str]:
@@ -138,8 +159,7 @@ def optimize_html(report: dict[str, Any], png: bytes | None, why: str) -> str:
             "</li>"
             f"<li>gate trials: {_e(r.get('trials_used'))} of {_e(r.get('budget'))} "
             f"(+ {_e(r.get('cache_hits'))} cache hits)</li>"
-            f"<li>original: {_fmt(base.get('median_ms'), '.4f', ' ms')}, "
-            f"{_fmt(base.get('pct_of_sol'), '.0f', '%')} of SOL</li></ul>",
+            f"<li>{_original(r)}</li></ul>",
             "<h2>Time and % of SOL per step</h2>",
             _plot_html(png, why, "median time and % of SOL per accepted step")]
     steps = r.get("steps") or []
@@ -182,6 +202,8 @@ def batch_html(summary: dict[str, Any], diffs: dict[str, str], png: bytes | None
     """The page of a ``BatchSummary.to_json()``; ``diffs``: each rewritten file's diff;
     ``labels``: the counts' labels."""
     s = summary
+    files = s.get("files") or []
+    short = ShortPaths([f["path"] for f in files])
     body = ["<h1>klc batch report</h1>",
             f'<p class="outcome" id="outcome">configuration <code>{_e(s.get("config"))}</code>, '
             f"executor {_e(s.get('executor'))}, {_e(s.get('jobs'))} job(s), "
@@ -192,28 +214,31 @@ def batch_html(summary: dict[str, Any], diffs: dict[str, str], png: bytes | None
                    "counts"),
             "<h2>Time and % of SOL per file</h2>",
             _plot_html(png, why, "original and final time and % of SOL per file")]
-    files = s.get("files") or []
+    if short.root:
+        body.insert(2, f'<p id="root">paths below are relative to <code>{_e(short.root)}'
+                       "</code></p>")
     rows = []
     for f in files:
         rules = ", ".join(sorted({a["rule"] for a in f.get("applied") or []}))
         opt = f.get("optimize") or {}
         if opt.get("steps"):
             rules = ", ".join(st.get("skill", "") for st in opt["steps"])
-        why_text = f.get("reason") or "; ".join(f.get("notes") or [])
-        anchor = (f'<a href="#file-{_slug(f["path"])}">{_e(f["path"])}</a>'
-                  if _changed(f, diffs) else _e(f["path"]))
+        why_text = short.text(f.get("reason") or "; ".join(f.get("notes") or []))
+        name = _e(short.path(f["path"]))
+        anchor = (f'<a href="#file-{_slug(f["path"])}">{name}</a>'
+                  if _changed(f, diffs) else name)
         rows.append([anchor, _e(f.get("status")), _e(rules),
                      str(sum((f.get("refused_by") or {}).values())), _e(why_text)])
     body += ['<h2 id="files">Files</h2>',
              _table(["file", "status", "rules applied", "refused", "why"], rows, {3},
-                    "files-table")]
+                    "files-table", wide=4)]
     shown = [f for f in files if _changed(f, diffs)]
     body.append('<h2 id="diffs">Changes</h2>')
     if not shown:
         body.append('<p class="note">No file was rewritten.</p>')
     for f in shown:
         body.append(f'<section class="file" id="file-{_slug(f["path"])}"><h3>'
-                    f"<code>{_e(f['path'])}</code>: {_e(f.get('status'))}</h3>")
+                    f"<code>{_e(short.path(f['path']))}</code>: {_e(f.get('status'))}</h3>")
         steps = (f.get("optimize") or {}).get("steps") or []
         if steps:
             body += _steps_html(steps)
@@ -224,8 +249,8 @@ def batch_html(summary: dict[str, Any], diffs: dict[str, str], png: bytes | None
                         "(--resume), which keeps no diffs.</p>")
         body.append("</section>")
     if s.get("notes"):
-        body += ["<h2>Notes</h2>", "<ul>" + "".join(f"<li>{_e(n)}</li>" for n in s["notes"])
-                 + "</ul>"]
+        body += ["<h2>Notes</h2>", "<ul>" + "".join(f"<li>{_e(short.text(n))}</li>"
+                                                    for n in s["notes"]) + "</ul>"]
     return _page("klc batch report", body)
 
 

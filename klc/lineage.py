@@ -23,7 +23,6 @@ verification marks a condition that its inverse skill (klc/reverse.py) must chec
 from __future__ import annotations
 
 import difflib
-import hashlib
 import itertools
 import json
 import re
@@ -32,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from klc.content import sha256, unified_diff
 from klc.errors import KlcError, where
 from klc.rule import Rule
 
@@ -120,7 +120,7 @@ class Version:
 
     @property
     def sha256(self) -> str:
-        return hashlib.sha256(self.source).hexdigest()
+        return sha256(self.source)
 
     @property
     def median_ms(self) -> float | None:
@@ -327,11 +327,6 @@ def _workload(spec: Any) -> str:
     return f"{spec.kernel} ({sizes})" if sizes else spec.kernel
 
 
-def _diff(old: bytes, new: bytes, a: str, b: str) -> str:
-    return "".join(difflib.unified_diff(old.decode("utf-8", "replace").splitlines(True),
-                                        new.decode("utf-8", "replace").splitlines(True), a, b))
-
-
 def version_file(index: int, pass_name: str | None) -> str:
     return f"v{index:02d}_{pass_name or 'expert'}.cu"
 
@@ -358,6 +353,35 @@ def resolve_stages(stages: tuple[str, ...]) -> tuple[tuple[str, ...], str, str]:
         raise KlcError("--stages: a lineage step must be verified against the expert: give "
                        "compile,verify[,profile] or compile alone")
     return stages, "full", f"gated by {', '.join(stages)} against the expert"
+
+
+def check_replace(out_dir: str | Path, stages: tuple[str, ...], force: bool = False) -> None:
+    """Refuse (KlcError, before anything runs or is written) to write a walk over one that
+    measured more: a walk gated in full (verified on a GPU) by one this run can only compile,
+    or a timed walk by one that will not time (no ``profile`` stage). ``force`` replaces it
+    all the same."""
+    path = Path(out_dir) / "lineage.json"
+    if force or not path.is_file():
+        return
+    try:
+        old = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return  # not a walk klc can read: nothing measured to keep
+    if not isinstance(old, dict) or old.get("gating") != "full":
+        return
+    stages, gating, note = resolve_stages(stages)
+    timed = any(isinstance(v, dict) and v.get("median_ms") is not None
+                for v in old.get("versions") or ())
+    on = f" on {old['device']}" if old.get("device") else ""
+    if gating == "compile-only":
+        lost = f"its verified steps{' and times' if timed else ''}"
+        why = note.split(";")[0]
+    elif timed and "profile" not in stages:
+        lost, why = "its times", f"--stages {','.join(stages)} does not profile"
+    else:
+        return
+    raise KlcError(f"{path}: a walk measured{on}; this run would replace {lost} with "
+                   f"unmeasured ones ({why}): give --force to replace it, or another --out")
 
 
 def walk(expert_path: str | Path, passes_dir: str | Path = "passes", *,
@@ -404,7 +428,7 @@ def walk(expert_path: str | Path, passes_dir: str | Path = "passes", *,
                        f"{expert_gate['reason']}")
     lineage.arch = expert_gate.get("arch", lineage.arch)
     lineage.versions.append(Version(0, version_file(0, None), expert, expert_gate))
-    seen = {hashlib.sha256(expert).hexdigest()}
+    seen = {sha256(expert)}
     current = expert
     for index in range(1, max_steps + 1):
         step, attempts = _step(current, index, rules, lineage, seen, run_gate, expert, say)
@@ -469,7 +493,7 @@ def _step(current: bytes, index: int, rules: list[Rule], lineage: Lineage, seen:
                 attempts.append(Attempt(rule.name, described, holes, False, reason))
                 continue
             new = outcome.source
-            if hashlib.sha256(new).hexdigest() in seen:
+            if sha256(new) in seen:
                 attempts.append(Attempt(rule.name, described, holes, False,
                                         "gives back an earlier version of the lineage"))
                 continue
@@ -502,7 +526,7 @@ def _step(current: bytes, index: int, rules: list[Rule], lineage: Lineage, seen:
                 "facts_before": _facts(spec, env) if spec is not None else {},
                 "facts_after": _facts(new_spec, constant_env(new, new_spec))
                 if new_spec is not None else {},
-                "diff": _diff(current, new, prev.file, name),
+                "diff": unified_diff(current, new, prev.file, new_path=name),
                 "rejected": [a.to_json() for a in attempts],
             }
             return Version(index, name, new, record, step), attempts
@@ -631,7 +655,7 @@ def write_plot(data: dict[str, Any], path: Path) -> str:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        return ("No plot: matplotlib is not installed here (pip install 'klc[plot]'). Make "
+        return ("No plot: matplotlib is not installed here (pip install 'klc-cuda[plot]'). Make "
                 f"it where it is: `klc lineage --report {path.parent}` (or `klc learn`, which "
                 "draws it too).")
     labels = [f"v{v['index']:02d} {v.get('pass') or 'expert'}" for v in versions]

@@ -1,5 +1,5 @@
 """The plots of reports (``klc optimize --report``, ``klc batch --report``), drawn with
-matplotlib where ``klc[plot]`` is installed: median time (bars) and % of the speed-of-light
+matplotlib where ``klc-cuda[plot]`` is installed: median time (bars) and % of the speed-of-light
 floor (a line, on its own axis) per accepted step of an optimization, or per file of a batch
 (original and final time). Each function returns PNG bytes, or None and the sentence saying
 why there is no plot (matplotlib missing, nothing timed)."""

@@ -171,3 +171,35 @@ def format_pattern(pattern: Any) -> str:
     for e in pattern.elements:
         walk(e, 0)
     return "\n".join(out)
+
+
+class ShortPaths:
+    """Paths as a report shows them, so that its tables fit the page: relative to the
+    folder that holds every file of the report (``root``, said once at the top), and the
+    same in the reasons and notes that name them."""
+
+    def __init__(self, paths: list[str]) -> None:
+        import os
+
+        full = [os.path.abspath(p) for p in paths if p]
+        root = os.path.commonpath([os.path.dirname(p) for p in full]) if full else ""
+        cwd = os.getcwd()
+        if root == cwd or root.startswith(cwd + os.sep):
+            root = cwd  # under the working folder: relative to it, as the files were named
+        self.root = root
+
+    def path(self, path: str) -> str:
+        import os
+
+        if not self.root or not path:
+            return path
+        rel = os.path.relpath(os.path.abspath(path), self.root)
+        return path if rel.startswith(os.pardir) else rel
+
+    def text(self, text: str) -> str:
+        """``text`` with the root left out of every path it names under it."""
+        import os
+
+        if not self.root or self.root == os.sep:
+            return text
+        return text.replace(self.root + os.sep, "")

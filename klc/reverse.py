@@ -599,6 +599,29 @@ def skill_measurements(learned: list[Learned]) -> dict[str, Measured]:
             for i in learned}
 
 
+MEASURED_VERDICTS = ("faster", "neutral", "slower")
+
+
+def measured_losses(learned: list[Learned], out_dir: str | Path) -> list[str]:
+    """The learned skills of ``out_dir`` whose cards hold a measured verdict that this
+    learning would turn into ``unmeasured`` (walks gated by compile only), as ``name
+    (verdict)``."""
+    from klc.rule import load_rules
+
+    new = {i.rule.name: i.rule.card.verdict for i in learned}
+    lost = []
+    for p in sorted(Path(out_dir).glob("*.rule")):
+        if not p.read_text(encoding="utf-8", errors="replace").startswith(LEARNED_MARK):
+            continue  # a hand-written file is not replaced (a name clash is an error)
+        try:
+            rules = load_rules(p)
+        except KlcError:
+            continue  # (a broken file: write_skills says so, or replaces it)
+        lost += [f"{r.name} ({r.card.verdict})" for r in rules
+                 if r.card.verdict in MEASURED_VERDICTS and new.get(r.name) == "unmeasured"]
+    return lost
+
+
 def write_skills(learned: list[Learned], out_dir: str | Path) -> list[Path]:
     """Write the skill files atomically, then their measurements (``measurements.json``,
     klc.measurements). Earlier learned files (marked) that this run does not produce are

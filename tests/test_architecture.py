@@ -18,13 +18,14 @@ PKG = ROOT / "klc"
 # The layers, from the bottom (docs/architecture.md, "Layers"). A module may import its own
 # layer and those below it. Keys are top-level modules or packages of klc.
 LAYERS: list[tuple[str, ...]] = [
-    ("klc", "klc.errors", "klc.fsutil", "klc.extras", "klc.interrupts", "klc.safe_eval"),
+    ("klc", "klc.errors", "klc.fsutil", "klc.extras", "klc.interrupts", "klc.safe_eval",
+     "klc.content"),
     ("klc.cuda", "klc.spec"),
     ("klc.rule",),
     ("klc.match", "klc.analysis"),
     ("klc.guards",),
     ("klc.edits",),
-    ("klc.pipeline",),
+    ("klc.pipeline", "klc.rewrite"),
     ("klc.gate",),
     ("klc.lineage", "klc.reverse", "klc.recipes", "klc.optimize", "klc.fill", "klc.batch",
      "klc.spec_draft", "klc.golden", "klc.findings", "klc.measurements", "klc.report"),

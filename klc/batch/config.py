@@ -308,13 +308,17 @@ class BatchSummary:
                  + (" (interrupted)" if self.interrupted else ""), "",
                  "| what | count |", "| --- | ---: |"]
         lines += [f"| {SUMMARY_LABELS[k]} | {v} |" for k, v in c.items()]
-        lines += ["", "| file | status | checks | rules applied | refused | why |",
+        from klc.report import ShortPaths
+
+        short = ShortPaths([r.path for r in self.results])  # (a table that fits the page)
+        lines += ["", f"Paths are relative to `{short.root}`." if short.root else "",
+                  "| file | status | checks | rules applied | refused | why |",
                   "| --- | --- | --- | --- | ---: | --- |"]
         for r in self.results:
             rules = ", ".join(sorted({a["rule"] for a in r.applied}))
-            why = r.reason or ("; ".join(r.notes))
+            why = short.text(r.reason or ("; ".join(r.notes)))
             checks = ", ".join(r.checks) if r.status == REWRITTEN else ""
-            lines.append(f"| `{r.path}` | {r.status} | {checks or '-'} | {rules} | "
+            lines.append(f"| `{short.path(r.path)}` | {r.status} | {checks or '-'} | {rules} | "
                          f"{sum(r.refused_by.values())} | "
                          f"{why.replace('|', '/').replace(chr(10), ' ')} |")
         return "\n".join(lines) + "\n"

@@ -202,3 +202,9 @@ def list_paths(paths: list[str], rule_paths: list[str], *, show_all: bool = Fals
                                        render)) as pool:
         for results in pool.map(_chunk, chunks):
             yield from results
+
+
+def loaded_rules() -> list[Any]:
+    """The rules the last ``list_paths`` loaded (and checked) in this process, for a caller
+    that renders rows itself."""
+    return list(_STATE.get("rules", ()))

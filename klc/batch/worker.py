@@ -5,8 +5,6 @@
 from __future__ import annotations
 
 import contextlib
-import difflib
-import hashlib
 import os
 import sys
 import time
@@ -27,6 +25,8 @@ from klc.batch.config import (
     BatchConfig,
     FileResult,
 )
+from klc.content import sha256 as _sha
+from klc.content import unified_diff
 from klc.errors import KlcError, shown
 from klc.interrupts import tune_gc
 
@@ -46,10 +46,6 @@ class WorkerState:
     gate_inline: bool  # gate here (no GPU workers: compile only) rather than on a GPU worker
     keep_original: bool  # send the original back (a GPU worker gates it later)
     send_unchanged: bool  # send the bytes back even when unchanged (--out copies them)
-
-
-def _sha(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 def _read(path: str) -> bytes:
@@ -124,36 +120,30 @@ def _process(state: WorkerState, data: bytes, path: str, res: FileResult) -> Non
 
 
 def _apply(state: WorkerState, unit: Any, res: FileResult) -> bytes | None:
-    from klc.pipeline import apply_rules, spec_of
+    from klc.pipeline import spec_of
+    from klc.rewrite import apply_unit
 
     spec = spec_of(unit)  # a malformed spec is an error of the file, not a refusal
     try:
-        outcome = apply_rules(unit, state.rules, dict(state.config.holes), spec,
-                              clang=not state.config.tree_only)
+        done = apply_unit(unit, state.rules, dict(state.config.holes), spec=spec,
+                          clang=not state.config.tree_only)
     except KlcError as e:
         # the rewrite would produce a syntax error: refused whole, nothing written
         res.status, res.reason = REFUSED, str(e)
         return None
-    for rw in outcome.applied:
-        line, col = unit.position(outcome.start_of(rw))
-        res.applied.append({"rule": rw.match.rule.name, "line": line, "col": col,
-                            "holes": dict(rw.holes)})
-    for site in outcome.refused:
+    res.applied.extend(site.to_json() for site in done.sites)
+    for site in done.refused:
         res.refused_by[site.stage] = res.refused_by.get(site.stage, 0) + 1
         if len(res.refused) < MAX_REFUSED:
             line, col = unit.position(site.match.start)
             res.refused.append({"rule": site.rule.name, "line": line, "col": col,
                                 "stage": site.stage, "reason": site.reason})
-    res.skipped = len(outcome.skipped)
-    res.notes.extend(outcome.notes)
-    if outcome.changed:
-        return outcome.source
-    if outcome.refused:
-        res.status = REFUSED
-        first = outcome.refused[0]
-        res.reason = (f"{unit.where(first.match.start)}: {first.rule.name}: {first.reason}"
-                      + (f" (and {len(outcome.refused) - 1} more refused)"
-                         if len(outcome.refused) > 1 else ""))
+    res.skipped = len(done.outcome.skipped)
+    res.notes.extend(done.outcome.notes)
+    if done.changed:
+        return done.source
+    if done.refused:
+        res.status, res.reason = REFUSED, done.refusal()
     return None
 
 
@@ -312,16 +302,6 @@ def gate_result(config: BatchConfig, res: FileResult, original: bytes, candidate
         res.reason = (f"{shown(path)}: gate: the rewrite ({rules}) verifies but runs "
                       f"{speedup:.2f}x the original, slower beyond the noise: the original is kept")
         res.applied = []
-
-
-def unified_diff(old: bytes, new: bytes, path: str) -> str:
-    a = old.decode("utf-8", "replace").splitlines(keepends=True)
-    b = new.decode("utf-8", "replace").splitlines(keepends=True)
-    from klc.fsutil import diff_name
-
-    lines = difflib.unified_diff(a, b, diff_name("a/", path), diff_name("b/", path))
-    return "".join(ln if ln.endswith("\n") else ln + "\n\\ No newline at end of file\n"
-                   for ln in lines)
 
 
 # --------------------------------------------------------------------------------------

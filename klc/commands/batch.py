@@ -33,7 +33,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument("roots", nargs="+", metavar="DIR", help="folders (or files) to process")
     rules = p.add_mutually_exclusive_group()
     rules.add_argument("--rule", action="append", metavar="RULE",
-                       help="a .rule file to apply (repeatable)")
+                       help="a .rule file to apply, or a built-in rule or rule file by name "
+                       "(klc list --rules; repeatable)")
     rules.add_argument("--skills", action="append", metavar="DIR",
                        help="a folder of .rule files (repeatable; default: the skills library)")
     p.add_argument("--only", action="append", metavar="NAME",
@@ -89,7 +90,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                    help="the journal (default: OUT/.klc-batch.jsonl with --out, "
                    "./.klc-batch.jsonl with --in-place)")
     p.add_argument("--report", metavar="FILE", help="write a report: FILE.json, FILE.md "
-                   "(with FILE.png, the plot of time and %% of SOL per file, where klc[plot] "
+                   "(with FILE.png, the plot of time and %% of SOL per file, where klc-cuda[plot] "
                    "is installed) or FILE.html (a page with the plot and every change's diff)")
     p.add_argument("--exclude", action="append", default=[], metavar="GLOB",
                    help="skip files and folders whose name or path under the input matches "
@@ -136,13 +137,30 @@ def _config(args: argparse.Namespace) -> Any:
     if args.arch and not (args.gate or args.optimize or _compile_check(args)):
         raise KlcError("--arch needs --gate, --optimize, or a compile check (--out, --in-place "
                        "or --diff without --no-compile-check)")
-    paths = args.rule or args.skills or default_skill_dirs()
-    return BatchConfig.from_paths(paths, rule_names=tuple(args.only or ()),
+    paths, named = _rule_paths(args.rule) if args.rule else \
+        (args.skills or default_skill_dirs(), [])
+    return BatchConfig.from_paths(paths, rule_names=tuple(args.only or named),
                                   holes=tuple(arg_types.holes(args.hole).items()), gate=args.gate,
                                   optimize=args.optimize, arch=args.arch,
                                   gate_timeout=args.gate_timeout,
                                   optimize_options=tuple(opts), tree_only=args.tree_only,
                                   compile_check=_compile_check(args), gate_stages=stages)
+
+
+def _rule_paths(given: list[str]) -> tuple[list[str], list[str]]:
+    """The rule files ``--rule`` names (a file, or a built-in rule or rule file by name, as
+    ``klc apply`` takes it) and, when one of them names a single rule, the rules to apply:
+    that rule and every rule of the files named whole."""
+    from klc.commands.apply import rule_source
+    from klc.rule import load_rules
+
+    found = [rule_source(g) for g in given]
+    paths = list(dict.fromkeys(path for path, _ in found))
+    if not any(names for _, names in found):
+        return paths, []
+    names = [n for path, only in found
+             for n in (only or [r.name for r in load_rules(path)])]
+    return paths, list(dict.fromkeys(names))
 
 
 def _compile_check(args: argparse.Namespace) -> bool:

@@ -8,7 +8,10 @@ family into --out (atomically; nothing is written when any walk or skill is bad)
 walk's skills in forward order into --out/recipes.yaml (klc/recipes.py). Where
 matplotlib is installed, each walk's report.md and lineage.png are redrawn too.
 
-Exit 0: skills written; 2: bad input (nothing written).
+A learning that would turn a skill measured on a GPU into an unmeasured one (its walks were
+gated by compile only) is refused unless ``--force``.
+
+Exit 0: skills written; 2: bad input, or measured skills at stake (nothing written).
 """
 
 from __future__ import annotations
@@ -31,6 +34,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument("--golden", metavar="DIR", help="also write a golden test per skill into "
                    "DIR/<skill>/ (its first step: version N in, version N - 1 expected)")
     p.add_argument("--json", action="store_true", help="print the skills learned as JSON")
+    p.add_argument("--force", action="store_true", help="write even where a skill measured "
+                   "on a GPU would become unmeasured (walks gated by compile only)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -38,12 +43,20 @@ def run(args: argparse.Namespace) -> int:
 
     from klc.errors import KlcError
     from klc.lineage import load_lineage, write_report
-    from klc.reverse import golden_cases, learn, write_golden, write_skills
+    from klc.reverse import golden_cases, learn, measured_losses, write_golden, write_skills
 
     err = Console(stderr=True, highlight=False, markup=False, emoji=False, soft_wrap=True)
     if not Path(args.out).is_dir():
         raise KlcError(f"--out {args.out}: no such folder")
     learned = learn(args.lineages, args.passes)
+    lost = [] if args.force else measured_losses(learned, args.out)
+    if lost:
+        unmeasured = [d for d in args.lineages if load_lineage(d).get("gating") != "full"]
+        raise KlcError(f"--out {args.out}: {len(lost)} measured skills would become "
+                       f"unmeasured ({', '.join(lost[:3])}{', ...' if len(lost) > 3 else ''})"
+                       f": {len(unmeasured)} of the walks were gated by compile only"
+                       f"{' (' + ', '.join(unmeasured[:3]) + ')' if unmeasured else ''}; walk "
+                       "them again on a GPU, or give --force (nothing written)")
     cases, notes = golden_cases(learned) if args.golden else ([], [])
     written = write_skills(learned, args.out)
     from klc.recipes import write as write_recipes

@@ -34,6 +34,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument("--max-steps", type=int, default=200, metavar="N",
                    help="stop after N steps (default 200)")
     p.add_argument("--json", action="store_true", help="print lineage.json on stdout")
+    p.add_argument("--force", action="store_true", help="replace a walk in --out that was "
+                   "measured on a GPU even when this run cannot measure (default: refused)")
     p.add_argument("--report", metavar="DIR", help="only redraw DIR/report.md and "
                    "DIR/lineage.png from DIR/lineage.json (where matplotlib is installed)")
 
@@ -42,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from klc.errors import KlcError
-    from klc.lineage import load_lineage, walk, write_lineage, write_report
+    from klc.lineage import check_replace, load_lineage, walk, write_lineage, write_report
 
     err = Console(stderr=True, highlight=False, markup=False, emoji=False, soft_wrap=True)
     if args.report:
@@ -61,9 +63,12 @@ def run(args: argparse.Namespace) -> int:
     if args.max_steps < 1:
         raise KlcError("--max-steps must be at least 1")
     stages = tuple(s.strip() for s in args.stages.split(",") if s.strip())
+    if args.out:  # (before the walk: a refusal costs nothing)
+        check_replace(args.out, stages, args.force)
     lineage = walk(args.expert, args.passes, stages=stages, arch=args.arch,
                    progress=err.print, max_steps=args.max_steps)
     out = Path(args.out or f"lineage-{lineage.family}")
+    check_replace(out, stages, args.force)
     written = write_lineage(lineage, out)
     data = lineage.to_json()
     if args.json:

@@ -95,7 +95,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     out.add_argument("--in-place", action="store_true",
                      help="overwrite KERNEL (atomically) when it improved")
     p.add_argument("--report", metavar="FILE", help="write the report: FILE.json, FILE.md "
-                   "(with FILE.png, the plot of time and %% of SOL per step, where klc[plot] "
+                   "(with FILE.png, the plot of time and %% of SOL per step, where klc-cuda[plot] "
                    "is installed) or FILE.html (a page with the plot and every step's diff)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("--unverified", action="store_true",
@@ -261,6 +261,6 @@ def _print_report(result: Any, out: Any, written: str) -> None:
 
 
 def _print_diff(path: str, old: bytes, new: bytes) -> None:
-    from klc.api import unified_diff
+    from klc.content import unified_diff
 
     sys.stdout.write(unified_diff(old, new, path))

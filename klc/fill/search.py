@@ -55,6 +55,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from klc.content import sha256 as _sha
 from klc.errors import KlcError
 from klc.fill import FillRequest, Trial
 from klc.fill.shape import launch_anchors
@@ -93,10 +94,6 @@ class StaticCheck:
 
 _STATIC_MEMO: dict[tuple[Any, ...], StaticCheck] = {}
 _MEMO_CAP = 4096
-
-
-def _sha(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 def site_key(site: Site) -> str:

@@ -50,6 +50,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from klc.content import sha256 as _sha
 from klc.cuda.parse import check_text, parse_bytes
 from klc.errors import KlcError
 from klc.spec import (
@@ -148,10 +149,6 @@ def _gpu_status(visible: str | None) -> tuple[str | None, str]:
         return None, "no GPU (the CUDA driver sees no device)"
     props = cupy.cuda.runtime.getDeviceProperties(0)
     return f"sm_{props['major']}{props['minor']}", ""
-
-
-def _sha(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 @dataclass

@@ -6,10 +6,10 @@ and the choice of the step to keep.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from klc.content import sha256
 from klc.errors import KlcError
 from klc.fill import FillRequest, Trial
 from klc.fill.search import (
@@ -80,7 +80,7 @@ class _Version:
 
     @property
     def sha(self) -> str:
-        return hashlib.sha256(self.source).hexdigest()
+        return sha256(self.source)
 
 
 @dataclass
@@ -214,7 +214,7 @@ def _site_where(site: Site) -> str:
 
 def _text_sha(site: Site) -> str:
     m = site.match
-    return hashlib.sha256(m.unit.source[m.start:m.end]).hexdigest()[:16]
+    return sha256(m.unit.source[m.start:m.end])[:16]
 
 
 def _func_sha(site: Site) -> str:
@@ -222,7 +222,7 @@ def _func_sha(site: Site) -> str:
     m = site.match
     f = m.function
     text = m.unit.source[f.start:f.end] if f is not None else m.unit.source
-    return hashlib.sha256(text).hexdigest()[:16]
+    return sha256(text)[:16]
 
 
 class _Loop:
@@ -507,7 +507,7 @@ class _Loop:
                     (log.speedup / cur.speedup) if log.speedup else None, log.speedup,
                     log.pct_of_sol, summarize(record), step_diff(cur.source, source, self.path))
         self.steps.append(step)
-        self.visited.add(hashlib.sha256(source).hexdigest())
+        self.visited.add(sha256(source))
         self.emit("accept", skill=skill, site=site, kind=kind,
                   speedup=step.speedup_vs_original)
         return _Version(source, unit, spec_of(unit), log.speedup or cur.speedup,
@@ -531,7 +531,7 @@ class _Loop:
             except KlcError as e:
                 self.notes.append(f"lineage {recipe.family}: the replay stopped: {e}")
                 continue
-            if rp is None or hashlib.sha256(rp.source).hexdigest() in self.visited:
+            if rp is None or sha256(rp.source) in self.visited:
                 continue
             if best is None or rp.gain > best.gain:
                 best = rp
@@ -545,7 +545,7 @@ class _Loop:
                                   "values": {}, "stage": "gate", "reason": str(e)})
             return None
         log = self.log_trial(cur, record, hit, best.label, self.path, "", {})
-        self.visited.add(hashlib.sha256(best.source).hexdigest())
+        self.visited.add(sha256(best.source))
         self.emit("trial", skill=best.label, site=self.path, values={},
                   verdict=record.verdict, cached=hit, speedup=log.speedup, outcome=log.outcome)
         if log.outcome != "improved":
@@ -561,7 +561,7 @@ class _Loop:
         from SOL), and a move clearly faster than the recipe (beyond the noise) wins."""
         ran, _ = self.run_round(cur)
         rivals = [c for c in ran if c.log.outcome == "improved"
-                  and hashlib.sha256(c.source).hexdigest() not in self.visited
+                  and sha256(c.source) not in self.visited
                   and (c.log.speedup or 0.0) > (rt.log.speedup or 0.0)
                   * (1 + self.threshold(cur, c.log))]
         if rivals:
@@ -599,7 +599,7 @@ class _Loop:
                                     if self.left_out else ""))
                 return cur, ("no skill has anything left to try" if self.round > 1 or
                              self.ranked_sites(cur) else _none_applies(self.skipped))
-            fresh = [c for c in ran if hashlib.sha256(c.source).hexdigest() not in
+            fresh = [c for c in ran if sha256(c.source) not in
                      self.visited]
             better = [c for c in fresh if c.log.outcome == "improved"]
             if better:

@@ -5,9 +5,10 @@
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
+
+from klc.content import sha256, unified_diff
 
 if TYPE_CHECKING:
     from klc.gate import GateRecord
@@ -128,21 +129,13 @@ class OptimizeResult:
             "skipped_slower": self.skipped,
             "ranking": self.ranking, "left_out_near_sol": self.left_out,
             "usage": self.usage, "notes": self.notes, "reverify": self.reverify,
-            "source_sha256": hashlib.sha256(self.source).hexdigest(),
+            "source_sha256": sha256(self.source),
         }
 
 
 def step_diff(before: bytes, after: bytes, path: str) -> str:
     """The unified diff of one accepted step (what a report shows of it)."""
-    import difflib
-
-    from klc.fsutil import diff_name
-
-    a = before.decode("utf-8", "replace").splitlines(keepends=True)
-    b = after.decode("utf-8", "replace").splitlines(keepends=True)
-    return "".join(line if line.endswith("\n") else line + "\n"
-                   for line in difflib.unified_diff(a, b, diff_name("a/", path),
-                                                    diff_name("b/", path)))
+    return unified_diff(before, after, path)
 
 
 def summarize(record: GateRecord) -> dict[str, Any]:

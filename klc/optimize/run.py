@@ -5,12 +5,12 @@ klc-spec, the static part only), re-verify the final kernel.
 
 from __future__ import annotations
 
-import hashlib
 import secrets
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from klc.content import sha256
 from klc.errors import KlcError
 from klc.fill import FillRequest
 from klc.fill.search import (
@@ -101,7 +101,7 @@ def optimize(source: bytes, path: str, options: OptimizeOptions | None = None
     if not base_rec.passed:
         raise KlcError(f"{path}: the original kernel does not pass its own gate, so nothing "
                        f"can be verified against it: {base_rec.reason}")
-    loop.visited.add(hashlib.sha256(source).hexdigest())
+    loop.visited.add(sha256(source))
     start = _Version(source, unit, spec, 1.0, base.get("median_ms"), base.get("noise") or 0.0,
                      base.get("pct_of_sol"))
     try:
@@ -258,7 +258,7 @@ def _static(result: OptimizeResult, unit: Unit, spec: Any, skills: list[Rule], f
                 entry["reason"] = record.reason
                 result.static_refusals.append(entry)
                 continue
-            entry["source_sha256"] = hashlib.sha256(check.source).hexdigest()
+            entry["source_sha256"] = sha256(check.source)
             result.static_candidates.append(entry)
             if unverified and not result.changed:
                 result.source = check.source

@@ -40,7 +40,7 @@ from klc.rule.model import (
     Rule,
     RuleError,
 )
-from klc.rule.paths import default_pass_dirs, default_skill_dirs
+from klc.rule.paths import builtin_rule, default_libraries, default_pass_dirs, default_skill_dirs
 from klc.rule.printer import rule_to_text
 from klc.rule.registry import make_edit
 from klc.rule.ruleset import RuleSet, load_rule_dir, load_rules, load_rules_text, select_rules
@@ -73,9 +73,11 @@ __all__ = [
     "RuleError",
     "RuleSet",
     "Text",
+    "builtin_rule",
     "calls",
     "code_refs",
     "compile_spec",
+    "default_libraries",
     "default_pass_dirs",
     "default_skill_dirs",
     "grammar",

@@ -26,3 +26,30 @@ def default_skill_dirs() -> list[str]:
 def default_pass_dirs() -> list[str]:
     local = Path("passes")
     return [str(local if local.is_dir() else packaged("passes"))]
+
+
+def default_libraries() -> list[Path]:
+    """The default rule libraries, in the order a built-in name is looked up: the skills,
+    then the passes."""
+    return [Path(d) for d in (*default_skill_dirs(), *default_pass_dirs())]
+
+
+def builtin_rule(name: str) -> tuple[str, list[str]] | None:
+    """A built-in rule by name (``klc apply fast_math k.cu``): ``(rule file, [])`` for the
+    name of a library's file (``fast_math``: every rule of ``fast_math.rule``), ``(rule file,
+    [name])`` for the name of one rule in it (``add_restrict``); None when no default library
+    has it. The skills are searched before the passes."""
+    import re
+
+    if not re.fullmatch(r"[A-Za-z_]\w*", name):
+        return None
+    libraries = [d for d in default_libraries() if d.is_dir()]
+    for lib in libraries:
+        if (lib / f"{name}.rule").is_file():
+            return str(lib / f"{name}.rule"), []
+    defined = re.compile(rf"^[ \t]*rule[ \t]+{re.escape(name)}\b", re.M)
+    for lib in libraries:
+        for path in sorted(lib.glob("*.rule")):
+            if defined.search(path.read_text(encoding="utf-8", errors="replace")):
+                return str(path), [name]
+    return None

@@ -186,7 +186,9 @@ def test_diff_prints_and_writes_nothing(tmp_path: Path, capsys: pytest.CaptureFi
     src = make_tree(tmp_path / "src", {"k.cu": PLAIN, "n.cu": NO_MATCH})
     assert main(["batch", str(src), "--rule", FAST_MATH, "--diff", "-j", "1", "-q"]) == 0
     out = capsys.readouterr().out
-    assert f"--- a/{src / 'k.cu'}" in out and "+    if (i < n) y[i] = __expf(x[i])" in out
+    # (outside the working folder: named from the root, as git apply and patch -p1 take it)
+    assert f"--- a/{str(src / 'k.cu').lstrip('/')}\n" in out
+    assert "+    if (i < n) y[i] = __expf(x[i])" in out
     assert "n.cu" not in out
     assert tree_bytes(src) == {"k.cu": PLAIN, "n.cu": NO_MATCH}
     assert not (src / kb.JOURNAL_NAME).exists() and not Path(kb.JOURNAL_NAME).exists()

@@ -32,7 +32,7 @@ def test_the_core_install_has_no_optional_package() -> None:
     for package, extra in OPTIONAL.items():
         assert [_name(r) for r in extras[extra]] == [package]
     # the README's setup installs `dev`: every extra and the test tools
-    assert extras["dev"] == ["klc[test,ray,plot,tune,llm]"]
+    assert extras["dev"] == ["klc-cuda[test,ray,plot,tune,llm]"]
     assert "'.[dev]'" in (ROOT / "README.md").read_text()
 
 
@@ -91,7 +91,7 @@ def test_ray_executor_without_ray_names_the_extra(
     err = capsys.readouterr().err
     assert rc == 2
     assert err.strip() == ("klc: error: --executor ray needs the ray package, which is not "
-                           "installed: pip install 'klc[ray]'")
+                           "installed: pip install 'klc-cuda[ray]'")
     assert not (tmp_path / "out").exists()
 
 
@@ -104,7 +104,7 @@ def test_llm_filler_without_openai_names_the_extra(
     err = capsys.readouterr().err
     assert rc == 2
     assert "--filler llm needs the openai package, which is not installed: " \
-           "pip install 'klc[llm]'" in err
+           "pip install 'klc-cuda[llm]'" in err
     assert len(err.strip().splitlines()) == 1 and not out.exists()
 
 
@@ -114,7 +114,7 @@ def test_require_and_available() -> None:
 
     assert available("json") and not available("klc_no_such_module")
     assert require("json", "x").dumps([1]) == "[1]"
-    with pytest.raises(KlcError, match=r"x needs the optuna package.*klc\[tune\]"):
+    with pytest.raises(KlcError, match=r"x needs the optuna package.*klc-cuda\[tune\]"):
         sys.modules["optuna"], saved = None, sys.modules.get("optuna")  # type: ignore[assignment]
         try:
             require("optuna", "x")
@@ -137,6 +137,6 @@ def test_lineage_report_without_matplotlib_names_the_extra(
     assert main(["lineage", "--report", str(walk)]) == 0
     err = capsys.readouterr().err
     assert "klc: note: the plot (lineage.png) needs the matplotlib package, which is not " \
-           "installed: pip install 'klc[plot]'" in err
-    assert "pip install 'klc[plot]'" in (walk / "report.md").read_text()
+           "installed: pip install 'klc-cuda[plot]'" in err
+    assert "pip install 'klc-cuda[plot]'" in (walk / "report.md").read_text()
     assert not (walk / "lineage.png").exists()

@@ -120,7 +120,8 @@ def test_sarif_with_a_file_that_cannot_be_listed(
     bad.write_bytes(b"__global__ void k(float* x) { x[0] = 1.0f; } // \xff\n")
     good = tmp_path / "sigmoid.cu"
     good.write_bytes(SIGMOID.read_bytes())
-    rc, out, err = run_list(capsys, "--format", "sarif", str(bad), str(good))
+    rc, out, err = run_list(capsys, "--format", "sarif", "--no-keep-going", str(bad),
+                            str(good))
     assert rc == 2
     assert err.startswith(f"klc: error: {bad}:1:") and len(err.strip().splitlines()) == 1
     log = json.loads(out)
@@ -183,10 +184,15 @@ def test_github_annotation_escapes_and_errors(tmp_path: Path,
     assert line.endswith("::r does not apply here in k: 100%25 sure%0Anot")
     binary = tmp_path / "blob.cu"
     binary.write_bytes(b"\x00\x01 not source")
-    rc, out, err = run_list(capsys, "--format", "github", str(binary))
+    rc, out, err = run_list(capsys, "--format", "github", "--no-keep-going", str(binary))
     assert rc == 2 and out == f"::error file={binary}::{binary}: binary file (contains NUL " \
         "bytes), not CUDA source\n"
     assert err.startswith(f"klc: error: {binary}: binary file")
+    # by default (--keep-going) it is a warning of the scan, which goes on: exit 0
+    rc, out, err = run_list(capsys, "--format", "github", str(binary))
+    assert (rc, err) == (0, "")
+    assert out == (f"::warning file={binary},title=klc could not read this code::binary "
+                   "file (contains NUL bytes), not CUDA source\n")
     # bad input (no such file): one line, exit 2, nothing on stdout
     missing = tmp_path / "missing.cu"
     rc, out, err = run_list(capsys, "--format", "sarif", str(missing))
@@ -205,7 +211,7 @@ def test_a_syntax_error_is_a_notification_and_the_rest_is_listed(
     src = SIGMOID.read_text() + "\n__global__ void broken(float* z) { z[0] = ; }\n"
     path = tmp_path / "k.cu"
     path.write_text(src)
-    rc, out, err = run_list(capsys, "--format", "sarif", str(path))
+    rc, out, err = run_list(capsys, "--format", "sarif", "--no-keep-going", str(path))
     assert rc == 2 and f"klc: error: {path}:" in err
     log = json.loads(out)
     validate(log)
@@ -213,6 +219,42 @@ def test_a_syntax_error_is_a_notification_and_the_rest_is_listed(
     assert inv["executionSuccessful"] is False
     assert any(f"{path}:" in n["message"]["text"] for n in inv["toolExecutionNotifications"])
     assert any(r["ruleId"] == "precise_exp_to_fast" for r in log["runs"][0]["results"])
-    rc, out, _ = run_list(capsys, "--format", "github", str(path))
+    rc, out, _ = run_list(capsys, "--format", "github", "--no-keep-going", str(path))
     assert rc == 2 and any(line.startswith(f"::error file={path}::{path}:")
                            for line in out.splitlines())
+
+
+def test_unreadable_code_is_a_finding_by_default_and_the_scan_goes_on(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Valid CUDA the parser cannot read (``typeid``) must not fail a code-scanning job
+    before its upload step: a ``klc-parse`` warning at the place, exit 0."""
+    src = SIGMOID.read_text() + ("\n__global__ void t(bool* z) {\n"
+                                 "  z[0] = typeid(double) == typeid(float);\n}\n")
+    path = tmp_path / "k.cu"
+    path.write_text(src)
+    line = src.splitlines().index("  z[0] = typeid(double) == typeid(float);") + 1
+    rc, out, err = run_list(capsys, "--format", "sarif", str(path))
+    assert (rc, err) == (0, "")
+    log = json.loads(out)
+    validate(log)
+    run = log["runs"][0]
+    assert run["invocations"][0]["executionSuccessful"] is True
+    parse = [r for r in run["results"] if r["ruleId"] == "klc-parse"]
+    assert parse and all(r["level"] == "warning" for r in parse)
+    assert parse[0]["locations"][0]["physicalLocation"]["region"]["startLine"] == line
+    assert any(d["id"] == "klc-parse" for d in run["tool"]["driver"]["rules"])
+    assert any(r["ruleId"] == "precise_exp_to_fast" for r in run["results"])
+    rc, out, err = run_list(capsys, "--format", "github", str(path))
+    assert (rc, err) == (0, "")
+    assert any(ln.startswith(f"::warning file={path},line={line},col=")
+               for ln in out.splitlines())
+    # text and JSON: exit 2 unless --keep-going, which lists the problem as a finding
+    rc, out, err = run_list(capsys, str(path))
+    assert rc == 2 and f"klc: error: {path}:{line}:" in err
+    rc, out, err = run_list(capsys, "--keep-going", str(path))
+    assert (rc, err) == (0, "")
+    assert f"{path}:{line}:" in out and "klc-parse: not read:" in out
+    assert "the rest of the file is listed" in out and "precise_exp_to_fast" in out
+    rc, out, err = run_list(capsys, "--keep-going", "--json", str(path))
+    sites = json.loads(out)
+    assert rc == 0 and {s["rule"] for s in sites} >= {"klc-parse", "precise_exp_to_fast"}

@@ -81,7 +81,7 @@ def test_lineage_json_records_every_version(walks: dict[str, Path]) -> None:
     for prev, v in zip(data["versions"], data["versions"][1:], strict=False):
         st = v["step"]
         assert st["from"] == prev["file"] and st["to"] == v["file"]
-        assert st["diff"].startswith(f"--- {prev['file']}\n+++ {v['file']}\n")
+        assert st["diff"].startswith(f"--- a/{prev['file']}\n+++ b/{v['file']}\n")
         assert st["sites"] and all("bindings" in s and "line" in s for s in st["sites"])
         assert st["pass_file"].endswith(".rule")
     # the online softmax step records what the pass erased: the exponential it used

@@ -123,12 +123,12 @@ def test_optimize_report_without_matplotlib_says_why(
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     report = tmp_path / "r.md"
     assert write_optimize_report(str(report), result) == [str(report)]
-    assert "No plot: matplotlib is not installed (pip install 'klc[plot]')." in \
+    assert "No plot: matplotlib is not installed (pip install 'klc-cuda[plot]')." in \
         report.read_text()
     assert not (tmp_path / "r.png").exists()
     page = tmp_path / "r.html"
     write_optimize_report(str(page), result)
-    assert 'id="no-plot"' in page.read_text() and "klc[plot]" in page.read_text()
+    assert 'id="no-plot"' in page.read_text() and "klc-cuda[plot]" in page.read_text()
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="no chromium (.ci/run installs Debian's)")
@@ -253,3 +253,48 @@ def test_batch_html_names_a_rewrite_without_diff(tmp_path: Path) -> None:
     assert '<span class="add">+x</span>' in page
     assert page.count("taken from the journal (--resume)") == 1
     assert 'id="no-plot">No plot: no file was timed.</p>' in page
+
+
+def test_optimize_html_says_what_was_not_measured() -> None:
+    """Without a GPU (static mode) no row of placeholders ("original: -, - of SOL"): the
+    page says what was not measured; a measured original reads as before."""
+    from klc.htmlreport import optimize_html
+
+    static = {"path": "k.cu", "mode": "static", "baseline": None, "final": None,
+              "steps": [], "trials": [], "stop_reason": "static only"}
+    page = optimize_html(static, None, "No plot: nothing was timed.")
+    assert "original: -" not in page and "- of SOL" not in page
+    assert ("<li>not measured: the original's time and % of SOL, and every candidate's (no "
+            "GPU here: verify and profile need one)</li>") in page
+    failed = dict(static, mode="gpu", baseline={"verdict": "failed",
+                                                 "reason": "verify: out of bounds"})
+    assert ("not measured: the original's time and % of SOL (verify: out of bounds)"
+            in optimize_html(failed, None, ""))
+    timed = dict(static, mode="gpu", baseline={"median_ms": 0.1234, "pct_of_sol": 41.6})
+    assert "<li>original: 0.1234 ms, 42% of SOL</li>" in optimize_html(timed, None, "")
+    no_sol = dict(static, mode="gpu", baseline={"median_ms": 0.5, "pct_of_sol": None})
+    assert "original: 0.5000 ms (% of SOL not known" in optimize_html(no_sol, None, "")
+
+
+def test_batch_reports_name_files_relative_to_their_root(tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture[str]
+                                                         ) -> None:
+    """The files table fits the page: paths relative to the folder that holds them (said
+    once), in the file column and in the reasons; the "why" column wraps."""
+    src = _tree(tmp_path)
+    (src / "sub" / "bad.cu").write_text("__global__ void k(float* a) { a[0] = ; }\n")
+    for name in ("batch.html", "batch.md"):
+        report = tmp_path / name
+        main(["batch", str(src), "--rule", str(ROOT / "skills" / "launch_bounds.rule"),
+              "--hole", "threads=256", "-j", "1", "-q", "--report", str(report)])
+        capsys.readouterr()
+        text = report.read_text()
+        table = text[text.index("files-table"):].split("</table>")[0] \
+            if name.endswith(".html") else text.split("| file |")[1]
+        assert f"{src}/" not in table, table  # no cell repeats the root
+        assert "sub/again.cu" in text and "sub/bad.cu:1:" in text
+        if name.endswith(".html"):
+            assert f'<p id="root">paths below are relative to <code>{src}</code></p>' in text
+            assert '<td class="why">sub/bad.cu:1:' in text and "overflow-wrap:anywhere" in text
+        else:
+            assert f"Paths are relative to `{src}`." in text and "| `sub/again.cu` |" in text

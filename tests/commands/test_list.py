@@ -1,0 +1,119 @@
+"""``klc list``'s layout through the real command: the compact default (structural skills
+first, each cheap skill once per file, rules that rewrite the same code the same way folded),
+``--full``, ``--only``/``--exclude`` and ``--rules``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from klc.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# three counted loops (unroll_loop and add_bare_pragma_unroll both apply to each, the same
+# rewrite but for the factor) and an element-wise kernel that a structural skill reshapes
+LOOPS = """/* klc-spec
+kernel: act
+sizes: {n: 1048576}
+args:
+  - {name: x, shape: [n], role: in}
+  - {name: y, shape: [n], role: out}
+  - {name: n, value: n}
+grid: ["ceil_div(n, 256)"]
+block: [256]
+*/
+__device__ float sum3(const float* x) {
+    float s = 0.0f;
+    for (int j = 0; j < 8; ++j) s += x[j];
+    for (int j = 0; j < 4; ++j) s += x[j + 8];
+    for (int j = 0; j < 16; ++j) s += x[j + 12];
+    return s;
+}
+__global__ void act(const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        y[i] = expf(x[i]);
+    }
+}
+"""
+
+
+def run_list(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    rc = main(["list", *argv])
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+@pytest.fixture
+def kernel(tmp_path: Path) -> Path:
+    path = tmp_path / "k.cu"
+    path.write_text(LOOPS)
+    return path
+
+
+def _heads(out: str, path: Path) -> list[str]:
+    """The rule of each entry, in order."""
+    return [ln.split(": ", 1)[1].split(" (")[0] for ln in out.splitlines()
+            if ln.startswith(f"{path}:")]
+
+
+def test_compact_default_folds_and_groups(kernel: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    rc, full, _ = run_list(capsys, "--full", str(kernel))
+    assert rc == 0
+    every = _heads(full, kernel)
+    assert every.count("unroll_loop") == 3 and every.count("add_bare_pragma_unroll") == 3
+    rc, out, _ = run_list(capsys, str(kernel))
+    assert rc == 0
+    heads = _heads(out, kernel)
+    # each rule once; the loops' two unroll rules are one entry that names the other
+    assert len(heads) == len(set(heads)) and "add_bare_pragma_unroll" not in heads
+    assert "and 2 more sites in this file, at lines 14, 15" in out
+    assert "the same rewrite: add_bare_pragma_unroll" in out
+    # structural skills before every cheap one
+    from klc.rule import RuleSet
+    from klc.rule.reach import reach
+
+    rules = {r.name: r for r in RuleSet.load([str(ROOT / "skills")]).rules}
+    shape = [reach(rules[h]).structural for h in heads]
+    assert any(shape) and not all(shape)
+    assert shape == sorted(shape, reverse=True), heads
+
+
+def test_only_and_exclude_filter_rules_by_glob(kernel: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, _ = run_list(capsys, "--only", "*unroll*", "--full", str(kernel))
+    assert rc == 0 and set(_heads(out, kernel)) == {"unroll_loop", "add_bare_pragma_unroll"}
+    rc, out, _ = run_list(capsys, "--only", "*unroll*", "--exclude", "unroll_loop",
+                          str(kernel))
+    assert rc == 0 and _heads(out, kernel) == ["add_bare_pragma_unroll"]
+    assert "the same rewrite" not in out  # nothing left to agree with
+    rc, out, _ = run_list(capsys, "--exclude", "*", "--json", str(kernel))
+    assert rc == 0 and json.loads(out) == []
+    rc, out, err = run_list(capsys, "--only", "no_such_*", str(kernel))
+    assert (rc, out) == (2, "")
+    assert err.strip() == ("klc: error: --only 'no_such_*': no rule of 50 matches it (klc "
+                           "list --rules lists them)")
+
+
+def test_rules_lists_the_builtin_rules_with_intent(capsys: pytest.CaptureFixture[str]
+                                                   ) -> None:
+    rc, out, _ = run_list(capsys, "--rules")
+    assert rc == 0
+    assert "skills/fast_math.rule (klc apply fast_math KERNEL: all of them)" in out
+    assert "  add_restrict: skill, cheap, faster\n" in out
+    assert "passes/fast_math.rule\n" in out  # the skills' file of that name is found first
+    lines = out.splitlines()
+    i = lines.index("  unroll_loop: skill, cheap")
+    assert lines[i + 1].strip().startswith("Unroll a short counted loop")
+    rc, out, _ = run_list(capsys, "--rules", "--json", "--only", "add_*")
+    rows = json.loads(out)
+    assert rc == 0 and {r["rule"] for r in rows} == {"add_restrict", "add_const_param",
+                                                      "add_launch_bounds",
+                                                      "add_bare_pragma_unroll"}
+    assert all(r["intent"] and r["reach"] for r in rows)
+    rc, out, err = run_list(capsys)
+    assert (rc, out) == (2, "") and "give KERNEL files or folders (or --rules)" in err
