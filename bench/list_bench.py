@@ -37,6 +37,7 @@ from klc.errors import KlcError  # noqa: E402
 from klc.match import find_matches, index_nodes, pattern_of  # noqa: E402
 from klc.pipeline import find_sites, spec_of  # noqa: E402
 from klc.rule import RuleSet  # noqa: E402
+from klc.rule.model import METAVAR_KINDS  # noqa: E402
 
 
 def sources(folder: Path) -> list[tuple[str, bytes]]:
@@ -109,9 +110,10 @@ _STMT_RUN = re.compile(r"\$\$\$([A-Za-z_]\w*)\s*;")
 _FOR_INIT = re.compile(r"^\s*for\s*\(\s*\$[A-Za-z_]\w*\s*;")
 
 
-_SG_KINDS = {"identifier": {"kind": "identifier"},
-             "constant": {"any": [{"kind": k} for k in ("number_literal", "char_literal",
-                                                        "true", "false")]}}
+# a metavariable kind as an ast-grep constraint: the node kinds it allows (a type kind such as
+# ``pointer`` is judged on each match by klc's guards, not by the plain matcher: no constraint)
+_SG_KINDS = {kind: {"any": [{"kind": k} for k in sorted(types)]}
+             for kind, types in METAVAR_KINDS.items() if types is not None}
 
 
 def ast_grep_doc(anchor: str, pattern: Any, kinds: tuple[tuple[str, str], ...] = ()
@@ -122,8 +124,10 @@ def ast_grep_doc(anchor: str, pattern: Any, kinds: tuple[tuple[str, str], ...] =
         return None, how
     doc: dict[str, Any] = {"rule": rule}
     if kinds:
-        doc["constraints"] = {name: _SG_KINDS[kind] for name, kind in kinds}
-        how += ", constraints"
+        constraints = {name: _SG_KINDS[kind] for name, kind in kinds if kind in _SG_KINDS}
+        if constraints:
+            doc["constraints"] = constraints
+            how += ", constraints"
     return doc, how
 
 

@@ -56,11 +56,11 @@ class _Matcher:
              b: dict[str, Binding]) -> bool:
         if name == "_":
             return True
-        text = self.text(start, end)
         old = b.get(name)
         if old is not None:
-            return old.text == text or _same_code(old.text, text)
-        b[name] = Binding(name, start, end, text, nodes)
+            return self.same(old, start, end)
+        # (the text is decoded when first read: most bindings of most trials never are)
+        b[name] = Binding(name, start, end, None, nodes, self.source)
         return True
 
     def same(self, old: Binding, start: int, end: int) -> bool:
@@ -282,15 +282,14 @@ class _Matcher:
         p = ps[i]
         if p.seq is not None:
             nxt = ps[i + 1] if i + 1 < len(ps) else None
-            # the run ends where the next element, when it is a fixed kind, can match
-            fixed = nxt.type or None if nxt is not None and nxt.metavar is None \
-                and nxt.seq is None else None
+            # the run ends where the next element can match: a node of its potential kinds
+            fixed = nxt.starts if nxt is not None else None
             n = len(ts)
             # (statement dots skip as little as they can: the shortest run first; a run that
             # ends the pattern takes the rest of the block, as one in a block does)
             longest = (anchored or i + 1 == len(ps)) and p.dots is None
             for k in range(n, j - 1, -1) if longest else range(j, n + 1):
-                if fixed is not None and (k == n or ts[k].type != fixed):
+                if fixed is not None and (k == n or ts[k].type not in fixed):
                     continue
                 trial = dict(b)
                 if p.dots is not None and j > 0 and k < n:

@@ -80,12 +80,10 @@ def _matches(pattern: Pattern, unit: Unit, rule: Rule | None = None,
             if not all(any(t == e.type and m.fits(e, kids[i]) for i, t in enumerate(types))
                        for e in pattern.fixed):
                 continue  # a statement of the run fits none of the block's
-            first = pattern.elements[0]
-            fixed = None if (first.metavar is not None or first.seq is not None) \
-                else first.type or None
+            fixed = pattern.elements[0].starts
             for j in range(len(kids)):
-                if fixed is not None and types[j] != fixed:
-                    continue  # a run must start with the anchor's first kind of statement
+                if fixed is not None and types[j] not in fixed:
+                    continue  # a run must start with a potential kind of its first statement
                 b: dict[str, Binding] = {}
                 end = m.seq(pattern.elements, 0, kids, j, b, anchored=False)
                 if end is None or end == j:

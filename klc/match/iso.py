@@ -22,7 +22,7 @@ from typing import Any
 
 from tree_sitter import Node
 
-from klc.match.pattern import ISO_HOOKS, Pattern, PNode, _make_pattern
+from klc.match.pattern import EARLY, ISO_HOOKS, Pattern, PNode, _make_pattern
 from klc.rule.model import ISOMORPHISMS as _NAMES
 
 # name -> what it covers (docs/rules.md has the table with the soundness notes)
@@ -419,9 +419,6 @@ def expand_elements(elements: tuple[PNode, ...], on: frozenset[str]) -> tuple[PN
         checks = last.alt_checks or (None,)
         out[-1] = PNode("", alts=(*alts, early), alt_checks=(*checks, "int_operands"))
     return tuple(out)
-
-
-EARLY = "early_return"  # the type of the early-return spelling of a run's last statement
 
 
 def _early_return(p: PNode, on: frozenset[str]) -> PNode | None:

@@ -34,6 +34,9 @@ _IDENT_TYPES = frozenset({"identifier", "type_identifier", "field_identifier",
 _IGNORED_TOKENS = frozenset({";", ",", "comment"})
 _WORD_RE = re.compile(r"[A-Za-z_]\w{2,}")
 _WRAP_BODY = "void __klc_anchor__() {\n"
+# the type of an isomorphism's early-return spelling of a run's last statement
+# (``klc.match.iso._early_return``): it starts with the ``if`` of its first child
+EARLY = "early_return"
 _WRAP_EXPR = "void __klc_anchor__() {\nauto __klc_e__ = (\n"
 
 
@@ -71,8 +74,12 @@ class PNode:
     # the node's matcher as Python code made for it (``_specialise``), on first use; False
     # when the generic ``_Matcher.node`` does it (a leaf, a metavariable, a ``$$$`` run)
     fast: Any = field(default=None, init=False, compare=False, repr=False)
+    # the node types a match of this node can have (ast-grep's "potential kinds"): its own
+    # type, a metavariable's kinds, the union over an alternation's spellings; None for any
+    starts: frozenset[str] | None = field(init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "starts", _starts(self))
         object.__setattr__(self, "plain", all(c.seq is None for c in self.children))
         # one-to-one children are tried cheapest first: tokens (an operator, a keyword), then
         # structure, then metavariables (a binding costs most, and is wasted on a miss)
@@ -91,6 +98,24 @@ class PNode:
             (i, 1 if c.metavar is not None else
              0 if not c.children and c.raw is not None and c.seq is None else 2, c)
             for i, c in ((i, self.children[i]) for i in self.order)))
+
+
+def _starts(p: PNode) -> frozenset[str] | None:
+    """``PNode.starts``: what ``_Matcher.node`` can match ``p`` against (a node of another
+    type fails there at once, so a caller may skip it)."""
+    if p.seq is not None:
+        return None
+    if p.metavar is not None:
+        return p.kinds
+    if p.alts:
+        out: set[str] = set()
+        for a in p.alts:
+            kinds = a.children[0].starts if a.type == EARLY and a.children else a.starts
+            if kinds is None:
+                return None
+            out |= kinds
+        return frozenset(out)
+    return frozenset((p.type,)) if p.type else None
 
 
 @dataclass(frozen=True)
