@@ -139,7 +139,7 @@ def replay(recipe: Recipe, source: bytes, path: str, rules: dict[str, Rule],
     version the walk measured fastest, when the walk measured it faster than where the
     replay started by more than ``min_gain``; else None."""
     from klc.cuda.parse import parse_bytes
-    from klc.fill.shape import block_holes, launch_anchors
+    from klc.fill.shape import block_holes, launch_anchors, site_holes
     from klc.pipeline import apply_rules, apply_site, find_sites, spec_of
 
     steps = recipe.steps
@@ -157,8 +157,10 @@ def replay(recipe: Recipe, source: bytes, path: str, rules: dict[str, Rule],
             spec = spec_of(unit)
             holes = {k: v for k, v in step.holes.items() if k in rule.holes}
             found = find_sites(unit, [rule], holes, spec)
-            if found and block_holes(rule):  # the walk's block, not its factors, at this kernel
-                anchors = launch_anchors(rule, found[0], spec)
+            if found:  # the walk's block, not its factors, at this kernel; and the holes
+                # its own launch fixes (a tile of 32 on a 32 x 32 block), not the walk's
+                anchors = launch_anchors(rule, found[0], spec) if block_holes(rule) else {}
+                anchors = {**site_holes(rule, found[0].match, spec), **anchors}
                 if anchors and any(holes.get(k) != v for k, v in anchors.items()):
                     holes.update(anchors)
                     found = find_sites(unit, [rule], holes, spec)
