@@ -639,7 +639,13 @@ def _apply_sites(unit: Unit, sites: list[Site], values: dict[str, dict[str, str]
         edits += host_launch.host_edits(unit, k, [c for kk, c in launch if kk == k])
     new = apply_edits(unit.source, edits)
     if spec_kernel in kernels:  # and its spec, which the gate runs
-        new = _change_launch(new, [c for k, c in launch if k == spec_kernel])
+        mine = [c for k, c in launch if k == spec_kernel]
+        new = _change_launch(new, mine)
+        if not host_launch.launches_of(unit, spec_kernel):
+            outcome.notes.append(
+                f"`{spec_kernel}` is launched nowhere in this file: only its klc-spec's launch "
+                f"changed ({host_launch.describe(mine)}); its callers elsewhere must launch "
+                "it so")
     _reparse_check(unit, new, outcome, None if launch else _changes(edits))
     outcome.source = new
     return outcome
