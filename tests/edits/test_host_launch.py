@@ -66,7 +66,8 @@ def test_scale_text() -> None:
     # ceiling divisions keep their spelling, the divisor scaled
     ("(n + 255) / 256", "grid", ("x", "/", 4), "(n + 1023) / 1024"),
     ("(n+255)/256u", "grid", ("x", "/", 4), "(n + 1023) / 1024"),
-    ("(rows + BLOCK - 1) / BLOCK", "grid", ("x", "/", 32), "(rows + BLOCK * 32 - 1) / (BLOCK * 32)"),
+    ("(rows + BLOCK - 1) / BLOCK", "grid", ("x", "/", 32),
+     "(rows + BLOCK * 32 - 1) / (BLOCK * 32)"),
     ("CEIL_DIV(M, BLOCKSIZE)", "grid", ("x", "/", 4), "CEIL_DIV(M, BLOCKSIZE * 4)"),
     ("cdiv(n, 128)", "grid", ("x", "/", 2), "cdiv(n, 256)"),
     ("(N - 1) / TILE_WIDTH + 1", "grid", ("x", "/", 2), "(N - 1) / (TILE_WIDTH * 2) + 1"),
@@ -83,9 +84,11 @@ def test_scale_text() -> None:
     ("(a + 255) / 256 + (b + 1) / 2", "grid", ("x", "/", 4),
      "((a + 255) / 256 + (b + 1) / 2 + 3) / 4"),
     # a name that may be a dim3, or a call that may return one: the lambda
-    ("grid", "grid", ("x", "*", 4), "[&] { dim3 klc_dims(grid); klc_dims.x *= 4u; return klc_dims; }()"),
+    ("grid", "grid", ("x", "*", 4),
+     "[&] { dim3 klc_dims(grid); klc_dims.x *= 4u; return klc_dims; }()"),
     ("make_grid(n)", "grid", ("x", "/", 2),
-     "[&] { dim3 klc_dims(make_grid(n)); klc_dims.x = (klc_dims.x + 1u) / 2u; return klc_dims; }()"),
+     "[&] { dim3 klc_dims(make_grid(n)); klc_dims.x = (klc_dims.x + 1u) / 2u; "
+     "return klc_dims; }()"),
 ])
 def test_an_argument_keeps_its_spelling(text: str, dim: str, change: tuple[str, str, int],
                                         want: str) -> None:
