@@ -727,9 +727,11 @@ def _stale_sites(unit: Unit, applied: list[tuple[Site, Rewrite]]) -> dict[int, s
 def _change_launch(source: bytes, changes: list[tuple[str, str, str, int]]) -> bytes:
     """The spec block's grid and block with the changes (``klc.spec.scale_launch``)."""
     from klc.spec import scale_launch
+    from klc.spec.launch import swap_launch
 
     for dim, axis, op, factor in changes:
-        source = scale_launch(source, dim, axis, op, factor)
+        source = swap_launch(source, dim, axis, "xyz"[factor]) if op == "<->" else \
+            scale_launch(source, dim, axis, op, factor)
     return source
 
 

@@ -44,7 +44,8 @@ _INT = re.compile(r"\s*(\d+)[uU]?\s*")
 
 def describe(changes: Sequence[Change]) -> str:
     """The changes as a rule writes them: ``grid.x *= 32, block.x /= 32``."""
-    return ", ".join(f"{d}.{a} {o}= {k}" for d, a, o, k in changes)
+    return ", ".join(f"{d}.{a} <-> {d}.{'xyz'[k]}" if o == "<->" else f"{d}.{a} {o}= {k}"
+                     for d, a, o, k in changes)
 
 
 def launches_of(unit: Unit, kernel: str) -> list[HostLaunch]:
@@ -85,7 +86,13 @@ def refusal(unit: Unit, kernel: str, changes: Sequence[Change], has_spec: bool) 
 
 
 def scale_text(text: str, axis: str, op: str, factor: int) -> str:
-    """One launch argument with one axis multiplied or divided (rounding up) by factor."""
+    """One launch argument with one axis multiplied or divided (rounding up) by factor (or,
+    for ``<->``, swapped with the axis of index ``factor``)."""
+    if op == "<->":
+        other = "xyz"[factor]
+        return (f"[&] {{ dim3 klc_dims({text.strip()}); unsigned int klc_t = klc_dims.{axis}; "
+                f"klc_dims.{axis} = klc_dims.{other}; klc_dims.{other} = klc_t; "
+                "return klc_dims; }()")
     m = _INT.fullmatch(text)
     if m is not None and axis == "x":
         v = int(m.group(1))
@@ -282,9 +289,11 @@ def _scaled_axes(axes: list[str], dim: str, changes: Sequence[Change]) -> list[s
     out = list(axes)
     for _d, axis, op, k in changes:
         i = "xyz".index(axis)
-        while len(out) <= i:
+        while len(out) <= max(i, k if op == "<->" else 0):
             out.append("1")
-        if op == "*":
+        if op == "<->":
+            out[i], out[k] = out[k], out[i]
+        elif op == "*":
             out[i] = _times(out[i], k)
         elif dim == "grid":
             out[i] = _ceil_div(out[i], k)
