@@ -200,3 +200,63 @@ def test_the_rewritten_file_compiles_with_nvcc(tmp_path: Path) -> None:
     r = subprocess.run(["nvcc", "-std=c++17", "-c", str(src), "-o", str(tmp_path / "k.o")],
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
+
+
+def _swap() -> list:  # type: ignore[type-arg]
+    return [r for r in RuleSet.load(default_skill_dirs()).rules
+            if r.name == "swap_thread_roles_for_coalescing"]
+
+
+NAIVE_2D = """\
+__global__ void mm(const float* A, const float* B, float* C, int M, int N, int K) {
+    int row = blockIdx.x * blockDim.x + threadIdx.x;
+    int col = blockIdx.y * blockDim.y + threadIdx.y;
+    if (row < M && col < N) {
+        float acc = 0.0f;
+        for (int k = 0; k < K; k++) acc += A[row * K + k] * B[k * N + col];
+        C[row * N + col] = acc;
+    }
+}
+"""
+
+
+@pytest.mark.parametrize(("launch", "want"), [
+    ("mm<<<dim3((M + 15) / 16, (N + 15) / 16), dim3(16, 16)>>>",
+     "mm<<<dim3((N + 15) / 16, (M + 15) / 16), dim3(16, 16)>>>"),
+    ("mm<<<grid, dim3(16, 16)>>>",
+     "mm<<<[&] { dim3 klc_dims(grid); unsigned int klc_t = klc_dims.x; klc_dims.x = "
+     "klc_dims.y; klc_dims.y = klc_t; return klc_dims; }(), dim3(16, 16)>>>"),
+])
+def test_a_swap_exchanges_the_grids_extents(launch: str, want: str) -> None:
+    host = f"void run(const float* A, const float* B, float* C, int M, int N, int K, dim3 grid) {{\n" \
+           f"    {launch}(A, B, C, M, N, K);\n}}\n"
+    out = apply_rules(parse_bytes((NAIVE_2D + host).encode(), "k.cu"), _swap())
+    assert out.changed, [s.reason for s in out.refused]
+    assert want in out.source.decode()
+
+
+def test_a_swap_in_the_spec() -> None:
+    from klc.spec.launch import swap_launch
+
+    spec = (b'/* klc-spec\nkernel: k\ngrid: ["ceil_div(M, 32)", "ceil_div(N, 32)"]\n'
+            b'block: [32, 32]\n*/\n')
+    assert b'grid: ["ceil_div(N, 32)", "ceil_div(M, 32)"]\n' in swap_launch(spec, "grid", "x", "y")
+    # a missing axis is 1; a trailing 1 is dropped
+    one = b'/* klc-spec\nkernel: k\ngrid: [G]\nblock: [256]\n*/\n'
+    assert b"grid: [1, G]\n" in swap_launch(one, "grid", "x", "y")
+    assert b"grid: [G]\n" in swap_launch(swap_launch(one, "grid", "x", "y"), "grid", "x", "y")
+
+
+@pytest.mark.parametrize(("edit", "why"), [
+    ("grid.x <-> block.y", "a swap exchanges two axes of the same grid or block"),
+    ("grid.x <-> grid.x", "a swap exchanges two axes of the same grid or block"),
+])
+def test_a_bad_swap_is_refused_at_its_place(edit: str, why: str) -> None:
+    from klc.rule import RuleError, load_rules_text
+
+    text = ('rule t {\n  kind: skill\n  description: "t"\n  context: global\n'
+            '  anchor: ```\n    $Y[$I] = $E;\n  ```\n'
+            f'  rewrite launch {edit}\n}}\n')
+    with pytest.raises(RuleError) as e:
+        load_rules_text(text, "t.rule")
+    assert f"t.rule:8:" in str(e.value) and why in str(e.value)
