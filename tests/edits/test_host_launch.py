@@ -259,4 +259,4 @@ def test_a_bad_swap_is_refused_at_its_place(edit: str, why: str) -> None:
             f'  rewrite launch {edit}\n}}\n')
     with pytest.raises(RuleError) as e:
         load_rules_text(text, "t.rule")
-    assert f"t.rule:8:" in str(e.value) and why in str(e.value)
+    assert "t.rule:8:" in str(e.value) and why in str(e.value)
