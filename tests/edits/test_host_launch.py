@@ -228,8 +228,8 @@ __global__ void mm(const float* A, const float* B, float* C, int M, int N, int K
      "klc_dims.y; klc_dims.y = klc_t; return klc_dims; }(), dim3(16, 16)>>>"),
 ])
 def test_a_swap_exchanges_the_grids_extents(launch: str, want: str) -> None:
-    host = f"void run(const float* A, const float* B, float* C, int M, int N, int K, dim3 grid) {{\n" \
-           f"    {launch}(A, B, C, M, N, K);\n}}\n"
+    host = ("void run(const float* A, const float* B, float* C, int M, int N, int K, "
+            f"dim3 grid) {{\n    {launch}(A, B, C, M, N, K);\n}}\n")
     out = apply_rules(parse_bytes((NAIVE_2D + host).encode(), "k.cu"), _swap())
     assert out.changed, [s.reason for s in out.refused]
     assert want in out.source.decode()
