@@ -34,8 +34,8 @@ timeout_s: 240
 
 __global__ void sgemm_rows(int M, int N, int K, float alpha, const float* A, const float* B,
                            float beta, float* C) {
-    const int row = blockIdx.y * BS + threadIdx.y;
-    const int col = blockIdx.x * BS + threadIdx.x;
+    int row = blockIdx.y * BS + threadIdx.y;
+    int col = blockIdx.x * BS + threadIdx.x;
     if (row < M && col < N) {
         float acc = 0.0f;
         for (int k = 0; k < K; ++k) {
