@@ -28,7 +28,6 @@ The inverse is mechanical (each rewrite kind inverts itself: ``invert`` in klc/e
 from __future__ import annotations
 
 import itertools
-import math
 import re
 from collections import Counter
 from dataclasses import dataclass, field, replace
@@ -38,7 +37,7 @@ from typing import Any
 from klc.edits.base import InvertContext, KindEdit, metavar_names, to_holes
 from klc.errors import KlcError
 from klc.guards import with_trait
-from klc.guards.geometry import geometry_relations
+from klc.guards.geometry import geometry_relations, learned_relation
 from klc.measurements import Measured, write_measurements
 from klc.rule import (
     Card,
@@ -372,23 +371,16 @@ def hole_relations(inv: Inverse, observations: list[Observation],
 def geometry_guards(inv: Inverse, observations: list[Observation],
                     holes: dict[str, HoleDecl]) -> list[GuardCall]:
     """Relations between the skill's int holes and the block of the code it rewrites that
-    held at every observed site: a hole equal to the block's extent along an axis
-    (``block_dim(x, ==, ?tile)``), to its threads (``block_size(==, ?threads)``) or whose
-    square is an extent (``block_dim_product(x, ?t, ?t)``: a 1-D block of ``?t * ?t``
-    threads). The block is the simplified version's (``facts_after``), where the skill
-    applies. Such a hole is geometry, not a constant: at a new site it takes that site's
-    own extent (``klc.guards.geometry.site_holes``) and the guard checks it there, so that a
-    skill learned at one block applies at another. Only a hole that is a shared tile's
-    extent in the rewrite counts (``_tile_extent``); a hole the guard already relates to the
-    launch or a constant is left as it is; a value of 1 proves nothing."""
-    if not observations:
-        return []
+    held at every observed site (``klc.guards.geometry.learned_relation``): a tile extent
+    equal to the block's, so that at a new site it takes that site's own extent. The block
+    is the simplified version's (``facts_after``), where the skill applies; a hole the guard
+    already relates to the launch or a constant is left as it is."""
     related = {str(a.value) for c in geometry_relations(inv.rule) for a in c.args
                if a.kind == "hole"}
     text = "\n".join(t for e in inv.rule.edits for t in getattr(e, "templates", tuple)())
     out: list[GuardCall] = []
     for name in sorted(holes):
-        if holes[name].type != "int" or name in related or not _tile_extent(text, name):
+        if holes[name].type != "int" or name in related or not observations:
             continue
         rows = []
         for o in observations:
@@ -398,42 +390,10 @@ def geometry_guards(inv: Inverse, observations: list[Observation],
                 break
             rows.append((int(str(v).strip()), tuple(int(b) for b in block)))
         else:
-            found = _geometry_of(name, rows)
+            found = learned_relation(name, rows, text)
             if found is not None:
                 out.append(found)
     return out
-
-
-def _tile_extent(text: str, name: str) -> bool:
-    """The rewrite declares a ``__shared__`` array with ``?name`` in an extent and indexes it
-    by ``threadIdx`` directly: a tile whose shape is the block's (a value that only scales a
-    loop or a launch, a coarsening factor of 16 on a 256-thread block, or a histogram's 256
-    bins walked by a block-strided loop, may equal an extent by chance)."""
-    for m in _SHARED_DECL.finditer(text):
-        array, extents = m.group(1), m.group(2)
-        if re.search(r"\?" + re.escape(name) + r"\b", extents) and \
-                re.search(re.escape(array) + r"\s*\[\s*threadIdx\.", text):
-            return True
-    return False
-
-
-# a __shared__ array declaration in a template: its name (a hole or a metavariable) and extents
-_SHARED_DECL = re.compile(r"__shared__[^;\[]*?([?$]?\w+)\s*((?:\[[^\]]*\]\s*)+);")
-
-
-def _geometry_of(name: str, rows: list[tuple[int, tuple[int, ...]]]) -> GuardCall | None:
-    if not rows or any(v <= 1 for v, _ in rows):
-        return None
-    hole = GuardArg("hole", name)
-    for i, axis in enumerate("xyz"):
-        if all(len(b) > i and b[i] == v for v, b in rows):
-            return GuardCall("block_dim", (GuardArg("name", axis), GuardArg("op", "=="), hole))
-    if all(math.prod(b) == v for v, b in rows):
-        return GuardCall("block_size", (GuardArg("op", "=="), hole))
-    for i, axis in enumerate("xyz"):
-        if all(len(b) > i and b[i] == v * v for v, b in rows):
-            return GuardCall("block_dim_product", (GuardArg("name", axis), hole, hole))
-    return None
 
 
 # --------------------------------------------------------------------------------------

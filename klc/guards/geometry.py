@@ -15,6 +15,8 @@ guards still judge every value (a value outside the hole's declared domain is le
 
 from __future__ import annotations
 
+import math
+import re
 from typing import TYPE_CHECKING, Any
 
 from klc.errors import KlcError
@@ -160,3 +162,45 @@ def site_holes(rule: Rule, match: Match, spec: Any | None, given: dict[str, str]
 
 
 _UNSET_DIMS = object()
+
+
+def learned_relation(name: str, rows: list[tuple[int, tuple[int, ...]]], template: str
+                     ) -> Any | None:
+    """The geometry relation ``klc learn`` writes for the hole ``name`` (``klc.reverse``):
+    ``rows`` holds its observed value and the block of the code the skill rewrites at each
+    observed site, ``template`` the skill's rewrite. A hole that is a tile's extent in the
+    rewrite (``_tile_extent``) and equals the block's extent along an axis at every site is
+    ``block_dim(axis, ==, ?h)``; its threads, ``block_size(==, ?h)``; whose square is an
+    extent, ``block_dim_product(axis, ?h, ?h)``. None otherwise (a value of 1 proves
+    nothing)."""
+    from klc.rule.guard import GuardArg, GuardCall
+
+    if not rows or any(v <= 1 for v, _ in rows) or not _tile_extent(template, name):
+        return None
+    hole = GuardArg("hole", name)
+    for i, axis in enumerate("xyz"):
+        if all(len(b) > i and b[i] == v for v, b in rows):
+            return GuardCall("block_dim", (GuardArg("name", axis), GuardArg("op", "=="), hole))
+    if all(math.prod(b) == v for v, b in rows):
+        return GuardCall("block_size", (GuardArg("op", "=="), hole))
+    for i, axis in enumerate("xyz"):
+        if all(len(b) > i and b[i] == v * v for v, b in rows):
+            return GuardCall("block_dim_product", (GuardArg("name", axis), hole, hole))
+    return None
+
+
+def _tile_extent(text: str, name: str) -> bool:
+    """The rewrite declares a ``__shared__`` array with ``?name`` in an extent and indexes it
+    by ``threadIdx`` directly: a tile whose shape is the block's (a value that only scales a
+    loop or a launch, a coarsening factor of 16 on a 256-thread block, or a histogram's 256
+    bins walked by a block-strided loop, may equal an extent by chance)."""
+    for m in _SHARED_DECL.finditer(text):
+        array, extents = m.group(1), m.group(2)
+        if re.search(r"\?" + re.escape(name) + r"\b", extents) and \
+                re.search(re.escape(array) + r"\s*\[\s*threadIdx\.", text):
+            return True
+    return False
+
+
+# a __shared__ array declaration in a template: its name (a hole or a metavariable) and extents
+_SHARED_DECL = re.compile(r"__shared__[^;\[]*?([?$]?\w+)\s*((?:\[[^\]]*\]\s*)+);")

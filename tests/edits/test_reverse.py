@@ -284,7 +284,7 @@ def test_tile_extents_tied_to_the_block_become_geometry_guards(learned: list[Lea
     square root) at every observed site, is geometry: the skill's guard ties it to the
     site's own block, not to the walk's number. A coarsening factor or a histogram's bins
     that happen to equal an extent are not tied."""
-    from klc.reverse import _geometry_of, _tile_extent
+    from klc.guards.geometry import _tile_extent, learned_relation
     from klc.rule import calls
 
     rules = {item.rule.name: item.rule for item in learned}
@@ -301,9 +301,13 @@ def test_tile_extents_tied_to_the_block_become_geometry_guards(learned: list[Lea
     tile = "__shared__ float ?tile[?t][?t];\n?tile[threadIdx.y][threadIdx.x] = x[i];"
     bins = "__shared__ ?t ?s[?nb];\nfor (int j = threadIdx.x; j < ?nb; j += blockDim.x) ?s[j] = 0;"
     assert _tile_extent(tile, "t") and not _tile_extent(bins, "nb")
-    assert str(_geometry_of("t", [(16, (16, 16, 1)), (32, (32, 32, 1))])
-               ).startswith("GuardCall(name='block_dim'")
-    assert _geometry_of("t", [(16, (256, 1, 1))]).name == "block_dim_product"  # type: ignore[union-attr]
-    assert _geometry_of("t", [(256, (256, 1, 1)), (128, (64, 2, 1))]).name == "block_size"  # type: ignore[union-attr]
-    assert _geometry_of("t", [(16, (16, 16, 1)), (16, (32, 8, 1))]) is None  # not at every site
-    assert _geometry_of("t", [(1, (1, 1, 1))]) is None
+    def rel(rows: list[tuple[int, tuple[int, ...]]]) -> str | None:
+        found = learned_relation("t", rows, tile)
+        return None if found is None else found.name
+
+    assert rel([(16, (16, 16, 1)), (32, (32, 32, 1))]) == "block_dim"
+    assert rel([(16, (256, 1, 1))]) == "block_dim_product"
+    assert rel([(256, (256, 1, 1)), (128, (64, 2, 1))]) == "block_size"
+    assert rel([(16, (16, 16, 1)), (16, (32, 8, 1))]) is None  # not at every site
+    assert rel([(1, (1, 1, 1))]) is None
+    assert learned_relation("nb", [(256, (256, 1, 1))], bins) is None  # bins, not a tile
