@@ -12,11 +12,15 @@
 #                  results after every kernel, so a cut leaves the rows it measured)
 #   DEADLINE_S     seconds from the start for all of it (default 380)
 #
-# Everything comes back under $OUT: the walks, the skills learned from them, and each
-# quality.py run's results.json / results.md, with its log.
+# Everything comes back as one file, $OUT/results.tar (the device tool returns a few files
+# only): the walks, the skills learned from them, and each quality.py run's results.json /
+# results.md, with its log.
 set -u
 walk=$1 lineages=$2 first=$3 deadline=${4:-380}
 start=$(date +%s)
+final=$OUT
+OUT=$(mktemp -d)
+trap 'tar -cf "$final/results.tar" -C "$OUT" .' EXIT
 left() { echo $(( deadline - ($(date +%s) - start) )); }
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
   --upgrade --target /tmp/site .whl/*.whl || exit 1
