@@ -240,12 +240,16 @@ def constant_value(text: str, env: dict[str, int | float]) -> int | None:
 Progress = Callable[[str], None]
 
 
-def _hole_choices(rule: Rule) -> Iterator[dict[str, str]]:
-    """Hole values to try: the product of each hole's finite domain, default first."""
+def _hole_choices(rule: Rule, first: dict[str, str] | None = None) -> Iterator[dict[str, str]]:
+    """Hole values to try: the product of each hole's finite domain, the value the site's
+    own geometry gives it first (``Site.holes``: a tile of 32 on a 32 x 32 block), then the
+    default."""
     per_hole: list[list[tuple[str, str]]] = []
     for name, decl in rule.holes.items():
         domain = decl.domain()
         values: list[str] = [] if decl.default is None else [str(decl.default)]
+        if first and name in first:
+            values = [first[name]] + [v for v in values if v != first[name]]
         values += [str(v) for v in (domain or ()) if str(v) not in values]
         if not values:
             return  # an open hole without a default: nothing to try
@@ -478,7 +482,7 @@ def _step(current: bytes, index: int, rules: list[Rule], lineage: Lineage, seen:
     attempts: list[Attempt] = []
     for rule, sites in _candidates(unit, rules, spec):
         described = [_describe_site(s, env, spec) for s in sites]
-        for holes in _hole_choices(rule):
+        for holes in _hole_choices(rule, sites[0].holes if sites else None):
             name = version_file(index, rule.name)
             try:
                 if len(sites) == 1 and not rule.changes_launch:

@@ -37,6 +37,7 @@ from klc.edits.render import render
 from klc.edits.within import sub_matches, why_none
 from klc.errors import KlcError
 from klc.guards import GuardContext, Verdict, evaluate, traits
+from klc.guards.geometry import site_holes
 from klc.guards.loops import evaluate_declared
 from klc.match import Match, Pattern, find_matches, index_nodes
 from klc.match import pattern_of as _pattern_of
@@ -59,6 +60,9 @@ class Site:
     ok: bool
     reason: str  # why not, when not ok; "" when ok
     stage: str  # the stage that refused it: "context" | "region" | "guard" | ""
+    # the hole values the site's own launch and constants fix where none was given
+    # (``klc.fill.shape.site_holes``): the guards were judged, and a rewrite fills, with them
+    holes: dict[str, str] = field(default_factory=dict)
 
     @property
     def function_name(self) -> str:
@@ -283,6 +287,7 @@ class _RuleSites:
                  holes: dict[str, str], spec: Spec | Bound | None, clang: bool) -> None:
         self.caches, self.rule, self.anchor, self.found = caches, rule, anchor, found
         self.holes = resolve_holes(rule, holes, strict=False)
+        self.given = holes
         self.spec, self.clang = spec, clang
         self.targets = _declaration_edits(rule)  # uses of one declaration: one site
         self.site_keys: list[object] = []
@@ -334,14 +339,15 @@ class _RuleSites:
         if problem is not None:
             return Site(rule, m, False, "inside a syntax-error region: "
                         + problem.describe(self.caches.unit.path), "region")
+        fixed = site_holes(rule, m, self.spec, self.given) if rule.guard is not None else {}
         if rule.guard is not None:  # 4. guards
-            verdict = self.guard(m, i)
+            verdict = self.guard(m, i, fixed)
             if not verdict.ok:
-                return Site(rule, m, False, verdict.reason, "guard")
+                return Site(rule, m, False, verdict.reason, "guard", fixed)
         if self.fresh:  # the names the rewrite declares: fresh_name(?h), implied
-            refused = evaluate_declared(self.fresh, self.context_of(m, i))
+            refused = evaluate_declared(self.fresh, self.context_of(m, i, fixed))
             if refused is not None:
-                return Site(rule, m, False, refused.reason, "guard")
+                return Site(rule, m, False, refused.reason, "guard", fixed)
         if self.launch_edits:  # the launch it changes must be recorded in the file
             kernel = m.function.name if m.function is not None else ""
             why = host_launch.unrecorded(self.caches.unit, kernel,
@@ -349,10 +355,10 @@ class _RuleSites:
             if why is not None:
                 return Site(rule, m, False, why, "guard")
         if self.has_within:
-            m.subs = sub_matches(m, self.holes, self.spec, self.clang)
+            m.subs = sub_matches(m, {**self.holes, **fixed}, self.spec, self.clang)
             if not m.subs.count:
-                return Site(rule, m, False, why_none(m, m.subs), "guard")
-        return Site(rule, m, True, "", "")
+                return Site(rule, m, False, why_none(m, m.subs), "guard", fixed)
+        return Site(rule, m, True, "", "", fixed)
 
     def spec_kernel(self) -> str | None:
         """The kernel the spec describes: the one given, else the unit's own (as applying
@@ -363,8 +369,10 @@ class _RuleSites:
                 if spec is not None else _spec_kernel(self.caches.unit)  # (a Bound wraps one)
         return self._spec_kernel  # type: ignore[return-value]
 
-    def context_of(self, m: Match, i: int) -> GuardContext:
-        return GuardContext(m, self.holes, self.spec, self.clang,
+    def context_of(self, m: Match, i: int, fixed: dict[str, str] | None = None
+                   ) -> GuardContext:
+        holes = {**self.holes, **fixed} if fixed else self.holes
+        return GuardContext(m, holes, self.spec, self.clang,
                             self.caches.memo(self.anchor, i), render)
 
     def types_hold(self, m: Match, i: int) -> bool:
@@ -383,11 +391,14 @@ class _RuleSites:
             why = self.contexts[key] = check_context(m, self.rule.context, self.device_names)
         return why
 
-    def guard(self, m: Match, i: int) -> Verdict:
+    def guard(self, m: Match, i: int, fixed: dict[str, str] | None = None) -> Verdict:
         """The rule's guard at match ``i``: judged once per function and declarations where
-        its predicates allow (``_guard_key``), else at this match."""
+        its predicates allow (``_guard_key``), else at this match. ``fixed``: the hole
+        values the site's geometry gives (``site_holes``), judged with the rest."""
         assert self.rule.guard is not None
         key: tuple[object, ...] | None = None
+        if fixed:
+            return evaluate(self.rule.guard, self.context_of(m, i, fixed))
         if self.guard_vars is not None:
             gkey = self.guard_keys[i]
             if gkey is _UNSET:
@@ -677,7 +688,7 @@ def _apply_round(unit: Unit, sites: list[Site], values: dict[str, dict[str, str]
         if not site.ok:
             outcome.refused.append(site)
             continue
-        rw = plan(site.match, values[site.rule.name])
+        rw = plan(site.match, {**values[site.rule.name], **site.holes})
         hidden = hidden_text(unit, rw.edits)
         if hidden is not None:
             outcome.skipped.append((site, hidden))
@@ -723,9 +734,15 @@ def _apply_round(unit: Unit, sites: list[Site], values: dict[str, dict[str, str]
     new = apply_edits(unit.source, edits, spans)
     moves.add(spans)
     if spec_kernel in kernels:  # and its spec, which the gate runs
-        for change in [c for k, c in launch if k == spec_kernel]:
+        mine = [c for k, c in launch if k == spec_kernel]
+        for change in mine:
             before, new = new, _change_launch(new, [change])
             moves.add_diff(before, new)
+        if not host_launch.launches_of(unit, spec_kernel):
+            outcome.notes.append(
+                f"`{spec_kernel}` is launched nowhere in this file: only its klc-spec's launch "
+                f"changed ({host_launch.describe(mine)}); its callers elsewhere must launch "
+                "it so")
     _reparse_check(unit, new, outcome, None if launch else _changes(edits))
     outcome.source = new
     return outcome, waiting, moves
@@ -751,9 +768,11 @@ def _stale(site: Site, rw: Rewrite, changed: list[tuple[Site, facts.Footprint]])
 def _change_launch(source: bytes, changes: list[tuple[str, str, str, int]]) -> bytes:
     """The spec block's grid and block with the changes (``klc.spec.scale_launch``)."""
     from klc.spec import scale_launch
+    from klc.spec.launch import swap_launch
 
     for dim, axis, op, factor in changes:
-        source = scale_launch(source, dim, axis, op, factor)
+        source = swap_launch(source, dim, axis, "xyz"[factor]) if op == "<->" else \
+            scale_launch(source, dim, axis, op, factor)
     return source
 
 

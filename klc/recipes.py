@@ -11,8 +11,10 @@ and after it.
 ``klc optimize`` replays a recipe from the current kernel (``replay``): it starts at the
 first skill of the recipe that applies, applies the skills one after another with their
 observed hole values (guards checked at every step, one site per step as the walk did, all
-sites for a skill that changes the launch), and stops at the first that does not apply. Of
-the versions it reached, the one the walk measured fastest is the candidate, gated like any
+sites for a skill that changes the launch), and stops at the first structural skill that
+does not apply (a qualifier or an attribute that does not apply, `const` that the code
+already has, is passed over: the rest of the walk does not depend on it). Of the versions it
+reached, the one the walk measured fastest is the candidate, gated like any
 other (one trial); the recipe is kept only if that candidate verifies and is faster.
 """
 
@@ -139,7 +141,8 @@ def replay(recipe: Recipe, source: bytes, path: str, rules: dict[str, Rule],
     version the walk measured fastest, when the walk measured it faster than where the
     replay started by more than ``min_gain``; else None."""
     from klc.cuda.parse import parse_bytes
-    from klc.fill.shape import block_holes, launch_anchors
+    from klc.fill.shape import block_holes, launch_anchors, site_holes
+    from klc.optimize.headroom import structural
     from klc.pipeline import apply_rules, apply_site, find_sites, spec_of
 
     steps = recipe.steps
@@ -157,15 +160,18 @@ def replay(recipe: Recipe, source: bytes, path: str, rules: dict[str, Rule],
             spec = spec_of(unit)
             holes = {k: v for k, v in step.holes.items() if k in rule.holes}
             found = find_sites(unit, [rule], holes, spec)
-            if found and block_holes(rule):  # the walk's block, not its factors, at this kernel
-                anchors = launch_anchors(rule, found[0], spec)
+            if found:  # the walk's block, not its factors, at this kernel; and the holes
+                # its own launch fixes (a tile of 32 on a 32 x 32 block), not the walk's
+                anchors = launch_anchors(rule, found[0], spec) if block_holes(rule) else {}
+                anchors = {**site_holes(rule, found[0].match, spec), **anchors}
                 if anchors and any(holes.get(k) != v for k, v in anchors.items()):
                     holes.update(anchors)
                     found = find_sites(unit, [rule], holes, spec)
             ok = [s for s in found if s.ok]
             if not ok:
-                if start is None:
-                    continue
+                if start is None or not structural(rule):
+                    continue  # (a qualifier or an attribute the code may already have, as
+                    # `const` on an input: the walk's later steps do not depend on it)
                 break
             sites = None if rule.changes_launch else sorted(
                 ok, key=lambda s: (s.match.end - s.match.start, s.match.start))

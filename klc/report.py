@@ -75,6 +75,8 @@ def site_json(site: Any) -> dict[str, Any]:
         "intent": site.rule.card.intent or site.rule.description,
         "verdict": site.rule.card.verdict or None,  # a learned card's; None: hand-written
         "holes": {n: _hole_json(h) for n, h in site.rule.holes.items()},
+        # the values the site's own launch and constants give its geometry holes
+        "site_holes": dict(getattr(site, "holes", {}) or {}),
         "bindings": {n: binding_json(m.unit, b) for n, b in m.bindings.items()},
     }
 

@@ -37,6 +37,7 @@ from typing import Any
 from klc.edits.base import InvertContext, KindEdit, metavar_names, to_holes
 from klc.errors import KlcError
 from klc.guards import with_trait
+from klc.guards.geometry import geometry_relations, learned_relation
 from klc.measurements import Measured, write_measurements
 from klc.rule import (
     Card,
@@ -266,7 +267,12 @@ def observed_value(inv: Inverse, hole: str, step: dict[str, Any],
     else its text."""
     kind, name = inv.sources.get(hole, ("pass", hole))
     if kind == "pass":
-        return step.get("holes", {}).get(name)
+        got = step.get("holes", {}).get(name)
+        tied = {h: m for m, h in _tied_holes(inv.pass_rule).items()}.get(name)
+        if got is not None or tied is None:
+            return got
+        kind, name = "erased", tied  # a walk that gave the hole no value: the value of the
+        # metavariable the pass ties it to (``equals($T, ?t)``), the site's own geometry
     for site in step.get("sites", []):
         b = site.get("bindings", {}).get(name)
         if b is not None:
@@ -359,6 +365,34 @@ def hole_relations(inv: Inverse, observations: list[Observation],
                    r[c] not in (0, 1) and r[a] == r[b] * r[c] for r in seen):
                 out.append(GuardCall("is_product", (GuardArg("hole", a), GuardArg("hole", b),
                                                     GuardArg("hole", c))))
+    return out
+
+
+def geometry_guards(inv: Inverse, observations: list[Observation],
+                    holes: dict[str, HoleDecl]) -> list[GuardCall]:
+    """Relations between the skill's int holes and the block of the code it rewrites that
+    held at every observed site (``klc.guards.geometry.learned_relation``): a tile extent
+    equal to the block's, so that at a new site it takes that site's own extent. The block
+    is the simplified version's (``facts_after``), where the skill applies; a hole the guard
+    already relates to the launch or a constant is left as it is."""
+    related = {str(a.value) for c in geometry_relations(inv.rule) for a in c.args
+               if a.kind == "hole"}
+    text = "\n".join(t for e in inv.rule.edits for t in getattr(e, "templates", tuple)())
+    out: list[GuardCall] = []
+    for name in sorted(holes):
+        if holes[name].type != "int" or name in related or not observations:
+            continue
+        rows = []
+        for o in observations:
+            v = observed_value(inv, name, o.step, True if name in inv.undeclared else None)
+            block = (o.step.get("facts_after") or {}).get("block")
+            if v is None or not re.fullmatch(r"\d+", str(v).strip()) or not block:
+                break
+            rows.append((int(str(v).strip()), tuple(int(b) for b in block)))
+        else:
+            found = learned_relation(name, rows, text)
+            if found is not None:
+                out.append(found)
     return out
 
 
@@ -535,7 +569,7 @@ def _with_card(item: Learned, lineages: list[tuple[dict[str, Any], Path]]) -> Ru
     inv, obs = item.inverse, item.observations
     holes = _fill_holes(inv, obs)
     guard = inv.rule.guard
-    relations = hole_relations(inv, obs, holes)
+    relations = hole_relations(inv, obs, holes) + geometry_guards(inv, obs, holes)
     if relations:
         parts = list(guard.operands) if isinstance(guard, GuardAnd) else \
             ([guard] if guard is not None else [])

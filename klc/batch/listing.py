@@ -28,6 +28,7 @@ class SiteRow(NamedTuple):
     function: str
     applicable: bool
     why_not: str
+    fixed: str = ""  # the hole values the site's geometry fixes: "tile=32 threads=1024"
 
 
 @dataclass
@@ -101,7 +102,8 @@ def list_file(path: str) -> FileListing:
     if _STATE.get("json", True):
         return FileListing(path, [site_json(s) for s in shown], refused, problems=problems)
     position = unit.position
-    rows = [SiteRow(s.rule.name, *position(s.match.start), s.function_name, s.ok, s.reason)
+    rows = [SiteRow(s.rule.name, *position(s.match.start), s.function_name, s.ok, s.reason,
+                    " ".join(f"{k}={v}" for k, v in s.holes.items()))
             for s in shown]
     listing = FileListing(path, refused=refused, rows=rows, n_rules=len(_STATE["rules"]),
                           problems=problems)
@@ -143,6 +145,10 @@ def render_pieces(path: str, rows: list[SiteRow], info: dict[str, tuple[str, str
     add = pieces.append
     for s in rows:
         location, intent, verdict, holes = info[s.rule]
+        if s.fixed:  # ?tile=32: the value this site's launch gives the hole
+            fixed = dict(kv.split("=", 1) for kv in s.fixed.split())
+            holes = " ".join(f"{h}={fixed[h[1:]]}" if h[1:] in fixed else h
+                             for h in holes.split())
         loc = where(path, s.line, s.col)
         fn = f" in {s.function}" if s.function else ""
         words = _VERDICTS.get(verdict)

@@ -652,7 +652,8 @@ class SearchFiller:
                                 "tried or refused" if untried <= 0 else "no budget")
             return []
         exhaustive = untried <= max(req.budget, k) or not rule.holes
-        first = launch_anchors(rule, req.site, req.spec)  # the learned block, at this site
+        # the values this site's launch fixes, and the learned block at this site
+        first = {**getattr(req.site, "holes", {}), **launch_anchors(rule, req.site, req.spec)}
         out: list[dict[str, str]] = []
         if exhaustive:
             self.strategy = "exhaustive"

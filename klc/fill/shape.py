@@ -1,5 +1,6 @@
-"""Launch-relative hole values: the values that give a site the block its skill was learned
-with.
+"""Hole values from the site's launch: the values its own launch fixes
+(``klc.guards.geometry.site_holes``, re-exported here), and the values that give a site the
+block its skill was learned with (:func:`launch_anchors`).
 
 A skill that reshapes the block (``rewrite launch block.x /= ?f``, ``block.y *= ?ty``)
 records its holes relative to the kernel it was learned on: the column_sum lineage's naive
@@ -18,9 +19,14 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from klc.guards.geometry import geometry_relations, site_holes
+
 if TYPE_CHECKING:
     from klc.pipeline import Site
     from klc.rule import Rule
+
+__all__ = ["block_holes", "geometry_relations", "launch_anchors", "learned_block",
+           "site_holes"]
 
 # klc.reverse._conditions writes the optimized version's geometry as "block [x, y, z]"
 _LEARNED_BLOCK = re.compile(r"\bblock \[(\d+), (\d+), (\d+)\]")
@@ -72,3 +78,4 @@ def launch_anchors(rule: Rule, site: Site, spec: Any | None) -> dict[str, str]:
         if decl is not None and decl.contains(value):
             out[name] = value
     return out
+

@@ -27,6 +27,7 @@ from __future__ import annotations
 from klc.guards import (  # noqa: F401  (each family registers its predicates when imported)
     alignment,
     btranspose,
+    coalesce,
     columns,
     constants,
     declarations,

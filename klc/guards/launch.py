@@ -182,6 +182,20 @@ def block_dim(ctx: GuardContext, axis: str, op: str, n: Any) -> Verdict:
     return compare_extent(ctx, "block", exact, how, axis, op, n)
 
 
+@predicate("block_dim_product", ArgSpec("axis", frozenset({"name"}), frozenset({"x", "y", "z"})),
+           ArgSpec("A", frozenset({"int", "hole"})), ArgSpec("B", frozenset({"int", "hole"})),
+           reads=("spec",))
+def block_dim_product(ctx: GuardContext, axis: str, a: Any, b: Any) -> Verdict:
+    """The block's extent along AXIS is A * B, known exactly: a 1-D block of ``?t * ?t``
+    threads that a rewrite reshapes into ``?t`` x ``?t`` (``block_dim_product(x, ?t, ?t)``);
+    ``klc.fill.shape.site_holes`` solves it for the holes at a site."""
+    p, q = _number_arg(ctx, a), _number_arg(ctx, b)
+    if not isinstance(p, int) or not isinstance(q, int):
+        return _no(ctx, f"block_dim_product: {a!r} and {b!r} are not both known integers")
+    return compare_extent(ctx, "block", _block_dims(ctx)[0], _block_dims(ctx)[2], axis, "==",
+                          p * q)
+
+
 def compare_extent(ctx: GuardContext, dim: str, exact: tuple[int, int, int] | None, how: str,
                    axis: str, op: str, n: Any) -> Verdict:
     """``block_dim``'s and ``grid_dim``'s verdict: the launch's ``dim`` ("block", "grid")

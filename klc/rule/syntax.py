@@ -124,7 +124,8 @@ _TERMINAL_WORDS = {
     "NAME": "a name", "DOTTED": "a dotted name (grid.x)", "CODE": "a ```code block```",
     "STRING": 'a "string"', "LONG_STRING": 'a """string"""', "METAVAR": "a metavariable ($X)",
     "HOLE": "a hole (?name)", "INT": "an integer", "FLOAT": "a number",
-    "LAUNCH_OP": '"*=" or "/="', "COMPARE": "a comparison (<, <=, ==, !=, >=, >)",
+    "LAUNCH_OP": '"*=" or "/="', "SWAP_OP": '"<->"',
+    "COMPARE": "a comparison (<, <=, ==, !=, >=, >)",
     "CARD_KEY": "a card field (" + ", ".join(CARD_FIELDS) + ")", "$END": "the end of the file",
 }
 

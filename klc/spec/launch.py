@@ -71,6 +71,41 @@ def scale_launch(source: bytes, dim: str, axis: str, op: str, factor: int) -> by
     return out
 
 
+def swap_launch(source: bytes, dim: str, axis: str, other: str) -> bytes:
+    """Swap two axes of the grid or block in the spec block (a missing axis is 1): the
+    flow list is written again with the two expressions exchanged; all other bytes of the
+    file stay as they were."""
+    if dim not in DIMS or axis not in AXES or other not in AXES or axis == other:
+        raise KlcError(f"swap_launch: dim must be grid|block and two different axes x|y|z; got "
+                       f"{dim} {axis} {other}")
+    span = find_spec_block(source)
+    if span is None:
+        raise KlcError("swap_launch: the file has no klc-spec block")
+    doc = Doc(source, "<spec>", span)
+    f = items(doc, compose(doc), TOP_FIELDS, "klc-spec")
+    if dim not in f:
+        raise KlcError(f"{doc.at(compose(doc))}: klc-spec has no {dim!r} field")
+    node = f[dim][1]
+    if not (isinstance(node, yaml.SequenceNode) and node.flow_style):
+        raise KlcError(f"{doc.at(node)}: {dim} is not a [x, y, z] list: cannot swap its axes")
+    exprs = [expr(doc, e, dim) for e in node.value]
+    i, j = AXES.index(axis), AXES.index(other)
+    while len(exprs) <= max(i, j):
+        exprs.append("1")
+    exprs[i], exprs[j] = exprs[j], exprs[i]
+    while len(exprs) > 1 and exprs[-1].strip() == "1":
+        exprs.pop()
+    text = "[" + ", ".join(e if re.fullmatch(r"[A-Za-z_0-9]+", e) else
+                           '"' + e.replace('"', '\\"') + '"' for e in exprs) + "]"
+    a, b = doc.byte_span(node)
+    out = source[:a] + text.encode() + source[b:]
+    check = Doc(out, "<spec>", find_spec_block(out))  # type: ignore[arg-type]
+    n2 = items(check, compose(check), TOP_FIELDS, "klc-spec")[dim][1]
+    if [expr(check, e, dim) for e in n2.value] != exprs:
+        raise KlcError(f"swap_launch: swapping {dim}.{axis} and {dim}.{other} did not read back")
+    return out
+
+
 def _undo_scale(old: str, op: str, factor: int, source: bytes) -> str | None:
     """The expression before an earlier scaling that this one undoes, or None: ``(e) * k``
     divided by k is e; ``ceil_div(e, k)`` times k is e when e is a known multiple of k (a

@@ -277,3 +277,37 @@ def test_values_erased_together_keep_their_relation(learned: list[Learned]) -> N
              for item in learned if item.rule.guard is not None}
     assert found["rows_per_thread"] == [("?t", "?factor", "?r")]
     assert {n for n, rel in found.items() if rel} == {"rows_per_thread"}
+
+
+def test_tile_extents_tied_to_the_block_become_geometry_guards(learned: list[Learned]) -> None:
+    """A hole that is a shared tile's extent indexed by threadIdx, equal to the block (or its
+    square root) at every observed site, is geometry: the skill's guard ties it to the
+    site's own block, not to the walk's number. A coarsening factor or a histogram's bins
+    that happen to equal an extent are not tied."""
+    from klc.guards.geometry import _tile_extent, learned_relation
+    from klc.rule import calls
+
+    rules = {item.rule.name: item.rule for item in learned}
+    guard = [c for c in calls(rules["batched_tile_transpose"].guard)]
+    assert ("block_dim_product", ("x", "?t", "?t")) in [
+        (c.name, tuple(str(a) for a in c.args)) for c in guard]
+    assert not any(c.name == "block_dim" and "256" in [str(a) for a in c.args] for c in guard)
+    assert rules["batched_tile_transpose"].holes["t"].domain() == (4, 8, 16, 32)
+    for name in ("elementwise_grid_stride", "privatize_atomic_histogram",
+                 "shared_tiles_to_regblock_rows"):
+        assert not any(c.name in ("block_dim_product", "block_size") for c in
+                       calls(rules[name].guard)), name
+
+    tile = "__shared__ float ?tile[?t][?t];\n?tile[threadIdx.y][threadIdx.x] = x[i];"
+    bins = "__shared__ ?t ?s[?nb];\nfor (int j = threadIdx.x; j < ?nb; j += blockDim.x) ?s[j] = 0;"
+    assert _tile_extent(tile, "t") and not _tile_extent(bins, "nb")
+    def rel(rows: list[tuple[int, tuple[int, ...]]]) -> str | None:
+        found = learned_relation("t", rows, tile)
+        return None if found is None else found.name
+
+    assert rel([(16, (16, 16, 1)), (32, (32, 32, 1))]) == "block_dim"
+    assert rel([(16, (256, 1, 1))]) == "block_dim_product"
+    assert rel([(256, (256, 1, 1)), (128, (64, 2, 1))]) == "block_size"
+    assert rel([(16, (16, 16, 1)), (16, (32, 8, 1))]) is None  # not at every site
+    assert rel([(1, (1, 1, 1))]) is None
+    assert learned_relation("nb", [(256, (256, 1, 1))], bins) is None  # bins, not a tile

@@ -103,7 +103,50 @@ def test_a_recipe_replays_the_walks_block_on_a_wider_launch() -> None:
     src = ("#define BLOCK 256\n" + BIAS_GRAD).encode()
     rp = replay(recipe, src, "k.cu", rules)
     assert rp is not None, "the recipe should replay at f=8 (256 / 8 = 32 columns per block)"
-    # the host launch takes the new shape: grid.x * 8, block.x / 8, block.y * 32
-    assert b"klc_dims.x *= 8u" in rp.source and b"(klc_dims.x + 7u) / 8u" in rp.source
-    assert b"klc_dims.y *= 32u" in rp.source
+    # the host launch takes the new shape in its own spelling: grid.x * 8, block.x / 8,
+    # block.y * 32
+    assert b"bias_grad<<<(cols + BLOCK - 1) / BLOCK * 8, dim3(BLOCK / 8, 32)>>>" in rp.source
     assert b"threadIdx.y" in rp.source and b"__syncthreads" in rp.source
+
+
+TRANSPOSE_16 = """
+#define TILE 16
+__global__ void transpose_naive(float* __restrict__ out, const float* __restrict__ in,
+                                int rows, int cols) {
+    int c = blockIdx.x * blockDim.x + threadIdx.x;
+    int r = blockIdx.y * blockDim.y + threadIdx.y;
+    if (r < rows && c < cols) {
+        out[c * rows + r] = in[r * cols + c];
+    }
+}
+void run(float* out, const float* in, int rows, int cols) {
+    dim3 block(TILE, TILE);
+    dim3 grid((cols + TILE - 1) / TILE, (rows + TILE - 1) / TILE);
+    transpose_naive<<<grid, block>>>(out, in, rows, cols);
+}
+"""
+
+
+def test_a_recipe_passes_over_a_qualifier_the_kernel_already_has() -> None:
+    """The transpose_tile walk's forward steps: grow the 16 x 16 block to 32 x 32, add
+    `const` to the input, stage a 32 x 32 tile, pad it. `in` is const already: the replay
+    passes over that step and reaches the padded tile at the site's 32 x 32 block."""
+    from klc.recipes import Recipe, RecipeStep
+
+    rules = {r.name: r for r in RuleSet.load([str(SKILLS)]).rules}
+    recipe = Recipe("transpose_tile", "expert.cu", "test", [
+        RecipeStep("grow_block_2d_cols_first", {"s": "2"}, 500.0, 500.0),
+        RecipeStep("add_const_param", {}, 500.0, 500.0),
+        RecipeStep("tile_transpose", {"t": "32", "tile": "tile"}, 500.0, 330.0),
+        RecipeStep("pad_smem_tile", {}, 330.0, 300.0),
+    ])
+    rp = replay(recipe, TRANSPOSE_16.encode(), "k.cu", rules)
+    assert rp is not None and rp.end == 3
+    text = rp.source.decode()
+    assert "__shared__ float tile[32][32 + 1];" in text
+    assert "dim3 block(TILE * 2, TILE * 2);" in text
+    # a structural step that does not apply still ends the replay where it stands
+    stuck = Recipe("t", "e", "test", [recipe.steps[0], RecipeStep(
+        "naive_matmul_to_shared_tiles", {"tile": "32"}, 500.0, 100.0), *recipe.steps[2:]])
+    rp = replay(stuck, TRANSPOSE_16.encode(), "k.cu", rules)
+    assert rp is None  # only the grown block was reached, which the walk timed no faster

@@ -14,7 +14,7 @@ int main() {
     float *in, *out;
     cudaMalloc(&in, n * sizeof(float));
     cudaMalloc(&out, n * sizeof(float));
-    relu_<<<[&] { dim3 klc_dims((unsigned)((n + 255) / 256)); klc_dims.x = (klc_dims.x + 15u) / 16u; return klc_dims; }(), 256>>>(out, in, n);
+    relu_<<<((unsigned)((n + 255) / 256) + 15) / 16, 256>>>(out, in, n);
     cudaDeviceSynchronize();
     return 0;
 }

@@ -1,4 +1,4 @@
-// Eight warps per block, but ?warps is 4: the grid would cover only half the rows. Refused.
+// Eight warps per block, but ?warps is given as 4: the grid would cover only half the rows. Refused.
 __global__ void rowmax(const float* x, float* y, int rows, int cols) {
     const int lane = threadIdx.x % 32;
     const int row = blockIdx.x * 8 + threadIdx.x / 32;

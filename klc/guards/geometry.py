@@ -1,0 +1,206 @@
+"""Geometry holes: the hole values a site's own launch and constants fix.
+
+A skill learned at one block or tile shape applies at any shape that keeps its conditions.
+Its extents are holes (``?tile``, ``?threads``, ``?tm``) whose relations to the launch the
+guard states: ``block_dim(x, ==, ?tile)``, ``block_size(<=, ?threads)``,
+``block_dim_product(x, ?t, ?t)`` (the block's x extent is ``?t * ?t``), ``equals($T, ?t)``
+(a constant of the code), ``is_product(?a, ?b, ?c)`` between holes. :func:`site_holes` reads
+those relations as equations and solves them at a site from the site's own launch (the spec's
+block, or every launch of the kernel in the file) and constants, so that a matrix product
+learned at 16 x 16 takes ``?tile = 32`` on a 32 x 32 block instead of being refused by its
+default (``block.x is 32, and not 32 == 16``). ``klc.pipeline.find_sites`` judges a site at
+these values where no value was given, ``klc.fill.search`` proposes them first, and the
+guards still judge every value (a value outside the hole's declared domain is left out).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import TYPE_CHECKING, Any
+
+from klc.errors import KlcError
+
+if TYPE_CHECKING:
+    from klc.match import Match
+    from klc.rule import Rule
+
+
+# relations a guard conjunct states between a hole and the launch: predicate -> how to read
+_EXTENT_OPS = ("==", "<=", ">=")
+
+
+def _conjuncts(expr: Any) -> list[Any]:
+    from klc.rule.guard import GuardAnd
+
+    if expr is None:
+        return []
+    if isinstance(expr, GuardAnd):
+        return [c for e in expr.operands for c in _conjuncts(e)]
+    return [expr]
+
+
+def geometry_relations(rule: Rule) -> list[Any]:
+    """The guard conjuncts of a rule that tie a hole to the site's geometry or constants
+    (module doc), in the order written; memoised on the rule."""
+    cached = _RELATIONS.get(id(rule))
+    if cached is not None and cached[0] is rule:
+        return cached[1]
+    from klc.rule.guard import GuardCall
+
+    out = []
+    for c in _conjuncts(rule.guard):
+        if not isinstance(c, GuardCall):
+            continue
+        kinds = [a.kind for a in c.args]
+        if "hole" not in kinds:
+            continue
+        if c.name in ("block_dim", "block_size", "block_dim_product", "equals",
+                      "const_value", "is_product"):
+            out.append(c)
+    _RELATIONS[id(rule)] = (rule, out)
+    return out
+
+
+_RELATIONS: dict[int, tuple[Any, list[Any]]] = {}
+
+
+def _in_domain(rule: Rule, name: str, value: int) -> str | None:
+    decl = rule.holes.get(name)
+    if decl is None or value < 1:
+        return None
+    try:
+        return decl.validate(str(value))
+    except KlcError:  # a value the declaration refuses is no proposal
+        return None
+
+
+def site_holes(rule: Rule, match: Match, spec: Any | None, given: dict[str, str] | None = None,
+               clang: bool = False) -> dict[str, str]:
+    """Hole name -> the value the site's own launch and constants give it, for each hole of
+    ``rule`` that a guard relation fixes (module doc) and ``given`` does not name. A value
+    outside the hole's declared domain is left out (the guard then refuses the site at the
+    default, saying which extent it met). Nothing is judged here: the guards still are."""
+    relations = geometry_relations(rule)
+    if not relations:
+        return {}
+    from klc.analysis.constants import _constant
+    from klc.analysis.launch import _block_dims
+    from klc.guards.registry import GuardContext
+
+    given = given or {}
+    ctx = GuardContext(match, {}, spec, clang)
+    exact: Any = _UNSET_DIMS
+    known: dict[str, int] = {k: int(v) for k, v in given.items() if str(v).isdigit()}
+    out: dict[str, str] = {}
+
+    def put(name: str, value: int) -> bool:
+        if name in given or name in out:
+            return False
+        v = _in_domain(rule, name, value)
+        if v is None:
+            return False
+        out[name] = v
+        known[name] = value
+        return True
+
+    def block() -> tuple[int, int, int] | None:
+        nonlocal exact
+        if exact is _UNSET_DIMS:
+            exact = _block_dims(ctx)[0]
+        return exact  # type: ignore[no-any-return]
+
+    for _ in range(3):  # a relation may need a value another one found
+        progress = False
+        for c in relations:
+            a = c.args
+            if c.name == "block_dim" and len(a) == 3 and a[2].kind == "hole" \
+                    and a[1].value in _EXTENT_OPS:
+                dims = block()
+                if dims is not None:
+                    progress |= put(str(a[2].value), dims["xyz".index(str(a[0].value))])
+            elif c.name == "block_size" and len(a) == 2 and a[1].kind == "hole" \
+                    and a[0].value in _EXTENT_OPS:
+                dims = block()
+                if dims is not None:
+                    progress |= put(str(a[1].value), dims[0] * dims[1] * dims[2])
+            elif c.name == "block_dim_product" and len(a) == 3:
+                dims = block()
+                if dims is None:
+                    continue
+                have = dims["xyz".index(str(a[0].value))]
+                p, q = str(a[1].value), str(a[2].value)
+                if p == q:
+                    root = round(have ** 0.5)
+                    if root * root == have:
+                        progress |= put(p, root)
+                elif p in known and known[p] and have % known[p] == 0:
+                    progress |= put(q, have // known[p])
+                elif q in known and known[q] and have % known[q] == 0:
+                    progress |= put(p, have // known[q])
+            elif c.name in ("equals", "const_value") and a[0].kind == "metavar":
+                hole = a[-1]
+                if hole.kind != "hole" or (c.name == "const_value" and a[1].value != "=="):
+                    continue
+                b = match.bindings.get(str(a[0].value))
+                if b is None:
+                    continue
+                v = _constant(ctx, b)[0]
+                if isinstance(v, int) and not isinstance(v, bool):
+                    progress |= put(str(hole.value), v)
+            elif c.name == "is_product" and all(x.kind == "hole" for x in a):
+                p, q, r = (str(x.value) for x in a)
+                if q in known and r in known:
+                    progress |= put(p, known[q] * known[r])
+                elif p in known and q in known and known[q] and known[p] % known[q] == 0:
+                    progress |= put(r, known[p] // known[q])
+                elif p in known and r in known and known[r] and known[p] % known[r] == 0:
+                    progress |= put(q, known[p] // known[r])
+        if not progress:
+            break
+    return out
+
+
+_UNSET_DIMS = object()
+
+
+def learned_relation(name: str, rows: list[tuple[int, tuple[int, ...]]], template: str
+                     ) -> Any | None:
+    """The geometry relation ``klc learn`` writes for the hole ``name`` (``klc.reverse``):
+    ``rows`` holds its observed value and the block of the code the skill rewrites at each
+    observed site, ``template`` the skill's rewrite. A hole that is a tile's extent in the
+    rewrite (``_tile_extent``) and equals the block's extent along an axis at every site is
+    ``block_dim(axis, ==, ?h)``; its threads, ``block_size(==, ?h)``; whose square is an
+    extent, ``block_dim_product(axis, ?h, ?h)``. None otherwise (a value of 1 proves
+    nothing)."""
+    from klc.rule.guard import GuardArg, GuardCall
+
+    if not rows or any(v <= 1 for v, _ in rows) or not _tile_extent(template, name):
+        return None
+    hole = GuardArg("hole", name)
+    for i, axis in enumerate("xyz"):
+        if all(len(b) > i and b[i] == v for v, b in rows):
+            return GuardCall("block_dim", (GuardArg("name", axis), GuardArg("op", "=="), hole))
+    if all(math.prod(b) == v for v, b in rows):
+        return GuardCall("block_size", (GuardArg("op", "=="), hole))
+    for i, axis in enumerate("xyz"):
+        if all(len(b) > i and b[i] == v * v for v, b in rows):
+            return GuardCall("block_dim_product", (GuardArg("name", axis), hole, hole))
+    return None
+
+
+def _tile_extent(text: str, name: str) -> bool:
+    """The rewrite declares a ``__shared__`` array with ``?name`` in an extent and indexes it
+    by ``threadIdx`` directly: a tile whose shape is the block's (a value that only scales a
+    loop or a launch, a coarsening factor of 16 on a 256-thread block, or a histogram's 256
+    bins walked by a block-strided loop, may equal an extent by chance)."""
+    for m in _SHARED_DECL.finditer(text):
+        array, extents = m.group(1), m.group(2)
+        if re.search(r"\?" + re.escape(name) + r"\b", extents) and \
+                re.search(re.escape(array) + r"\s*\[\s*threadIdx\.", text):
+            return True
+    return False
+
+
+# a __shared__ array declaration in a template: its name (a hole or a metavariable) and extents
+_SHARED_DECL = re.compile(r"__shared__[^;\[]*?([?$]?\w+)\s*((?:\[[^\]]*\]\s*)+);")
