@@ -146,6 +146,7 @@ class Lineage:
     versions: list[Version] = field(default_factory=list)
     final_attempts: list[Attempt] = field(default_factory=list)
     stop_reason: str = ""
+    stop_constructs: list[dict[str, Any]] = field(default_factory=list)  # klc.explain
 
     @property
     def device(self) -> str | None:
@@ -171,6 +172,7 @@ class Lineage:
             "arch": self.arch, "device": self.device, "workload": self.workload,
             "versions": versions, "stop_reason": self.stop_reason,
             "final_attempts": [a.to_json() for a in self.final_attempts],
+            "stop_constructs": self.stop_constructs,
         }
 
 
@@ -418,6 +420,10 @@ def walk(expert_path: str | Path, passes_dir: str | Path = "passes", *,
         current = step.source
     else:
         lineage.stop_reason = f"stopped after {max_steps} steps (--max-steps)"
+    from klc.explain import explain
+
+    lineage.stop_constructs = [f.to_json() for f in explain(
+        lineage.versions[-1].source, rules, lineage.final_attempts)]
     say(f"{path}: {len(lineage.versions) - 1} steps; {lineage.stop_reason}")
     return lineage
 
@@ -609,6 +615,14 @@ def report_markdown(data: dict[str, Any], plot: str | None, plot_note: str) -> s
             lines.append(f"   - refused: {r['pass']} ({', '.join(f'?{k}={x}' for k, x in r['holes'].items()) or 'no holes'}): {_short(r['reason'])}")  # noqa: E501
     for r in data.get("final_attempts", []):
         lines.append(f"- last round, refused: {r['pass']}: {_short(r['reason'])}")
+    stops = data.get("stop_constructs") or []
+    if stops:
+        last = versions[-1]["file"] if versions else "?"
+        lines += ["", "## Where the walk stops", "",
+                  "The optimization constructs left in the last version, outermost first, and "
+                  "why no pass took each apart (klc/explain.py):", ""]
+        lines += [f"- `{last}:{s['line']}:{s['col']}` {s['construct']} (`{s['text']}`): "
+                  f"{_short(s['verdict'])}" for s in stops]
     return "\n".join(lines) + "\n"
 
 

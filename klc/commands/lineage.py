@@ -34,6 +34,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument("--max-steps", type=int, default=200, metavar="N",
                    help="stop after N steps (default 200)")
     p.add_argument("--json", action="store_true", help="print lineage.json on stdout")
+    p.add_argument("--explain", action="store_true", help="say, at the version where the walk "
+                   "stops, which optimization constructs are left and why no pass takes each "
+                   "apart (the first is where it stops)")
     p.add_argument("--report", metavar="DIR", help="only redraw DIR/report.md and "
                    "DIR/lineage.png from DIR/lineage.json (where matplotlib is installed)")
 
@@ -71,7 +74,23 @@ def run(args: argparse.Namespace) -> int:
     else:
         _table(data)
         err.print(f"wrote {len(written)} files to {out}/ ({lineage.gating} gating)")
+    if args.explain:
+        _explain(data, out)
     return 0 if len(lineage.versions) > 1 else 1
+
+
+def _explain(data: dict, out: Path) -> None:  # type: ignore[type-arg]
+    last = out / data["versions"][-1]["file"]
+    stops = data.get("stop_constructs") or []
+    if not stops:
+        print(f"{last}: no optimization construct klc knows is left: the walk reached a "
+              "naive kernel")
+        return
+    print(f"{last}: the walk stops at {stops[0]['construct']}; constructs left, outermost "
+          "first:")
+    for s in stops:
+        print(f"  {last}:{s['line']}:{s['col']}: {s['construct']} (`{s['text']}`): "
+              f"{s['verdict']}")
 
 
 def _table(data: dict) -> None:  # type: ignore[type-arg]

@@ -1,0 +1,142 @@
+"""Walk every expert of the frozen third-party set and say how far each walk got.
+
+    python bench/experts/walk.py [--manifest bench/experts/manifest.yaml] [--only NAME ...]
+        [--stages compile,verify,profile] [--passes passes] [--cache ~/.cache/klc]
+        [--markdown FILE] [--json FILE]
+
+Materialises the experts (bench/experts/materialize.py) into CACHE/experts/NAME/expert.cu,
+walks each with ``klc.lineage.walk`` (full gating where a GPU is, compile-only elsewhere) into
+CACHE/experts/NAME/walk/, and prints per expert: the steps walked, the structural ones
+(every pass but the qualifiers, launch bounds and unroll pragmas), the passes in walk order,
+the construct where the walk stops and why (klc/explain.py), and, when timed, the expert's
+and the naive end's median times. The done-when line counts the experts with at least
+``--min-structural`` (default 2) structural steps.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import materialize  # noqa: E402  (the sibling script)
+
+NOT_STRUCTURAL = frozenset({"remove_restrict", "remove_const_param", "remove_launch_bounds",
+                            "remove_pragma_unroll", "remove_bare_pragma_unroll"})
+
+
+def walk_one(path: Path, out: Path, passes: str, stages: tuple[str, ...]) -> dict:
+    from klc.errors import KlcError
+    from klc.explain import Finding, stop_construct
+    from klc.lineage import walk, write_lineage
+
+    t0 = time.perf_counter()
+    try:
+        lineage = walk(path, passes, stages=stages)
+    except KlcError as e:
+        return {"name": path.parent.name, "error": " ".join(str(e).split())[:300]}
+    write_lineage(lineage, out)
+    data = lineage.to_json()
+    steps = [v["pass"] for v in data["versions"][1:]]
+    structural = [s for s in steps if s not in NOT_STRUCTURAL]
+    stops = [Finding(**{**s, "passes": tuple(s["passes"])}) for s in data["stop_constructs"]]
+    stop = stop_construct(stops)
+    return {"name": path.parent.name, "steps": len(steps), "structural": len(structural),
+            "passes": steps, "gating": data["gating"], "device": data.get("device"),
+            "stop": stop.construct if stop else "none (naive end)",
+            "stop_where": f"{data['versions'][-1]['file']}:{stop.line}" if stop else "",
+            "stop_text": stop.text if stop else "", "stop_verdict": stop.verdict if stop else "",
+            "expert_ms": data["versions"][0].get("median_ms"),
+            "naive_ms": data["versions"][-1].get("median_ms"),
+            "stop_reason": data["stop_reason"], "seconds": round(time.perf_counter() - t0, 1)}
+
+
+def _compact(passes: list[str]) -> str:
+    out: list[str] = []
+    for p in passes:
+        if out and out[-1].split(" x")[0] == p:
+            n = int(out[-1].split(" x")[1]) + 1 if " x" in out[-1] else 2
+            out[-1] = f"{p} x{n}"
+        else:
+            out.append(p)
+    return ", ".join(out)
+
+
+def markdown(rows: list[dict], min_structural: int, head: str) -> str:
+    ok = sum(1 for r in rows if r.get("structural", 0) >= min_structural)
+    lines = [head, "",
+             f"**{ok} of {len(rows)}** experts walk at least {min_structural} structural steps "
+             "(steps other than `__restrict__`/`const`, launch bounds and unroll pragmas).", "",
+             "| expert | steps | structural | expert us | naive end us | stops at | why |",
+             "| --- | ---: | ---: | ---: | ---: | --- | --- |"]
+    for r in rows:
+        if "error" in r:
+            lines.append(f"| {r['name']} | - | - | - | - | error | {r['error']} |")
+            continue
+        ems = f"{r['expert_ms'] * 1e3:.1f}" if r.get("expert_ms") else "-"
+        nms = f"{r['naive_ms'] * 1e3:.1f}" if r.get("naive_ms") else "-"
+        lines.append(f"| {r['name']} | {r['steps']} | {r['structural']} | {ems} | {nms} | "
+                     f"{r['stop']} (`{r['stop_text']}`) | {r['stop_verdict'][:160]} |")
+    lines += ["", "Steps per expert, in walk order:", ""]
+    lines += [f"- {r['name']}: {_compact(r.get('passes', [])) or '(none)'}" for r in rows
+              if "error" not in r]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--manifest", type=Path, default=materialize.DEFAULT_MANIFEST)
+    ap.add_argument("--corpus", type=Path, default=None)
+    ap.add_argument("--cache", type=Path, default=None, help="default ~/.cache/klc")
+    ap.add_argument("--only", nargs="+", default=None, metavar="NAME")
+    ap.add_argument("--passes", default=str(HERE.parent.parent / "passes"))
+    ap.add_argument("--stages", default="compile,verify,profile")
+    ap.add_argument("--min-structural", type=int, default=2)
+    ap.add_argument("--markdown", type=Path, default=None)
+    ap.add_argument("--json", type=Path, default=None)
+    args = ap.parse_args(argv)
+    cache = (args.cache or materialize.default_cache()).expanduser()
+    corpus = (args.corpus or cache / "corpus").expanduser()
+    try:
+        experts = materialize.load_manifest(args.manifest)
+        if args.only:
+            bad = sorted(set(args.only) - {e.name for e in experts})
+            if bad:
+                raise materialize.ManifestError(f"{args.manifest}: no expert {bad[0]!r}")
+            experts = [e for e in experts if e.name in args.only]
+        paths = materialize.materialize(experts, corpus, cache / "experts")
+    except materialize.ManifestError as e:
+        print(f"walk: {e}", file=sys.stderr)
+        return 2
+    stages = tuple(s.strip() for s in args.stages.split(",") if s.strip())
+    rows = []
+    for p in paths:
+        r = walk_one(p, p.parent / "walk", args.passes, stages)
+        rows.append(r)
+        if "error" in r:
+            print(f"{r['name']:28} ERROR {r['error']}", flush=True)
+        else:
+            print(f"{r['name']:28} {r['steps']:3} steps {r['structural']:3} structural  "
+                  f"stops at {r['stop']} ({r['stop_where']}: {r['stop_text']})  "
+                  f"[{r['seconds']} s]", flush=True)
+    ok = sum(1 for r in rows if r.get("structural", 0) >= args.min_structural)
+    print(f"{ok} of {len(rows)} walk at least {args.min_structural} structural steps")
+    device = next((r.get("device") for r in rows if r.get("device")), None)
+    gating = next((r.get("gating") for r in rows if r.get("gating")), "?")
+    head = (f"# Third-party experts: how far the walks get\n\n`python bench/experts/walk.py` "
+            f"over bench/experts/manifest.yaml ({len(rows)} experts), gating {gating}, "
+            f"device {device or 'none (NVRTC compile only)'}.")
+    if args.markdown:
+        args.markdown.write_text(markdown(rows, args.min_structural, head))
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
