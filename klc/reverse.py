@@ -531,11 +531,36 @@ def learn(lineage_dirs: list[str | Path], passes_dir: str | Path | None = None
     return learned
 
 
+_WARP_CODE = re.compile(r"__shfl\w*_sync|__syncwarp|__ballot_sync|__reduce_\w+_sync")
+
+
+def learned_guards(inv: Inverse, observations: list[Observation]) -> list[GuardCall]:
+    """Facts that every walk's expert had and the skill's code needs, where its guard does
+    not say them: a skill that writes warp-synchronous code (shuffles over the full mask,
+    __syncwarp) learned only from blocks of whole warps gets ``block_size_multiple(32)``
+    (a partial warp would leave lanes of the mask out). Narrowed, not widened: a fact one
+    walk lacked is not learned."""
+    rewrites = rule_to_text(inv.rule).split("rewrite", 1)[-1]
+    names = {c.name for c in calls(inv.rule.guard)} if inv.rule.guard is not None else set()
+    out: list[GuardCall] = []
+    if _WARP_CODE.search(rewrites) and not names & {"block_size_multiple", "block_size"}:
+        sizes = []
+        for o in observations:
+            block = o.step.get("facts_before", {}).get("block") or []
+            size = 1
+            for d in block:
+                size = size * d if isinstance(d, int) else -1
+            sizes.append(size if block else -1)
+        if sizes and all(s > 0 and s % 32 == 0 for s in sizes):
+            out.append(GuardCall("block_size_multiple", (GuardArg("int", 32),)))
+    return out
+
+
 def _with_card(item: Learned, lineages: list[tuple[dict[str, Any], Path]]) -> Rule:
     inv, obs = item.inverse, item.observations
     holes = _fill_holes(inv, obs)
     guard = inv.rule.guard
-    relations = hole_relations(inv, obs, holes)
+    relations = hole_relations(inv, obs, holes) + learned_guards(inv, obs)
     if relations:
         parts = list(guard.operands) if isinstance(guard, GuardAnd) else \
             ([guard] if guard is not None else [])

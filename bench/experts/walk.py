@@ -2,7 +2,7 @@
 
     python bench/experts/walk.py [--manifest bench/experts/manifest.yaml] [--only NAME ...]
         [--stages compile,verify,profile] [--passes passes] [--cache ~/.cache/klc]
-        [--markdown FILE] [--json FILE]
+        [--experts DIR] [-j N] [--markdown FILE] [--json FILE]
 
 Materialises the experts (bench/experts/materialize.py) into CACHE/experts/NAME/expert.cu,
 walks each with ``klc.lineage.walk`` (full gating where a GPU is, compile-only elsewhere) into
@@ -10,7 +10,10 @@ CACHE/experts/NAME/walk/, and prints per expert: the steps walked, the structura
 (every pass but the qualifiers, launch bounds and unroll pragmas), the passes in walk order,
 the construct where the walk stops and why (klc/explain.py), and, when timed, the expert's
 and the naive end's median times. The done-when line counts the experts with at least
-``--min-structural`` (default 2) structural steps.
+``--min-structural`` (default 2) structural steps. ``--experts DIR`` walks experts already
+materialised (DIR/NAME/expert.cu, as on a machine without the corpus); ``-j N`` walks N at a
+time (on a GPU the profiles then share the device: the times are noisier). The JSON is
+rewritten after every walk, so a run cut short keeps what it walked.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import argparse
 import json
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -96,6 +100,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", nargs="+", default=None, metavar="NAME")
     ap.add_argument("--passes", default=str(HERE.parent.parent / "passes"))
     ap.add_argument("--stages", default="compile,verify,profile")
+    ap.add_argument("--experts", type=Path, default=None,
+                    help="walk the experts materialised in DIR (no corpus needed)")
+    ap.add_argument("-j", "--jobs", type=int, default=1)
     ap.add_argument("--min-structural", type=int, default=2)
     ap.add_argument("--markdown", type=Path, default=None)
     ap.add_argument("--json", type=Path, default=None)
@@ -109,21 +116,35 @@ def main(argv: list[str] | None = None) -> int:
             if bad:
                 raise materialize.ManifestError(f"{args.manifest}: no expert {bad[0]!r}")
             experts = [e for e in experts if e.name in args.only]
-        paths = materialize.materialize(experts, corpus, cache / "experts")
+        if args.experts:
+            paths = [args.experts / e.name / "expert.cu" for e in experts]
+            missing = [p for p in paths if not p.is_file()]
+            if missing:
+                raise materialize.ManifestError(f"{missing[0]}: not materialised")
+        else:
+            paths = materialize.materialize(experts, corpus, cache / "experts")
     except materialize.ManifestError as e:
         print(f"walk: {e}", file=sys.stderr)
         return 2
+    if args.jobs < 1:
+        print("walk: -j must be at least 1", file=sys.stderr)
+        return 2
     stages = tuple(s.strip() for s in args.stages.split(",") if s.strip())
-    rows = []
-    for p in paths:
-        r = walk_one(p, p.parent / "walk", args.passes, stages)
-        rows.append(r)
-        if "error" in r:
-            print(f"{r['name']:28} ERROR {r['error']}", flush=True)
-        else:
-            print(f"{r['name']:28} {r['steps']:3} steps {r['structural']:3} structural  "
-                  f"stops at {r['stop']} ({r['stop_where']}: {r['stop_text']})  "
-                  f"[{r['seconds']} s]", flush=True)
+    rows: list[dict] = []
+    with ProcessPoolExecutor(max_workers=args.jobs) as pool:
+        futures = [pool.submit(walk_one, p, p.parent / "walk", args.passes, stages)
+                   for p in paths]
+        for f in futures:
+            r = f.result()
+            rows.append(r)
+            if "error" in r:
+                print(f"{r['name']:28} ERROR {r['error']}", flush=True)
+            else:
+                print(f"{r['name']:28} {r['steps']:3} steps {r['structural']:3} structural  "
+                      f"stops at {r['stop']} ({r['stop_where']}: {r['stop_text']})  "
+                      f"[{r['seconds']} s]", flush=True)
+            if args.json:
+                args.json.write_text(json.dumps(rows, indent=1) + "\n")
     ok = sum(1 for r in rows if r.get("structural", 0) >= args.min_structural)
     print(f"{ok} of {len(rows)} walk at least {args.min_structural} structural steps")
     device = next((r.get("device") for r in rows if r.get("device")), None)
@@ -133,8 +154,6 @@ def main(argv: list[str] | None = None) -> int:
             f"device {device or 'none (NVRTC compile only)'}.")
     if args.markdown:
         args.markdown.write_text(markdown(rows, args.min_structural, head))
-    if args.json:
-        args.json.write_text(json.dumps(rows, indent=1) + "\n")
     return 0
 
 
