@@ -26,6 +26,7 @@ import difflib
 import hashlib
 import itertools
 import json
+import os
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -45,8 +46,40 @@ ORDER_FILE = "ORDER"
 # The order of the passes
 
 
-def load_passes(passes_dir: str | Path) -> tuple[list[Rule], str]:
-    """The simplifications of a folder, in walk order, and where the order came from.
+Passes = str | Path | list[str | Path] | tuple[str | Path, ...]
+
+
+def pass_folders(passes: Passes) -> list[Path]:
+    """The folders of a ``passes`` argument: one folder, a list of them, or (as
+    lineage.json records several) their names joined by ``os.pathsep``."""
+    if isinstance(passes, (list, tuple)):
+        return [Path(p) for p in passes]
+    return [Path(p) for p in str(passes).split(os.pathsep) if p]
+
+
+def load_passes(passes: Passes) -> tuple[list[Rule], str]:
+    """The simplifications of one folder or several, in walk order, and where the order came
+    from: each folder's rules in the order of its ORDER file, the folders one after the
+    other (a rule name given in two folders is an error)."""
+    rules: list[Rule] = []
+    sources: list[str] = []
+    seen: dict[str, str] = {}
+    for d in pass_folders(passes):
+        mine, source = _load_pass_folder(d)
+        for r in mine:
+            if r.name in seen:
+                raise KlcError(f"{where(r.path, r.line, r.col)}: pass {r.name} is also in "
+                               f"{seen[r.name]}")
+            seen[r.name] = str(d)
+        rules += mine
+        sources.append(source)
+    if not rules:
+        raise KlcError("no passes given")
+    return rules, "; ".join(sources)
+
+
+def _load_pass_folder(passes_dir: str | Path) -> tuple[list[Rule], str]:
+    """One folder's simplifications in walk order (``load_passes``).
 
     ``DIR/ORDER`` names rules one per line (``#`` comments, blank lines ignored); rules it
     does not name follow in load order (files by name, rules as written). A name in ORDER
@@ -362,7 +395,7 @@ def resolve_stages(stages: tuple[str, ...]) -> tuple[tuple[str, ...], str, str]:
     return stages, "full", f"gated by {', '.join(stages)} against the expert"
 
 
-def walk(expert_path: str | Path, passes_dir: str | Path = "passes", *,
+def walk(expert_path: str | Path, passes_dir: Passes = "passes", *,
          stages: tuple[str, ...] = ("compile", "verify", "profile"), arch: str | None = None,
          progress: Progress | None = None, max_steps: int = MAX_STEPS) -> Lineage:
     """Walk the expert backward (see the module doc). Bad input raises KlcError before any
@@ -390,7 +423,8 @@ def walk(expert_path: str | Path, passes_dir: str | Path = "passes", *,
     target = check_arch(arch) if arch else None
     p = Path(path)
     family = p.parent.name if p.stem == "expert" and p.parent.name else p.stem
-    lineage = Lineage(path, family, str(passes_dir), [r.name for r in rules], order_source,
+    folders = os.pathsep.join(str(f) for f in pass_folders(passes_dir))
+    lineage = Lineage(path, family, folders, [r.name for r in rules], order_source,
                       stages, gating, note, target or DEFAULT_ARCH, _workload(spec))
 
     def run_gate(source: bytes, name: str, reference: bytes | None) -> dict[str, Any]:

@@ -28,6 +28,7 @@ The inverse is mechanical (each rewrite kind inverts itself: ``invert`` in klc/e
 from __future__ import annotations
 
 import itertools
+import os
 import re
 from collections import Counter
 from dataclasses import dataclass, field, replace
@@ -500,8 +501,9 @@ def learn(lineage_dirs: list[str | Path], passes_dir: str | Path | None = None
     rules_cache: dict[str, dict[str, Rule]] = {}
     for data, d in lineages:
         folder = str(passes_dir or data.get("passes") or "passes")
-        if folder not in rules_cache:
-            rules_cache[folder] = {r.name: r for r in RuleSet.load([folder]).rules}
+        if folder not in rules_cache:  # several folders are joined by os.pathsep
+            rules_cache[folder] = {r.name: r for r in RuleSet.load(
+                [f for f in folder.split(os.pathsep) if f]).rules}
         rules = rules_cache[folder]
         versions = data["versions"]
         for before, v in itertools.pairwise(versions):

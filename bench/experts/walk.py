@@ -34,7 +34,7 @@ NOT_STRUCTURAL = frozenset({"remove_restrict", "remove_const_param", "remove_lau
                             "remove_pragma_unroll", "remove_bare_pragma_unroll"})
 
 
-def walk_one(path: Path, out: Path, passes: str, stages: tuple[str, ...]) -> dict:
+def walk_one(path: Path, out: Path, passes: list[str], stages: tuple[str, ...]) -> dict:
     from klc.errors import KlcError
     from klc.explain import Finding, stop_construct
     from klc.lineage import walk, write_lineage
@@ -98,7 +98,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--corpus", type=Path, default=None)
     ap.add_argument("--cache", type=Path, default=None, help="default ~/.cache/klc")
     ap.add_argument("--only", nargs="+", default=None, metavar="NAME")
-    ap.add_argument("--passes", default=str(HERE.parent.parent / "passes"))
+    ap.add_argument("--passes", action="append", default=None, metavar="DIR",
+                    help="pass folders, walked in order (default: passes and "
+                    "passes/warp_sums)")
     ap.add_argument("--stages", default="compile,verify,profile")
     ap.add_argument("--experts", type=Path, default=None,
                     help="walk the experts materialised in DIR (no corpus needed)")
@@ -130,9 +132,11 @@ def main(argv: list[str] | None = None) -> int:
         print("walk: -j must be at least 1", file=sys.stderr)
         return 2
     stages = tuple(s.strip() for s in args.stages.split(",") if s.strip())
+    root = HERE.parent.parent
+    passes = args.passes or [str(root / "passes"), str(root / "passes" / "warp_sums")]
     rows: list[dict] = []
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-        futures = [pool.submit(walk_one, p, p.parent / "walk", args.passes, stages)
+        futures = [pool.submit(walk_one, p, p.parent / "walk", passes, stages)
                    for p in paths]
         for f in futures:
             r = f.result()

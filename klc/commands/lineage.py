@@ -21,9 +21,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                        "and time, and every refused candidate")
     p.add_argument("expert", nargs="?", metavar="EXPERT", help="the expert .cu file (with a "
                    "klc-spec block)")
-    p.add_argument("--passes", default="passes", metavar="DIR",
+    p.add_argument("--passes", action="append", metavar="DIR",
                    help="simplification rules, walked in the order of DIR/ORDER (default: "
-                   "passes)")
+                   "passes); given again, another folder walked after the first "
+                   "(--passes passes --passes passes/warp_sums)")
     p.add_argument("--out", metavar="DIR", help="output folder (default: "
                    "lineage-<family>): lineage.json, v00_expert.cu, v01_<pass>.cu, ..., "
                    "report.md, lineage.png")
@@ -64,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
     if args.max_steps < 1:
         raise KlcError("--max-steps must be at least 1")
     stages = tuple(s.strip() for s in args.stages.split(",") if s.strip())
-    lineage = walk(args.expert, args.passes, stages=stages, arch=args.arch,
+    lineage = walk(args.expert, args.passes or ["passes"], stages=stages, arch=args.arch,
                    progress=err.print, max_steps=args.max_steps)
     out = Path(args.out or f"lineage-{lineage.family}")
     written = write_lineage(lineage, out)

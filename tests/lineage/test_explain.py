@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from klc.cli import main
+from klc.errors import KlcError
 from klc.explain import explain, stop_construct
 from klc.lineage import Attempt, load_lineage
 
@@ -102,6 +103,32 @@ def test_every_pass_a_construct_names_is_a_pass() -> None:
     from klc.explain import CONSTRUCTS
     from klc.lineage import load_passes
 
-    names = {r.name for r in load_passes(Path(__file__).resolve().parents[2] / "passes")[0]}
+    root = Path(__file__).resolve().parents[2]
+    names = {r.name for r in load_passes([root / "passes", root / "passes" / "warp_sums"])[0]}
     missing = sorted({p for c in CONSTRUCTS for p in c.passes} - names)
     assert missing == []
+
+
+def test_golden_cases_of_the_warp_sum_passes() -> None:
+    """The warp all-reduce passes live in passes/warp_sums (walked on request) and their
+    golden cases in tests/golden_warp_sums."""
+    from klc.golden import run_golden
+
+    root = Path(__file__).resolve().parents[2]
+    results = run_golden(str(root / "tests" / "golden_warp_sums"),
+                         [str(root / "passes" / "warp_sums")])
+    assert len(results) >= 9
+    assert [f"{r.case}: {r.message}" for r in results if not r.ok] == []
+
+
+def test_a_walk_takes_several_pass_folders_in_order(tmp_path: Path) -> None:
+    from klc.lineage import load_passes
+
+    root = Path(__file__).resolve().parents[2]
+    rules, source = load_passes([root / "passes", root / "passes" / "warp_sums"])
+    names = [r.name for r in rules]
+    assert names[0] == "remove_launch_bounds" and names[-1] == "warp_xor_max_temp_up_to_shared"
+    assert source.count("ORDER") == 2
+    # the same name in two folders is an error
+    with pytest.raises(KlcError, match="is also in"):
+        load_passes([root / "passes" / "warp_sums", root / "passes" / "warp_sums"])
