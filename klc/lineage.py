@@ -180,6 +180,7 @@ class Lineage:
     final_attempts: list[Attempt] = field(default_factory=list)
     stop_reason: str = ""
     stop_constructs: list[dict[str, Any]] = field(default_factory=list)  # klc.explain
+    final_guard_refused: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def device(self) -> str | None:
@@ -206,6 +207,7 @@ class Lineage:
             "versions": versions, "stop_reason": self.stop_reason,
             "final_attempts": [a.to_json() for a in self.final_attempts],
             "stop_constructs": self.stop_constructs,
+            "final_guard_refused": self.final_guard_refused,
         }
 
 
@@ -456,10 +458,31 @@ def walk(expert_path: str | Path, passes_dir: Passes = "passes", *,
         lineage.stop_reason = f"stopped after {max_steps} steps (--max-steps)"
     from klc.explain import explain
 
+    lineage.final_guard_refused = _guard_refusals(lineage.versions[-1], rules)
     lineage.stop_constructs = [f.to_json() for f in explain(
-        lineage.versions[-1].source, rules, lineage.final_attempts)]
+        lineage.versions[-1].source, rules,
+        [*lineage.final_attempts, *lineage.final_guard_refused])]
     say(f"{path}: {len(lineage.versions) - 1} steps; {lineage.stop_reason}")
     return lineage
+
+
+def _guard_refusals(version: Version, rules: list[Rule]) -> list[dict[str, Any]]:
+    """The matches of the passes that their static guards refused in the walk's last
+    version (pass, place, reason): where a simplification met the code and did not hold,
+    which the inverse skill's card records as a pitfall."""
+    from klc.cuda.parse import parse_bytes
+    from klc.pipeline import find_sites, spec_of
+
+    unit = parse_bytes(version.source, version.file)
+    out = []
+    for s in find_sites(unit, rules, None, spec_of(unit)):
+        if s.ok:
+            continue
+        line, col = unit.position(s.match.start)
+        out.append({"pass": s.rule.name, "sites": [{"line": line, "col": col,
+                                                     "function": s.function_name}],
+                    "holes": {}, "accepted": False, "reason": f"guard: {s.reason}"})
+    return out
 
 
 def _candidates(unit: Any, rules: list[Rule], spec: Any) -> Iterator[tuple[Rule, list[Any]]]:

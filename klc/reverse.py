@@ -415,14 +415,17 @@ def _pitfalls(pass_name: str, lineages: list[tuple[dict[str, Any], Path]]) -> li
         for v in data["versions"][1:]:
             tried += [(v["step"]["index"], a) for a in v["step"].get("rejected", [])]
         tried += [(len(data["versions"]), a) for a in data.get("final_attempts", [])]
+        tried += [(len(data["versions"]), a) for a in data.get("final_guard_refused", [])]
         for index, a in tried:
             if a.get("pass") != pass_name or a.get("accepted"):
                 continue
             at = ", ".join(f"{s.get('line')}:{s.get('col')}" for s in a.get("sites", []))
             holes = ", ".join(f"?{k}={x}" for k, x in a.get("holes", {}).items())
             reason = " ".join(str(a.get("reason", "")).split())[:240]
+            by = "its guard" if reason.startswith("guard: ") else "the gate"
             out.append(f"{data['family']} step {index}: the simplification at {at}"
-                       f"{f' with {holes}' if holes else ''} was refused by the gate: {reason}")
+                       f"{f' with {holes}' if holes else ''} was refused by {by}: "
+                       f"{reason.removeprefix('guard: ')}")
     return list(dict.fromkeys(out))
 
 

@@ -132,3 +132,34 @@ def test_a_walk_takes_several_pass_folders_in_order(tmp_path: Path) -> None:
     # the same name in two folders is an error
     with pytest.raises(KlcError, match="is also in"):
         load_passes([root / "passes" / "warp_sums", root / "passes" / "warp_sums"])
+
+
+def test_guard_refusals_at_the_end_are_recorded_explained_and_become_pitfalls(
+        tmp_path: Path) -> None:
+    from klc.lineage import walk, write_lineage
+    from klc.reverse import _pitfalls
+
+    kernel = tmp_path / "half_sums.cu"
+    kernel.write_text(
+        "/* klc-spec\nkernel: half_sums\nsizes: {n: 4096}\nargs:\n"
+        "  - {name: x, shape: [n], role: in}\n  - {name: y, shape: [n], role: out}\n"
+        "grid: [\"n // 256\"]\nblock: [256]\n*/\n"
+        "#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\n"
+        "#define HALF 16\n"
+        "__global__ void half_sums(const float* x, float* y) {\n"
+        "    cg::thread_block block = cg::this_thread_block();\n"
+        "    cg::thread_block_tile<HALF> tile = cg::tiled_partition<HALF>(block);\n"
+        "    float v = x[blockIdx.x * blockDim.x + threadIdx.x];\n"
+        "    for (int o = 1; o < HALF; o *= 2) v += tile.shfl_xor(v, o);\n"
+        "    y[blockIdx.x * blockDim.x + threadIdx.x] = v;\n}\n")
+    root = Path(__file__).resolve().parents[2]
+    lin = walk(kernel, root / "passes", stages=("compile",))
+    refused = [r for r in lin.final_guard_refused if r["pass"] == "cg_tile_shfl_to_intrinsic"]
+    assert refused and "not 16 == 32" in refused[0]["reason"]
+    tile = next(s for s in lin.stop_constructs if s["construct"] == "cooperative-groups tile")
+    assert tile["verdict"].startswith("cg_tile_shfl_to_intrinsic matched and was refused: "
+                                      "guard:") and "16 == 32" in tile["verdict"]
+    out = tmp_path / "walk"
+    write_lineage(lin, out)
+    pits = _pitfalls("cg_tile_shfl_to_intrinsic", [(load_lineage(out), out)])
+    assert len(pits) == 1 and "was refused by its guard" in pits[0] and "16 == 32" in pits[0]

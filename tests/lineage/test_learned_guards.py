@@ -8,7 +8,8 @@ from klc.reverse import Observation, learned_guards, mechanical_inverse
 from klc.rule import RuleSet, guard_text
 
 ROOT = Path(__file__).resolve().parents[2]
-PASSES = {r.name: r for r in RuleSet.load([str(ROOT / "passes")]).rules}
+PASSES = {r.name: r for r in RuleSet.load([str(ROOT / "passes"),
+                                           str(ROOT / "passes" / "warp_sums")]).rules}
 
 
 def _obs(block: list[int]) -> Observation:
