@@ -53,7 +53,8 @@ CONSTRUCTS: tuple[Construct, ...] = (
        ("shuffle_block_reduce_to_shared", "unrolled_xor_sum_to_loop",
         "shfl_width_32_to_default", "warp_xor_sum_to_shared", "warp_xor_sum_up_to_shared",
         "warp_xor_sum_shift_to_shared", "warp_xor_max_to_shared",
-        "warp_xor_max_temp_up_to_shared"), "a warp-shuffle reduction or broadcast"),
+        "warp_xor_max_temp_up_to_shared", "warp_down_sum_up_to_shared"),
+       "a warp-shuffle reduction or broadcast"),
     _c("grid-stride loop", r"gridDim\.[xyz]\s*\*\s*blockDim\.[xyz]|blockDim\.[xyz]\s*\*\s*"
        r"gridDim\.[xyz]|\bCUDA_1D_KERNEL_LOOP\b|\bidx_jump\b|\bvec_stride\b",
        ("hoisted_grid_stride_to_inline", "grid_stride_to_one_element",
@@ -75,7 +76,8 @@ CONSTRUCTS: tuple[Construct, ...] = (
        ("fast_exp_to_precise", "fast_divide_to_precise"), "a fast approximate intrinsic"),
     _c("padded shared tile", r"__shared__[^;]*\[[^\]]*\+\s*1\s*\]|__shared__[^;]*\[\s*33\s*\]"
        r"|\[\s*32\s*\*\s*\(\s*32\s*\+\s*1\s*\)\s*\]",
-       ("remove_smem_padding",), "a shared tile padded against bank conflicts"),
+       ("remove_smem_padding", "remove_smem_padding_33"),
+       "a shared tile padded against bank conflicts"),
     _c("extern shared buffer", r"\bextern\s+__shared__", (), "dynamic shared memory"),
     _c("shared-memory staging", r"__shared__", ("transpose_tile_to_direct",
                                                 "smem_tiles_to_direct",
@@ -230,9 +232,11 @@ def explain(source: bytes, rules: Iterable[Any], attempts: Iterable[Any]) -> lis
 def _verdict(c: Construct, line: int, known: set[str],
              tried: dict[str, list[tuple[int, str]]]) -> str:
     have = [p for p in c.passes if p in known]
-    if not c.passes:
+    if c.name == "helper device function":
         return (f"no pass takes apart {c.what}: the passes work inside it, and what is left "
                 "there is listed on its own")
+    if not c.passes:
+        return f"no pass takes apart {c.what}"
     if not have:
         return f"no pass takes apart {c.what}" + (
             f" (none of {', '.join(c.passes)} is in the passes)" if c.passes else "")

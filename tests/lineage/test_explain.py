@@ -127,7 +127,7 @@ def test_a_walk_takes_several_pass_folders_in_order(tmp_path: Path) -> None:
     root = Path(__file__).resolve().parents[2]
     rules, source = load_passes([root / "passes", root / "passes" / "warp_sums"])
     names = [r.name for r in rules]
-    assert names[0] == "remove_launch_bounds" and names[-1] == "warp_xor_max_temp_up_to_shared"
+    assert names[0] == "remove_launch_bounds" and names[-1] == "warp_down_sum_up_to_shared"
     assert source.count("ORDER") == 2
     # the same name in two folders is an error
     with pytest.raises(KlcError, match="is also in"):
