@@ -198,6 +198,15 @@ def _unused_declaration(code: str, offset: int) -> bool:
     return re.search(r"\b" + re.escape(m.group(1)) + r"\b", code[end:]) is None
 
 
+def _walk_made(code: str, offset: int) -> bool:
+    """Is the hit on a line that declares one of the names the passes' first versions write
+    (``klc_lanes``, ``klc_red``: the shared memory of a naive reduction), so not the
+    expert's construct?"""
+    start = code.rfind("\n", 0, offset) + 1
+    end = code.find("\n", offset)
+    return re.search(r"\bklc_\w+\s*\[", code[start:end if end >= 0 else len(code)]) is not None
+
+
 def _pos(code: str, offset: int) -> tuple[int, int]:
     line = code.count("\n", 0, offset) + 1
     return line, offset - (code.rfind("\n", 0, offset) + 1) + 1
@@ -219,7 +228,8 @@ def explain(source: bytes, rules: Iterable[Any], attempts: Iterable[Any]) -> lis
     for c in CONSTRUCTS:
         hits = ([(o, n) for o, n in _device_calls(code)] if c.name == "helper device function"
                 else [(m.start(), m.group(0)) for m in c.pattern.finditer(code)
-                      if not _unused_declaration(code, m.start())])
+                      if not _unused_declaration(code, m.start())
+                      and not _walk_made(code, m.start())])
         if not hits:
             continue
         offset, text = hits[0]

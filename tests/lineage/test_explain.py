@@ -163,3 +163,14 @@ def test_guard_refusals_at_the_end_are_recorded_explained_and_become_pitfalls(
     write_lineage(lin, out)
     pits = _pitfalls("cg_tile_shfl_to_intrinsic", [(load_lineage(out), out)])
     assert len(pits) == 1 and "was refused by its guard" in pits[0] and "16 == 32" in pits[0]
+
+
+def test_the_shared_memory_a_pass_wrote_is_not_the_experts() -> None:
+    src = (b"__global__ void k(const float* x, float* y) {\n"
+           b"    float s = x[threadIdx.x];\n"
+           b"    {\n        __shared__ decltype(0 + s) klc_lanes[1024];\n"
+           b"        klc_lanes[threadIdx.x] = s;\n    }\n"
+           b"    __shared__ float mine[64];\n    mine[threadIdx.x % 64] = s;\n"
+           b"    y[threadIdx.x] = mine[0];\n}\n")
+    staging = [f for f in explain(src, [], []) if f.construct == "shared-memory staging"]
+    assert [f.line for f in staging] == [7]
