@@ -56,7 +56,7 @@ CONSTRUCTS: tuple[Construct, ...] = (
         "warp_xor_max_temp_up_to_shared", "warp_down_sum_up_to_shared"),
        "a warp-shuffle reduction or broadcast"),
     _c("grid-stride loop", r"gridDim\.[xyz]\s*\*\s*blockDim\.[xyz]|blockDim\.[xyz]\s*\*\s*"
-       r"gridDim\.[xyz]|\bCUDA_1D_KERNEL_LOOP\b|\bidx_jump\b|\bvec_stride\b",
+       r"gridDim\.[xyz]|\bCUDA_1D_KERNEL_LOOP\b|\(\s*gridDim\.[xyz]\s*\)\s*\*\s*blockDim",
        ("hoisted_grid_stride_to_inline", "grid_stride_to_one_element",
         "grid_stride_to_one_per_thread",
         "grid_stride_sum_to_one_element"), "many elements per thread, strided by the grid"),
@@ -182,12 +182,13 @@ def _device_calls(code: str) -> list[tuple[int, str]]:
     return sorted(out)
 
 
-_DECL = re.compile(r"[\w:<>\s]*\*\s*([A-Za-z_]\w*)\s*=")
+_DECL = re.compile(r"\s*(?:const\s+)?[\w:<>]+(?:\s+const)?(?:\s*\*\s*|\s+)([A-Za-z_]\w*)\s*=")
 
 
 def _unused_declaration(code: str, offset: int) -> bool:
-    """Does the hit at ``offset`` lie in a pointer declaration (``const float4* p4 = ...;``)
-    whose name nothing after it uses? (A pass that rewrote every use leaves it behind.)"""
+    """Does the hit at ``offset`` lie in a declaration (``const float4* p4 = ...;``, ``const
+    int jump = blockDim.x * gridDim.x;``) whose name nothing after it uses? (A pass that
+    rewrote every use leaves it behind.)"""
     line_start = code.rfind("\n", 0, offset) + 1
     end = code.find(";", offset)
     if end < 0:
@@ -276,4 +277,5 @@ def explain_lineage(data: dict[str, Any], directory: Any) -> list[Finding]:
     except OSError as e:
         raise KlcError(f"{path}: cannot read the walk's last version: {e.strerror or e}") \
             from None
-    return explain(source, data.get("order", []), data.get("final_attempts", []))
+    return explain(source, data.get("order", []),
+                   [*data.get("final_attempts", []), *data.get("final_guard_refused", [])])

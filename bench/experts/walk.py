@@ -42,7 +42,6 @@ SPELLING = frozenset({"cg_tile_shfl_to_intrinsic", "cg_block_sync_to_syncthreads
 
 def walk_one(path: Path, out: Path, passes: list[str], stages: tuple[str, ...]) -> dict:
     from klc.errors import KlcError
-    from klc.explain import Finding, stop_construct
     from klc.lineage import walk, write_lineage
 
     t0 = time.perf_counter()
@@ -51,12 +50,22 @@ def walk_one(path: Path, out: Path, passes: list[str], stages: tuple[str, ...]) 
     except KlcError as e:
         return {"name": path.parent.name, "error": " ".join(str(e).split())[:300]}
     write_lineage(lineage, out)
-    data = lineage.to_json()
+    row = summarize(path.parent.name, out)
+    row["seconds"] = round(time.perf_counter() - t0, 1)
+    return row
+
+
+def summarize(name: str, walk_dir: Path) -> dict:
+    """A walk's row: its steps, the structural ones, and where it stops (explained again
+    from its last version, so that a recorded walk reads with the current catalogue)."""
+    from klc.explain import explain_lineage, stop_construct
+    from klc.lineage import load_lineage
+
+    data = load_lineage(walk_dir)
     steps = [v["pass"] for v in data["versions"][1:]]
     structural = [s for s in steps if s not in NOT_STRUCTURAL]
-    stops = [Finding(**{**s, "passes": tuple(s["passes"])}) for s in data["stop_constructs"]]
-    stop = stop_construct(stops)
-    return {"name": path.parent.name, "steps": len(steps), "structural": len(structural),
+    stop = stop_construct(explain_lineage(data, walk_dir))
+    return {"name": name, "steps": len(steps), "structural": len(structural),
             "spelling": sum(1 for s in structural if s in SPELLING),
             "passes": steps, "gating": data["gating"], "device": data.get("device"),
             "stop": stop.construct if stop else "none (naive end)",
@@ -64,7 +73,7 @@ def walk_one(path: Path, out: Path, passes: list[str], stages: tuple[str, ...]) 
             "stop_text": stop.text if stop else "", "stop_verdict": stop.verdict if stop else "",
             "expert_ms": data["versions"][0].get("median_ms"),
             "naive_ms": data["versions"][-1].get("median_ms"),
-            "stop_reason": data["stop_reason"], "seconds": round(time.perf_counter() - t0, 1)}
+            "stop_reason": data["stop_reason"], "seconds": 0.0}
 
 
 def _compact(passes: list[str]) -> str:
@@ -119,6 +128,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--experts", type=Path, default=None,
                     help="walk the experts materialised in DIR (no corpus needed)")
     ap.add_argument("-j", "--jobs", type=int, default=1)
+    ap.add_argument("--from-walks", type=Path, default=None, metavar="DIR",
+                    help="walk nothing: read the walks recorded in DIR/NAME/walk (a GPU "
+                    "machine's, say) and print and write their table")
     ap.add_argument("--min-structural", type=int, default=2)
     ap.add_argument("--markdown", type=Path, default=None)
     ap.add_argument("--json", type=Path, default=None)
@@ -146,6 +158,16 @@ def main(argv: list[str] | None = None) -> int:
         print("walk: -j must be at least 1", file=sys.stderr)
         return 2
     stages = tuple(s.strip() for s in args.stages.split(",") if s.strip())
+    if args.from_walks:
+        from klc.errors import KlcError
+
+        rows = []
+        for e in experts:
+            try:
+                rows.append(summarize(e.name, args.from_walks / e.name / "walk"))
+            except KlcError as err:
+                rows.append({"name": e.name, "error": " ".join(str(err).split())[:300]})
+        return _finish(rows, args)
     root = HERE.parent.parent
     passes = args.passes or [str(root / "passes"), str(root / "passes" / "warp_sums")]
     rows: list[dict] = []
@@ -163,6 +185,14 @@ def main(argv: list[str] | None = None) -> int:
                       f"[{r['seconds']} s]", flush=True)
             if args.json:
                 args.json.write_text(json.dumps(rows, indent=1) + "\n")
+    return _finish(rows, args)
+
+
+def _finish(rows: list[dict], args: argparse.Namespace) -> int:
+    for r in rows:
+        if args.from_walks and "error" not in r:
+            print(f"{r['name']:28} {r['steps']:3} steps {r['structural']:3} structural  "
+                  f"stops at {r['stop']} ({r['stop_where']}: {r['stop_text']})")
     ok = sum(1 for r in rows if r.get("structural", 0) >= args.min_structural)
     print(f"{ok} of {len(rows)} walk at least {args.min_structural} structural steps")
     device = next((r.get("device") for r in rows if r.get("device")), None)
@@ -172,8 +202,9 @@ def main(argv: list[str] | None = None) -> int:
             f"device {device or 'none (NVRTC compile only)'}.")
     if args.markdown:
         args.markdown.write_text(markdown(rows, args.min_structural, head))
+    if args.json and args.from_walks:
+        args.json.write_text(json.dumps(rows, indent=1) + "\n")
     return 0
-
 
 if __name__ == "__main__":
     sys.exit(main())
