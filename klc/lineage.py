@@ -25,6 +25,7 @@ from __future__ import annotations
 import difflib
 import itertools
 import json
+import os
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -45,8 +46,40 @@ ORDER_FILE = "ORDER"
 # The order of the passes
 
 
-def load_passes(passes_dir: str | Path) -> tuple[list[Rule], str]:
-    """The simplifications of a folder, in walk order, and where the order came from.
+Passes = str | Path | list[str | Path] | tuple[str | Path, ...]
+
+
+def pass_folders(passes: Passes) -> list[Path]:
+    """The folders of a ``passes`` argument: one folder, a list of them, or (as
+    lineage.json records several) their names joined by ``os.pathsep``."""
+    if isinstance(passes, (list, tuple)):
+        return [Path(p) for p in passes]
+    return [Path(p) for p in str(passes).split(os.pathsep) if p]
+
+
+def load_passes(passes: Passes) -> tuple[list[Rule], str]:
+    """The simplifications of one folder or several, in walk order, and where the order came
+    from: each folder's rules in the order of its ORDER file, the folders one after the
+    other (a rule name given in two folders is an error)."""
+    rules: list[Rule] = []
+    sources: list[str] = []
+    seen: dict[str, str] = {}
+    for d in pass_folders(passes):
+        mine, source = _load_pass_folder(d)
+        for r in mine:
+            if r.name in seen:
+                raise KlcError(f"{where(r.path, r.line, r.col)}: pass {r.name} is also in "
+                               f"{seen[r.name]}")
+            seen[r.name] = str(d)
+        rules += mine
+        sources.append(source)
+    if not rules:
+        raise KlcError("no passes given")
+    return rules, "; ".join(sources)
+
+
+def _load_pass_folder(passes_dir: str | Path) -> tuple[list[Rule], str]:
+    """One folder's simplifications in walk order (``load_passes``).
 
     ``DIR/ORDER`` names rules one per line (``#`` comments, blank lines ignored); rules it
     does not name follow in load order (files by name, rules as written). A name in ORDER
@@ -146,6 +179,8 @@ class Lineage:
     versions: list[Version] = field(default_factory=list)
     final_attempts: list[Attempt] = field(default_factory=list)
     stop_reason: str = ""
+    stop_constructs: list[dict[str, Any]] = field(default_factory=list)  # klc.explain
+    final_guard_refused: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def device(self) -> str | None:
@@ -171,6 +206,8 @@ class Lineage:
             "arch": self.arch, "device": self.device, "workload": self.workload,
             "versions": versions, "stop_reason": self.stop_reason,
             "final_attempts": [a.to_json() for a in self.final_attempts],
+            "stop_constructs": self.stop_constructs,
+            "final_guard_refused": self.final_guard_refused,
         }
 
 
@@ -388,7 +425,7 @@ def check_replace(out_dir: str | Path, stages: tuple[str, ...], force: bool = Fa
                    f"unmeasured ones ({why}): give --force to replace it, or another --out")
 
 
-def walk(expert_path: str | Path, passes_dir: str | Path = "passes", *,
+def walk(expert_path: str | Path, passes_dir: Passes = "passes", *,
          stages: tuple[str, ...] = ("compile", "verify", "profile"), arch: str | None = None,
          progress: Progress | None = None, max_steps: int = MAX_STEPS) -> Lineage:
     """Walk the expert backward (see the module doc). Bad input raises KlcError before any
@@ -416,7 +453,8 @@ def walk(expert_path: str | Path, passes_dir: str | Path = "passes", *,
     target = check_arch(arch) if arch else None
     p = Path(path)
     family = p.parent.name if p.stem == "expert" and p.parent.name else p.stem
-    lineage = Lineage(path, family, str(passes_dir), [r.name for r in rules], order_source,
+    folders = os.pathsep.join(str(f) for f in pass_folders(passes_dir))
+    lineage = Lineage(path, family, folders, [r.name for r in rules], order_source,
                       stages, gating, note, target or DEFAULT_ARCH, _workload(spec))
 
     def run_gate(source: bytes, name: str, reference: bytes | None) -> dict[str, Any]:
@@ -446,8 +484,33 @@ def walk(expert_path: str | Path, passes_dir: str | Path = "passes", *,
         current = step.source
     else:
         lineage.stop_reason = f"stopped after {max_steps} steps (--max-steps)"
+    from klc.explain import explain
+
+    lineage.final_guard_refused = _guard_refusals(lineage.versions[-1], rules)
+    lineage.stop_constructs = [f.to_json() for f in explain(
+        lineage.versions[-1].source, rules,
+        [*lineage.final_attempts, *lineage.final_guard_refused])]
     say(f"{path}: {len(lineage.versions) - 1} steps; {lineage.stop_reason}")
     return lineage
+
+
+def _guard_refusals(version: Version, rules: list[Rule]) -> list[dict[str, Any]]:
+    """The matches of the passes that their static guards refused in the walk's last
+    version (pass, place, reason): where a simplification met the code and did not hold,
+    which the inverse skill's card records as a pitfall."""
+    from klc.cuda.parse import parse_bytes
+    from klc.pipeline import find_sites, spec_of
+
+    unit = parse_bytes(version.source, version.file)
+    out = []
+    for s in find_sites(unit, rules, None, spec_of(unit)):
+        if s.ok:
+            continue
+        line, col = unit.position(s.match.start)
+        out.append({"pass": s.rule.name, "sites": [{"line": line, "col": col,
+                                                     "function": s.function_name}],
+                    "holes": {}, "accepted": False, "reason": f"guard: {s.reason}"})
+    return out
 
 
 def _candidates(unit: Any, rules: list[Rule], spec: Any) -> Iterator[tuple[Rule, list[Any]]]:
@@ -637,6 +700,14 @@ def report_markdown(data: dict[str, Any], plot: str | None, plot_note: str) -> s
             lines.append(f"   - refused: {r['pass']} ({', '.join(f'?{k}={x}' for k, x in r['holes'].items()) or 'no holes'}): {_short(r['reason'])}")  # noqa: E501
     for r in data.get("final_attempts", []):
         lines.append(f"- last round, refused: {r['pass']}: {_short(r['reason'])}")
+    stops = data.get("stop_constructs") or []
+    if stops:
+        last = versions[-1]["file"] if versions else "?"
+        lines += ["", "## Where the walk stops", "",
+                  "The optimization constructs left in the last version, outermost first, and "
+                  "why no pass took each apart (klc/explain.py):", ""]
+        lines += [f"- `{last}:{s['line']}:{s['col']}` {s['construct']} (`{s['text']}`): "
+                  f"{_short(s['verdict'])}" for s in stops]
     return "\n".join(lines) + "\n"
 
 

@@ -28,6 +28,7 @@ The inverse is mechanical (each rewrite kind inverts itself: ``invert`` in klc/e
 from __future__ import annotations
 
 import itertools
+import os
 import re
 from collections import Counter
 from dataclasses import dataclass, field, replace
@@ -448,14 +449,17 @@ def _pitfalls(pass_name: str, lineages: list[tuple[dict[str, Any], Path]]) -> li
         for v in data["versions"][1:]:
             tried += [(v["step"]["index"], a) for a in v["step"].get("rejected", [])]
         tried += [(len(data["versions"]), a) for a in data.get("final_attempts", [])]
+        tried += [(len(data["versions"]), a) for a in data.get("final_guard_refused", [])]
         for index, a in tried:
             if a.get("pass") != pass_name or a.get("accepted"):
                 continue
             at = ", ".join(f"{s.get('line')}:{s.get('col')}" for s in a.get("sites", []))
             holes = ", ".join(f"?{k}={x}" for k, x in a.get("holes", {}).items())
             reason = " ".join(str(a.get("reason", "")).split())[:240]
+            by = "its guard" if reason.startswith("guard: ") else "the gate"
             out.append(f"{data['family']} step {index}: the simplification at {at}"
-                       f"{f' with {holes}' if holes else ''} was refused by the gate: {reason}")
+                       f"{f' with {holes}' if holes else ''} was refused by {by}: "
+                       f"{reason.removeprefix('guard: ')}")
     return list(dict.fromkeys(out))
 
 
@@ -534,8 +538,9 @@ def learn(lineage_dirs: list[str | Path], passes_dir: str | Path | None = None
     rules_cache: dict[str, dict[str, Rule]] = {}
     for data, d in lineages:
         folder = str(passes_dir or data.get("passes") or "passes")
-        if folder not in rules_cache:
-            rules_cache[folder] = {r.name: r for r in RuleSet.load([folder]).rules}
+        if folder not in rules_cache:  # several folders are joined by os.pathsep
+            rules_cache[folder] = {r.name: r for r in RuleSet.load(
+                [f for f in folder.split(os.pathsep) if f]).rules}
         rules = rules_cache[folder]
         versions = data["versions"]
         for before, v in itertools.pairwise(versions):
@@ -565,11 +570,37 @@ def learn(lineage_dirs: list[str | Path], passes_dir: str | Path | None = None
     return learned
 
 
+_WARP_CODE = re.compile(r"__shfl\w*_sync|__syncwarp|__ballot_sync|__reduce_\w+_sync")
+
+
+def learned_guards(inv: Inverse, observations: list[Observation]) -> list[GuardCall]:
+    """Facts that every walk's expert had and the skill's code needs, where its guard does
+    not say them: a skill that writes warp-synchronous code (shuffles over the full mask,
+    __syncwarp) learned only from blocks of whole warps gets ``block_size_multiple(32)``
+    (a partial warp would leave lanes of the mask out). Narrowed, not widened: a fact one
+    walk lacked is not learned."""
+    rewrites = rule_to_text(inv.rule).split("rewrite", 1)[-1]
+    names = {c.name for c in calls(inv.rule.guard)} if inv.rule.guard is not None else set()
+    out: list[GuardCall] = []
+    if _WARP_CODE.search(rewrites) and not names & {"block_size_multiple", "block_size"}:
+        sizes = []
+        for o in observations:
+            block = o.step.get("facts_before", {}).get("block") or []
+            size = 1
+            for d in block:
+                size = size * d if isinstance(d, int) else -1
+            sizes.append(size if block else -1)
+        if sizes and all(s > 0 and s % 32 == 0 for s in sizes):
+            out.append(GuardCall("block_size_multiple", (GuardArg("int", 32),)))
+    return out
+
+
 def _with_card(item: Learned, lineages: list[tuple[dict[str, Any], Path]]) -> Rule:
     inv, obs = item.inverse, item.observations
     holes = _fill_holes(inv, obs)
     guard = inv.rule.guard
-    relations = hole_relations(inv, obs, holes) + geometry_guards(inv, obs, holes)
+    relations = (hole_relations(inv, obs, holes) + geometry_guards(inv, obs, holes)
+                 + learned_guards(inv, obs))
     if relations:
         parts = list(guard.operands) if isinstance(guard, GuardAnd) else \
             ([guard] if guard is not None else [])

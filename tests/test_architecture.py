@@ -27,7 +27,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("klc.edits",),
     ("klc.pipeline", "klc.rewrite"),
     ("klc.gate",),
-    ("klc.lineage", "klc.reverse", "klc.recipes", "klc.optimize", "klc.fill", "klc.batch",
+    ("klc.lineage", "klc.explain", "klc.reverse", "klc.recipes", "klc.optimize", "klc.fill",
+     "klc.batch",
      "klc.spec_draft", "klc.golden", "klc.findings", "klc.measurements", "klc.report"),
     ("klc.plots", "klc.htmlreport", "klc.api", "klc.commands", "klc.cli", "klc.__main__"),
 ]

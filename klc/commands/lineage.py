@@ -21,9 +21,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                        "and time, and every refused candidate")
     p.add_argument("expert", nargs="?", metavar="EXPERT", help="the expert .cu file (with a "
                    "klc-spec block)")
-    p.add_argument("--passes", default="passes", metavar="DIR",
+    p.add_argument("--passes", action="append", metavar="DIR",
                    help="simplification rules, walked in the order of DIR/ORDER (default: "
-                   "passes)")
+                   "passes); given again, another folder walked after the first "
+                   "(--passes passes --passes passes/warp_sums)")
     p.add_argument("--out", metavar="DIR", help="output folder (default: "
                    "lineage-<family>): lineage.json, v00_expert.cu, v01_<pass>.cu, ..., "
                    "report.md, lineage.png")
@@ -36,6 +37,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument("--json", action="store_true", help="print lineage.json on stdout")
     p.add_argument("--force", action="store_true", help="replace a walk in --out that was "
                    "measured on a GPU even when this run cannot measure (default: refused)")
+    p.add_argument("--explain", action="store_true", help="say, at the version where the walk "
+                   "stops, which optimization constructs are left and why no pass takes each "
+                   "apart (the first is where it stops)")
     p.add_argument("--report", metavar="DIR", help="only redraw DIR/report.md and "
                    "DIR/lineage.png from DIR/lineage.json (where matplotlib is installed)")
 
@@ -65,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
     stages = tuple(s.strip() for s in args.stages.split(",") if s.strip())
     if args.out:  # (before the walk: a refusal costs nothing)
         check_replace(args.out, stages, args.force)
-    lineage = walk(args.expert, args.passes, stages=stages, arch=args.arch,
+    lineage = walk(args.expert, args.passes or ["passes"], stages=stages, arch=args.arch,
                    progress=err.print, max_steps=args.max_steps)
     out = Path(args.out or f"lineage-{lineage.family}")
     check_replace(out, stages, args.force)
@@ -76,7 +80,23 @@ def run(args: argparse.Namespace) -> int:
     else:
         _table(data)
         err.print(f"wrote {len(written)} files to {out}/ ({lineage.gating} gating)")
+    if args.explain:
+        _explain(data, out)
     return 0 if len(lineage.versions) > 1 else 1
+
+
+def _explain(data: dict, out: Path) -> None:  # type: ignore[type-arg]
+    last = out / data["versions"][-1]["file"]
+    stops = data.get("stop_constructs") or []
+    if not stops:
+        print(f"{last}: no optimization construct klc knows is left: the walk reached a "
+              "naive kernel")
+        return
+    print(f"{last}: the walk stops at {stops[0]['construct']}; constructs left, outermost "
+          "first:")
+    for s in stops:
+        print(f"  {last}:{s['line']}:{s['col']}: {s['construct']} (`{s['text']}`): "
+              f"{s['verdict']}")
 
 
 def _table(data: dict) -> None:  # type: ignore[type-arg]

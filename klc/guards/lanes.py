@@ -719,8 +719,10 @@ def exact_sum(ctx: GuardContext, acc: Binding, e: Binding) -> Verdict:
 
 def _inexact_sum(ctx: GuardContext, name: str, e: Binding, at: int) -> str:
     """Why summing ``e`` into the variable ``name`` in pieces may truncate differently from
-    the sequential loop ('' when it cannot): ``exact_sum``'s judgement."""
-    decl = _lookup(ctx, name, at)
+    the sequential loop ('' when it cannot): ``exact_sum``'s judgement. An element of an
+    array or pointer (``val[i]``) has the element type of its declaration."""
+    element = re.fullmatch(r"([A-Za-z_]\w*)\s*(?:\[[^\[\]]*\]\s*)+", name)
+    decl = _lookup(ctx, element.group(1) if element else name, at)
     if decl is None:
         return f"the type of `{name}` is not known"
     fn = ctx.function

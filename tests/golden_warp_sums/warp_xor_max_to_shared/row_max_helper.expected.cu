@@ -1,0 +1,21 @@
+// A warp maximum in a helper, written with max.
+__device__ float warp_max(float m) {
+    {
+        __shared__ decltype(0 + m) klc_lanes[1024];
+        const int klc_t = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+        __syncwarp();
+        klc_lanes[klc_t] = m;
+        __syncwarp();
+        for (int klc_l = 0; klc_l < 32; klc_l++) {
+            m = max(m, klc_lanes[(klc_t & ~31) + klc_l]);
+        }
+        __syncwarp();
+    }
+    return m;
+}
+
+__global__ void row_max(const float* x, float* y) {
+    float m = x[blockIdx.x * 32 + threadIdx.x];
+    m = warp_max(m);
+    if (threadIdx.x == 0) y[blockIdx.x] = m;
+}

@@ -1,0 +1,27 @@
+// Row sums: the warp's butterfly lives in a templated helper over an array of NUM sums.
+template <typename T, int NUM>
+__device__ void warp_sum_all(T* v) {
+#pragma unroll
+    for (int k = 0; k < NUM; k++) {
+        {
+            __shared__ decltype(0 + v[k]) klc_lanes[1024];
+            const int klc_t = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+            __syncwarp();
+            klc_lanes[klc_t] = v[k];
+            __syncwarp();
+            v[k] = 0;
+            for (int klc_l = 0; klc_l < 32; klc_l++) {
+                v[k] += klc_lanes[(klc_t & ~31) + klc_l];
+            }
+            __syncwarp();
+        }
+    }
+}
+
+__global__ void row_sums(const float* x, float* y, int cols) {
+    const int row = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
+    float s[1] = {0.0f};
+    for (int c = threadIdx.x % 32; c < cols; c += 32) s[0] += x[row * cols + c];
+    warp_sum_all<float, 1>(s);
+    if (threadIdx.x % 32 == 0) y[row] = s[0];
+}

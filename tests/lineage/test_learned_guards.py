@@ -1,0 +1,37 @@
+"""klc.reverse.learned_guards: a skill's guard narrowed to a fact every walk's expert had."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from klc.reverse import Observation, learned_guards, mechanical_inverse
+from klc.rule import RuleSet, guard_text
+
+ROOT = Path(__file__).resolve().parents[2]
+PASSES = {r.name: r for r in RuleSet.load([str(ROOT / "passes"),
+                                           str(ROOT / "passes" / "warp_sums")]).rules}
+
+
+def _obs(block: list[int]) -> Observation:
+    step = {"index": 1, "pass": "p", "sites": [], "holes": {},
+            "facts_before": {"kernel": "k", "block": block, "grid": [64]}}
+    return Observation({"family": "f", "versions": []}, Path("."), {"step": step},
+                       {"file": "v00_expert.cu"})
+
+
+def test_warp_code_learned_from_whole_warps_gets_a_block_of_whole_warps() -> None:
+    inv = mechanical_inverse(PASSES["warp_xor_sum_to_shared"])  # writes __shfl_xor_sync
+    got = learned_guards(inv, [_obs([256]), _obs([32, 4])])
+    assert [guard_text(g) for g in got] == ["block_size_multiple(32)"]
+
+
+def test_one_walk_without_the_fact_learns_nothing() -> None:
+    inv = mechanical_inverse(PASSES["warp_xor_sum_to_shared"])
+    assert learned_guards(inv, [_obs([256]), _obs([100])]) == []
+    assert learned_guards(inv, [_obs([])]) == []  # the block was not known
+    assert learned_guards(inv, []) == []
+
+
+def test_code_without_warp_intrinsics_is_not_narrowed() -> None:
+    inv = mechanical_inverse(PASSES["cg_block_sync_to_syncthreads"])  # writes block.sync()
+    assert learned_guards(inv, [_obs([256])]) == []
