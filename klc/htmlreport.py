@@ -202,10 +202,11 @@ def batch_html(summary: dict[str, Any], diffs: dict[str, str], png: bytes | None
         why_text = f.get("reason") or "; ".join(f.get("notes") or [])
         anchor = (f'<a href="#file-{_slug(f["path"])}">{_e(f["path"])}</a>'
                   if _changed(f, diffs) else _e(f["path"]))
-        rows.append([anchor, _e(f.get("status")), _e(rules),
+        checks = ", ".join(f.get("checks") or []) if f.get("status") == "rewritten" else ""
+        rows.append([anchor, _e(f.get("status")), _e(checks or "-"), _e(rules),
                      str(sum((f.get("refused_by") or {}).values())), _e(why_text)])
     body += ['<h2 id="files">Files</h2>',
-             _table(["file", "status", "rules applied", "refused", "why"], rows, {3},
+             _table(["file", "status", "checks", "rules applied", "refused", "why"], rows, {4},
                     "files-table")]
     shown = [f for f in files if _changed(f, diffs)]
     body.append('<h2 id="diffs">Changes</h2>')

@@ -94,6 +94,13 @@ def test_each_file_says_what_checked_its_rewrite(tree: Path, tmp_path: Path) -> 
                  "--report", str(md)]) == 0
     rows = [line for line in md.read_text().splitlines() if line.startswith("| `")]
     assert rows and all(line.split("|")[3].strip() == "compile" for line in rows)
+    page = tmp_path / "r.html"
+    assert main(["batch", str(tree), "--out", str(tmp_path / "o8"), "-j", "1", "-q",
+                 "--report", str(page)]) == 0
+    html = page.read_text()
+    table = html[html.index('id="files-table"'):]
+    assert "<th>checks</th>" in table
+    assert table.count("<td>rewritten</td><td>compile</td>") == len(KERNELS)
 
 
 @pytest.mark.parametrize(("argv", "words"), [
