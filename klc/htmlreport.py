@@ -227,11 +227,12 @@ def batch_html(summary: dict[str, Any], diffs: dict[str, str], png: bytes | None
         name = _e(short.path(f["path"]))
         anchor = (f'<a href="#file-{_slug(f["path"])}">{name}</a>'
                   if _changed(f, diffs) else name)
-        rows.append([anchor, _e(f.get("status")), _e(rules),
+        checks = ", ".join(f.get("checks") or []) if f.get("status") == "rewritten" else ""
+        rows.append([anchor, _e(f.get("status")), _e(checks or "-"), _e(rules),
                      str(sum((f.get("refused_by") or {}).values())), _e(why_text)])
     body += ['<h2 id="files">Files</h2>',
-             _table(["file", "status", "rules applied", "refused", "why"], rows, {3},
-                    "files-table", wide=4)]
+             _table(["file", "status", "checks", "rules applied", "refused", "why"], rows, {4},
+                    "files-table", wide=5)]
     shown = [f for f in files if _changed(f, diffs)]
     body.append('<h2 id="diffs">Changes</h2>')
     if not shown:

@@ -341,7 +341,8 @@ def check_gate_stages(config: BatchConfig) -> None:
         return
     arch, why = gpu_status()
     if arch is None:
-        raise KlcError(f"--gate: {' and '.join(need)} need a GPU and this machine has none "
+        raise KlcError(f"--gate: {' and '.join(need)} need{'s' if len(need) == 1 else ''} a "
+                       "GPU and this machine has none "
                        f"({why.removeprefix('no GPU (').removesuffix(')')}); nothing was "
                        "written (--gate-stages compile gates by compiling alone)")
 
