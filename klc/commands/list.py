@@ -22,8 +22,10 @@ unless ``--keep-going``; an input that does not exist, a filter that names no ru
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import re
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from rich.text import Text
@@ -89,31 +91,35 @@ def run(args: argparse.Namespace) -> int:
                                                                                 "github"))
     first = next(found, None)  # (the rules are loaded and checked before the first file)
     keep = _rule_filter(loaded_rules(), args.only, args.exclude)
-    listings = ([first] if first is not None else []) + list(found)
-    for listing in listings:
-        listing.sites = [s for s in listing.sites if s["rule"] in keep]
-        listing.rows = [r for r in listing.rows if r.rule in keep]
     for path, why in problems:
         err.print(f"klc: error: {shown(path)}: {why}", markup=False)
-    failed = bool(problems)
-    for listing in listings:
-        if not keep_going:  # else each is a finding of the listing
-            failed = failed or bool(listing.error or listing.problems)
-            for problem in _unread(listing):
-                err.print(f"klc: error: {problem}", markup=False)
+    failed = [bool(problems)]
+
+    def listed() -> Iterator[Any]:  # each file as it comes, filtered; errors on stderr
+        for listing in itertools.chain([first] if first is not None else [], found):
+            listing.sites = [s for s in listing.sites if s["rule"] in keep]
+            listing.rows = [r for r in listing.rows if r.rule in keep]
+            if not keep_going:  # else each is a finding of the listing
+                failed[0] = failed[0] or bool(listing.error or listing.problems)
+                for problem in _unread(listing):
+                    err.print(f"klc: error: {problem}", markup=False)
+            yield listing
+
     if args.format in ("sarif", "github"):  # findings for code scanning (klc/findings.py)
         from klc.findings import write_findings
 
-        write_findings(args.format, listings, rule_paths, problems, keep_going=keep_going)
+        write_findings(args.format, list(listed()), rule_paths, problems,
+                       keep_going=keep_going)
     elif args.json:
+        listings = list(listed())
         sites = [s for lst in listings for s in lst.sites]
         if keep_going:
             sites += [_problem_json(lst.path, p) for lst in listings for p in _unread(lst)]
         print(json.dumps(sites, indent=2))
-    else:
+    else:  # printed file by file, as the workers send them
         rules = {r.name: r for r in loaded_rules() if r.name in keep}
-        _print_text(listings, rules, full, len(paths) == 1, keep_going)
-    return 2 if failed else 0
+        _print_text(listed(), rules, full, len(paths) == 1, keep_going)
+    return 2 if failed[0] else 0
 
 
 def _rule_filter(rules: list[Any], only: list[str], exclude: list[str]) -> set[str]:
@@ -147,7 +153,7 @@ def _problem_json(path: str, problem: str) -> dict[str, Any]:
             "intent": "klc could not read this code: the rest of the file is listed"}
 
 
-def _print_text(listings: list[Any], rules: dict[str, Any], full: bool, one_file: bool,
+def _print_text(listings: Iterable[Any], rules: dict[str, Any], full: bool, one_file: bool,
                 keep_going: bool) -> None:
     from klc.batch.listing import render_pieces
     from klc.findings import problem_position
