@@ -14,7 +14,7 @@ PASSES = {r.name: r for r in RuleSet.load([str(ROOT / "passes"),
 
 def _obs(block: list[int]) -> Observation:
     step = {"index": 1, "pass": "p", "sites": [], "holes": {},
-            "facts_before": {"kernel": "k", "block": block, "grid": [64]}}
+            "facts_after": {"kernel": "k", "block": block, "grid": [64]}}
     return Observation({"family": "f", "versions": []}, Path("."), {"step": step},
                        {"file": "v00_expert.cu"})
 
