@@ -1,4 +1,4 @@
-// A warp maximum in a helper, written with max.
+// A warp maximum in a device function, written with max.
 __device__ float warp_max(float m) {
     {
         __shared__ decltype(0 + m) klc_lanes[1024];
