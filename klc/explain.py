@@ -5,7 +5,7 @@ passes that could take it apart and what became of them there.
 
 A construct is a spelling of an optimization that the passes know how to peel (a warp
 shuffle, a cooperative-groups tile, a CUB block reduction, a 128-bit access, a cache hint, a
-padded shared tile, a grid-stride loop, a helper device function the reduction lives in,
+padded shared tile, a grid-stride loop, a called device function the reduction lives in,
 ...). For each one left in the kernel the finding says where it is, which passes take that
 construct apart, and, from the walk's last round (``final_attempts``), whether one of them
 matched here and was refused (with the gate's or the guard's reason), or matched nowhere
@@ -95,11 +95,11 @@ CONSTRUCTS: tuple[Construct, ...] = (
     _c("unroll pragma", r"#\s*pragma\s+unroll|_Pragma\s*\(\s*\"unroll",
        ("remove_pragma_unroll", "remove_bare_pragma_unroll"), "an unroll pragma"),
     _c("restrict qualifier", r"\b__restrict__\b", ("remove_restrict",), "a __restrict__ pointer"),
-    _c("helper device function", r"(?!)", (),
-       "a call of a __device__ function of the file (the optimization lives in the helper)"),
+    _c("called device function", r"(?!)", (),
+       "a call of a __device__ function of the file (the optimization lives in it)"),
 )
 STRUCTURAL_OFF = frozenset({"launch bounds", "unroll pragma", "restrict qualifier",
-                            "helper device function"})
+                            "called device function"})
 
 
 @dataclass
@@ -162,7 +162,7 @@ def _body(code: str, start: int) -> tuple[int, int] | None:
 def _device_calls(code: str) -> list[tuple[int, str]]:
     """(offset, name) of the calls of the file's own __device__ functions whose bodies hold
     an optimization construct (a shuffle, a tile, a vector access, ...), outside their own
-    definitions: the optimization lives in the helper."""
+    definitions: the optimization lives in the called function."""
     inner = [c.pattern for c in CONSTRUCTS if c.name in _INNER]
     names, bodies = set(), []
     for m in _DEVICE_FN.finditer(code):
@@ -227,7 +227,7 @@ def explain(source: bytes, rules: Iterable[Any], attempts: Iterable[Any]) -> lis
             tried.setdefault(a["pass"], []).append((ln, " ".join(str(a["reason"]).split())))
     findings: list[Finding] = []
     for c in CONSTRUCTS:
-        hits = ([(o, n) for o, n in _device_calls(code)] if c.name == "helper device function"
+        hits = ([(o, n) for o, n in _device_calls(code)] if c.name == "called device function"
                 else [(m.start(), m.group(0)) for m in c.pattern.finditer(code)
                       if not _unused_declaration(code, m.start())
                       and not _walk_made(code, m.start())])
@@ -243,7 +243,7 @@ def explain(source: bytes, rules: Iterable[Any], attempts: Iterable[Any]) -> lis
 def _verdict(c: Construct, line: int, known: set[str],
              tried: dict[str, list[tuple[int, str]]]) -> str:
     have = [p for p in c.passes if p in known]
-    if c.name == "helper device function":
+    if c.name == "called device function":
         return (f"no pass takes apart {c.what}: the passes work inside it, and what is left "
                 "there is listed on its own")
     if not c.passes:
@@ -261,7 +261,7 @@ def _verdict(c: Construct, line: int, known: set[str],
 
 def stop_construct(findings: list[Finding]) -> Finding | None:
     """The construct the walk stops at: the first finding that is not a qualifier, launch
-    bound, unroll pragma or the helper a construct lives in, else the first finding."""
+    bound, unroll pragma or the called function a construct lives in, else the first finding."""
     return next((f for f in findings if f.construct not in STRUCTURAL_OFF),
                 findings[0] if findings else None)
 

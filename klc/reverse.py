@@ -579,13 +579,15 @@ def learned_guards(inv: Inverse, observations: list[Observation]) -> list[GuardC
     __syncwarp) learned only from blocks of whole warps gets ``block_size_multiple(32)``
     (a partial warp would leave lanes of the mask out). Narrowed, not widened: a fact one
     walk lacked is not learned."""
+    if inv.rule.changes_launch:
+        return []  # the block the skill's code runs on is not the block it is given
     rewrites = rule_to_text(inv.rule).split("rewrite", 1)[-1]
     names = {c.name for c in calls(inv.rule.guard)} if inv.rule.guard is not None else set()
     out: list[GuardCall] = []
     if _WARP_CODE.search(rewrites) and not names & {"block_size_multiple", "block_size"}:
         sizes = []
-        for o in observations:
-            block = o.step.get("facts_before", {}).get("block") or []
+        for o in observations:  # the skill's input is the simplified version: its block
+            block = o.step.get("facts_after", {}).get("block") or []
             size = 1
             for d in block:
                 size = size * d if isinstance(d, int) else -1

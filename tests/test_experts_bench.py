@@ -129,3 +129,47 @@ def test_the_committed_set_is_frozen_at_25_spread_over_the_kinds() -> None:
     for kind in ("layer norm", "RMS norm", "softmax", "reduction", "element-wise",
                  "transpose", "permute", "GEMV", "embedding", "histogram", "attention"):
         assert kind in kinds, kind
+
+
+WALK = ROOT / "bench" / "experts" / "walk.py"
+
+
+def test_walk_tabulates_recorded_walks(tmp_path: Path) -> None:
+    from klc.lineage import walk, write_lineage
+
+    manifest = tmp_path / "m.yaml"
+    manifest.write_text(ENTRY)
+    kernel = tmp_path / "lib_scale.cu"
+    kernel.write_text(
+        "/* klc-spec\nkernel: scale\nsizes: {n: 1024}\nargs:\n"
+        "  - {name: x, shape: [n], role: inout}\n  - {name: a, value: 2}\n"
+        "  - {name: n, value: n}\ngrid: [4]\nblock: [256]\n*/\n"
+        "__global__ void scale(float* __restrict__ x, float a, int n) {\n"
+        "    const float4* x4 = reinterpret_cast<const float4*>(x);\n"
+        "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+        "    if (i < n / 4) {\n        float4 v = x4[i];\n"
+        "        x[4 * i] = a * v.x + __expf(v.y);\n    }\n}\n")
+    lin = walk(kernel, [ROOT / "passes", ROOT / "passes" / "warp_sums"], stages=("compile",))
+    write_lineage(lin, tmp_path / "walks" / "lib_scale" / "walk")
+    md = tmp_path / "t.md"
+    r = subprocess.run([sys.executable, str(WALK), "--manifest", str(manifest), "--from-walks",
+                        str(tmp_path / "walks"), "--markdown", str(md)],
+                       capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    assert "1 of 1 walk at least 2 structural steps" in r.stdout
+    text = md.read_text()
+    # the alias read and the fast exp are structural; __restrict__ is not
+    assert "| lib_scale | 3 | 2 | 0 |" in text
+    assert "lib_scale: fast_exp_to_precise, devectorize_const_float4_alias, remove_restrict" \
+        in text
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--from-walks", "/nonexistent/walks"], "no such folder"),
+    (["--only", "no_such_expert"], "no expert 'no_such_expert'"),
+    (["--experts", "/nonexistent/x", "--only", "ds_gelu"], "not materialised"),
+])
+def test_walk_bad_input_is_one_line_and_exit_2(args: list[str], message: str) -> None:
+    r = subprocess.run([sys.executable, str(WALK), *args], capture_output=True, text=True,
+                       cwd=ROOT)
+    assert r.returncode == 2 and message in r.stderr and "Traceback" not in r.stderr

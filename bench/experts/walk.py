@@ -144,7 +144,9 @@ def main(argv: list[str] | None = None) -> int:
             if bad:
                 raise materialize.ManifestError(f"{args.manifest}: no expert {bad[0]!r}")
             experts = [e for e in experts if e.name in args.only]
-        if args.experts:
+        if args.from_walks:
+            paths = []
+        elif args.experts:
             paths = [args.experts / e.name / "expert.cu" for e in experts]
             missing = [p for p in paths if not p.is_file()]
             if missing:
@@ -160,6 +162,10 @@ def main(argv: list[str] | None = None) -> int:
     stages = tuple(s.strip() for s in args.stages.split(",") if s.strip())
     if args.from_walks:
         from klc.errors import KlcError
+
+        if not args.from_walks.is_dir():
+            print(f"walk: {args.from_walks}: no such folder", file=sys.stderr)
+            return 2
 
         rows = []
         for e in experts:

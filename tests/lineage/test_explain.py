@@ -12,8 +12,8 @@ from klc.errors import KlcError
 from klc.explain import explain, stop_construct
 from klc.lineage import Attempt, load_lineage
 
-# A kernel written here: a helper with a warp butterfly, a padded tile, a float4 alias that is
-# still read and one that nothing reads any more, a restrict qualifier.
+# A kernel written here: a device function with a warp butterfly, a padded tile, a float4
+# alias that is still read and one that nothing reads any more, a restrict qualifier.
 SOURCE = b"""
 __device__ float warp_total(float v) {
     for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
@@ -35,14 +35,14 @@ def test_constructs_are_found_outermost_first_with_their_place() -> None:
     found = explain(SOURCE, [], [])
     names = [f.construct for f in found]
     assert names == ["warp shuffle", "128-bit access", "padded shared tile",
-                     "shared-memory staging", "restrict qualifier", "helper device function"]
+                     "shared-memory staging", "restrict qualifier", "called device function"]
     shuffle = found[0]
     assert (shuffle.line, shuffle.text) == (3, "__shfl_xor_sync(")
     vec = found[1]
     assert vec.line == 9  # the alias that is read; the unread one (line 10) is not a construct
-    helper = found[-1]
-    # the helper whose body holds a construct, at its call; `plain` holds none
-    assert helper.text == "warp_total" and helper.line == 12
+    called = found[-1]
+    # the device function whose body holds a construct, at its call; `plain` holds none
+    assert called.text == "warp_total" and called.line == 12
 
 
 def test_verdicts_say_missing_pass_refusal_or_spelling() -> None:

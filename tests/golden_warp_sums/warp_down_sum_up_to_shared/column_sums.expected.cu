@@ -23,14 +23,14 @@ __global__ void column_sums(const float* x, float* y, int rows, int cols) {
     {
         __shared__ decltype(0 + t) klc_lanes[1024];
         const int klc_t = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-        __syncwarp();
+        __syncwarp(0xffffffffu);
         klc_lanes[klc_t] = t;
-        __syncwarp();
+        __syncwarp(0xffffffffu);
         t = 0;
-        for (int klc_l = 0; klc_l < TILE; klc_l++) {
-            t += klc_lanes[(klc_t & ~31) + klc_l];
+        for (int i = 0; i < TILE; i++) {
+            t += klc_lanes[(klc_t & ~31) + i];
         }
-        __syncwarp();
+        __syncwarp(0xffffffffu);
     }
     if (threadIdx.x == 0) y[blockIdx.x * TILE + threadIdx.y] = t;
 }

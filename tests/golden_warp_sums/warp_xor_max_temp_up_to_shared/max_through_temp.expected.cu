@@ -15,13 +15,13 @@ __global__ void row_max_t(const float* x, float* y) {
     {
         __shared__ decltype(0 + m) klc_lanes[1024];
         const int klc_t = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-        __syncwarp();
+        __syncwarp(0xffffffff);
         klc_lanes[klc_t] = m;
-        __syncwarp();
-        for (int klc_l = 0; klc_l < TILE; klc_l++) {
-            m = max(m, klc_lanes[(klc_t & ~31) + klc_l]);
+        __syncwarp(0xffffffff);
+        for (int i = 0; i < TILE; i++) {
+            m = max(m, klc_lanes[(klc_t & ~31) + i]);
         }
-        __syncwarp();
+        __syncwarp(0xffffffff);
     }
     if (threadIdx.x == 0) y[blockIdx.x] = m;
 }

@@ -12,14 +12,14 @@ __global__ void softmax_grad(float* grad, const float* out, int len) {
     {
         __shared__ decltype(0 + sum) klc_lanes[1024];
         const int klc_t = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-        __syncwarp();
+        __syncwarp(0xffffffff);
         klc_lanes[klc_t] = sum;
-        __syncwarp();
+        __syncwarp(0xffffffff);
         sum = 0;
-        for (int klc_l = 0; klc_l < 32; klc_l++) {
-            sum += klc_lanes[(klc_t & ~31) + klc_l];
+        for (int i = 0; i < 32; i++) {
+            sum += klc_lanes[(klc_t & ~31) + i];
         }
-        __syncwarp();
+        __syncwarp(0xffffffff);
     }
     for (int i = 0; i < ITER; i++) grad[row * len + threadIdx.x + 32 * i] = o[i] * (g[i] - sum);
 }

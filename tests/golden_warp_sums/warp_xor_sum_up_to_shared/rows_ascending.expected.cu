@@ -8,14 +8,14 @@ __global__ void row_norms(const float* x, float* y, int cols) {
     {
         __shared__ decltype(0 + s) klc_lanes[1024];
         const int klc_t = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-        __syncwarp();
+        __syncwarp(0xffffffffu);
         klc_lanes[klc_t] = s;
-        __syncwarp();
+        __syncwarp(0xffffffffu);
         s = 0;
-        for (int klc_l = 0; klc_l < WARP_SIZE; klc_l++) {
-            s += klc_lanes[(klc_t & ~31) + klc_l];
+        for (int i = 0; i < WARP_SIZE; i++) {
+            s += klc_lanes[(klc_t & ~31) + i];
         }
-        __syncwarp();
+        __syncwarp(0xffffffffu);
     }
     if (threadIdx.x == 0) y[row] = sqrtf(s);
 }

@@ -1,15 +1,15 @@
-// A warp maximum in a helper, written with max.
+// A warp maximum in a device function, written with max.
 __device__ float warp_max(float m) {
     {
         __shared__ decltype(0 + m) klc_lanes[1024];
         const int klc_t = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-        __syncwarp();
+        __syncwarp(0xffffffffu);
         klc_lanes[klc_t] = m;
-        __syncwarp();
-        for (int klc_l = 0; klc_l < 32; klc_l++) {
-            m = max(m, klc_lanes[(klc_t & ~31) + klc_l]);
+        __syncwarp(0xffffffffu);
+        for (int o = 0; o < 32; o++) {
+            m = max(m, klc_lanes[(klc_t & ~31) + o]);
         }
-        __syncwarp();
+        __syncwarp(0xffffffffu);
     }
     return m;
 }

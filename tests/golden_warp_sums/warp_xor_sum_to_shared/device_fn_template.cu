@@ -1,4 +1,4 @@
-// Row sums: the warp's butterfly lives in a templated helper over an array of NUM sums.
+// Row sums: the warp's butterfly lives in a templated device function over an array of NUM sums.
 template <typename T, int NUM>
 __device__ void warp_sum_all(T* v) {
 #pragma unroll

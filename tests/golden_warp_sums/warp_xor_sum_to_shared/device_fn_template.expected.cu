@@ -1,4 +1,4 @@
-// Row sums: the warp's butterfly lives in a templated helper over an array of NUM sums.
+// Row sums: the warp's butterfly lives in a templated device function over an array of NUM sums.
 template <typename T, int NUM>
 __device__ void warp_sum_all(T* v) {
 #pragma unroll
@@ -6,14 +6,14 @@ __device__ void warp_sum_all(T* v) {
         {
             __shared__ decltype(0 + v[k]) klc_lanes[1024];
             const int klc_t = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-            __syncwarp();
+            __syncwarp(0xffffffff);
             klc_lanes[klc_t] = v[k];
-            __syncwarp();
+            __syncwarp(0xffffffff);
             v[k] = 0;
-            for (int klc_l = 0; klc_l < 32; klc_l++) {
-                v[k] += klc_lanes[(klc_t & ~31) + klc_l];
+            for (int m = 0; m < 32; m++) {
+                v[k] += klc_lanes[(klc_t & ~31) + m];
             }
-            __syncwarp();
+            __syncwarp(0xffffffff);
         }
     }
 }

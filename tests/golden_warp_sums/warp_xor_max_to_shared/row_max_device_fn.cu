@@ -1,4 +1,4 @@
-// A warp maximum in a helper, written with max.
+// A warp maximum in a device function, written with max.
 __device__ float warp_max(float m) {
     for (int o = 16; o > 0; o >>= 1) {
         m = max(m, __shfl_xor_sync(0xffffffffu, m, o));
