@@ -178,7 +178,8 @@ if hasattr(os, "register_at_fork"):
 
 
 def shutdown() -> None:
-    """Stop this process's compile child (at exit, and in tests)."""
+    """Stop this process's compile child now (at exit it stops by itself: its stdin ends,
+    and on Linux it is killed with its parent)."""
     global _SERVER
     server, _SERVER = _SERVER, None
     if server is not None and server.pid == os.getpid():
@@ -194,7 +195,8 @@ def compile_program(source: str, program: str, options: tuple[str, ...],
     doc = _ask(request, limit)
     note = ""
     if isinstance(doc, str) and VERBOSE_PTXAS in options and not doc.startswith("NVRTC did not"):
-        # NVRTC crashed: its ptxas report has (very long names); the code may compile without
+        # NVRTC crashed; writing ptxas's report can crash it (a very long name), and the code
+        # may well compile without the report
         quiet = tuple(o for o in options if o != VERBOSE_PTXAS)
         again = _ask({**request, "options": list(quiet)}, limit)
         if isinstance(again, dict):
