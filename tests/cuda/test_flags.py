@@ -71,7 +71,7 @@ def test_bad_flags_exit_2_with_one_line(tmp_path: Path, capsys: pytest.CaptureFi
 def test_bad_compile_commands(tmp_path: Path) -> None:
     cc = tmp_path / "compile_commands.json"
     cc.write_text('{"file": "k.cu"}')
-    with pytest.raises(KlcError, match="not a compile_commands.json"):
+    with pytest.raises(KlcError, match=r"not a compile_commands\.json"):
         flags.from_args(None, None, str(cc))
     cc.write_text('[{"directory": "/", "file": "k.cu"}]')
     with pytest.raises(KlcError, match="entry 0 has neither 'arguments' nor 'command'"):

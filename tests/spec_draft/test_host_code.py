@@ -179,7 +179,7 @@ int main() {
 
 
 def test_a_fixed_launch_is_verified_at_its_one_size() -> None:
-    d, spec = drafted(FIXED)
+    _, spec = drafted(FIXED)
     assert spec.sizes == {"n": 64} and spec.verify_sizes == ({"n": 64},)
     assert list(args_of(spec)["in"].shape) == ["n"] and list(args_of(spec)["out"].shape) == ["2"]
 
