@@ -8,8 +8,9 @@ include) is read, blanked the same way (host functions and host-only includes, e
 kept where it was), and written under ``$KLC_CACHE_DIR/headers/<digest>/`` at the path the
 include spells; that folder is searched first (the file's own quoted includes of them are
 compiled as angle includes, same length, since NVRTC looks beside the file first), so NVRTC
-compiles what nvcc's device pass would. The digest covers every copied header's prepared text: an edited header gives a new
-folder, hence a new compile cache key (the include path is part of it).
+compiles what nvcc's device pass would. The digest covers every copied header's prepared
+text: an edited header gives a new folder, hence a new compile cache key (the include path
+is part of it).
 
 Only headers found in the file's folder or the given folders are copied; CUDA's own headers
 and klc's shims are searched as before. An include spelled with ``..`` or as an absolute path
