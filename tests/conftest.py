@@ -1,11 +1,17 @@
 """Shared pytest set-up. Tests marked ``gpu`` need an NVIDIA GPU: on a machine without one
-(CI, a laptop) they are skipped with that reason instead of failing."""
+(CI, a laptop) they are skipped with that reason instead of failing. The batch's compile
+check runs with NVRTC (``KLC_NVCC=none``, for the tests and the commands they start): nvcc,
+where installed, compiles each file whole and takes seconds a file;
+tests/batch/test_batch_nvcc.py turns it on."""
 
 from __future__ import annotations
 
 import functools
+import os
 
 import pytest
+
+os.environ.setdefault("KLC_NVCC", "none")
 
 
 @functools.cache

@@ -11,9 +11,11 @@ thrown away. nvcc is never needed: it is an option taken where present.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
 from dataclasses import dataclass
@@ -64,14 +66,28 @@ def nvcc_compile(nvcc: str, source: bytes, path: str, arch: str) -> NvccResult:
         cmd = [nvcc, "-c", "-x", "cu", f"-arch={arch}", f"-I{here}",
                *flags.compiler_options(), str(src), "-o", str(Path(tmp) / "unit.o")]
         try:
-            run = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S,
-                                 check=False)
+            code, log = _run(cmd)
         except subprocess.TimeoutExpired:
             return NvccResult(False, f"{path}: nvcc ran over {TIMEOUT_S} s", version)
         except OSError as e:
             return NvccResult(False, f"{path}: nvcc could not run ({e.strerror})", version)
-    if run.returncode == 0:
+    if code == 0:
         return NvccResult(True, "", version)
-    log = (run.stderr + run.stdout).replace(str(src), path)
+    log = log.replace(str(src), path)
     first = next((ln for ln in log.splitlines() if "error" in ln), log.strip()[:300])
     return NvccResult(False, first.strip(), version)
+
+
+def _run(cmd: list[str]) -> tuple[int, str]:
+    """Run nvcc in a process group of its own, and end the whole group (nvcc, cicc, ptxas,
+    the host compiler) on a timeout or an interrupt: nothing is left running."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+    try:
+        out, _ = proc.communicate(timeout=TIMEOUT_S)
+    except BaseException:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        raise
+    return proc.returncode, out

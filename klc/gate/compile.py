@@ -31,7 +31,7 @@ from klc.cuda.flags import flags_for
 from klc.cuda.model import Unit
 from klc.errors import KlcError, shown
 from klc.fsutil import atomic_write
-from klc.gate.headers import shadow_headers
+from klc.gate.headers import angle_includes, shadow_headers
 
 DEFAULT_ARCH = "sm_90"  # the design's target (H100 / H200) when no GPU is there to ask
 BASE_OPTIONS = ("-std=c++17", "-Xptxas=-v")
@@ -353,9 +353,9 @@ def compile_unit(unit: Unit, *, arch: str, name_expressions: tuple[str, ...] = (
     flags = flags_for(unit.path)
     search = (*((local,) if local else ()), *flags.include)
     # the project's headers with their host code blanked, searched first (klc.gate.headers)
-    shadow = shadow_headers(unit.source, unit.path, search, cache_dir(),
-                            lambda u: prepare_device_source(u).source, HOST_HEADERS)
-    result = compile_source(prepared.source, unit.path, arch=arch,
+    shadow, names = shadow_headers(unit.source, unit.path, search, cache_dir(),
+                                   lambda u: prepare_device_source(u).source, HOST_HEADERS)
+    result = compile_source(angle_includes(prepared.source, names), unit.path, arch=arch,
                             name_expressions=name_expressions,
                             options=(*options, *(o for o in flags.compiler_options()
                                                  if not o.startswith("-I"))),

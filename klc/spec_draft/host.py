@@ -95,6 +95,7 @@ def host_launch(unit: Unit, kernel: str, params: list[str | None],
         except _Unresolved as e:
             name = params[i] or f"arg{i}" if i < len(params) else f"arg{i}"
             args.append(r.make_free(name, f"the launch passes {a.strip()}, which {e}"))
+            r.spelled[" ".join(a.split())] = name  # the same text in the grid is this size
     unreadable: list[str] = []
     dims: list[list[str]] = []
     for c in launch.config[:2]:
@@ -172,6 +173,8 @@ class _Resolver:
         self._memo: dict[tuple[str, str], str] = {}
         self._busy: set[tuple[str, str]] = set()
         self._globals = self._file_scope()
+        # an argument the file gives no value (x.numel()), by its text: the free size it is
+        self.spelled: dict[str, str] = {}
 
     # -- names -----------------------------------------------------------------------------
 
@@ -221,6 +224,8 @@ class _Resolver:
         return got
 
     def _name(self, name: str, fn: Function | None, depth: int) -> str:
+        if name in self.spelled.values():
+            return name
         if fn is not None:
             local = _local(self.unit, fn, name)
             if local is not None:
@@ -282,6 +287,9 @@ class _Resolver:
         """A host C expression as a spec expression of sizes (raises _Unresolved)."""
         if depth > 40:
             raise _Unresolved("nests too deep")
+        text = " ".join(text.split())
+        for spelled, name in self.spelled.items():  # whole names only (n, not min's n)
+            text = re.sub(rf"(?<![\w.]){re.escape(spelled)}(?![\w(])", f" {name} ", text)
         t = _c_to_spec(text, self._sizeof)
         out, pos = [], 0
         for m in _TOKEN.finditer(t):
@@ -302,6 +310,8 @@ class _Resolver:
                 out.append(self._call(word, args, fn, depth))
             elif member:
                 pos = m.end() + member.end()
+                if re.match(r"\s*\(", t[pos:]):  # a method's value (x.numel()): not in the file
+                    raise _Unresolved(f"calls {word}{member.group(1)}{member.group(2)}()")
                 out.append(self._member(word, member.group(1), member.group(2), fn, depth))
             elif word in _KEEP:
                 out.append(word)

@@ -71,7 +71,7 @@ def test_bad_flags_exit_2_with_one_line(tmp_path: Path, capsys: pytest.CaptureFi
 def test_bad_compile_commands(tmp_path: Path) -> None:
     cc = tmp_path / "compile_commands.json"
     cc.write_text('{"file": "k.cu"}')
-    with pytest.raises(KlcError, match="not a compile_commands.json"):
+    with pytest.raises(KlcError, match=r"not a compile_commands\.json"):
         flags.from_args(None, None, str(cc))
     cc.write_text('[{"directory": "/", "file": "k.cu"}]')
     with pytest.raises(KlcError, match="entry 0 has neither 'arguments' nor 'command'"):
@@ -119,3 +119,11 @@ def test_gate_compiles_with_the_headers_host_code_blanked(tmp_path: Path,
     assert "compiled" in out
     # the originals are untouched
     assert "gettimeofday" in (tmp_path / "inc" / "common.h").read_text()
+    # a header beside the file (which NVRTC would look for first): the same
+    beside = tmp_path / "beside"
+    beside.mkdir()
+    (beside / "timer.h").write_text((tmp_path / "inc" / "common.h").read_text()
+                                    .replace('#include "sub/scale.h"\n', "#define SCALE 3.0f\n"))
+    (beside / "k.cu").write_text(k.read_text().replace("common.h", "timer.h"))
+    assert main(["gate", str(beside / "k.cu"), "--stages", "compile"]) == 0, \
+        capsys.readouterr().out

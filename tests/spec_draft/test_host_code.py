@@ -179,7 +179,7 @@ int main() {
 
 
 def test_a_fixed_launch_is_verified_at_its_one_size() -> None:
-    d, spec = drafted(FIXED)
+    _, spec = drafted(FIXED)
     assert spec.sizes == {"n": 64} and spec.verify_sizes == ({"n": 64},)
     assert list(args_of(spec)["in"].shape) == ["n"] and list(args_of(spec)["out"].shape) == ["2"]
 
@@ -296,3 +296,23 @@ def test_byte_order_mark_stays_first(tmp_path: Path) -> None:
     assert main(["spec", "init", str(k), "--in-place"]) == 0
     data = k.read_bytes()
     assert data.startswith(b"\xef\xbb\xbf/* klc-spec\n") and data.count(b"\xef\xbb\xbf") == 1
+
+
+TORCH_STYLE = """__global__ void relu_kernel(const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+}
+void relu(const Tensor& x, Tensor& y) {
+    const int threads = 256;
+    relu_kernel<<<(x.numel() + threads - 1) / threads, threads>>>(x.data(), y.data(),
+                                                                  x.numel());
+}
+"""
+
+
+def test_a_value_from_a_method_call_is_a_free_size() -> None:
+    d, spec = drafted(TORCH_STYLE)
+    # the argument x.numel() is the kernel's n, chosen, and the grid reads the same n
+    assert d.host_launch and list(spec.grid) == ["(n + 256 - 1) // 256"]
+    assert list(spec.block) == ["256"] and list(spec.sizes) == ["n"]
+    assert "the launch passes x.numel(), which calls x.numel()" in d.text
