@@ -21,7 +21,7 @@ import operator
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from tree_sitter import Node
 
@@ -191,10 +191,15 @@ def check_context(match: Match, context: tuple[str, ...],
 
 
 def find_sites(unit: Unit, rules: list[Rule], holes: dict[str, str] | None = None,
-               spec: Spec | Bound | None = None, clang: bool = True) -> list[Site]:
+               spec: Spec | Bound | None = None, clang: bool = True, *,
+               refused: bool = True) -> list[Site]:
     """Every match of every rule in the unit, with its verdict, in source order. With
     ``clang=False`` the guards use tree-sitter facts only (no libclang parse): faster, and
-    a guard that needs clang fails closed, saying so.
+    a guard that needs clang fails closed, saying so. ``refused=False``: the applicable sites
+    only (what ``klc list`` shows without ``--all``), the same ones: a rule is matched only
+    where its context can hold (``_scope``), and each match meets the cheap stages first
+    (context, region), so that its types (libclang, where the tree cannot tell) and guards
+    are judged only where it can still apply.
 
     Each rule's matches go through the stages in order: 1. match (``_SiteCaches.matches``),
     2. context, 3. region, 4. guards (``_RuleSites.site``). Work is shared where the answer
@@ -205,9 +210,12 @@ def find_sites(unit: Unit, rules: list[Rule], holes: dict[str, str] | None = Non
     caches = _SiteCaches(unit, rules)
     sites: list[Site] = []
     for rule, pattern in zip(rules, caches.patterns, strict=True):
-        found = caches.matches(pattern)  # 1. match
+        scope = None if refused else _scope(rule)
+        found = caches.matches(pattern, scope)  # 1. match
         if found:
-            judge = _RuleSites(caches, rule, pattern.key, found, holes or {}, spec, clang)
+            anchor = pattern.key if scope is None else f"{pattern.key}\0{scope}"
+            judge = _RuleSites(caches, rule, anchor, found, holes or {}, spec, clang,
+                               refused)
             sites += filter(None, (judge.site(i) for i in range(len(found))))
     # in source order, then by rule name (two stable sorts on C-level keys)
     sites.sort(key=_by_rule_name)
@@ -245,25 +253,101 @@ class _SiteCaches:
         self.verdicts: dict[tuple[object, ...], Verdict] = {}
         self.guard_ids: dict[object, int] = {}
 
-    def matches(self, pattern: Pattern) -> list[Match]:
-        """The matches of an anchor: found once for all the rules that share it."""
-        found = self.by_anchor.get(pattern.key)
+    def matches(self, pattern: Pattern, scope: _Scope | None = None) -> list[Match]:
+        """The matches of an anchor: found once for all the rules that share it (and the
+        functions they may apply in: ``scope``)."""
+        key = pattern.key if scope is None else f"{pattern.key}\0{scope}"
+        found = self.by_anchor.get(key)
         if found is None:
-            found = self.by_anchor[pattern.key] = list(
-                find_matches(pattern, self.unit, None, self.candidates))
+            candidates = self.candidates if scope is None else \
+                _scoped(self.unit, pattern, self.candidates, scope)
+            found = self.by_anchor[key] = list(
+                find_matches(pattern, self.unit, None, candidates))
         return found
 
     def memo(self, anchor: str, i: int) -> dict[tuple[object, ...], Verdict]:
         return self.memos.setdefault((anchor, i), {})
 
 
+class _Scope(NamedTuple):
+    """Where a rule's context clause lets it apply, as ``check_context`` judges it: in a
+    ``__global__`` function, a ``__device__`` one, device code (a rewrite that writes
+    device-only names), at a kernel body's top level."""
+
+    kernel: bool
+    device: bool
+    device_code: bool
+    body: bool
+
+    def admits(self, fn: Function | None) -> bool:
+        if fn is None:
+            return False
+        if self.kernel and not fn.is_kernel:
+            return False
+        if self.device and not fn.is_device:
+            return False
+        return not self.device_code or fn.kind in ("global", "device")
+
+
+def _scope(rule: Rule) -> _Scope | None:
+    """The functions a rule can apply in, None when anywhere (``context: any`` or ``loop``,
+    and a rewrite that host code compiles too)."""
+    context = set(rule.context)
+    scope = _Scope("global" in context or "kernel_scope" in context, "device" in context,
+                   bool(device_only_names(rule)), "kernel_scope" in context)
+    return scope if any(scope) else None
+
+
+def _scoped(unit: Unit, pattern: Pattern, candidates: dict[str, list[Node]], scope: _Scope
+            ) -> dict[str, list[Node]]:
+    """The candidates of a pattern (and of its ``anchor any`` branches) that overlap a
+    function the context ``scope`` admits (a match's function holds its first node) and, at
+    kernel scope, that are such a function's body (where a run of statements is looked for)
+    or a statement of one (a node matched alone): a superset of the candidates whose matches
+    ``check_context`` lets through, found by bisection over the functions' spans."""
+    fns = [f for f in unit.functions if scope.admits(f)]
+    patterns = (pattern, *pattern.alternatives)
+    types = {p.root_type for p in patterns}
+    if not fns:
+        return {t: [] for t in types}
+    bodies = {f.body_start for f in fns}
+    starts: list[int] = []
+    ends: list[int] = []
+    for f in sorted(fns, key=lambda f: f.start):  # (merged where they nest or overlap)
+        if ends and f.start < ends[-1]:
+            ends[-1] = max(ends[-1], f.end)
+        else:
+            starts.append(f.start)
+            ends.append(f.end)
+    runs = {p.root_type for p in patterns if p.is_sequence}
+    alone = {p.root_type for p in patterns if not p.is_sequence}
+    bisect_left = bisect.bisect_left
+    out: dict[str, list[Node]] = {}
+    for t in types:
+        keep: list[Node] = []
+        for n in candidates[t] if t in candidates else unit.nodes_by_type((t,))[t]:
+            s, e = n.start_byte, n.end_byte
+            i = bisect_left(starts, e) - 1
+            if i < 0 or ends[i] <= s:
+                continue  # in no function the rule may apply in
+            if scope.body and not ((t in runs and s in bodies) or (
+                    t in alone and n.parent is not None and n.parent.start_byte in bodies)):
+                continue  # not a kernel body, nor a statement of one
+            keep.append(n)
+        out[t] = keep
+    return out
+
+
 class _RuleSites:
     """One rule's matches through the stages after matching: context, region, guards (and a
-    ``within`` edit's sub-matches), each refused match with the stage that refused it."""
+    ``within`` edit's sub-matches), each refused match with the stage that refused it; with
+    ``refused`` off, the applicable ones only, the cheap stages first."""
 
     def __init__(self, caches: _SiteCaches, rule: Rule, anchor: str, found: list[Match],
-                 holes: dict[str, str], spec: Spec | Bound | None, clang: bool) -> None:
+                 holes: dict[str, str], spec: Spec | Bound | None, clang: bool,
+                 refused: bool = True) -> None:
         self.caches, self.rule, self.anchor, self.found = caches, rule, anchor, found
+        self.refused = refused
         self.holes = resolve_holes(rule, holes, strict=False)
         self.spec, self.clang = spec, clang
         self.targets = _declaration_edits(rule)  # uses of one declaration: one site
@@ -307,6 +391,16 @@ class _RuleSites:
         shared, rule = self.found[i], self.rule
         m = Match(rule, self.caches.unit, shared.function, shared.start, shared.end, shared.nodes,
                   shared.bindings, obligations=shared.obligations)
+        if not self.refused:  # the applicable sites only: the cheap stages first, then the
+            # guard (judged once per declaration), then the types (libclang where the tree
+            # cannot tell), then the rest
+            if self.context(m) or (not self.no_problems and error_region(m) is not None):
+                return None
+            if rule.guard is not None and not self.guard(m, i).ok:
+                return None
+            if (self.typed or m.obligations) and not self.types_hold(m, i):
+                return None
+            return Site(rule, m, True, "", "") if self.judge(m, i, False) is None else None
         if (self.typed or m.obligations) and not self.types_hold(m, i):
             return None
         why = self.context(m)  # 2. context
@@ -316,25 +410,33 @@ class _RuleSites:
         if problem is not None:
             return Site(rule, m, False, "inside a syntax-error region: "
                         + problem.describe(self.caches.unit.path), "region")
-        if rule.guard is not None:  # 4. guards
+        why = self.judge(m, i)
+        if why is not None:
+            return Site(rule, m, False, why, "guard")
+        return Site(rule, m, True, "", "")
+
+    def judge(self, m: Match, i: int, guard: bool = True) -> str | None:
+        """4. guards: why the match is refused, None when it applies (``guard`` off: but
+        the rule's guard, judged already)."""
+        if guard and self.rule.guard is not None:
             verdict = self.guard(m, i)
             if not verdict.ok:
-                return Site(rule, m, False, verdict.reason, "guard")
+                return verdict.reason
         if self.fresh:  # the names the rewrite declares: fresh_name(?h), implied
             refused = evaluate_declared(self.fresh, self.context_of(m, i))
             if refused is not None:
-                return Site(rule, m, False, refused.reason, "guard")
+                return refused.reason
         if self.launch_edits:  # the launch it changes must be recorded in the file
             kernel = m.function.name if m.function is not None else ""
             why = host_launch.unrecorded(self.caches.unit, kernel,
                                          kernel == self.spec_kernel(), self.launch_edits)
             if why is not None:
-                return Site(rule, m, False, why, "guard")
+                return why
         if self.has_within:
             m.subs = sub_matches(m, self.holes, self.spec, self.clang)
             if not m.subs.count:
-                return Site(rule, m, False, why_none(m, m.subs), "guard")
-        return Site(rule, m, True, "", "")
+                return why_none(m, m.subs)
+        return None
 
     def spec_kernel(self) -> str | None:
         """The kernel the spec describes: the one given, else the unit's own (as applying
