@@ -107,3 +107,59 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+
+
+def test_cached_listing_is_the_listing_made_afresh(tmp_path: Path) -> None:
+    """A second run reads every file's listing from the cache, as it was made; a changed
+    file is listed again; a damaged entry is a miss, made and written again; every listing
+    mode keys its own entries."""
+    from klc.batch.list_cache import ListCache
+
+    work = tmp_path / "k"
+    work.mkdir()
+    for name in ("saxpy.cu", "sigmoid.cu", "reduce_sum.cu"):
+        (work / name).write_bytes((ROOT / "bench" / "examples" / name).read_bytes())
+    paths = sorted(str(p) for p in work.iterdir())
+    store = ListCache(tmp_path / "cache", "")
+    rules = [str(ROOT / "skills")]
+
+    def run(**kw: object) -> list[tuple[str, list[dict[str, object]], str, int]]:
+        return [(lst.path, lst.sites, lst.text, lst.refused)
+                for lst in list_paths(paths, rules, tree_only=True, **kw)]  # type: ignore[arg-type]
+
+    fresh = run(show_all=True, cache=None)
+    assert run(show_all=True, cache=store) == fresh  # made and stored
+    entries = sorted((tmp_path / "cache").rglob("*.json"))
+    assert len(entries) == len(paths)
+    stamps = [e.stat().st_mtime_ns for e in entries]
+    assert run(show_all=True, cache=store) == fresh  # read back
+    assert [e.stat().st_mtime_ns for e in entries] == stamps  # (nothing written again)
+    # a text listing is another entry, and reads back as made
+    text = run(json_sites=False, render="plain", cache=None)
+    assert run(json_sites=False, render="plain", cache=store) == text
+    assert run(json_sites=False, render="plain", cache=store) == text
+    assert any(t for _, _, t, _ in text)
+    # damaged entries: truncated, not JSON, another layout
+    entries = sorted((tmp_path / "cache").rglob("*.json"))
+    entries[0].write_bytes(entries[0].read_bytes()[:40])
+    entries[1].write_bytes(b"\xff\x00 not json")
+    entries[2].write_text('{"key": "x", "listing": []}')
+    assert run(show_all=True, cache=store) == fresh
+    assert run(json_sites=False, render="plain", cache=store) == text
+    for e in entries[:3]:
+        json.loads(e.read_bytes())  # written again whole
+    # a changed file is listed again
+    changed = Path(paths[0])
+    changed.write_bytes(changed.read_bytes().replace(b"__global__", b"__global__ ", 1))
+    assert run(show_all=True, cache=store) == run(show_all=True, cache=None)
+
+
+def test_listing_in_workers_is_the_listing_in_one_process(paths: list[str]) -> None:
+    """``-j 2``: the same listings, in the order of the files."""
+    some = paths[::8]
+    one = [(lst.path, lst.sites) for lst in list_paths(some, ["skills"], tree_only=True,
+                                                        cache=None)]
+    two = [(lst.path, lst.sites) for lst in list_paths(some, ["skills"], tree_only=True,
+                                                        cache=None, jobs=2)]
+    assert one == two
+    assert sum(len(s) for _, s in one) > 10
