@@ -21,7 +21,7 @@ import operator
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from tree_sitter import Node
 
@@ -39,6 +39,7 @@ from klc.guards import GuardContext, Verdict, evaluate, traits, with_trait
 from klc.guards.loops import evaluate_declared
 from klc.match import Match, Pattern, find_matches, index_nodes
 from klc.match import pattern_of as _pattern_of
+from klc.match.scope import Scope, scoped
 from klc.rule.fresh import implied_fresh
 from klc.rule.guard import calls
 from klc.rule.model import TYPE_KINDS
@@ -253,14 +254,14 @@ class _SiteCaches:
         self.verdicts: dict[tuple[object, ...], Verdict] = {}
         self.guard_ids: dict[object, int] = {}
 
-    def matches(self, pattern: Pattern, scope: _Scope | None = None) -> list[Match]:
+    def matches(self, pattern: Pattern, scope: Scope | None = None) -> list[Match]:
         """The matches of an anchor: found once for all the rules that share it (and the
         functions they may apply in: ``scope``)."""
         key = pattern.key if scope is None else f"{pattern.key}\0{scope}"
         found = self.by_anchor.get(key)
         if found is None:
             candidates = self.candidates if scope is None else \
-                _scoped(self.unit, pattern, self.candidates, scope)
+                scoped(self.unit, pattern, self.candidates, scope)
             found = self.by_anchor[key] = list(
                 find_matches(pattern, self.unit, None, candidates))
         return found
@@ -269,73 +270,13 @@ class _SiteCaches:
         return self.memos.setdefault((anchor, i), {})
 
 
-class _Scope(NamedTuple):
-    """Where a rule's context clause lets it apply, as ``check_context`` judges it: in a
-    ``__global__`` function, a ``__device__`` one, device code (a rewrite that writes
-    device-only names), at a kernel body's top level."""
-
-    kernel: bool
-    device: bool
-    device_code: bool
-    body: bool
-
-    def admits(self, fn: Function | None) -> bool:
-        if fn is None:
-            return False
-        if self.kernel and not fn.is_kernel:
-            return False
-        if self.device and not fn.is_device:
-            return False
-        return not self.device_code or fn.kind in ("global", "device")
-
-
-def _scope(rule: Rule) -> _Scope | None:
+def _scope(rule: Rule) -> Scope | None:
     """The functions a rule can apply in, None when anywhere (``context: any`` or ``loop``,
     and a rewrite that host code compiles too)."""
     context = set(rule.context)
-    scope = _Scope("global" in context or "kernel_scope" in context, "device" in context,
+    scope = Scope("global" in context or "kernel_scope" in context, "device" in context,
                    bool(device_only_names(rule)), "kernel_scope" in context)
     return scope if any(scope) else None
-
-
-def _scoped(unit: Unit, pattern: Pattern, candidates: dict[str, list[Node]], scope: _Scope
-            ) -> dict[str, list[Node]]:
-    """The candidates of a pattern (and of its ``anchor any`` branches) that overlap a
-    function the context ``scope`` admits (a match's function holds its first node) and, at
-    kernel scope, that are such a function's body (where a run of statements is looked for)
-    or a statement of one (a node matched alone): a superset of the candidates whose matches
-    ``check_context`` lets through, found by bisection over the functions' spans."""
-    fns = [f for f in unit.functions if scope.admits(f)]
-    patterns = (pattern, *pattern.alternatives)
-    types = {p.root_type for p in patterns}
-    if not fns:
-        return {t: [] for t in types}
-    bodies = {f.body_start for f in fns}
-    starts: list[int] = []
-    ends: list[int] = []
-    for f in sorted(fns, key=lambda f: f.start):  # (merged where they nest or overlap)
-        if ends and f.start < ends[-1]:
-            ends[-1] = max(ends[-1], f.end)
-        else:
-            starts.append(f.start)
-            ends.append(f.end)
-    runs = {p.root_type for p in patterns if p.is_sequence}
-    alone = {p.root_type for p in patterns if not p.is_sequence}
-    bisect_left = bisect.bisect_left
-    out: dict[str, list[Node]] = {}
-    for t in types:
-        keep: list[Node] = []
-        for n in candidates[t] if t in candidates else unit.nodes_by_type((t,))[t]:
-            s, e = n.start_byte, n.end_byte
-            i = bisect_left(starts, e) - 1
-            if i < 0 or ends[i] <= s:
-                continue  # in no function the rule may apply in
-            if scope.body and not ((t in runs and s in bodies) or (
-                    t in alone and n.parent is not None and n.parent.start_byte in bodies)):
-                continue  # not a kernel body, nor a statement of one
-            keep.append(n)
-        out[t] = keep
-    return out
 
 
 class _RuleSites:
