@@ -1,16 +1,19 @@
 """Benchmark `klc list` with the whole rule library over a folder of kernel files.
 
-Prints files/s for the command itself, end to end (``klc list --tree-only DIR -j 1`` and
-``-j N`` run as a user runs them: process start, walk, workers, the listing written to a
-file), for klc's listing in one process through its API (parse, match, context, guards with
-tree-sitter facts only; nothing printed), the plain anchor matching alone, and ast-grep
-(``ast-grep-cli`` from PyPI, C++ language) running the same anchors over the same files, as
-ratios measured in one run (median of --runs rounds). The ratio compares equal work: the
-anchors ast-grep can express (``ast_grep_rule``; a metavariable kind becomes an ast-grep
-``constraints`` kind), with the matches of each anchor counted by both tools side by side.
+Prints the wall and CPU seconds, peak memory and files/s of the command itself, end to end
+(``klc list DIR -j 1`` with libclang where a guard asks, ``--tree-only`` at ``-j 1`` and
+``-j N``, each run as a user runs it: a new process, walk, workers, the listing written to a
+file; the result cache off, and once more with it warm), of klc's listing in one process
+through its API (parse, match, context, guards with tree-sitter facts only; nothing
+printed), of the plain anchor matching alone, and of ast-grep (``ast-grep-cli`` from PyPI,
+C++ language) scanning the same files with the anchors it can express, as ratios measured in
+one run (median of --runs rounds). The anchors ast-grep takes are ``ast_grep_rule``'s (a
+metavariable kind becomes an ast-grep ``constraints`` kind), with the matches of each anchor
+counted by both tools side by side.
 
     python bench/list_bench.py DIR            # e.g. a corpus from bench/make_corpus.py
     python bench/list_bench.py DIR --rules passes --rules skills -j 2
+    python bench/list_bench.py DIR --commands-only --runs 3   # the commands' rows only
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import os
 import re
 import shutil
 import statistics
@@ -26,7 +30,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -46,9 +50,9 @@ def sources(folder: Path) -> list[tuple[str, bytes]]:
 
 
 def time_klc_list(files: list[tuple[str, bytes]], rules: list) -> tuple[float, int]:  # type: ignore[type-arg]
-    """klc's listing in one process, the work ``klc list`` does per file: parse, the file's
-    klc-spec (the guards read its block size; a broken one is no spec, as in the command),
-    matching, context and guards."""
+    """klc's listing in one process, the work ``klc list --tree-only`` does per file: parse,
+    the file's klc-spec (the guards read its block size; a broken one is no spec, as in the
+    command), matching, context and guards, the applicable sites only (no ``--all``)."""
     t0 = time.perf_counter()
     n = 0
     for path, data in files:
@@ -57,7 +61,7 @@ def time_klc_list(files: list[tuple[str, bytes]], rules: list) -> tuple[float, i
             spec = spec_of(unit)
         except KlcError:
             spec = None
-        n += sum(1 for s in find_sites(unit, rules, spec=spec, clang=False) if s.ok)
+        n += len(find_sites(unit, rules, spec=spec, clang=False, refused=False))
     return time.perf_counter() - t0, n
 
 
@@ -76,22 +80,50 @@ def time_plain_match(files: list[tuple[str, bytes]], patterns: list  # type: ign
     return time.perf_counter() - t0, counts
 
 
-def time_klc_command(folder: Path, rule_paths: list[str], jobs: int) -> tuple[float, int]:
-    """``klc list --tree-only DIR -j N`` as a user runs it (a new process; the listing to a
-    file): seconds, and the sites it printed."""
-    cmd = [sys.executable, "-m", "klc", "list", "--tree-only", "-j", str(jobs)]
+class Ran(NamedTuple):
+    """A child process's wall and CPU seconds (user + system) and peak memory (MB)."""
+
+    wall: float
+    cpu: float
+    mb: float
+
+
+def run_child(cmd: list[str], out: Any, env: dict[str, str] | None = None
+              ) -> tuple[Ran, int, bytes]:
+    """Run a command (its stdout to ``out``), timed, with its own resource usage (wait4):
+    what it took, its exit status and the end of its stderr."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.PIPE, cwd=ROOT, env=env)
+    err = proc.stderr.read() if proc.stderr is not None else b""  # (drained: no dead lock)
+    _, status, usage = os.wait4(proc.pid, 0)
+    elapsed = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return (Ran(elapsed, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024),
+            proc.returncode, err[-300:])
+
+
+def time_klc_command(folder: Path, rule_paths: list[str], jobs: int, tree_only: bool = True,
+                     cache: Path | None = None) -> tuple[Ran, int]:
+    """``klc list [--tree-only] DIR -j N`` as a user runs it (a new process; the listing to a
+    file), without the result cache (``cache``: with it, in that folder): what it took, and
+    the sites it printed. Exit 2 (a file with syntax errors, listed all the same) is a run."""
+    cmd = [sys.executable, "-m", "klc", "list", *(["--tree-only"] if tree_only else []),
+           "-j", str(jobs)]
     for r in rule_paths:
         cmd += ["--skills", r]
+    env = dict(os.environ)
+    if cache is None:
+        env["KLC_NO_CACHE"] = "1"
+    else:
+        env.pop("KLC_NO_CACHE", None)
+        env["KLC_CACHE_DIR"] = str(cache)
     with tempfile.TemporaryFile() as out:
-        t0 = time.perf_counter()
-        proc = subprocess.run([*cmd, str(folder)], stdout=out, stderr=subprocess.PIPE,
-                              check=False, cwd=ROOT)
-        elapsed = time.perf_counter() - t0
+        ran, code, err = run_child([*cmd, str(folder)], out, env)
         out.seek(0)
         sites = sum(1 for line in out if not line.startswith(b"    "))
-    if proc.returncode != 0:
-        raise SystemExit(f"klc list failed ({proc.returncode}): {proc.stderr[-300:]!r}")
-    return elapsed, sites
+    if code not in (0, 2):
+        raise SystemExit(f"klc list failed ({code}): {err!r}")
+    return ran, sites
 
 
 def time_klc_list_jobs(folder: Path, rule_paths: list[str], jobs: int) -> tuple[float, int]:
@@ -102,7 +134,7 @@ def time_klc_list_jobs(folder: Path, rule_paths: list[str], jobs: int) -> tuple[
     paths, _ = kernel_files([str(folder)])
     t0 = time.perf_counter()
     n = sum(sum(1 for s in lst.sites if s["applicable"])
-            for lst in list_paths(paths, rule_paths, tree_only=True, jobs=jobs))
+            for lst in list_paths(paths, rule_paths, tree_only=True, jobs=jobs, cache=None))
     return time.perf_counter() - t0, n
 
 
@@ -169,7 +201,7 @@ def ast_grep_rule(anchor: str, pattern: Any) -> tuple[dict[str, Any] | None, str
 
 
 def time_ast_grep(folder: Path, rules: list[tuple[str, dict[str, Any]]],
-                  threads: int) -> tuple[float, dict[str, int]] | None:
+                  threads: int) -> tuple[Ran, dict[str, int]] | None:
     """ast-grep over the same files with the given rules (C++ grammar; .cu and .cuh mapped
     to it through sgconfig's languageGlobs, which ast-grep needs to see them): seconds and
     the matches of each rule id."""
@@ -188,17 +220,18 @@ def time_ast_grep(folder: Path, rules: list[tuple[str, dict[str, Any]]],
             (Path(tmp) / "rules" / f"{rid}.yml").write_text(json.dumps(doc))
         cmd = [exe, "scan", "-c", str(cfg), "--json=stream", "--threads", str(threads),
                str(folder.resolve())]
-        t0 = time.perf_counter()
-        proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
-        elapsed = time.perf_counter() - t0
-    if proc.returncode not in (0, 1):
-        print(f"ast-grep failed: {proc.stderr.strip()[:300]}", file=sys.stderr)
+        with tempfile.TemporaryFile() as out:
+            ran, code, err = run_child(cmd, out)
+            out.seek(0)
+            stdout = out.read().decode()
+    if code not in (0, 1):
+        print(f"ast-grep failed: {err.decode(errors='replace').strip()}", file=sys.stderr)
         return None
     hits = {rid: 0 for rid, _ in rules}
-    for line in proc.stdout.splitlines():
+    for line in stdout.splitlines():
         if line.strip():
             hits[json.loads(line)["ruleId"]] += 1
-    return elapsed, hits
+    return ran, hits
 
 
 def main() -> int:
@@ -209,6 +242,8 @@ def main() -> int:
                     help="also time klc list with this many worker processes (default 2)")
     ap.add_argument("--runs", type=int, default=3,
                     help="rounds of every measurement, alternating; medians reported (3)")
+    ap.add_argument("--commands-only", action="store_true",
+                    help="time the commands (klc list, ast-grep) only, not the API rows")
     args = ap.parse_args()
     rule_paths = args.rules or [str(ROOT / "skills")]
     rules = list(RuleSet.load(rule_paths).rules)
@@ -229,50 +264,79 @@ def main() -> int:
     same = [(rid, p, rule) for rid, p, _how, rule in table if rule is not None]
     for path, data in files[:20]:  # warm caches: compiled patterns and queries
         find_sites(parse_bytes(data, path), rules, clang=False)
-    runs: dict[str, list[float]] = {}
-    for _ in range(max(1, args.runs)):
-        t_list, n_list = time_klc_list(files, rules)
-        t_plain, n_plain = time_plain_match(files, [p for _, p, _, _ in table])
-        t_same, n_same = time_plain_match(files, [p for _, p, _ in same])
-        t_jobs, n_jobs = time_klc_list_jobs(args.dir, rule_paths, args.jobs)
-        t_cmd1, n_cmd = time_klc_command(args.dir, rule_paths, 1)
-        t_cmdj, _ = time_klc_command(args.dir, rule_paths, args.jobs)
-        sg = time_ast_grep(args.dir, [(rid, rule) for rid, _, rule in same], 1)  # one thread
-        sg_all = time_ast_grep(args.dir, [(rid, rule) for rid, _, rule in same], 0)
-        for key, t in (("list", t_list), ("plain", t_plain), ("same", t_same),
-                       ("jobs", t_jobs), ("cmd1", t_cmd1), ("cmdj", t_cmdj),
-                       ("sg", sg[0] if sg else 0.0),
-                       ("sg_all", sg_all[0] if sg_all else 0.0)):
-            runs.setdefault(key, []).append(t)
-    med = {k: statistics.median(v) for k, v in runs.items()}
+    sg_rules = [(rid, rule) for rid, _, rule in same]
+    runs: dict[str, list[Any]] = {}
+    counts: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as warm:
+        time_klc_command(args.dir, rule_paths, 1, tree_only=False, cache=Path(warm))  # (filled)
+        for _ in range(max(1, args.runs)):
+            got: dict[str, tuple[Any, Any]] = {
+                "cmd": time_klc_command(args.dir, rule_paths, 1, tree_only=False),
+                "cmd1": time_klc_command(args.dir, rule_paths, 1),
+                "cmdj": time_klc_command(args.dir, rule_paths, args.jobs),
+                "warm": time_klc_command(args.dir, rule_paths, 1, tree_only=False,
+                                         cache=Path(warm))}
+            sg = time_ast_grep(args.dir, sg_rules, 1)  # one thread
+            sg_all = time_ast_grep(args.dir, sg_rules, 0)
+            if sg is None or sg_all is None:
+                print("ast-grep: not run (not installed, or it refused a rule)", file=sys.stderr)
+                return 2
+            got["sg"], got["sg_all"] = sg, sg_all
+            if not args.commands_only:
+                got["list"] = time_klc_list(files, rules)
+                got["plain"] = time_plain_match(files, [p for _, p, _, _ in table])
+                got["same"] = time_plain_match(files, [p for _, p, _ in same])
+                got["jobs"] = time_klc_list_jobs(args.dir, rule_paths, args.jobs)
+            for key, (t, c) in got.items():
+                runs.setdefault(key, []).append(t)
+                counts[key] = c
     n = len(files)
+
+    def med(key: str, what: str = "wall") -> float:
+        return statistics.median(t if isinstance(t, float) else getattr(t, what)
+                                 for t in runs[key])
+
     print(f"# corpus: {corpus_how(args.dir)}")
     print(f"files: {n}  MB: {mb:.1f}  rules: {len(rules)}  distinct anchors: {len(table)}  "
-          f"runs: {len(runs['list'])} (medians)")
-    print(f"{'what':<48}{'seconds':>9}{'files/s':>10}{'matches':>9}")
+          f"ast-grep rules: {len(same)}  runs: {len(runs['cmd'])} (medians)")
+    print(f"{'what':<52}{'wall s':>8}{'cpu s':>8}{'MB':>6}{'files/s':>9}{'sites':>9}")
 
-    def row(what: str, t: float, matches: int) -> None:
-        print(f"{what:<48}{t:>9.2f}{n / t:>10.0f}{matches:>9}")
+    def row(what: str, key: str, found: int) -> None:
+        t = runs[key][0]
+        cpu, mem = f"{'':>8}", f"{'':>6}"
+        if isinstance(t, Ran):
+            cpu = f"{med(key, 'cpu'):>8.2f}"
+            mem = f"{statistics.median(r.mb for r in runs[key]):>6.0f}"
+        print(f"{what:<52}{med(key):>8.2f}{cpu}{mem}{n / med(key):>9.0f}{found:>9}")
 
-    row("the command: klc list --tree-only DIR -j 1", med["cmd1"], n_cmd)
-    row(f"the command: klc list --tree-only DIR -j {args.jobs}", med["cmdj"], n_cmd)
-    row("API, one process: parse+match+context+guards", med["list"], n_list)
-    row(f"API, list_paths with {args.jobs} workers", med["jobs"], n_jobs)
-    row("klc plain matching, every anchor", med["plain"], sum(n_plain))
-    row(f"klc plain matching, {len(same)} anchors ast-grep takes", med["same"], sum(n_same))
-    if sg is None:
-        print("ast-grep: not run (not installed, or it refused a rule)")
+    hits = sum(counts["sg"].values())
+    row("klc list DIR -j 1 (libclang where a guard asks)", "cmd", counts["cmd"])
+    row("klc list --tree-only DIR -j 1", "cmd1", counts["cmd1"])
+    row(f"klc list --tree-only DIR -j {args.jobs}", "cmdj", counts["cmdj"])
+    row("klc list DIR -j 1, again (the result cache)", "warm", counts["warm"])
+    if not args.commands_only:
+        row("API, one process: parse+match+context+guards", "list", counts["list"])
+        row(f"API, list_paths with {args.jobs} workers", "jobs", counts["jobs"])
+        row("klc plain matching, every anchor", "plain", sum(counts["plain"]))
+        row(f"klc plain matching, {len(same)} anchors ast-grep takes", "same",
+            sum(counts["same"]))
+    row(f"ast-grep scan -j1, the same {len(same)} anchors", "sg", hits)
+    row("ast-grep scan (its default threads)", "sg_all", hits)
+    for what in ("wall", "cpu"):
+        print(f"ratios ({what}, one run each): klc list / ast-grep -j1: "
+              f"{med('cmd', what) / med('sg', what):.2f}x (target <= 3)   --tree-only / ast-grep: "
+              f"{med('cmd1', what) / med('sg', what):.2f}x (target <= 2)")
+    print(f"-j {args.jobs} speed-up over -j 1 (wall, --tree-only): "
+          f"{med('cmd1') / med('cmdj'):.2f}x (target >= 1.7)")
+    if args.commands_only:
         return 0
-    row(f"ast-grep scan -j1, the same {len(same)} anchors", med["sg"], sum(sg[1].values()))
-    if sg_all is not None:
-        row("ast-grep scan (its default threads)", med["sg_all"], sum(sg_all[1].values()))
     print(f"ratio (one thread each, equal work) klc plain matching / ast-grep: "
-          f"{med['same'] / med['sg']:.2f}x   klc list (all rules) / ast-grep: "
-          f"{med['list'] / med['sg']:.2f}x")
+          f"{med('same') / med('sg'):.2f}x")
+    n_same, n_plain = counts["same"], counts["plain"]
     print(f"{'anchor (first rule using it)':<36}{'klc':>8}{'ast-grep':>10}  how")
     klc_counts = dict(zip([rid for rid, _, _ in same], n_same, strict=True))
     for (rid, _p, how, _rule), count in zip(table, n_plain, strict=True):
-        sg_count = f"{sg[1][rid]}" if rid in sg[1] else "-"
+        sg_count = f"{counts['sg'][rid]}" if rid in counts["sg"] else "-"
         assert rid not in klc_counts or klc_counts[rid] == count
         print(f"{rid:<36}{count:>8}{sg_count:>10}  {how}")
     return 0

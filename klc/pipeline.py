@@ -41,6 +41,7 @@ from klc.guards.geometry import site_holes
 from klc.guards.loops import evaluate_declared
 from klc.match import Match, Pattern, find_matches, index_nodes
 from klc.match import pattern_of as _pattern_of
+from klc.match.scope import Scope, scoped
 from klc.rule.fresh import implied_fresh
 from klc.rule.guard import calls
 from klc.rule.model import TYPE_KINDS
@@ -213,10 +214,15 @@ def check_context(match: Match, context: tuple[str, ...],
 
 
 def find_sites(unit: Unit, rules: list[Rule], holes: dict[str, str] | None = None,
-               spec: Spec | Bound | None = None, clang: bool = True) -> list[Site]:
+               spec: Spec | Bound | None = None, clang: bool = True, *,
+               refused: bool = True) -> list[Site]:
     """Every match of every rule in the unit, with its verdict, in source order. With
     ``clang=False`` the guards use tree-sitter facts only (no libclang parse): faster, and
-    a guard that needs clang fails closed, saying so.
+    a guard that needs clang fails closed, saying so. ``refused=False``: the applicable sites
+    only (what ``klc list`` shows without ``--all``), the same ones: a rule is matched only
+    where its context can hold (``_scope``), and each match meets the cheap stages first
+    (context, region), so that its types (libclang, where the tree cannot tell) and guards
+    are judged only where it can still apply.
 
     Each rule's matches go through the stages in order: 1. match (``_SiteCaches.matches``),
     2. context, 3. region, 4. guards (``_RuleSites.site``). Work is shared where the answer
@@ -227,9 +233,12 @@ def find_sites(unit: Unit, rules: list[Rule], holes: dict[str, str] | None = Non
     caches = _SiteCaches(unit, rules)
     sites: list[Site] = []
     for rule, pattern in zip(rules, caches.patterns, strict=True):
-        found = caches.matches(pattern)  # 1. match
+        scope = None if refused else _scope(rule)
+        found = caches.matches(pattern, scope)  # 1. match
         if found:
-            judge = _RuleSites(caches, rule, pattern.key, found, holes or {}, spec, clang)
+            anchor = pattern.key if scope is None else f"{pattern.key}\0{scope}"
+            judge = _RuleSites(caches, rule, anchor, found, holes or {}, spec, clang,
+                               refused)
             sites += filter(None, (judge.site(i) for i in range(len(found))))
     # in source order, then by rule name (two stable sorts on C-level keys)
     sites.sort(key=_by_rule_name)
@@ -267,25 +276,41 @@ class _SiteCaches:
         self.verdicts: dict[tuple[object, ...], Verdict] = {}
         self.guard_ids: dict[object, int] = {}
 
-    def matches(self, pattern: Pattern) -> list[Match]:
-        """The matches of an anchor: found once for all the rules that share it."""
-        found = self.by_anchor.get(pattern.key)
+    def matches(self, pattern: Pattern, scope: Scope | None = None) -> list[Match]:
+        """The matches of an anchor: found once for all the rules that share it (and the
+        functions they may apply in: ``scope``)."""
+        key = pattern.key if scope is None else f"{pattern.key}\0{scope}"
+        found = self.by_anchor.get(key)
         if found is None:
-            found = self.by_anchor[pattern.key] = list(
-                find_matches(pattern, self.unit, None, self.candidates))
+            candidates = self.candidates if scope is None else \
+                scoped(self.unit, pattern, self.candidates, scope)
+            found = self.by_anchor[key] = list(
+                find_matches(pattern, self.unit, None, candidates))
         return found
 
     def memo(self, anchor: str, i: int) -> dict[tuple[object, ...], Verdict]:
         return self.memos.setdefault((anchor, i), {})
 
 
+def _scope(rule: Rule) -> Scope | None:
+    """The functions a rule can apply in, None when anywhere (``context: any`` or ``loop``,
+    and a rewrite that host code compiles too)."""
+    context = set(rule.context)
+    scope = Scope("global" in context or "kernel_scope" in context, "device" in context,
+                   bool(device_only_names(rule)), "kernel_scope" in context)
+    return scope if any(scope) else None
+
+
 class _RuleSites:
     """One rule's matches through the stages after matching: context, region, guards (and a
-    ``within`` edit's sub-matches), each refused match with the stage that refused it."""
+    ``within`` edit's sub-matches), each refused match with the stage that refused it; with
+    ``refused`` off, the applicable ones only, the cheap stages first."""
 
     def __init__(self, caches: _SiteCaches, rule: Rule, anchor: str, found: list[Match],
-                 holes: dict[str, str], spec: Spec | Bound | None, clang: bool) -> None:
+                 holes: dict[str, str], spec: Spec | Bound | None, clang: bool,
+                 refused: bool = True) -> None:
         self.caches, self.rule, self.anchor, self.found = caches, rule, anchor, found
+        self.refused = refused
         self.holes = resolve_holes(rule, holes, strict=False)
         self.given = holes
         self.spec, self.clang = spec, clang
@@ -330,6 +355,19 @@ class _RuleSites:
         shared, rule = self.found[i], self.rule
         m = Match(rule, self.caches.unit, shared.function, shared.start, shared.end, shared.nodes,
                   shared.bindings, obligations=shared.obligations)
+        if not self.refused:  # the applicable sites only: the cheap stages first, then the
+            # guard (judged once per declaration), then the types (libclang where the tree
+            # cannot tell), then the rest
+            if self.context(m) or (not self.no_problems and error_region(m) is not None):
+                return None
+            fixed = site_holes(rule, m, self.spec, self.given) if rule.guard is not None \
+                else {}
+            if rule.guard is not None and not self.guard(m, i, fixed).ok:
+                return None
+            if (self.typed or m.obligations) and not self.types_hold(m, i):
+                return None
+            return Site(rule, m, True, "", "", fixed) \
+                if self.judge(m, i, False, fixed) is None else None
         if (self.typed or m.obligations) and not self.types_hold(m, i):
             return None
         why = self.context(m)  # 2. context
@@ -340,25 +378,36 @@ class _RuleSites:
             return Site(rule, m, False, "inside a syntax-error region: "
                         + problem.describe(self.caches.unit.path), "region")
         fixed = site_holes(rule, m, self.spec, self.given) if rule.guard is not None else {}
-        if rule.guard is not None:  # 4. guards
+        why = self.judge(m, i, fixed=fixed)
+        if why is not None:
+            return Site(rule, m, False, why, "guard", fixed)
+        return Site(rule, m, True, "", "", fixed)
+
+    def judge(self, m: Match, i: int, guard: bool = True,
+              fixed: dict[str, str] | None = None) -> str | None:
+        """4. guards: why the match is refused, None when it applies (``guard`` off: but
+        the rule's guard, judged already). ``fixed``: the hole values the site's own launch
+        gives (``klc.guards.geometry.site_holes``)."""
+        fixed = fixed or {}
+        if guard and self.rule.guard is not None:
             verdict = self.guard(m, i, fixed)
             if not verdict.ok:
-                return Site(rule, m, False, verdict.reason, "guard", fixed)
+                return verdict.reason
         if self.fresh:  # the names the rewrite declares: fresh_name(?h), implied
             refused = evaluate_declared(self.fresh, self.context_of(m, i, fixed))
             if refused is not None:
-                return Site(rule, m, False, refused.reason, "guard", fixed)
+                return refused.reason
         if self.launch_edits:  # the launch it changes must be recorded in the file
             kernel = m.function.name if m.function is not None else ""
             why = host_launch.unrecorded(self.caches.unit, kernel,
                                          kernel == self.spec_kernel(), self.launch_edits)
             if why is not None:
-                return Site(rule, m, False, why, "guard")
+                return why
         if self.has_within:
             m.subs = sub_matches(m, {**self.holes, **fixed}, self.spec, self.clang)
             if not m.subs.count:
-                return Site(rule, m, False, why_none(m, m.subs), "guard", fixed)
-        return Site(rule, m, True, "", "", fixed)
+                return why_none(m, m.subs)
+        return None
 
     def spec_kernel(self) -> str | None:
         """The kernel the spec describes: the one given, else the unit's own (as applying

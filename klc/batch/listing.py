@@ -7,12 +7,14 @@ come back in the order of the files, whatever the number of workers.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from klc.batch.list_cache import ListCache, code_digest, default_dir, digest
 from klc.batch.walk import walk
 from klc.errors import KlcError, where
 from klc.interrupts import tune_gc
@@ -55,18 +57,61 @@ _STATE: dict[str, Any] = {}
 
 
 def _init(rule_paths: list[str], tree_only: bool, show_all: bool,
-          json_sites: bool = True, render: str = "") -> None:
+          json_sites: bool = True, render: str = "", refused: bool = True,
+          cache: ListCache | None = None) -> None:
+    """A worker's (or this process's) state for listing: the rules (a forked worker has its
+    parent's, loaded and compiled), the options, the result cache."""
     from klc.rule import RuleSet
 
-    if _STATE.get("rule_paths") != rule_paths:  # a forked worker has its parent's rules
+    if _STATE.get("rule_paths") != rule_paths:
         _STATE["rules"] = list(RuleSet.load(rule_paths).rules)
         _STATE["rule_paths"] = list(rule_paths)
     _STATE["clang"] = not tree_only
     _STATE["all"] = show_all
+    _STATE["refused"] = show_all or refused
     _STATE["json"] = json_sites
     _STATE["render"] = render
+    _STATE["cache"] = cache
     _STATE.pop("info", None)
     tune_gc()
+
+
+def _rules_digest(rules: list[Any]) -> bytes:
+    """What a listing reads of the rules: their files' bytes, the measurements beside them
+    (a card's verdict), the names in order, and what the listing prints of each."""
+    parts: list[bytes] = []
+    folders: dict[str, None] = {}
+    for path in dict.fromkeys(str(r.path) for r in rules):
+        parts += [path.encode(), _read(path)]
+        folders.setdefault(os.path.dirname(path))
+    for folder in folders:
+        parts.append(_read(os.path.join(folder, "measurements.json")))
+    parts += [" ".join(r.name for r in rules).encode(),
+              json.dumps(_rule_info(), sort_keys=True).encode()]
+    return digest(parts).encode()
+
+
+def _read(path: str) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError:
+        return b"\0<none>"
+
+
+def _open_cache(cache: ListCache | bool | None, options: tuple[object, ...]
+                ) -> ListCache | None:
+    """The result cache for this run: ``True`` for the default folder (None where it is
+    turned off), a ``ListCache`` folder whose key context is made for these rules and
+    options, or None."""
+    if cache is None or cache is False:
+        return None
+    root = default_dir() if cache is True else cache.root
+    if root is None:
+        return None
+    context = digest((_rules_digest(_STATE["rules"]), repr(options).encode(),
+                      code_digest().encode()))
+    return ListCache(root, context)
 
 
 def _load(rule_paths: list[str]) -> None:
@@ -82,18 +127,63 @@ def _load(rule_paths: list[str]) -> None:
     _STATE["rule_paths"] = list(rule_paths)
 
 
+def _to_json(listing: FileListing) -> dict[str, Any]:
+    return {"path": listing.path, "sites": listing.sites, "refused": listing.refused,
+            "error": listing.error, "rows": [list(r) for r in listing.rows],
+            "pieces": [list(p) for p in listing.pieces], "text": listing.text,
+            "n_rules": listing.n_rules, "problems": listing.problems}
+
+
+def _from_json(data: dict[str, Any]) -> FileListing:
+    """``_to_json``'s inverse; KeyError, TypeError or ValueError on anything else."""
+    listing = FileListing(
+        str(data["path"]), list(data["sites"]), int(data["refused"]), str(data["error"]),
+        [SiteRow(*r) for r in data["rows"]], [(str(a), str(b)) for a, b in data["pieces"]],
+        str(data["text"]), int(data["n_rules"]), [str(p) for p in data["problems"]])
+    if not all(isinstance(s, dict) for s in listing.sites):
+        raise TypeError("a site is not an object")
+    return listing
+
+
 def list_file(path: str) -> FileListing:
-    from klc.cuda.parse import parse_file
+    """One file's listing: from the result cache when it holds one for these bytes (and
+    rules, options, klc), else made and stored."""
+    from klc.cuda.parse import read_source
+
+    try:
+        source = read_source(path)
+    except KlcError as e:
+        return FileListing(path, error=str(e))
+    store = _STATE.get("cache")
+    key = store.key(path, source) if store is not None else ""
+    if store is not None:
+        data = store.get(key)
+        if data is not None:
+            try:
+                listing = _from_json(data)
+            except (KeyError, TypeError, ValueError):
+                listing = None  # (an entry of another layout: made again)
+            if listing is not None and listing.path == path:
+                return listing
+    listing = _list_source(path, source)
+    if store is not None and not listing.error:
+        store.put(key, _to_json(listing))
+    return listing
+
+
+def _list_source(path: str, source: bytes) -> FileListing:
+    from klc.cuda.parse import parse_bytes
     from klc.pipeline import find_sites, spec_of
     from klc.report import site_json
 
     try:
-        unit = parse_file(path)
+        unit = parse_bytes(source, path)
         try:
             spec = spec_of(unit)
         except KlcError:
             spec = None  # a broken spec block: the guards that read it fail closed
-        sites = find_sites(unit, _STATE["rules"], None, spec, clang=_STATE["clang"])
+        sites = find_sites(unit, _STATE["rules"], None, spec, clang=_STATE["clang"],
+                           refused=_STATE.get("refused", True))
     except KlcError as e:
         return FileListing(path, error=str(e))
     shown = [s for s in sites if s.ok or _STATE["all"]]
@@ -187,25 +277,36 @@ def kernel_files(roots: Sequence[str]) -> tuple[list[str], list[tuple[str, str]]
 
 def list_paths(paths: list[str], rule_paths: list[str], *, show_all: bool = False,
                tree_only: bool = False, jobs: int = 1, json_sites: bool = True,
-               render: str = "") -> Iterator[FileListing]:
+               render: str = "", cache: ListCache | bool | None = True
+               ) -> Iterator[FileListing]:
     """Every file's listing, in the order of ``paths``; ``jobs`` worker processes (1: in this
     process). Rules are loaded (and checked) before any file is read. ``json_sites``: each
     site as ``site_json`` (else as a ``SiteRow``, in ``rows``). ``render`` ("styled" or
     "plain", with ``json_sites`` off): the worker renders the rows as ``klc list`` prints
-    them, into ``pieces`` or ``text`` (then ``rows`` is left empty)."""
+    them, into ``pieces`` or ``text`` (then ``rows`` is left empty). ``cache``: the result
+    cache (``klc.batch.list_cache``; True: the default folder, None: none).
+
+    Without ``show_all``, the refused matches are judged only as far as they need to be to
+    know they are refused (``find_sites(refused=False)``): ``refused`` then counts them only
+    when one file is listed (the command says how many a file without sites had)."""
     _load(rule_paths)
+    refused = show_all or len(paths) == 1
+    options = (tree_only, show_all, refused, json_sites, render)
+    store = _open_cache(cache, options)
     jobs = max(1, min(jobs, len(paths) or 1, os.cpu_count() or 1))
     if jobs == 1:
-        _init(rule_paths, tree_only, show_all, json_sites, render)
+        _init(rule_paths, tree_only, show_all, json_sites, render, refused, store)
         for p in paths:
             yield list_file(p)
         return
-    # small chunks (about 32 per worker): the last ones keep both workers busy to the end
-    size = max(1, min(16, len(paths) // (jobs * 32) or 1))
+    # chunks of about 1/16 of a worker's share, at most 16 files: few enough that a task's
+    # cost (a pickle each way) is spread over several files, small enough that the last
+    # ones keep every worker busy to the end
+    size = max(1, min(16, len(paths) // (jobs * 16) or 1))
     chunks = [paths[i:i + size] for i in range(0, len(paths), size)]
-    with ProcessPoolExecutor(jobs, initializer=_init,
+    with ProcessPoolExecutor(jobs, mp_context=_fork_context(), initializer=_init,
                              initargs=(rule_paths, tree_only, show_all, json_sites,
-                                       render)) as pool:
+                                       render, refused, store)) as pool:
         for results in pool.map(_chunk, chunks):
             yield from results
 
@@ -214,3 +315,12 @@ def loaded_rules() -> list[Any]:
     """The rules the last ``list_paths`` loaded (and checked) in this process, for a caller
     that renders rows itself."""
     return list(_STATE.get("rules", ()))
+
+
+def _fork_context() -> Any:
+    """Fork where the platform has it: the workers start with the rules loaded and their
+    anchors compiled (``_load``), paying no start cost per worker."""
+    import multiprocessing
+
+    methods = multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context("fork" if "fork" in methods else None)

@@ -133,11 +133,16 @@ def _check_size(tree: Tree, path: str) -> None:
 
 def _check_depth(tree: Tree, path: str) -> None:
     """Refuse a tree nested deeper than MAX_DEPTH (one expression of 70,000 terms made the
-    model's queries run for minutes), with the place where it gets too deep."""
+    model's queries run for minutes), with the place where it gets too deep. A subtree of n
+    nodes is at most n - 1 levels deep (tree-sitter keeps each node's count): the walk goes
+    only into those that could reach the limit, and meets the first node past it where a
+    walk of every node would."""
+    if tree.root_node.descendant_count <= MAX_DEPTH:
+        return
     cursor = tree.walk()
     depth = 0
     while True:
-        if cursor.goto_first_child():
+        if depth + cursor.node.descendant_count > MAX_DEPTH + 1 and cursor.goto_first_child():
             depth += 1
             if depth > MAX_DEPTH:
                 row, col = cursor.node.start_point

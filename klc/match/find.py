@@ -12,7 +12,7 @@ from klc.match.dots import dots_hold
 from klc.match.engine import _Matcher, block_statements
 from klc.match.iso import split_obligations
 from klc.match.model import Binding, Match
-from klc.match.pattern import Pattern
+from klc.match.pattern import Pattern, PNode
 from klc.rule.dots import RUN_PREFIX
 
 if TYPE_CHECKING:
@@ -58,6 +58,7 @@ def _matches(pattern: Pattern, unit: Unit, rule: Rule | None = None,
     if candidates is None:
         candidates = index_nodes(unit, [pattern.root_type])
     m = _Matcher(unit.source, unit._kids)
+    oblige = split_obligations if _obliges(pattern) else _no_obligations
     find = unit.source.find
     words = pattern.words
     statements = unit._statements
@@ -91,10 +92,35 @@ def _matches(pattern: Pattern, unit: Unit, rule: Rule | None = None,
                 nodes = tuple(kids[j:end])
                 yield Match(rule, unit, unit.function_at(nodes[0].start_byte),  # type: ignore[arg-type]
                             nodes[0].start_byte, nodes[-1].end_byte, nodes, b,
-                            obligations=split_obligations(b))
+                            obligations=oblige(b))
         else:
             b = {}
             if m.node(pattern.elements[0], node, b):
                 yield Match(rule, unit, unit.function_at(node.start_byte),  # type: ignore[arg-type]
                             node.start_byte, node.end_byte, (node,), b,
-                            obligations=split_obligations(b))
+                            obligations=oblige(b))
+
+
+_OBLIGES: dict[str, bool] = {}
+
+
+def _obliges(pattern: Pattern) -> bool:
+    """Whether a match of the pattern can carry obligations: only a spelling with a check
+    (``PNode.alt_checks``) makes them."""
+    got = _OBLIGES.get(pattern.key)
+    if got is None:
+        seen: set[int] = set()
+
+        def walk(p: PNode) -> bool:
+            if id(p) in seen:
+                return False
+            seen.add(id(p))
+            return any(c is not None for c in p.alt_checks) or any(
+                walk(c) for c in (*p.children, *p.alts))
+
+        got = _OBLIGES[pattern.key] = any(walk(e) for e in pattern.elements)
+    return got
+
+
+def _no_obligations(b: dict[str, Binding]) -> tuple[Binding, ...]:
+    return ()

@@ -1,0 +1,101 @@
+"""``klc list``'s results kept on disk, so that a re-run (a pre-commit hook, a code-scanning
+step over a tree that changed in a few files) lists only what changed.
+
+A file's listing is decided by its bytes and path, the rules (what they match and judge, and
+what a listing prints of them), the listing's options and klc's own code. So a finished
+``FileListing`` is stored as JSON under the sha256 of all of them:
+
+    file bytes, path, the rule library's digest, options, klc's version and code digest
+
+A file that could not be read is never stored (it is read again next time). Entries live in
+``$KLC_CACHE_DIR/list`` (default ``~/.cache/klc/list``; ``KLC_NO_CACHE=1`` turns the cache
+off), one JSON file per key, written atomically (``klc.fsutil.atomic_write``): a crash or two
+listings sharing the folder never leave half an entry, and an entry that does not read back as
+a listing (damaged, truncated, of another layout) is a miss and is written again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from klc import __version__
+from klc.errors import KlcError
+from klc.fsutil import atomic_write
+
+LAYOUT = b"klc-list-cache/1"
+
+
+def default_dir() -> Path | None:
+    """``$KLC_CACHE_DIR/list`` (default ``~/.cache/klc/list``), None when ``KLC_NO_CACHE``
+    is set to anything but 0."""
+    if os.environ.get("KLC_NO_CACHE", "0") not in ("", "0"):
+        return None
+    root = os.environ.get("KLC_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "klc")
+    return Path(root) / "list"
+
+
+@cache
+def code_digest() -> str:
+    """The sha256 of klc's own code (every .py and .lark file of the package): a checkout
+    keeps one version string while its code changes."""
+    h = hashlib.sha256(__version__.encode())
+    root = Path(__file__).resolve().parents[1]
+    for p in sorted(root.rglob("*")):
+        if p.suffix in (".py", ".lark") and p.is_file():
+            data = p.read_bytes()
+            rel = str(p.relative_to(root)).encode()
+            h.update(len(rel).to_bytes(8, "little") + rel + len(data).to_bytes(8, "little"))
+            h.update(data)
+    return h.hexdigest()
+
+
+def digest(parts: Iterable[bytes]) -> str:
+    """sha256 over the parts, each length-prefixed (no two lists of parts hash alike)."""
+    h = hashlib.sha256()
+    for p in parts:
+        h.update(len(p).to_bytes(8, "little"))
+        h.update(p)
+    return h.hexdigest()
+
+
+@dataclass(frozen=True)
+class ListCache:
+    """A folder of listings by key (see the module doc); ``context``: the digest of what
+    every key of one run shares (the rules, the options, klc's code)."""
+
+    root: Path
+    context: str
+
+    def key(self, path: str, source: bytes) -> str:
+        return digest((LAYOUT, self.context.encode(), path.encode(), source))
+
+    def _file(self, key: str) -> Path:
+        return self.root / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        """The stored listing (its JSON object), or None: missing, or not readable as one."""
+        try:
+            data = json.loads(self._file(key).read_bytes())
+        except (OSError, ValueError):
+            return None
+        if not isinstance(data, dict) or data.get("key") != key \
+                or not isinstance(data.get("listing"), dict):
+            return None
+        return data["listing"]  # type: ignore[no-any-return]
+
+    def put(self, key: str, listing: dict[str, Any]) -> None:
+        """Store a listing; a folder that cannot be written leaves the run uncached."""
+        target = self._file(key)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(target, json.dumps({"key": key, "listing": listing}).encode())
+        except (OSError, KlcError):
+            pass

@@ -1,0 +1,74 @@
+"""Where a rule may apply, as candidates: the nodes of a unit that lie in the functions a rule's
+context clause admits (``klc.pipeline.find_sites`` without the refused sites matches a rule
+only there; ``klc.pipeline.check_context`` still judges every match)."""
+
+from __future__ import annotations
+
+import bisect
+from typing import TYPE_CHECKING, NamedTuple
+
+from tree_sitter import Node
+
+if TYPE_CHECKING:
+    from klc.cuda.model import Function, Unit
+    from klc.match.pattern import Pattern
+
+
+class Scope(NamedTuple):
+    """Where a rule's context clause lets it apply, as ``check_context`` judges it: in a
+    ``__global__`` function, a ``__device__`` one, device code (a rewrite that writes
+    device-only names), at a kernel body's top level."""
+
+    kernel: bool
+    device: bool
+    device_code: bool
+    body: bool
+
+    def admits(self, fn: Function | None) -> bool:
+        if fn is None:
+            return False
+        if self.kernel and not fn.is_kernel:
+            return False
+        if self.device and not fn.is_device:
+            return False
+        return not self.device_code or fn.kind in ("global", "device")
+
+
+def scoped(unit: Unit, pattern: Pattern, candidates: dict[str, list[Node]], scope: Scope
+           ) -> dict[str, list[Node]]:
+    """The candidates of a pattern (and of its ``anchor any`` branches) that overlap a
+    function the context ``scope`` admits (a match's function holds its first node) and, at
+    kernel scope, that are such a function's body (where a run of statements is looked for)
+    or a statement of one (a node matched alone): a superset of the candidates whose matches
+    ``check_context`` lets through, found by bisection over the functions' spans."""
+    fns = [f for f in unit.functions if scope.admits(f)]
+    patterns = (pattern, *pattern.alternatives)
+    types = {p.root_type for p in patterns}
+    if not fns:
+        return {t: [] for t in types}
+    bodies = {f.body_start for f in fns}
+    starts: list[int] = []
+    ends: list[int] = []
+    for f in sorted(fns, key=lambda f: f.start):  # (merged where they nest or overlap)
+        if ends and f.start < ends[-1]:
+            ends[-1] = max(ends[-1], f.end)
+        else:
+            starts.append(f.start)
+            ends.append(f.end)
+    runs = {p.root_type for p in patterns if p.is_sequence}
+    alone = {p.root_type for p in patterns if not p.is_sequence}
+    bisect_left = bisect.bisect_left
+    out: dict[str, list[Node]] = {}
+    for t in types:
+        keep: list[Node] = []
+        for n in candidates[t] if t in candidates else unit.nodes_by_type((t,))[t]:
+            s, e = n.start_byte, n.end_byte
+            i = bisect_left(starts, e) - 1
+            if i < 0 or ends[i] <= s:
+                continue  # in no function the rule may apply in
+            if scope.body and not ((t in runs and s in bodies) or (
+                    t in alone and n.parent is not None and n.parent.start_byte in bodies)):
+                continue  # not a kernel body, nor a statement of one
+            keep.append(n)
+        out[t] = keep
+    return out
