@@ -111,7 +111,8 @@ def test_remembered_verdicts_are_the_verdicts_of_each_use(units: list[Unit],
                 continue
             m = next(m for m in find_matches(_pattern(s.rule), fresh, s.rule)
                      if (m.start, m.end) == (s.match.start, s.match.end))
-            holes = resolve_holes(s.rule, {}, strict=False)
+            # the defaults, and the values the site's own geometry fixes (Site.holes)
+            holes = {**resolve_holes(s.rule, {}, strict=False), **s.holes}
             v = evaluate(s.rule.guard, GuardContext(m, holes, None, False))
             assert (v.ok, "" if v.ok else v.reason) == (s.ok, s.reason), (s.rule.name, m.start)
             judged += 1

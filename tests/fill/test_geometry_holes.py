@@ -132,3 +132,16 @@ def test_the_product_relation_gives_the_other_factor() -> None:
 def test_a_rule_without_relations_has_no_geometry_holes() -> None:
     rule = skill("add_restrict")
     assert geometry_relations(rule) == []
+
+
+@pytest.mark.parametrize(("b", "s"), [(8, "4"), (16, "2")])
+def test_the_block_grows_to_the_learned_tile(b: int, s: str) -> None:
+    """grow_block_2d was learned growing 16 x 16 to 32 x 32: at an 8 x 8 site the value that
+    reaches the learned block is ?s = 4 (klc.fill.shape.launch_anchors), proposed first."""
+    from klc.fill.shape import launch_anchors
+
+    rule = skill("grow_block_2d")
+    src = MATMUL.format(b=b, by="BS")
+    (site,) = sites_of(src, rule)
+    assert site.ok, site.reason
+    assert launch_anchors(rule, site, spec_of(parse_bytes(src.encode(), "k.cu"))) == {"s": s}
