@@ -1,4 +1,4 @@
-"""Fuzz klc's commands with mutated kernels, rules and spec blocks (issue 21).
+"""Fuzz klc's commands with mutated kernels, rules and spec blocks.
 
 Each input is a seed (a shipped kernel, a skill file, a kernel's klc-spec block) mutated by a
 list of edits that hypothesis draws: delete, duplicate or swap a slice, insert a token from a

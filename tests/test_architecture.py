@@ -1,4 +1,4 @@
-"""The shape of the package (issue 20), as docs/architecture.md draws it: layers that import only
+"""The shape of the package, as docs/architecture.md draws it: layers that import only
 downward, no import circle (imports inside functions and under TYPE_CHECKING count: deferring
 an import hides a circle, it does not remove it), no module over 800 lines, no function over
 100, every package installed, and no docstring citing a file the repository lacks."""
