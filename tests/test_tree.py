@@ -86,7 +86,7 @@ def test_no_work_log_in_file_text():
     hits: list[str] = []
     for path in tracked():
         text = _text(path)
-        if text is not None:
+        if text is not None and path != "tests/test_tree.py":  # its examples are work-log lines
             hits.extend(work_log_hits(path, text))
     assert hits == [], "\n".join(hits[:40])
 
