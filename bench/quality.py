@@ -281,10 +281,11 @@ def main() -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from klc import __version__
+    from klc import __version__, plugins
     from klc.gate.cache import device_name
     from klc.rule import RuleSet, default_skill_dirs
 
+    plugins.load()
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)
     skill_dirs = args.skills or default_skill_dirs()

@@ -1,11 +1,18 @@
-"""Shared pytest set-up. Tests marked ``gpu`` need an NVIDIA GPU: on a machine without one
-(CI, a laptop) they are skipped with that reason instead of failing."""
+"""Shared pytest set-up. The rule loader's vocabulary is installed first, as every entry point
+of klc does (``klc.plugins.load``). Tests marked ``gpu`` need an NVIDIA GPU: on a machine
+without one (CI, a laptop) they are skipped with that reason instead of failing."""
 
 from __future__ import annotations
 
 import functools
 
 import pytest
+
+from klc import plugins
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    plugins.load()
 
 
 @functools.cache

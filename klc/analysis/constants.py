@@ -3,13 +3,15 @@
 ``_Eval`` folds tree-sitter expressions with C's integer semantics (division by
 ``klc.safe_eval.c_div``); names resolve to ``#define``s, ``const``/``constexpr`` variables,
 template arguments (the spec's, or the one instantiation in the file) and, at run time, the
-spec's sizes. ``blockDim.x`` is the block's extent where ``klc.analysis.launch`` knows it: that
-layer sits above this one (it evaluates launch configurations with ``_Eval``), so it installs
-its finder here, in ``block_extent``, when it is imported (``klc.analysis`` imports every
-layer)."""
+spec's sizes. ``blockDim.x`` is the block's extent where it is known: ``block_dims`` (the
+spec's ``block``, every launch of the kernel in the file agreeing, or ``__launch_bounds__`` as
+an upper bound) lives here with the evaluator, since each needs the other (a launch's block
+is a constant expression; ``blockDim`` in one is the block's extent)."""
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, overload
 
@@ -44,10 +46,10 @@ from klc.cuda.syntax import (
     parse_expression,
 )
 from klc.safe_eval import c_div
-from klc.spec import Bound, Spec
+from klc.spec import Bound, Spec, launch_dims
 
 if TYPE_CHECKING:
-    from klc.cuda.model import Unit
+    from klc.cuda.model import Function, Unit
     from klc.match.model import Binding
 
 
@@ -55,15 +57,6 @@ COMPARISONS: dict[str, Callable[[Any, Any], bool]] = {
     "<": lambda a, b: a < b, "<=": lambda a, b: a <= b, "==": lambda a, b: a == b,
     "!=": lambda a, b: a != b, ">=": lambda a, b: a >= b, ">": lambda a, b: a > b,
 }
-
-
-# The block's exact extent (x, y, z) and how it is known, or None: ``blockDim.x`` in a
-# constant. Installed by ``klc.analysis.launch`` (see the module's docstring).
-def _no_extent(place: Place) -> tuple[tuple[int, int, int] | None, str]:
-    return None, ""
-
-
-block_extent: Callable[[Place], tuple[tuple[int, int, int] | None, str]] = _no_extent
 
 
 class _Eval:
@@ -140,7 +133,7 @@ class _Eval:
             arg = node.child_by_field_id(F_ARGUMENT)
             fld = node.child_by_field_id(F_FIELD)
             if arg is not None and fld is not None and _text(src, arg) == "blockDim":
-                exact, how = block_extent(self.ctx)
+                exact, how = _exact_extent(self.ctx)
                 axis = "xyz".find(_text(src, fld))
                 if exact is not None and axis >= 0:
                     self.sources.append(how)
@@ -371,3 +364,129 @@ def _number_arg(ctx: Place, n: Any) -> int | float | None:
 
 def _describe_arg(n: Any) -> str:
     return _code(n) if hasattr(n, "text") else repr(n)
+
+
+# --------------------------------------------------------------------------------------
+# The block's extent: what ``blockDim`` is in a constant
+
+
+def block_dims(ctx: Place) -> tuple[tuple[int, int, int] | None, int | None, str]:
+    """(exact block dimensions, upper bound on threads per block, how known).
+
+    Exact: from the spec's ``block``, or from every launch of the kernel in this file
+    agreeing on a constant block. Upper bound: ``__launch_bounds__`` (a launch with more
+    threads fails, so it bounds the block; it does not fix it).
+
+    Remembered per function and spec when nothing of the match was read: launches are
+    judged where they stand; a spec's block or a ``__launch_bounds__`` expression is text
+    whose names resolve where the match is."""
+    fn = ctx.function
+    if fn is None:
+        return None, None, "the match is not inside a function"
+    spec = _spec_for(ctx)
+    key = f"block_dims:{fn.start}:{fn.end}"
+    found = ctx.unit.memo.get(key)
+    if found is not None and found[0] is spec:  # (the spec object itself: no id reuse)
+        return found[1]  # type: ignore[no-any-return]
+    result = _find_block_dims(ctx, fn, spec)
+    inner = _kernel_spec(spec)
+    lb = fn.launch_bounds
+    if not (inner is not None and inner.block) and (
+            result[0] is not None or lb is None or lb.max_threads.strip().isdigit()):
+        ctx.unit.memo[key] = (spec, result)
+    return result
+
+
+def _find_block_dims(ctx: Place, fn: Function, spec: Spec | Bound | None
+                     ) -> tuple[tuple[int, int, int] | None, int | None, str]:
+    unit = ctx.unit
+    inner = _kernel_spec(spec)
+    block = inner.block if inner is not None else ()
+    if block:
+        dims = spec_dims(ctx, tuple(block))
+        if dims is not None:
+            return dims, math.prod(dims), f"the spec's block {list(block)}"
+    launches = [lc for lc in unit.launches if lc.kernel == fn.name and len(lc.config) >= 2]
+    launch_why = ""
+    if launches:
+        blocks = [launch_block(ctx, lc.config[1], lc.start) for lc in launches]
+        found = set(blocks)
+        if len(found) == 1 and None not in found:
+            dims = found.pop()
+            assert dims is not None
+            return dims, math.prod(dims), f"the launch at {unit.where(launches[0].start)}"
+        unknown = next((lc for lc, b in zip(launches, blocks, strict=True) if b is None), None)
+        if unknown is not None:
+            launch_why = (f"the launch at {unit.where(unknown.start)} gives block "
+                          f"`{' '.join(unknown.config[1].split())}`, not a constant")
+        else:
+            launch_why = (f"the launches of `{fn.name}` give different blocks: "
+                          + ", ".join(sorted({str(list(b or ())) for b in blocks})))
+    lb = fn.launch_bounds
+    if lb is not None:
+        ev = _Eval(ctx)
+        v = ev.text(lb.max_threads)
+        if isinstance(v, int):
+            return None, v, f"__launch_bounds__({lb.max_threads}) ({unit.where(lb.start)})"
+        return None, None, (f"__launch_bounds__({lb.max_threads}) has no known value: "
+                            f"{ev.why}")
+    if launch_why:
+        return None, None, f"no spec block, {launch_why}, and no __launch_bounds__"
+    return None, None, (f"no spec block, no launch of `{fn.name}` in this file and no "
+                        "__launch_bounds__")
+
+
+def spec_dims(ctx: Place, exprs: tuple[Any, ...]) -> tuple[int, int, int] | None:
+    try:
+        spec = _spec_for(ctx)
+        env = spec.env() if spec is not None else {}
+        return launch_dims(tuple(str(e) for e in exprs), env)
+    except Exception:  # an expression the spec cannot evaluate without sizes: not known
+        return None
+
+
+def launch_block(ctx: Place, text: str, at: int | None = None) -> tuple[int, int, int] | None:
+    m = re.fullmatch(r"\s*dim3\s*\((.*)\)\s*", text, re.S)
+    parts = [p for p in m.group(1).split(",")] if m else [text]
+    name = re.fullmatch(r"\s*([A-Za-z_]\w*)\s*", text)
+    if name is not None and at is not None:
+        dim3 = _dim3_variable(ctx, name.group(1), at)
+        if dim3 is not None:
+            parts = dim3
+    values = []
+    for p in parts:
+        v = _Eval(ctx).text(p)
+        if not isinstance(v, int):
+            return None
+        values.append(v)
+    values += [1] * (3 - len(values))
+    return values[0], values[1], values[2]
+
+
+def _dim3_variable(ctx: Place, name: str, at: int) -> list[str] | None:
+    """The extents a launch's block variable ``name`` holds at offset ``at``: the function
+    around the launch declares it once, ``dim3 name(a, b)`` (or ``{a, b}``, ``= dim3(a, b)``),
+    before the launch, and uses it nowhere but in launch configurations (``<<<...>>>``): no
+    assignment, no field set, no address taken, no call that could take it by reference.
+    None otherwise."""
+    unit = ctx.unit
+    fn = next((f for f in unit.functions if f.body_start <= at < f.body_end), None)
+    if fn is None:
+        return None
+    body = unit.source[fn.body_start:fn.body_end].decode("utf-8", "replace")
+    n = re.escape(name)
+    decls = list(re.finditer(rf"\bdim3\s+{n}\s*(?:\(([^()]*)\)|\{{([^{{}}]*)\}}|=\s*dim3\s*"
+                             rf"\(([^()]*)\)|=\s*\{{([^{{}}]*)\}})\s*;", body))
+    if len(decls) != 1 or re.search(rf"\b{n}\b", body[:decls[0].start()]) \
+            or fn.body_start + decls[0].end() > at:
+        return None
+    if re.search(rf"\b{n}\b", re.sub(r"<<<.*?>>>", " ", body[decls[0].end():], flags=re.S)):
+        return None
+    args = next(g for g in decls[0].groups() if g is not None)
+    return args.split(",")
+
+
+def _exact_extent(place: Place) -> tuple[tuple[int, int, int] | None, str]:
+    exact, _, how = block_dims(place)
+    return exact, how
+

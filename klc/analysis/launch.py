@@ -1,20 +1,18 @@
 """Launch dimensions, threads and shared memory (``klc.analysis`` layer 5, over constants).
 
-``_block_dims``: the block's exact extent (the spec's ``block``, or every launch in the file
+``block_dims``: the block's exact extent (the spec's ``block``, or every launch in the file
 agreeing) or an upper bound (``__launch_bounds__``). ``_thread_dependent``: which variables
 may differ between the threads of a block (a taint analysis to a fixpoint). Shared memory a
 kernel declares, and the elements the spec allocates for a buffer."""
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from tree_sitter import Node
 
-from klc.analysis import constants
 from klc.analysis.constants import _Eval, _kernel_spec, _spec_for
 from klc.analysis.declarations import _function_declarations
 from klc.analysis.tree import (
@@ -31,7 +29,7 @@ from klc.analysis.tree import (
 )
 from klc.analysis.types import SIZES, _norm_type
 from klc.cuda.syntax import F_ARGUMENT, F_CONDITION, F_FIELD, F_LEFT, F_RIGHT, F_VALUE
-from klc.spec import Bound, Spec, element_count, launch_dims
+from klc.spec import element_count
 
 if TYPE_CHECKING:
     from klc.cuda.model import Function
@@ -81,130 +79,6 @@ def _is_linear_index(node: Node, src: bytes, axis: str | None = None) -> bool:
     args = (axis,) if axis else ()
     return any(_field_of(bid, src, "blockIdx", *args) and _field_of(dim, src, "blockDim", *args)
                for bid, dim in index_factors(node, src, axis))
-
-
-def _block_dims(ctx: Place) -> tuple[tuple[int, int, int] | None, int | None, str]:
-    """(exact block dimensions, upper bound on threads per block, how known).
-
-    Exact: from the spec's ``block``, or from every launch of the kernel in this file
-    agreeing on a constant block. Upper bound: ``__launch_bounds__`` (a launch with more
-    threads fails, so it bounds the block; it does not fix it).
-
-    Remembered per function and spec when nothing of the match was read: launches are
-    judged where they stand; a spec's block or a ``__launch_bounds__`` expression is text
-    whose names resolve where the match is."""
-    fn = ctx.function
-    if fn is None:
-        return None, None, "the match is not inside a function"
-    spec = _spec_for(ctx)
-    key = f"block_dims:{fn.start}:{fn.end}"
-    found = ctx.unit.memo.get(key)
-    if found is not None and found[0] is spec:  # (the spec object itself: no id reuse)
-        return found[1]  # type: ignore[no-any-return]
-    result = _find_block_dims(ctx, fn, spec)
-    inner = _kernel_spec(spec)
-    lb = fn.launch_bounds
-    if not (inner is not None and inner.block) and (
-            result[0] is not None or lb is None or lb.max_threads.strip().isdigit()):
-        ctx.unit.memo[key] = (spec, result)
-    return result
-
-
-def _find_block_dims(ctx: Place, fn: Function, spec: Spec | Bound | None
-                     ) -> tuple[tuple[int, int, int] | None, int | None, str]:
-    unit = ctx.unit
-    inner = _kernel_spec(spec)
-    block = inner.block if inner is not None else ()
-    if block:
-        dims = _spec_dims(ctx, tuple(block))
-        if dims is not None:
-            return dims, math.prod(dims), f"the spec's block {list(block)}"
-    launches = [lc for lc in unit.launches if lc.kernel == fn.name and len(lc.config) >= 2]
-    launch_why = ""
-    if launches:
-        blocks = [_launch_block(ctx, lc.config[1], lc.start) for lc in launches]
-        found = set(blocks)
-        if len(found) == 1 and None not in found:
-            dims = found.pop()
-            assert dims is not None
-            return dims, math.prod(dims), f"the launch at {unit.where(launches[0].start)}"
-        unknown = next((lc for lc, b in zip(launches, blocks, strict=True) if b is None), None)
-        if unknown is not None:
-            launch_why = (f"the launch at {unit.where(unknown.start)} gives block "
-                          f"`{' '.join(unknown.config[1].split())}`, not a constant")
-        else:
-            launch_why = (f"the launches of `{fn.name}` give different blocks: "
-                          + ", ".join(sorted({str(list(b or ())) for b in blocks})))
-    lb = fn.launch_bounds
-    if lb is not None:
-        ev = _Eval(ctx)
-        v = ev.text(lb.max_threads)
-        if isinstance(v, int):
-            return None, v, f"__launch_bounds__({lb.max_threads}) ({unit.where(lb.start)})"
-        return None, None, (f"__launch_bounds__({lb.max_threads}) has no known value: "
-                            f"{ev.why}")
-    if launch_why:
-        return None, None, f"no spec block, {launch_why}, and no __launch_bounds__"
-    return None, None, (f"no spec block, no launch of `{fn.name}` in this file and no "
-                        "__launch_bounds__")
-
-
-def _spec_dims(ctx: Place, exprs: tuple[Any, ...]) -> tuple[int, int, int] | None:
-    try:
-        spec = _spec_for(ctx)
-        env = spec.env() if spec is not None else {}
-        return launch_dims(tuple(str(e) for e in exprs), env)
-    except Exception:  # an expression the spec cannot evaluate without sizes: not known
-        return None
-
-
-def _launch_block(ctx: Place, text: str, at: int | None = None) -> tuple[int, int, int] | None:
-    m = re.fullmatch(r"\s*dim3\s*\((.*)\)\s*", text, re.S)
-    parts = [p for p in m.group(1).split(",")] if m else [text]
-    name = re.fullmatch(r"\s*([A-Za-z_]\w*)\s*", text)
-    if name is not None and at is not None:
-        dim3 = _dim3_variable(ctx, name.group(1), at)
-        if dim3 is not None:
-            parts = dim3
-    values = []
-    for p in parts:
-        v = _Eval(ctx).text(p)
-        if not isinstance(v, int):
-            return None
-        values.append(v)
-    values += [1] * (3 - len(values))
-    return values[0], values[1], values[2]
-
-
-def _dim3_variable(ctx: Place, name: str, at: int) -> list[str] | None:
-    """The extents a launch's block variable ``name`` holds at offset ``at``: the function
-    around the launch declares it once, ``dim3 name(a, b)`` (or ``{a, b}``, ``= dim3(a, b)``),
-    before the launch, and uses it nowhere but in launch configurations (``<<<...>>>``): no
-    assignment, no field set, no address taken, no call that could take it by reference.
-    None otherwise."""
-    unit = ctx.unit
-    fn = next((f for f in unit.functions if f.body_start <= at < f.body_end), None)
-    if fn is None:
-        return None
-    body = unit.source[fn.body_start:fn.body_end].decode("utf-8", "replace")
-    n = re.escape(name)
-    decls = list(re.finditer(rf"\bdim3\s+{n}\s*(?:\(([^()]*)\)|\{{([^{{}}]*)\}}|=\s*dim3\s*"
-                             rf"\(([^()]*)\)|=\s*\{{([^{{}}]*)\}})\s*;", body))
-    if len(decls) != 1 or re.search(rf"\b{n}\b", body[:decls[0].start()]) \
-            or fn.body_start + decls[0].end() > at:
-        return None
-    if re.search(rf"\b{n}\b", re.sub(r"<<<.*?>>>", " ", body[decls[0].end():], flags=re.S)):
-        return None
-    args = next(g for g in decls[0].groups() if g is not None)
-    return args.split(",")
-
-
-def _exact_extent(place: Place) -> tuple[tuple[int, int, int] | None, str]:
-    exact, _, how = _block_dims(place)
-    return exact, how
-
-
-constants.block_extent = _exact_extent
 
 
 def _thread_dependent(ctx: Place, fn: Function) -> dict[str, str]:

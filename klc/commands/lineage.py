@@ -21,9 +21,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                        "and time, and every refused candidate")
     p.add_argument("expert", nargs="?", metavar="EXPERT", help="the expert .cu file (with a "
                    "klc-spec block)")
-    p.add_argument("--passes", default="passes", metavar="DIR",
+    p.add_argument("--passes", default=None, metavar="DIR",
                    help="simplification rules, walked in the order of DIR/ORDER (default: "
-                   "passes)")
+                   "the passes klc ships)")
     p.add_argument("--out", metavar="DIR", help="output folder (default: "
                    "lineage-<family>): lineage.json, v00_expert.cu, v01_<pass>.cu, ..., "
                    "report.md, lineage.png")

@@ -18,8 +18,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from klc.analysis.constants import _number_arg
-from klc.analysis.launch import _block_dims
+from klc.analysis.constants import _number_arg, block_dims
 from klc.analysis.tree import _in, _nodes, _snippet, _text
 from klc.analysis.writes import _writes_around
 from klc.guards.registry import (
@@ -125,7 +124,7 @@ def block_split(ctx: GuardContext, f: Any, ty: Any) -> Verdict:
     fv, tv = _number_arg(ctx, f), _number_arg(ctx, ty)
     if not isinstance(fv, int) or not isinstance(tv, int) or fv < 1 or tv < 1:
         return _no(ctx, f"block_split: {f!r}, {ty!r} are not positive integers")
-    exact, _bound, how = _block_dims(ctx)
+    exact, _bound, how = block_dims(ctx)
     if exact is None:
         return _no(ctx, f"the exact block shape is unknown: {how}")
     x, y, z = exact
@@ -180,7 +179,7 @@ def block_y_is(ctx: GuardContext, ty: Any) -> Verdict:
     want = _number_arg(ctx, ty)
     if not isinstance(want, int):
         return _no(ctx, f"block_y_is: {ty!r} is not an integer")
-    exact, _bound, how = _block_dims(ctx)
+    exact, _bound, how = block_dims(ctx)
     if exact is None:
         return _no(ctx, f"the exact block shape is unknown: {how}")
     if exact[1] != want:

@@ -8,9 +8,17 @@ from typing import Any
 
 from tree_sitter import Node
 
-from klc.analysis.constants import _constant, _kernel_spec, _number_arg, _spec_for
+from klc.analysis.constants import (
+    _constant,
+    _kernel_spec,
+    _number_arg,
+    _spec_for,
+    block_dims,
+    launch_block,
+    spec_dims,
+)
 from klc.analysis.declarations import _function_declarations, _lookup
-from klc.analysis.launch import _block_dims, _launch_block, _spec_dims, _thread_dependent
+from klc.analysis.launch import _thread_dependent
 from klc.analysis.tree import _code, _identifiers
 from klc.guards.launch import compare_extent
 from klc.guards.registry import (
@@ -34,14 +42,14 @@ def _grid_dims(ctx: GuardContext) -> tuple[tuple[int, int, int] | None, str]:
     inner = _kernel_spec(_spec_for(ctx))
     grid = inner.grid if inner is not None else ()
     if grid:
-        dims = _spec_dims(ctx, tuple(grid))
+        dims = spec_dims(ctx, tuple(grid))
         if dims is not None:
             return dims, f"the spec's grid {list(grid)}"
         return None, f"the spec's grid {list(grid)} has no value at every size"
     launches = [lc for lc in ctx.unit.launches if lc.kernel == fn.name and lc.config]
     if not launches:
         return None, f"no spec grid and no launch of `{fn.name}` in this file"
-    found = {_launch_block(ctx, lc.config[0], lc.start) for lc in launches}
+    found = {launch_block(ctx, lc.config[0], lc.start) for lc in launches}
     if len(found) == 1 and None not in found:
         dims = found.pop()
         assert dims is not None
@@ -153,7 +161,7 @@ def block_dim_power_of_two(ctx: GuardContext, axis: str) -> Verdict:
     """The block's extent along AXIS is a power of two, known exactly (the spec's block, or
     every launch in this file): a halving tree (``for (k = blockDim.x / 2; k > 0; k >>= 1)``)
     then adds every thread's value into the first cell, the same sum whatever the data."""
-    exact, _bound, how = _block_dims(ctx)
+    exact, _bound, how = block_dims(ctx)
     if exact is None:
         return _no(ctx, f"the block's {axis} extent is not known exactly: {how}")
     have = exact["xyz".index(axis)]

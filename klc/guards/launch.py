@@ -17,13 +17,13 @@ from klc.analysis.constants import (
     _kernel_spec,
     _number_arg,
     _spec_for,
+    block_dims,
 )
 from klc.analysis.declarations import _lookup
 from klc.analysis.launch import (
     _BLOCK_BARRIER,
     SMEM_DEFAULT,
     SMEM_OPTIN,
-    _block_dims,
     _condition_of,
     _depends,
     _field_of,
@@ -139,7 +139,7 @@ def block_thread_index(ctx: GuardContext, t: Binding) -> Verdict:
 def block_size_known(ctx: GuardContext) -> Verdict:
     """The threads per block of the enclosing kernel are known, exactly (spec, launches in
     this file) or as an upper bound (__launch_bounds__)."""
-    exact, bound, how = _block_dims(ctx)
+    exact, bound, how = block_dims(ctx)
     if exact is not None:
         return _yes(f"block {exact[0]}×{exact[1]}×{exact[2]} from {how}", ctx.match.start)
     if bound is not None:
@@ -156,7 +156,7 @@ def block_size(ctx: GuardContext, op: str, n: Any) -> Verdict:
     want = _number_arg(ctx, n)
     if op not in COMPARISONS or want is None:
         return _no(ctx, f"block_size: cannot compare with {op} {n!r}")
-    exact, bound, how = _block_dims(ctx)
+    exact, bound, how = block_dims(ctx)
     if exact is not None:
         total = math.prod(exact)
         if COMPARISONS[op](total, want):
@@ -178,7 +178,7 @@ def block_dim(ctx: GuardContext, axis: str, op: str, n: Any) -> Verdict:
     """The block's extent along AXIS (x, y or z) compares with N, known exactly (the spec's
     block, or every launch in this file): ``block_dim(y, ==, ?t)`` before a rewrite that
     divides block.y."""
-    exact, _bound, how = _block_dims(ctx)
+    exact, _bound, how = block_dims(ctx)
     return compare_extent(ctx, "block", exact, how, axis, op, n)
 
 
@@ -210,7 +210,7 @@ def block_extent(ctx: GuardContext, e: Binding, axis: str) -> Verdict:
     v, why, _definite, _sources = _constant(ctx, e)
     if not isinstance(v, int):
         return _no(ctx, f"{_code(e)} is neither blockDim.{axis} nor a known constant: {why}")
-    exact, _bound, how = _block_dims(ctx)
+    exact, _bound, how = block_dims(ctx)
     if exact is None:
         return _no(ctx, f"the block's {axis} extent is not known exactly: {how}")
     have = exact["xyz".index(axis)]
@@ -281,7 +281,7 @@ def square_block(ctx: GuardContext) -> Verdict:
     """The block is as wide as it is tall, blockDim.x == blockDim.y, known exactly (the
     spec's block, or every launch in this file): the thread (x, y) of a block has a partner
     (y, x) in it, which a tile transpose hands each element to."""
-    exact, _bound, how = _block_dims(ctx)
+    exact, _bound, how = block_dims(ctx)
     if exact is None:
         return _no(ctx, f"the block's shape is not known exactly: {how}")
     if exact[0] == exact[1]:
@@ -471,7 +471,7 @@ def block_size_multiple(ctx: GuardContext, n: Any) -> Verdict:
     want = _number_arg(ctx, n)
     if not isinstance(want, int) or want < 1:
         return _no(ctx, f"block_size_multiple: {n!r} is not a positive integer")
-    exact, _bound, how = _block_dims(ctx)
+    exact, _bound, how = block_dims(ctx)
     if exact is None:
         return _no(ctx, f"the exact block size is unknown: {how}")
     total = math.prod(exact)
@@ -535,7 +535,7 @@ def block_cooperative(ctx: GuardContext, region: str = "anchor") -> Verdict:
     if isinstance(span, Verdict):
         return span
     start, end, label, fn = span
-    exact, _bound, how = _block_dims(ctx)
+    exact, _bound, how = block_dims(ctx)
     if exact is None:
         return _no(ctx, f"the shape of the block of `{fn.name}` is unknown: {how}")
     if exact[1] != 1 or exact[2] != 1:

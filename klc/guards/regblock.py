@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from klc.analysis.constants import _number_arg
+from klc.analysis.constants import _number_arg, block_dims
 from klc.analysis.declarations import _lookup
-from klc.analysis.launch import _block_dims, _is_linear_index
+from klc.analysis.launch import _is_linear_index
 from klc.analysis.tree import (
     _binding_node,
     _cite,
@@ -176,7 +176,7 @@ def block_y_tiles(ctx: GuardContext, tile: Any, tm: Any) -> Verdict:
     t, m = _number_arg(ctx, tile), _number_arg(ctx, tm)
     if not isinstance(t, int) or not isinstance(m, int):
         return _no(ctx, f"block_y_tiles: {tile!r} or {tm!r} is not an integer")
-    exact, _bound, how = _block_dims(ctx)
+    exact, _bound, how = block_dims(ctx)
     if exact is None:
         return _no(ctx, f"the exact block shape is unknown: {how}")
     if exact[1] * m != t:
@@ -190,7 +190,7 @@ def block_in_spec(ctx: GuardContext) -> Verdict:
     edit of the block is recorded there (it is never made at a host launch; a kernel whose
     block only a host launch gives would keep its old block while its code expects the new
     one)."""
-    exact, _bound, how = _block_dims(ctx)
+    exact, _bound, how = block_dims(ctx)
     if exact is None or not how.startswith("the spec's block"):
         return _no(ctx, f"the block is not given by a klc-spec ({how}): the launch edit "
                    "could not be recorded", ctx.match.start)
