@@ -19,7 +19,7 @@ from __future__ import annotations
 from functools import cache
 
 from klc.edits import attribute, insert, launch, qualifier, replace, within
-from klc.guards import FAMILIES, check_call
+from klc.guards import FAMILIES, PREDICATES, check_call
 from klc.match import compile_pattern
 from klc.rule.registry import EditKind, Plugins, install
 
@@ -43,6 +43,6 @@ def edit_kinds() -> dict[str, EditKind]:
 @cache
 def load() -> Plugins:
     """The rule loader's vocabulary, installed on the first call."""
-    plugins = Plugins(edit_kinds(), check_call, compile_pattern)
+    plugins = Plugins(edit_kinds(), check_call, compile_pattern, frozenset(PREDICATES))
     install(plugins)
     return plugins

@@ -46,12 +46,13 @@ class EditKind:
 
 @dataclass(frozen=True)
 class Plugins:
-    """The rewrite kinds by keyword, the guards' check of a predicate call and the
-    matcher's check of an anchor."""
+    """The rewrite kinds by keyword, the guards' check of a predicate call, the matcher's
+    check of an anchor and the predicates' names."""
 
     edit_kinds: Mapping[str, EditKind] = field(default_factory=dict)
     check_call: CheckCall | None = None
     check_anchor: CheckAnchor | None = None
+    predicates: frozenset[str] = frozenset()  # the predicates' names (a named guard's differ)
 
     def make_edit(self, kind: str, **fields: Any) -> Edit:
         """An edit of a kind from its fields (``make_edit("launch", dim="grid", axis="x",
