@@ -34,9 +34,11 @@ DATA_DIRS = {"klc": "klc", "grammar": "klc/grammar", "passes": "klc/passes",
 PROBE = r"""
 import json, sys
 from pathlib import Path
-import klc, klc.lineage, klc.recipes
+import klc, klc.lineage, klc.plugins, klc.recipes
 from klc.rule import RuleSet, default_pass_dirs, default_skill_dirs
 from klc.rule.paths import packaged
+
+klc.plugins.load()
 
 def rel(path):
     return Path(path).parent.name + "/" + Path(path).name
@@ -112,7 +114,7 @@ def installed(tmp_path_factory) -> Path:
 def _run(argv: list[str], cwd: Path) -> str:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
     done = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, env=env, timeout=300)
-    assert done.returncode in (0, 1), done.stderr
+    assert done.returncode in (0, 1) and done.stdout, done.stderr
     return done.stdout
 
 
