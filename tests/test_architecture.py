@@ -381,3 +381,17 @@ def test_rules_load_only_once_the_plugins_are_installed(tmp_path: Path) -> None:
     assert "refused: the rule loader has no rewrite kinds" in out
     assert "after import: refused" in out  # importing klc.plugins installed nothing
     assert "after load: 0 rules" not in out and "after load:" in out
+
+
+def test_no_package_imports_a_private_name_of_the_analyses() -> None:
+    """What the guards, the fillers and the drafter read of ``klc.analysis`` has a public
+    name: no module outside it imports one of its underscore names."""
+    found = []
+    for m, p in MODULES.items():
+        if m.startswith("klc.analysis"):
+            continue
+        for node in ast.walk(ast.parse(p.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
+                    "klc.analysis"):
+                found += [f"{m}: {a.name}" for a in node.names if a.name.startswith("_")]
+    assert found == []

@@ -1,6 +1,6 @@
 """The C constant evaluator (``klc.analysis`` layer 4, over declarations and types).
 
-``_Eval`` folds tree-sitter expressions with C's integer semantics (division by
+``Evaluator`` folds tree-sitter expressions with C's integer semantics (division by
 ``klc.safe_eval.c_div``); names resolve to ``#define``s, ``const``/``constexpr`` variables,
 template arguments (the spec's, or the one instantiation in the file) and, at run time, the
 spec's sizes. ``blockDim.x`` is the block's extent where it is known: ``block_dims`` (the
@@ -17,22 +17,22 @@ from typing import TYPE_CHECKING, Any, overload
 
 from tree_sitter import Node
 
-from klc.analysis.declarations import _lookup
+from klc.analysis.declarations import lookup
 from klc.analysis.tree import (
     Place,
-    _binding_node,
-    _cast_target,
-    _cite,
-    _code,
-    _facts,
-    _memo,
-    _nodes,
-    _operator,
-    _snippet,
-    _text,
-    _unwrap,
+    binding_node,
+    cast_target,
+    cited,
+    clang_facts,
+    nodes_of,
+    operator_of,
+    quoted,
+    snippet,
+    text_of,
+    unit_memo,
+    unparen,
 )
-from klc.analysis.types import SIZES, _norm_type
+from klc.analysis.types import SIZES, norm_type
 from klc.cuda.facts import instantiations
 from klc.cuda.syntax import (
     F_ARGUMENT,
@@ -59,7 +59,7 @@ COMPARISONS: dict[str, Callable[[Any, Any], bool]] = {
 }
 
 
-class _Eval:
+class Evaluator:
     """Constant folding over tree-sitter nodes with C's integer semantics.
 
     Names resolve to ``#define``s, ``const``/``constexpr`` variables with constant
@@ -82,7 +82,7 @@ class _Eval:
     def text(self, text: str, depth: int = 0) -> int | float | None:
         parsed = parse_expression(text)
         if parsed is None:
-            self.why = f"`{_snippet(text)}` does not parse as an expression"
+            self.why = f"`{snippet(text)}` does not parse as an expression"
             return None
         node, src = parsed
         return self.node(node, src, depth)
@@ -91,18 +91,18 @@ class _Eval:
         if depth > 24:
             self.why = "the definitions are too deeply nested"
             return None
-        node = _unwrap(node)
+        node = unparen(node)
         t = node.type
         if t == "number_literal":
-            return _c_number(_text(src, node))
+            return _c_number(text_of(src, node))
         if t in ("true", "false"):
             return int(t == "true")
         if t == "char_literal":
-            body = _text(src, node)[1:-1]
+            body = text_of(src, node)[1:-1]
             return ord(body) if len(body) == 1 else None
         if t == "unary_expression":
             v = self.node(node.child_by_field_id(F_ARGUMENT), src, depth)
-            return None if v is None else _unary(_operator(node), v)
+            return None if v is None else _unary(operator_of(node), v)
         if t == "binary_expression":
             a = self.node(node.child_by_field_id(F_LEFT), src, depth)
             if a is None:
@@ -110,9 +110,9 @@ class _Eval:
             b = self.node(node.child_by_field_id(F_RIGHT), src, depth)
             if b is None:
                 return None
-            v = _binary(_operator(node), a, b)
+            v = _binary(operator_of(node), a, b)
             if v is None:
-                self.why = f"`{_snippet(_text(src, node))}` cannot be folded (division by zero?)"
+                self.why = f"`{snippet(text_of(src, node))}` cannot be folded (division by zero?)"
             return v
         if t == "conditional_expression":
             c = self.node(node.child_by_field_id(F_CONDITION), src, depth)
@@ -122,33 +122,33 @@ class _Eval:
                              src, depth)
         if t == "sizeof_expression":
             ty = node.child_by_field_id(F_TYPE)
-            size = SIZES.get(_norm_type(_text(src, ty))) if ty is not None else None
+            size = SIZES.get(norm_type(text_of(src, ty))) if ty is not None else None
             if size is None:
-                self.why = f"`{_snippet(_text(src, node))}`: size unknown to the tree"
+                self.why = f"`{snippet(text_of(src, node))}`: size unknown to the tree"
             return size
         if t == "identifier":
-            return self.name(_text(src, node), node.start_byte if src is self.unit.source
+            return self.name(text_of(src, node), node.start_byte if src is self.unit.source
                              else self.ctx.match.start, depth)
         if t == "field_expression":
             arg = node.child_by_field_id(F_ARGUMENT)
             fld = node.child_by_field_id(F_FIELD)
-            if arg is not None and fld is not None and _text(src, arg) == "blockDim":
+            if arg is not None and fld is not None and text_of(src, arg) == "blockDim":
                 exact, how = _exact_extent(self.ctx)
-                axis = "xyz".find(_text(src, fld))
+                axis = "xyz".find(text_of(src, fld))
                 if exact is not None and axis >= 0:
                     self.sources.append(how)
                     return exact[axis]
-            self.why = f"`{_snippet(_text(src, node))}` is not a compile-time constant"
+            self.why = f"`{snippet(text_of(src, node))}` is not a compile-time constant"
             self.definite = True
             return None
-        ty, operand = _cast_target(node, src)
+        ty, operand = cast_target(node, src)
         if operand is not None:
             v = self.node(operand, src, depth)
-            if v is not None and ty is not None and _norm_type(_text(src, ty)) in (
+            if v is not None and ty is not None and norm_type(text_of(src, ty)) in (
                     "int", "unsigned int", "long", "long long", "size_t", "unsigned long long"):
                 v = int(v)
             return v
-        self.why = f"`{_snippet(_text(src, node))}` is not a constant expression the tree knows"
+        self.why = f"`{snippet(text_of(src, node))}` is not a constant expression the tree knows"
         return None
 
     def name(self, name: str, at: int, depth: int) -> int | float | None:
@@ -168,9 +168,9 @@ class _Eval:
             self.why = f"`{name}` is a template parameter of {fn.name}"
             self.settled = True
             return None
-        decl = _lookup(self.ctx, name, at)
+        decl = lookup(self.ctx, name, at)
         if decl is not None and decl.origin == "parameter":
-            if self.runtime and (sizes := _spec_sizes(self.ctx, name)) is not None \
+            if self.runtime and (sizes := spec_sizes(self.ctx, name)) is not None \
                     and len(set(sizes)) == 1:
                 self.sources.append(f"{name} = {sizes[0]} (spec)")
                 return sizes[0]
@@ -182,10 +182,10 @@ class _Eval:
                     "const" in decl.qualifiers or "constexpr" in decl.qualifiers):
                 v = self.node(decl.init, self.unit.source, depth + 1)
                 if v is not None:
-                    self.sources.append(f"{_snippet(self.unit.text(decl.start, decl.end))}")
+                    self.sources.append(f"{snippet(self.unit.text(decl.start, decl.end))}")
                 return v
             self.why = (f"`{name}` is a variable, not a constant "
-                        f"({_cite(self.unit, decl.start, decl.end)})")
+                        f"({cited(self.unit, decl.start, decl.end)})")
             self.definite = True
             return None
         self.why = f"`{name}` is not defined in this file as a constant"
@@ -250,43 +250,43 @@ def _defines(unit: Unit) -> dict[str, str]:
 
     def build() -> dict[str, str]:
         out: dict[str, str] = {}
-        for node in _nodes(unit, "preproc_def"):
+        for node in nodes_of(unit, "preproc_def"):
             name = node.child_by_field_id(F_NAME)
             value = node.child_by_field_id(F_VALUE)
             if name is not None and value is not None:
                 out[unit.text(name)] = unit.text(value).strip()
         return out
 
-    return _memo(unit, "defines", build)
+    return unit_memo(unit, "defines", build)
 
 
 @overload
-def _kernel_spec(spec: Spec | Bound) -> Spec: ...
+def kernel_spec(spec: Spec | Bound) -> Spec: ...
 
 
 @overload
-def _kernel_spec(spec: None) -> None: ...
+def kernel_spec(spec: None) -> None: ...
 
 
-def _kernel_spec(spec: Spec | Bound | None) -> Spec | None:
+def kernel_spec(spec: Spec | Bound | None) -> Spec | None:
     """The spec itself: a ``klc.spec.Bound`` (a spec checked against its kernel) wraps one."""
     return spec.spec if isinstance(spec, Bound) else spec
 
 
-def _spec_for(ctx: Place) -> Spec | Bound | None:
+def spec_for(ctx: Place) -> Spec | Bound | None:
     """The spec, if there is one and it describes the enclosing kernel."""
     spec = ctx.spec
     if spec is None:
         return None
     fn = ctx.function
-    if fn is not None and _kernel_spec(spec).kernel_name != fn.name:
+    if fn is not None and kernel_spec(spec).kernel_name != fn.name:
         return None
     return spec
 
 
 def _spec_template(ctx: Place) -> dict[str, str]:
-    spec = _spec_for(ctx)
-    inner = _kernel_spec(spec)
+    spec = spec_for(ctx)
+    inner = kernel_spec(spec)
     return dict(inner.template) if inner is not None else {}
 
 
@@ -303,19 +303,19 @@ def _template_values(ctx: Place) -> tuple[dict[str, int | float], str]:
     def build() -> list[dict[str, str]]:
         return instantiations(ctx.unit, fn.name)
 
-    inst = _memo(ctx.unit, f"instantiations:{fn.name}", build)
+    inst = unit_memo(ctx.unit, f"instantiations:{fn.name}", build)
     if len(inst) != 1:
         return values, "spec"
     found = {k: n for k, v in inst[0].items() if (n := _c_number(v)) is not None}
     return found, "its one instantiation in the file"
 
 
-def _spec_sizes(ctx: Place, name: str) -> tuple[int, ...] | None:
+def spec_sizes(ctx: Place, name: str) -> tuple[int, ...] | None:
     """Every value the spec gives a size parameter: its profiling size and each verification
     size. None when the spec does not fix it (the gate then derives sizes, including ones
     that are not multiples of the block size, so nothing may be assumed)."""
-    spec = _spec_for(ctx)
-    inner = _kernel_spec(spec)
+    spec = spec_for(ctx)
+    inner = kernel_spec(spec)
     if inner is None:
         return None
     sizes, verify = inner.sizes, inner.verify_sizes
@@ -327,19 +327,19 @@ def _spec_sizes(ctx: Place, name: str) -> tuple[int, ...] | None:
     return tuple(int(v) for v in values)
 
 
-def _constant(ctx: Place, b: Binding, runtime: bool = False
-              ) -> tuple[int | float | None, str, bool, list[str]]:
+def constant_of(ctx: Place, b: Binding, runtime: bool = False
+                ) -> tuple[int | float | None, str, bool, list[str]]:
     """(value, why not, definitely not constant, sources) of a bound expression: the tree
     first, then clang for what the tree cannot resolve (template arguments, globals)."""
-    node = _binding_node(b)
-    ev = _Eval(ctx, runtime)
+    node = binding_node(b)
+    ev = Evaluator(ctx, runtime)
     if node is None:  # a fragment of a token (a metavariable in a #pragma line) or a run
         v = ev.text(b.text) if b.text.strip() else None
-        return v, ev.why or f"{_code(b)} is not one expression", ev.definite, ev.sources
+        return v, ev.why or f"{quoted(b)} is not one expression", ev.definite, ev.sources
     v = ev.node(node, ctx.unit.source)
     if v is not None or ev.definite or ev.settled:
         return v, ev.why, ev.definite, ev.sources
-    facts, why = _facts(ctx)
+    facts, why = clang_facts(ctx)
     if facts is None:
         return None, f"{ev.why}; {why}", False, []
     bindings = {k: v2 for k, v2 in _template_values(ctx)[0].items() if isinstance(v2, int)}
@@ -349,21 +349,21 @@ def _constant(ctx: Place, b: Binding, runtime: bool = False
     return value, "", False, ["clang"]
 
 
-def _from(sources: list[str]) -> str:
+def from_note(sources: list[str]) -> str:
     return f" (from {'; '.join(dict.fromkeys(sources))})" if sources else ""
 
 
-def _number_arg(ctx: Place, n: Any) -> int | float | None:
+def number_arg(ctx: Place, n: Any) -> int | float | None:
     if isinstance(n, int | float):
         return n
     if isinstance(n, str):
         return _c_number(n)
-    v, _, _, _ = _constant(ctx, n, runtime=True)
+    v, _, _, _ = constant_of(ctx, n, runtime=True)
     return v
 
 
-def _describe_arg(n: Any) -> str:
-    return _code(n) if hasattr(n, "text") else repr(n)
+def describe_arg(n: Any) -> str:
+    return quoted(n) if hasattr(n, "text") else repr(n)
 
 
 # --------------------------------------------------------------------------------------
@@ -383,13 +383,13 @@ def block_dims(ctx: Place) -> tuple[tuple[int, int, int] | None, int | None, str
     fn = ctx.function
     if fn is None:
         return None, None, "the match is not inside a function"
-    spec = _spec_for(ctx)
+    spec = spec_for(ctx)
     key = f"block_dims:{fn.start}:{fn.end}"
     found = ctx.unit.memo.get(key)
     if found is not None and found[0] is spec:  # (the spec object itself: no id reuse)
         return found[1]  # type: ignore[no-any-return]
     result = _find_block_dims(ctx, fn, spec)
-    inner = _kernel_spec(spec)
+    inner = kernel_spec(spec)
     lb = fn.launch_bounds
     if not (inner is not None and inner.block) and (
             result[0] is not None or lb is None or lb.max_threads.strip().isdigit()):
@@ -400,7 +400,7 @@ def block_dims(ctx: Place) -> tuple[tuple[int, int, int] | None, int | None, str
 def _find_block_dims(ctx: Place, fn: Function, spec: Spec | Bound | None
                      ) -> tuple[tuple[int, int, int] | None, int | None, str]:
     unit = ctx.unit
-    inner = _kernel_spec(spec)
+    inner = kernel_spec(spec)
     block = inner.block if inner is not None else ()
     if block:
         dims = spec_dims(ctx, tuple(block))
@@ -424,7 +424,7 @@ def _find_block_dims(ctx: Place, fn: Function, spec: Spec | Bound | None
                           + ", ".join(sorted({str(list(b or ())) for b in blocks})))
     lb = fn.launch_bounds
     if lb is not None:
-        ev = _Eval(ctx)
+        ev = Evaluator(ctx)
         v = ev.text(lb.max_threads)
         if isinstance(v, int):
             return None, v, f"__launch_bounds__({lb.max_threads}) ({unit.where(lb.start)})"
@@ -438,7 +438,7 @@ def _find_block_dims(ctx: Place, fn: Function, spec: Spec | Bound | None
 
 def spec_dims(ctx: Place, exprs: tuple[Any, ...]) -> tuple[int, int, int] | None:
     try:
-        spec = _spec_for(ctx)
+        spec = spec_for(ctx)
         env = spec.env() if spec is not None else {}
         return launch_dims(tuple(str(e) for e in exprs), env)
     except Exception:  # an expression the spec cannot evaluate without sizes: not known
@@ -455,7 +455,7 @@ def launch_block(ctx: Place, text: str, at: int | None = None) -> tuple[int, int
             parts = dim3
     values = []
     for p in parts:
-        v = _Eval(ctx).text(p)
+        v = Evaluator(ctx).text(p)
         if not isinstance(v, int):
             return None
         values.append(v)

@@ -1,7 +1,7 @@
 """Launch dimensions, threads and shared memory (``klc.analysis`` layer 5, over constants).
 
 ``block_dims``: the block's exact extent (the spec's ``block``, or every launch in the file
-agreeing) or an upper bound (``__launch_bounds__``). ``_thread_dependent``: which variables
+agreeing) or an upper bound (``__launch_bounds__``). ``thread_dependent``: which variables
 may differ between the threads of a block (a taint analysis to a fixpoint). Shared memory a
 kernel declares, and the elements the spec allocates for a buffer."""
 
@@ -13,21 +13,21 @@ from typing import TYPE_CHECKING, Any
 
 from tree_sitter import Node
 
-from klc.analysis.constants import _Eval, _kernel_spec, _spec_for
-from klc.analysis.declarations import _function_declarations
+from klc.analysis.constants import Evaluator, kernel_spec, spec_for
+from klc.analysis.declarations import function_declarations
 from klc.analysis.tree import (
     Place,
-    _cast_target,
-    _identifiers,
-    _in,
-    _memo,
-    _nodes,
-    _operator,
-    _snippet,
-    _text,
-    _unwrap,
+    cast_target,
+    in_span,
+    names_in,
+    nodes_of,
+    operator_of,
+    snippet,
+    text_of,
+    unit_memo,
+    unparen,
 )
-from klc.analysis.types import SIZES, _norm_type
+from klc.analysis.types import SIZES, norm_type
 from klc.cuda.syntax import F_ARGUMENT, F_CONDITION, F_FIELD, F_LEFT, F_RIGHT, F_VALUE
 from klc.spec import element_count
 
@@ -35,19 +35,19 @@ if TYPE_CHECKING:
     from klc.cuda.model import Function
 
 
-def _field_of(node: Node, src: bytes, base: str, axis: str = "x") -> bool:
-    node = _strip_casts(node, src)
+def field_of(node: Node, src: bytes, base: str, axis: str = "x") -> bool:
+    node = strip_casts(node, src)
     if node.type != "field_expression":
         return False
     arg, fld = node.child_by_field_id(F_ARGUMENT), node.child_by_field_id(F_FIELD)
-    return arg is not None and fld is not None and _text(src, arg) == base \
-        and _text(src, fld) == axis
+    return arg is not None and fld is not None and text_of(src, arg) == base \
+        and text_of(src, fld) == axis
 
 
-def _strip_casts(node: Node, src: bytes) -> Node:
+def strip_casts(node: Node, src: bytes) -> Node:
     while True:
-        node = _unwrap(node)
-        _, operand = _cast_target(node, src)
+        node = unparen(node)
+        _, operand = cast_target(node, src)
         if operand is None:
             return node
         node = operand
@@ -58,30 +58,30 @@ def index_factors(node: Node, src: bytes, axis: str | None = None) -> list[tuple
     parentheses aside; ``axis`` None: threadIdx's field not checked), the (factor, other
     factor) pairs of its product, each of which may be the ``blockIdx`` side: the callers
     ask which is ``blockIdx.a`` and what the step is. Empty for any other shape."""
-    node = _strip_casts(node, src)
-    if node.type != "binary_expression" or _operator(node) != "+":
+    node = strip_casts(node, src)
+    if node.type != "binary_expression" or operator_of(node) != "+":
         return []
-    left = _strip_casts(node.child_by_field_id(F_LEFT), src)
-    right = _strip_casts(node.child_by_field_id(F_RIGHT), src)
+    left = strip_casts(node.child_by_field_id(F_LEFT), src)
+    right = strip_casts(node.child_by_field_id(F_RIGHT), src)
     out = []
     for prod, tid in ((left, right), (right, left)):
-        if not _field_of(tid, src, "threadIdx", *((axis,) if axis else ())) \
-                or prod.type != "binary_expression" or _operator(prod) != "*":
+        if not field_of(tid, src, "threadIdx", *((axis,) if axis else ())) \
+                or prod.type != "binary_expression" or operator_of(prod) != "*":
             continue
-        a = _strip_casts(prod.child_by_field_id(F_LEFT), src)
-        b = _strip_casts(prod.child_by_field_id(F_RIGHT), src)
+        a = strip_casts(prod.child_by_field_id(F_LEFT), src)
+        b = strip_casts(prod.child_by_field_id(F_RIGHT), src)
         out += [(a, b), (b, a)]
     return out
 
 
-def _is_linear_index(node: Node, src: bytes, axis: str | None = None) -> bool:
+def is_linear_index(node: Node, src: bytes, axis: str | None = None) -> bool:
     """``blockIdx.a * blockDim.a + threadIdx.a`` in any order of its terms and factors."""
     args = (axis,) if axis else ()
-    return any(_field_of(bid, src, "blockIdx", *args) and _field_of(dim, src, "blockDim", *args)
+    return any(field_of(bid, src, "blockIdx", *args) and field_of(dim, src, "blockDim", *args)
                for bid, dim in index_factors(node, src, axis))
 
 
-def _thread_dependent(ctx: Place, fn: Function) -> dict[str, str]:
+def thread_dependent(ctx: Place, fn: Function) -> dict[str, str]:
     """Variables of ``fn`` whose value may differ between threads of a block, each with the
     assignment that makes it so (a taint analysis to a fixpoint over the function)."""
 
@@ -89,17 +89,17 @@ def _thread_dependent(ctx: Place, fn: Function) -> dict[str, str]:
         unit, src = ctx.unit, ctx.unit.source
         tainted: dict[str, str] = {}
         defs: list[tuple[str, Node, Node]] = []  # (variable, value, where)
-        for d in _function_declarations(unit, fn):
+        for d in function_declarations(unit, fn):
             if d.init is not None:
                 defs.append((d.name, d.init, d.init))
-        for node in _in(_nodes(unit, "assignment_expression"), fn.body_start, fn.body_end):
+        for node in in_span(nodes_of(unit, "assignment_expression"), fn.body_start, fn.body_end):
             left, right = node.child_by_field_id(F_LEFT), node.child_by_field_id(F_RIGHT)
-            if left is not None and right is not None and _unwrap(left).type == "identifier":
-                defs.append((_text(src, _unwrap(left)), right, node))
+            if left is not None and right is not None and unparen(left).type == "identifier":
+                defs.append((text_of(src, unparen(left)), right, node))
         for lp in fn.loops:  # a loop variable stepping from a thread-dependent start
             if lp.var and lp.init and "threadIdx" in lp.init:
                 tainted.setdefault(lp.var, f"{lp.var} = {lp.init}")
-        # what ``_depends`` reads of each value, found once: whether its text names the
+        # what ``taints`` reads of each value, found once: whether its text names the
         # thread, else the identifiers it reads (the passes then only look them up)
         reads: list[tuple[bool, list[str]] | None] = [None] * len(defs)
         changed = True
@@ -110,33 +110,33 @@ def _thread_dependent(ctx: Place, fn: Function) -> dict[str, str]:
                     continue
                 seen = reads[i]
                 if seen is None:
-                    text = _text(src, value)
+                    text = text_of(src, value)
                     direct = "threadIdx" in text or any(c in text for c in _THREAD_CALLS)
                     seen = reads[i] = (direct, [] if direct else
-                                       [n for n, _ in _identifiers(value, src)])
+                                       [n for n, _ in names_in(value, src)])
                 if seen[0] or any(n in tainted for n in seen[1]):
-                    tainted[name] = _snippet(_text(src, node))
+                    tainted[name] = snippet(text_of(src, node))
                     changed = True
         return tainted
 
-    return _memo(ctx.unit, f"tainted:{fn.start}", build)
+    return unit_memo(ctx.unit, f"tainted:{fn.start}", build)
 
 
 _THREAD_CALLS = ("thread_rank", "__lane_id", "laneid", "threadIdx", "__shfl")
 
 
-def _depends(node: Node, src: bytes, tainted: Mapping[str, str]) -> bool:
-    text = _text(src, node)
+def taints(node: Node, src: bytes, tainted: Mapping[str, str]) -> bool:
+    text = text_of(src, node)
     if "threadIdx" in text or any(c in text for c in _THREAD_CALLS):
         return True
-    return any(name in tainted for name, _ in _identifiers(node, src))
+    return any(name in tainted for name, _ in names_in(node, src))
 
 
-_BLOCK_BARRIER = re.compile(r"^(?:__syncthreads\w*|__barrier_sync|.*\bblock\w*\.sync|"
-                            r".*this_thread_block\(\)\.sync|.*grid\w*\.sync)$")
+BLOCK_BARRIER = re.compile(r"^(?:__syncthreads\w*|__barrier_sync|.*\bblock\w*\.sync|"
+                           r".*this_thread_block\(\)\.sync|.*grid\w*\.sync)$")
 
 
-def _condition_of(parent: Node, child: Node) -> Node | None:
+def condition_of(parent: Node, child: Node) -> Node | None:
     """The condition controlling whether ``child`` runs, if ``parent`` is a branch or loop
     and ``child`` is not that condition itself."""
     t = parent.type
@@ -147,29 +147,29 @@ def _condition_of(parent: Node, child: Node) -> Node | None:
             return None
         if cond.type == "condition_clause":
             cond = cond.child_by_field_id(F_VALUE) or cond
-        return _unwrap(cond)
+        return unparen(cond)
     if t == "conditional_expression":
         cond = parent.child_by_field_id(F_CONDITION)
         return None if cond is not None and cond == child else cond
-    if t == "binary_expression" and _operator(parent) in ("&&", "||"):
+    if t == "binary_expression" and operator_of(parent) in ("&&", "||"):
         left = parent.child_by_field_id(F_LEFT)
         return left if left is not None and left != child else None
     return None
 
 
-def _thread_condition_above(node: Node, stop: Node, src: bytes,
-                            tainted: Mapping[str, str]) -> Node | None:
+def thread_condition_above(node: Node, stop: Node, src: bytes,
+                           tainted: Mapping[str, str]) -> Node | None:
     cur = node
     while cur.parent is not None and cur.parent != stop:
-        cond = _condition_of(cur.parent, cur)
-        if cond is not None and _depends(cond, src, tainted):
+        cond = condition_of(cur.parent, cur)
+        if cond is not None and taints(cond, src, tainted):
             return cond
         cur = cur.parent
     return None
 
 
-def _taint_words(cond: Node, src: bytes, tainted: Mapping[str, str]) -> str:
-    for name, _ in _identifiers(cond, src):
+def taint_words(cond: Node, src: bytes, tainted: Mapping[str, str]) -> str:
+    for name, _ in names_in(cond, src):
         if name in tainted:
             return f" (`{tainted[name]}`)"
     return ""
@@ -179,13 +179,13 @@ SMEM_DEFAULT = 48 * 1024
 SMEM_OPTIN = 227 * 1024
 
 
-def _shared_bytes(decls: list[Any], ev: _Eval) -> tuple[int | None, str]:
+def shared_bytes(decls: list[Any], ev: Evaluator) -> tuple[int | None, str]:
     """Static shared bytes of ``__shared__`` declarations (extern ones are dynamic)."""
     total = 0
     for s in decls:
         if s.extern:
             continue
-        size = SIZES.get(_norm_type(s.type))
+        size = SIZES.get(norm_type(s.type))
         if size is None:
             return None, f"the size of {s.type} (`__shared__ {s.type} {s.name}`) is unknown"
         for dim in s.dims:
@@ -197,10 +197,10 @@ def _shared_bytes(decls: list[Any], ev: _Eval) -> tuple[int | None, str]:
     return total, ""
 
 
-def _spec_elements(ctx: Place, name: str) -> tuple[int | None, str]:
+def spec_elements(ctx: Place, name: str) -> tuple[int | None, str]:
     """(the most elements the spec ever allocates for buffer argument ``name``, how known)."""
-    spec = _spec_for(ctx)
-    inner = _kernel_spec(spec)
+    spec = spec_for(ctx)
+    inner = kernel_spec(spec)
     if spec is None or inner is None:
         return None, "no spec"
     arg = next((a for a in inner.args if a.name == name), None)

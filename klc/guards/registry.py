@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from klc.analysis.loops import _enclosing_loop
+from klc.analysis.loops import enclosing_loop
 from klc.rule.guard import GuardArg
 
 if TYPE_CHECKING:
@@ -93,7 +93,7 @@ class Traits:
 
     ``per_declaration``: where each $X argument is a plain identifier that names a local or
     a parameter, the verdict (ok, reason, unknown) depends only on the enclosing function,
-    on that name and on the declaration it resolves to at the use (``_lookup``: the closest
+    on that name and on the declaration it resolves to at the use (``lookup``: the closest
     preceding local, else the parameter), on constant or hole arguments and on the region
     ``kernel``; never on where in the function the use is (no reason cites the use, and
     libclang is never asked when a declaration is found). ``klc.pipeline.find_sites`` judges
@@ -260,7 +260,7 @@ def _region(ctx: GuardContext, region: str) -> tuple[int, int, str] | Verdict:
     if fn is None:
         return _no(ctx, f"the match ({ctx.unit.where(m.start)}) is not inside a function")
     if region == "loop":
-        loop = _enclosing_loop(fn, m.start, m.end)
+        loop = enclosing_loop(fn, m.start, m.end)
         if loop is None:
             return _no(ctx, f"the match ({ctx.unit.where(m.start)}) is not inside a loop")
         return loop.start, loop.end, f"the {loop.kind} loop at {ctx.unit.where(loop.start)}"
