@@ -64,8 +64,7 @@ def applicable(path: Path, rules: list[Any]) -> list[str]:
 def launch_bound_problems(source: bytes, path: str) -> list[str]:
     """Kernels whose ``__launch_bounds__`` allow fewer threads than the block their spec or
     their launches in the file give."""
-    from klc.analysis.constants import _Eval
-    from klc.analysis.launch import _block_dims
+    from klc.analysis.constants import Evaluator, block_dims
     from klc.cuda.parse import parse_bytes
     from klc.guards import GuardContext
     from klc.match import Match
@@ -78,8 +77,8 @@ def launch_bound_problems(source: bytes, path: str) -> list[str]:
         if fn.launch_bounds is None:
             continue
         ctx = GuardContext(Match(None, unit, fn, fn.start, fn.end, (), {}), {}, spec)
-        cap = _Eval(ctx).text(fn.launch_bounds.max_threads)
-        dims, _, _ = _block_dims(ctx)  # (exact: the spec's block, or the launches')
+        cap = Evaluator(ctx).text(fn.launch_bounds.max_threads)
+        dims, _, _ = block_dims(ctx)  # (exact: the spec's block, or the launches')
         if isinstance(cap, int) and dims is not None and dims[0] * dims[1] * dims[2] > cap:
             out.append(f"`{fn.name}`: block {list(dims)} above __launch_bounds__({cap})")
     return out

@@ -36,6 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.make_corpus import corpus_how  # noqa: E402
+from klc import plugins  # noqa: E402
 from klc.cuda.parse import parse_bytes  # noqa: E402
 from klc.errors import KlcError  # noqa: E402
 from klc.match import find_matches, index_nodes, pattern_of  # noqa: E402
@@ -246,6 +247,7 @@ def main() -> int:
                     help="time the commands (klc list, ast-grep) only, not the API rows")
     args = ap.parse_args()
     rule_paths = args.rules or [str(ROOT / "skills")]
+    plugins.load()
     rules = list(RuleSet.load(rule_paths).rules)
     gc.freeze()  # as the klc command does (klc.interrupts.tune_gc)
     gc.set_threshold(50_000, 20, 100)

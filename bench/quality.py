@@ -46,10 +46,10 @@ sys.path.insert(0, str(ROOT))
 from klc.commands.optimize import add_llm_options, check_llm_options  # noqa: E402
 from klc.errors import KlcError  # noqa: E402
 
-TARGET_EXPERT = 0.9  # issue 6: each lineage's naive kernel reaches >= 90% of its expert
-TARGET_GEOMEAN = 1.5  # issue 6: held-out geomean speedup >= 1.5x
-TRANSFER_GEOMEAN = 2.0  # issue 18: transfer set geomean >= 2x over the first versions
-FAR_PCT, FAR_SPEEDUP = 30.0, 3.0  # issue 18: each kernel under 30% of SOL at least 3x faster
+TARGET_EXPERT = 0.9  # each lineage's naive kernel reaches >= 90% of its expert
+TARGET_GEOMEAN = 1.5  # held-out geomean speedup >= 1.5x
+TRANSFER_GEOMEAN = 2.0  # transfer set geomean >= 2x over the first versions
+FAR_PCT, FAR_SPEEDUP = 30.0, 3.0  # each kernel under 30% of SOL at least 3x faster
 
 
 def lineage_jobs(families: list[str] | None) -> list[dict[str, Any]]:
@@ -66,7 +66,7 @@ def lineage_jobs(families: list[str] | None) -> list[dict[str, Any]]:
 
 
 def heldout_jobs(pattern: str | None, which: str = "heldout") -> list[dict[str, Any]]:
-    """The kernels of bench/heldout/ (the regression set) or bench/transfer/ (issue 18's
+    """The kernels of bench/heldout/ (the regression set) or bench/transfer/ (the
     blind set), whose names match ``pattern``."""
     folder = ROOT / "bench" / which
     paths = sorted(folder.glob("*.cu")) if folder.is_dir() else []
@@ -203,7 +203,7 @@ def markdown(rows: list[dict[str, Any]], summ: dict[str, Any], meta: dict[str, A
              f"klc {meta['version']}; {meta['date']}.", ""]
     for group, title in (("lineage", "Lineages (naive end -> klc, vs the expert)"),
                          ("heldout", "Regression set (bench/heldout)"),
-                         ("transfer", "Transfer set (bench/transfer, issue 18)")):
+                         ("transfer", "Transfer set (bench/transfer)")):
         sub = [r for r in rows if r["set"] == group]
         if not sub:
             continue
@@ -281,10 +281,11 @@ def main() -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from klc import __version__
+    from klc import __version__, plugins
     from klc.gate.cache import device_name
     from klc.rule import RuleSet, default_skill_dirs
 
+    plugins.load()
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)
     skill_dirs = args.skills or default_skill_dirs()

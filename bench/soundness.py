@@ -417,8 +417,10 @@ _RULES: dict[tuple[Any, ...], list[tuple[str, list[Any]]]] = {}
 
 def load_libraries(cfg: Config) -> list[tuple[str, list[Any]]]:
     """(library, its rules) for each library, loaded once per process."""
+    from klc import plugins
     from klc.rule.ruleset import RuleSet
 
+    plugins.load()  # (in each worker process too)
     key = cfg.libraries
     if key not in _RULES:
         _RULES[key] = [(name, list(RuleSet.load(paths).rules)) for name, paths in cfg.libraries]

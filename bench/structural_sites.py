@@ -5,7 +5,7 @@
 A structural skill changes how work maps to threads, the memory layout or the launch
 (warp per row, shared-memory tiles, vector loads, grid-stride loops, ...); the others only
 annotate the code (qualifiers, ``__launch_bounds__``, unroll pragmas, fast-math intrinsics).
-Issue 17's measure of the matcher is this count on code no one here wrote (the transfer set,
+The measure of the matcher's reach is this count on code no one here wrote (the transfer set,
 ``bench/transfer/``; the real-code corpus of ``bench/real_corpus.py``): it must go up while
 ``bench/soundness.py`` stays at 0 broken rewrites. Prints applicable sites and files per
 skill, then the totals.

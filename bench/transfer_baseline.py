@@ -113,7 +113,7 @@ def markdown(rows: list[dict[str, Any]], device: str, figures: dict[str, Any] | 
               f"{sum(r['verdict'] == 'passed' for r in rows)} passed the gate."]
     if done:
         under30 = [r for r in done if r["pct_of_sol"] < 30]
-        lines.append(f"{len(under30)} run under 30% of SOL (issue 18's target: each of those "
+        lines.append(f"{len(under30)} run under 30% of SOL (the target: each of those "
                      "at least 3x faster after `klc optimize`, or a named missing skill).")
     if bad:
         lines += ["", "## Not passed", ""]

@@ -125,8 +125,9 @@ def _ruleset(paths: Iterable[str], rules: list[Rule]) -> RuleSet:
 def load_rules(*paths: str | Path) -> RuleSet:
     """Load rule files and folders (a folder: its ``*.rule`` files, sorted); with no path,
     the skills library. A rule that does not load raises KlcError (file:line:col)."""
-    from klc import rule
+    from klc import plugins, rule
 
+    plugins.load()
     names = [str(p) for p in paths] or rule.default_skill_dirs()
     return _ruleset(names, list(rule.RuleSet.load(names).rules))
 

@@ -11,19 +11,35 @@ Exit status: 0 success, 1 "nothing to do" where a command says so (``apply`` fou
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
 from collections.abc import Callable, Sequence
 
 from klc import __version__
+from klc.commands import (
+    apply,
+    ast,
+    batch,
+    check,
+    gate,
+    learn,
+    lineage,
+    optimize,
+    parse,
+    spec,
+    test,
+)
+from klc.commands import list as list_
 from klc.commands.console import err
 from klc.errors import KlcError, terminal_safe
 
 Command = Callable[[argparse.Namespace], int]
 
-# in the order ``klc --help`` lists them
-COMMAND_MODULES = ("parse", "apply", "list", "ast", "test", "gate", "check", "lineage",
-                   "learn", "optimize", "batch", "spec")
+# in the order ``klc --help`` lists them (each module keeps its heavy imports inside ``run``)
+COMMAND_MODULES = (parse, apply, list_, ast, test, gate, check, lineage, learn, optimize, batch,
+                   spec)
+# the commands that read rules: the rule loader's vocabulary is installed before they run
+READS_RULES = frozenset({"apply", "list", "test", "check", "lineage", "learn", "optimize",
+                         "batch"})
 _COMMANDS: dict[str, Command] = {}
 
 
@@ -35,8 +51,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ap.add_argument("--version", action="version", version=f"klc {__version__}")
     sub = ap.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMAND_MODULES:
-        mod = importlib.import_module(f"klc.commands.{name}")
+    for mod in COMMAND_MODULES:
+        name = mod.__name__.rpartition(".")[2]
         mod.add_parser(sub)
         _COMMANDS[name] = mod.run
     for name, p in sub.choices.items():  # every command reads files: one limit for all
@@ -89,6 +105,10 @@ def _main(argv: Sequence[str] | None) -> int:
             from klc.cuda.flags import from_args, set_flags
 
             set_flags(from_args(args.include_dirs, args.defines, args.include_from))
+        if args.command in READS_RULES:
+            from klc import plugins
+
+            plugins.load()
         return _COMMANDS[args.command](args)
     except KlcError as e:
         err.print(f"klc: error: {terminal_safe(str(e))}", markup=False)

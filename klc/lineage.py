@@ -425,7 +425,7 @@ def check_replace(out_dir: str | Path, stages: tuple[str, ...], force: bool = Fa
                    f"unmeasured ones ({why}): give --force to replace it, or another --out")
 
 
-def walk(expert_path: str | Path, passes_dir: Passes = "passes", *,
+def walk(expert_path: str | Path, passes_dir: Passes | None = None, *,
          stages: tuple[str, ...] = ("compile", "verify", "profile"), arch: str | None = None,
          progress: Progress | None = None, max_steps: int = MAX_STEPS) -> Lineage:
     """Walk the expert backward (see the module doc). Bad input raises KlcError before any
@@ -448,6 +448,10 @@ def walk(expert_path: str | Path, passes_dir: Passes = "passes", *,
         raise KlcError(f"{path}: the expert has no klc-spec block: the gate cannot verify "
                        "the steps against it (see docs/spec.md)")
     check_spec(spec, unit)
+    if passes_dir is None:  # the passes klc ships
+        from klc.rule import default_pass_dirs
+
+        passes_dir = default_pass_dirs()[0]
     rules, order_source = load_passes(passes_dir)
     stages, gating, note = resolve_stages(tuple(stages))
     target = check_arch(arch) if arch else None

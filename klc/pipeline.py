@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 from tree_sitter import Node
 
 from klc.analysis.declarations import declarations_named
-from klc.analysis.tree import _memo
+from klc.analysis.tree import unit_memo
 from klc.analysis.types import has_type_kind
 from klc.cuda.model import Function, Problem, Unit
 from klc.cuda.parse import parse_bytes
@@ -487,7 +487,7 @@ def _guard_vars(rule: Rule) -> tuple[str, ...] | None:
 
 class _Locals:
     """The closest local declaration of a name before an offset in a function (as
-    ``klc.analysis.declarations._lookup`` resolves a use), by bisection over the starts of
+    ``klc.analysis.declarations.lookup`` resolves a use), by bisection over the starts of
     the name's declarations in the function's body: one sorted list per function and name."""
 
     def __init__(self, unit: Unit) -> None:
@@ -646,7 +646,7 @@ def _spec_kernel(unit: Unit) -> str | None:
             return None
         return spec.kernel_name if spec is not None else None  # type: ignore[attr-defined]
 
-    return _memo(unit, "spec_kernel", read)  # type: ignore[no-any-return]
+    return unit_memo(unit, "spec_kernel", read)  # type: ignore[no-any-return]
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,8 @@
-"""Shared pytest set-up. Tests marked ``gpu`` need an NVIDIA GPU: on a machine without one
-(CI, a laptop) they are skipped with that reason instead of failing. The batch's compile
-check runs with NVRTC (``KLC_NVCC=none``, for the tests and the commands they start): nvcc,
-where installed, compiles each file whole and takes seconds a file;
+"""Shared pytest set-up. The rule loader's vocabulary is installed first, as every entry point
+of klc does (``klc.plugins.load``). Tests marked ``gpu`` need an NVIDIA GPU: on a machine
+without one (CI, a laptop) they are skipped with that reason instead of failing. The batch's
+compile check runs with NVRTC (``KLC_NVCC=none``, for the tests and the commands they start):
+nvcc, where installed, compiles each file whole and takes seconds a file;
 tests/batch/test_batch_nvcc.py turns it on."""
 
 from __future__ import annotations
@@ -11,7 +12,13 @@ import os
 
 import pytest
 
+from klc import plugins
+
 os.environ.setdefault("KLC_NVCC", "none")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    plugins.load()
 
 
 @functools.cache

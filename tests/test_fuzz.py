@@ -1,4 +1,4 @@
-"""The fuzz suite's short profile (issue 21): hypothesis mutates kernels, rule files and spec
+"""The fuzz suite's short profile: hypothesis mutates kernels, rule files and spec
 blocks, and every command run on them in this process (parse, list, apply, check, gate
 --stages compile) must end with status 0, 1 or 2, never a traceback or a hang, with a
 message naming the file on status 2, and write nothing when it fails. The long profile is

@@ -1,4 +1,4 @@
-"""Hostile and careless input (issue 21): every case ends in a clear one-line message with
+"""Hostile and careless input: every case ends in a clear one-line message with
 the file's name and exit status 2 (or 0/1 where that is the answer), never a traceback, a
 hang or a write outside its place. Real processes and signals where the case is about them."""
 

@@ -123,7 +123,7 @@ def test_counts_broken_and_sound_rewrites_with_nvrtc(tmp_path: Path) -> None:
     assert again["rules"] == summary["rules"]
     assert sorted((tmp_path / "cache").rglob("*.json")) == cached
 
-    md = sb.markdown(summary, {"corpus": "two files", "commit": "abc", "date": "today",
+    md = sb.markdown(summary, {"corpus": "two files", "commit": "abc", "date": "2026-11-25",
                                "host": "here", "compilers": {"nvrtc": "nvrtc"},
                                "rules": "x", "modes": ["alone", "all"], "jobs": 1,
                                "seconds": 1.0})

@@ -8,7 +8,7 @@
 - every file parses with no syntax problem, holds the one kernel its spec names, and its spec
   loads and fits the signature;
 - every file compiles with NVRTC through the gate's compile stage (sm_90, no GPU needed);
-- every file carries one `// family:` tag and one `// style:` line, the families of issue 18
+- every file carries one `// family:` tag and one `// style:` line, the families the set names
   are all present (row reductions both thread per row and block per row), and the README
   table lists every file with the same family.
 

@@ -2,16 +2,16 @@
 
 ``tree`` (memos, node lookups, citing code, the ``Place`` an analysis looks at) ->
 ``declarations`` (what a name is) -> ``writes`` (write entries, address holders, aliases,
-escapes) -> ``types`` (types of expressions) -> ``constants`` (the C constant evaluator) ->
-``launch`` (block dimensions, thread dependence, shared memory) -> ``loops`` (trip counts) ->
-``alignment`` (known alignments and multiples).
+escapes) -> ``types`` (types of expressions) -> ``constants`` (the C constant evaluator, and
+the block's dimensions, which each needs from the other) -> ``launch`` (thread dependence,
+barriers, shared memory) -> ``loops`` (trip counts) -> ``alignment`` (known alignments and
+multiples).
 
-Importing the package imports every layer, so that ``launch`` has installed the block's
-extent into the constant evaluator (``constants.block_extent``) before anything evaluates.
-
-Names with a leading underscore are internal to ``klc.analysis`` and ``klc.guards`` (the
-predicates read them across the layers); the rest of klc uses the public ones:
-``declarations_named``, ``declaration_signatures``, ``has_type_kind``, ``SIZES``, ``Place``.
+Every name another package reads is public (no leading underscore): the guards, the fillers
+and the spec drafter use ``Place``, ``Evaluator``, ``lookup``, ``text_of``, ``block_dims``,
+``writes_to``, ... (``tests/test_architecture.py`` holds that no module outside
+``klc.analysis`` imports one of its underscore names); an underscore name is internal to its
+module or to the package.
 """
 
 from klc.analysis import (  # noqa: F401  (every layer, in order)

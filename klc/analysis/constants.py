@@ -1,36 +1,38 @@
 """The C constant evaluator (``klc.analysis`` layer 4, over declarations and types).
 
-``_Eval`` folds tree-sitter expressions with C's integer semantics (division by
+``Evaluator`` folds tree-sitter expressions with C's integer semantics (division by
 ``klc.safe_eval.c_div``); names resolve to ``#define``s, ``const``/``constexpr`` variables,
 template arguments (the spec's, or the one instantiation in the file) and, at run time, the
-spec's sizes. ``blockDim.x`` is the block's extent where ``klc.analysis.launch`` knows it: that
-layer sits above this one (it evaluates launch configurations with ``_Eval``), so it installs
-its finder here, in ``block_extent``, when it is imported (``klc.analysis`` imports every
-layer)."""
+spec's sizes. ``blockDim.x`` is the block's extent where it is known: ``block_dims`` (the
+spec's ``block``, every launch of the kernel in the file agreeing, or ``__launch_bounds__`` as
+an upper bound) lives here with the evaluator, since each needs the other (a launch's block
+is a constant expression; ``blockDim`` in one is the block's extent)."""
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, overload
 
 from tree_sitter import Node
 
-from klc.analysis.declarations import _lookup
+from klc.analysis.declarations import lookup
 from klc.analysis.tree import (
     Place,
-    _binding_node,
-    _cast_target,
-    _cite,
-    _code,
-    _facts,
-    _memo,
-    _nodes,
-    _operator,
-    _snippet,
-    _text,
-    _unwrap,
+    binding_node,
+    cast_target,
+    cited,
+    clang_facts,
+    nodes_of,
+    operator_of,
+    quoted,
+    snippet,
+    text_of,
+    unit_memo,
+    unparen,
 )
-from klc.analysis.types import SIZES, _norm_type
+from klc.analysis.types import SIZES, norm_type
 from klc.cuda.facts import instantiations
 from klc.cuda.syntax import (
     F_ARGUMENT,
@@ -44,10 +46,10 @@ from klc.cuda.syntax import (
     parse_expression,
 )
 from klc.safe_eval import c_div
-from klc.spec import Bound, Spec
+from klc.spec import Bound, Spec, launch_dims
 
 if TYPE_CHECKING:
-    from klc.cuda.model import Unit
+    from klc.cuda.model import Function, Unit
     from klc.match.model import Binding
 
 
@@ -57,16 +59,7 @@ COMPARISONS: dict[str, Callable[[Any, Any], bool]] = {
 }
 
 
-# The block's exact extent (x, y, z) and how it is known, or None: ``blockDim.x`` in a
-# constant. Installed by ``klc.analysis.launch`` (see the module's docstring).
-def _no_extent(place: Place) -> tuple[tuple[int, int, int] | None, str]:
-    return None, ""
-
-
-block_extent: Callable[[Place], tuple[tuple[int, int, int] | None, str]] = _no_extent
-
-
-class _Eval:
+class Evaluator:
     """Constant folding over tree-sitter nodes with C's integer semantics.
 
     Names resolve to ``#define``s, ``const``/``constexpr`` variables with constant
@@ -89,7 +82,7 @@ class _Eval:
     def text(self, text: str, depth: int = 0) -> int | float | None:
         parsed = parse_expression(text)
         if parsed is None:
-            self.why = f"`{_snippet(text)}` does not parse as an expression"
+            self.why = f"`{snippet(text)}` does not parse as an expression"
             return None
         node, src = parsed
         return self.node(node, src, depth)
@@ -98,18 +91,18 @@ class _Eval:
         if depth > 24:
             self.why = "the definitions are too deeply nested"
             return None
-        node = _unwrap(node)
+        node = unparen(node)
         t = node.type
         if t == "number_literal":
-            return _c_number(_text(src, node))
+            return _c_number(text_of(src, node))
         if t in ("true", "false"):
             return int(t == "true")
         if t == "char_literal":
-            body = _text(src, node)[1:-1]
+            body = text_of(src, node)[1:-1]
             return ord(body) if len(body) == 1 else None
         if t == "unary_expression":
             v = self.node(node.child_by_field_id(F_ARGUMENT), src, depth)
-            return None if v is None else _unary(_operator(node), v)
+            return None if v is None else _unary(operator_of(node), v)
         if t == "binary_expression":
             a = self.node(node.child_by_field_id(F_LEFT), src, depth)
             if a is None:
@@ -117,9 +110,9 @@ class _Eval:
             b = self.node(node.child_by_field_id(F_RIGHT), src, depth)
             if b is None:
                 return None
-            v = _binary(_operator(node), a, b)
+            v = _binary(operator_of(node), a, b)
             if v is None:
-                self.why = f"`{_snippet(_text(src, node))}` cannot be folded (division by zero?)"
+                self.why = f"`{snippet(text_of(src, node))}` cannot be folded (division by zero?)"
             return v
         if t == "conditional_expression":
             c = self.node(node.child_by_field_id(F_CONDITION), src, depth)
@@ -129,33 +122,33 @@ class _Eval:
                              src, depth)
         if t == "sizeof_expression":
             ty = node.child_by_field_id(F_TYPE)
-            size = SIZES.get(_norm_type(_text(src, ty))) if ty is not None else None
+            size = SIZES.get(norm_type(text_of(src, ty))) if ty is not None else None
             if size is None:
-                self.why = f"`{_snippet(_text(src, node))}`: size unknown to the tree"
+                self.why = f"`{snippet(text_of(src, node))}`: size unknown to the tree"
             return size
         if t == "identifier":
-            return self.name(_text(src, node), node.start_byte if src is self.unit.source
+            return self.name(text_of(src, node), node.start_byte if src is self.unit.source
                              else self.ctx.match.start, depth)
         if t == "field_expression":
             arg = node.child_by_field_id(F_ARGUMENT)
             fld = node.child_by_field_id(F_FIELD)
-            if arg is not None and fld is not None and _text(src, arg) == "blockDim":
-                exact, how = block_extent(self.ctx)
-                axis = "xyz".find(_text(src, fld))
+            if arg is not None and fld is not None and text_of(src, arg) == "blockDim":
+                exact, how = _exact_extent(self.ctx)
+                axis = "xyz".find(text_of(src, fld))
                 if exact is not None and axis >= 0:
                     self.sources.append(how)
                     return exact[axis]
-            self.why = f"`{_snippet(_text(src, node))}` is not a compile-time constant"
+            self.why = f"`{snippet(text_of(src, node))}` is not a compile-time constant"
             self.definite = True
             return None
-        ty, operand = _cast_target(node, src)
+        ty, operand = cast_target(node, src)
         if operand is not None:
             v = self.node(operand, src, depth)
-            if v is not None and ty is not None and _norm_type(_text(src, ty)) in (
+            if v is not None and ty is not None and norm_type(text_of(src, ty)) in (
                     "int", "unsigned int", "long", "long long", "size_t", "unsigned long long"):
                 v = int(v)
             return v
-        self.why = f"`{_snippet(_text(src, node))}` is not a constant expression the tree knows"
+        self.why = f"`{snippet(text_of(src, node))}` is not a constant expression the tree knows"
         return None
 
     def name(self, name: str, at: int, depth: int) -> int | float | None:
@@ -175,9 +168,9 @@ class _Eval:
             self.why = f"`{name}` is a template parameter of {fn.name}"
             self.settled = True
             return None
-        decl = _lookup(self.ctx, name, at)
+        decl = lookup(self.ctx, name, at)
         if decl is not None and decl.origin == "parameter":
-            if self.runtime and (sizes := _spec_sizes(self.ctx, name)) is not None \
+            if self.runtime and (sizes := spec_sizes(self.ctx, name)) is not None \
                     and len(set(sizes)) == 1:
                 self.sources.append(f"{name} = {sizes[0]} (spec)")
                 return sizes[0]
@@ -189,10 +182,10 @@ class _Eval:
                     "const" in decl.qualifiers or "constexpr" in decl.qualifiers):
                 v = self.node(decl.init, self.unit.source, depth + 1)
                 if v is not None:
-                    self.sources.append(f"{_snippet(self.unit.text(decl.start, decl.end))}")
+                    self.sources.append(f"{snippet(self.unit.text(decl.start, decl.end))}")
                 return v
             self.why = (f"`{name}` is a variable, not a constant "
-                        f"({_cite(self.unit, decl.start, decl.end)})")
+                        f"({cited(self.unit, decl.start, decl.end)})")
             self.definite = True
             return None
         self.why = f"`{name}` is not defined in this file as a constant"
@@ -257,43 +250,43 @@ def _defines(unit: Unit) -> dict[str, str]:
 
     def build() -> dict[str, str]:
         out: dict[str, str] = {}
-        for node in _nodes(unit, "preproc_def"):
+        for node in nodes_of(unit, "preproc_def"):
             name = node.child_by_field_id(F_NAME)
             value = node.child_by_field_id(F_VALUE)
             if name is not None and value is not None:
                 out[unit.text(name)] = unit.text(value).strip()
         return out
 
-    return _memo(unit, "defines", build)
+    return unit_memo(unit, "defines", build)
 
 
 @overload
-def _kernel_spec(spec: Spec | Bound) -> Spec: ...
+def kernel_spec(spec: Spec | Bound) -> Spec: ...
 
 
 @overload
-def _kernel_spec(spec: None) -> None: ...
+def kernel_spec(spec: None) -> None: ...
 
 
-def _kernel_spec(spec: Spec | Bound | None) -> Spec | None:
+def kernel_spec(spec: Spec | Bound | None) -> Spec | None:
     """The spec itself: a ``klc.spec.Bound`` (a spec checked against its kernel) wraps one."""
     return spec.spec if isinstance(spec, Bound) else spec
 
 
-def _spec_for(ctx: Place) -> Spec | Bound | None:
+def spec_for(ctx: Place) -> Spec | Bound | None:
     """The spec, if there is one and it describes the enclosing kernel."""
     spec = ctx.spec
     if spec is None:
         return None
     fn = ctx.function
-    if fn is not None and _kernel_spec(spec).kernel_name != fn.name:
+    if fn is not None and kernel_spec(spec).kernel_name != fn.name:
         return None
     return spec
 
 
 def _spec_template(ctx: Place) -> dict[str, str]:
-    spec = _spec_for(ctx)
-    inner = _kernel_spec(spec)
+    spec = spec_for(ctx)
+    inner = kernel_spec(spec)
     return dict(inner.template) if inner is not None else {}
 
 
@@ -310,19 +303,19 @@ def _template_values(ctx: Place) -> tuple[dict[str, int | float], str]:
     def build() -> list[dict[str, str]]:
         return instantiations(ctx.unit, fn.name)
 
-    inst = _memo(ctx.unit, f"instantiations:{fn.name}", build)
+    inst = unit_memo(ctx.unit, f"instantiations:{fn.name}", build)
     if len(inst) != 1:
         return values, "spec"
     found = {k: n for k, v in inst[0].items() if (n := _c_number(v)) is not None}
     return found, "its one instantiation in the file"
 
 
-def _spec_sizes(ctx: Place, name: str) -> tuple[int, ...] | None:
+def spec_sizes(ctx: Place, name: str) -> tuple[int, ...] | None:
     """Every value the spec gives a size parameter: its profiling size and each verification
     size. None when the spec does not fix it (the gate then derives sizes, including ones
     that are not multiples of the block size, so nothing may be assumed)."""
-    spec = _spec_for(ctx)
-    inner = _kernel_spec(spec)
+    spec = spec_for(ctx)
+    inner = kernel_spec(spec)
     if inner is None:
         return None
     sizes, verify = inner.sizes, inner.verify_sizes
@@ -334,19 +327,19 @@ def _spec_sizes(ctx: Place, name: str) -> tuple[int, ...] | None:
     return tuple(int(v) for v in values)
 
 
-def _constant(ctx: Place, b: Binding, runtime: bool = False
-              ) -> tuple[int | float | None, str, bool, list[str]]:
+def constant_of(ctx: Place, b: Binding, runtime: bool = False
+                ) -> tuple[int | float | None, str, bool, list[str]]:
     """(value, why not, definitely not constant, sources) of a bound expression: the tree
     first, then clang for what the tree cannot resolve (template arguments, globals)."""
-    node = _binding_node(b)
-    ev = _Eval(ctx, runtime)
+    node = binding_node(b)
+    ev = Evaluator(ctx, runtime)
     if node is None:  # a fragment of a token (a metavariable in a #pragma line) or a run
         v = ev.text(b.text) if b.text.strip() else None
-        return v, ev.why or f"{_code(b)} is not one expression", ev.definite, ev.sources
+        return v, ev.why or f"{quoted(b)} is not one expression", ev.definite, ev.sources
     v = ev.node(node, ctx.unit.source)
     if v is not None or ev.definite or ev.settled:
         return v, ev.why, ev.definite, ev.sources
-    facts, why = _facts(ctx)
+    facts, why = clang_facts(ctx)
     if facts is None:
         return None, f"{ev.why}; {why}", False, []
     bindings = {k: v2 for k, v2 in _template_values(ctx)[0].items() if isinstance(v2, int)}
@@ -356,18 +349,144 @@ def _constant(ctx: Place, b: Binding, runtime: bool = False
     return value, "", False, ["clang"]
 
 
-def _from(sources: list[str]) -> str:
+def from_note(sources: list[str]) -> str:
     return f" (from {'; '.join(dict.fromkeys(sources))})" if sources else ""
 
 
-def _number_arg(ctx: Place, n: Any) -> int | float | None:
+def number_arg(ctx: Place, n: Any) -> int | float | None:
     if isinstance(n, int | float):
         return n
     if isinstance(n, str):
         return _c_number(n)
-    v, _, _, _ = _constant(ctx, n, runtime=True)
+    v, _, _, _ = constant_of(ctx, n, runtime=True)
     return v
 
 
-def _describe_arg(n: Any) -> str:
-    return _code(n) if hasattr(n, "text") else repr(n)
+def describe_arg(n: Any) -> str:
+    return quoted(n) if hasattr(n, "text") else repr(n)
+
+
+# --------------------------------------------------------------------------------------
+# The block's extent: what ``blockDim`` is in a constant
+
+
+def block_dims(ctx: Place) -> tuple[tuple[int, int, int] | None, int | None, str]:
+    """(exact block dimensions, upper bound on threads per block, how known).
+
+    Exact: from the spec's ``block``, or from every launch of the kernel in this file
+    agreeing on a constant block. Upper bound: ``__launch_bounds__`` (a launch with more
+    threads fails, so it bounds the block; it does not fix it).
+
+    Remembered per function and spec when nothing of the match was read: launches are
+    judged where they stand; a spec's block or a ``__launch_bounds__`` expression is text
+    whose names resolve where the match is."""
+    fn = ctx.function
+    if fn is None:
+        return None, None, "the match is not inside a function"
+    spec = spec_for(ctx)
+    key = f"block_dims:{fn.start}:{fn.end}"
+    found = ctx.unit.memo.get(key)
+    if found is not None and found[0] is spec:  # (the spec object itself: no id reuse)
+        return found[1]  # type: ignore[no-any-return]
+    result = _find_block_dims(ctx, fn, spec)
+    inner = kernel_spec(spec)
+    lb = fn.launch_bounds
+    if not (inner is not None and inner.block) and (
+            result[0] is not None or lb is None or lb.max_threads.strip().isdigit()):
+        ctx.unit.memo[key] = (spec, result)
+    return result
+
+
+def _find_block_dims(ctx: Place, fn: Function, spec: Spec | Bound | None
+                     ) -> tuple[tuple[int, int, int] | None, int | None, str]:
+    unit = ctx.unit
+    inner = kernel_spec(spec)
+    block = inner.block if inner is not None else ()
+    if block:
+        dims = spec_dims(ctx, tuple(block))
+        if dims is not None:
+            return dims, math.prod(dims), f"the spec's block {list(block)}"
+    launches = [lc for lc in unit.launches if lc.kernel == fn.name and len(lc.config) >= 2]
+    launch_why = ""
+    if launches:
+        blocks = [launch_block(ctx, lc.config[1], lc.start) for lc in launches]
+        found = set(blocks)
+        if len(found) == 1 and None not in found:
+            dims = found.pop()
+            assert dims is not None
+            return dims, math.prod(dims), f"the launch at {unit.where(launches[0].start)}"
+        unknown = next((lc for lc, b in zip(launches, blocks, strict=True) if b is None), None)
+        if unknown is not None:
+            launch_why = (f"the launch at {unit.where(unknown.start)} gives block "
+                          f"`{' '.join(unknown.config[1].split())}`, not a constant")
+        else:
+            launch_why = (f"the launches of `{fn.name}` give different blocks: "
+                          + ", ".join(sorted({str(list(b or ())) for b in blocks})))
+    lb = fn.launch_bounds
+    if lb is not None:
+        ev = Evaluator(ctx)
+        v = ev.text(lb.max_threads)
+        if isinstance(v, int):
+            return None, v, f"__launch_bounds__({lb.max_threads}) ({unit.where(lb.start)})"
+        return None, None, (f"__launch_bounds__({lb.max_threads}) has no known value: "
+                            f"{ev.why}")
+    if launch_why:
+        return None, None, f"no spec block, {launch_why}, and no __launch_bounds__"
+    return None, None, (f"no spec block, no launch of `{fn.name}` in this file and no "
+                        "__launch_bounds__")
+
+
+def spec_dims(ctx: Place, exprs: tuple[Any, ...]) -> tuple[int, int, int] | None:
+    try:
+        spec = spec_for(ctx)
+        env = spec.env() if spec is not None else {}
+        return launch_dims(tuple(str(e) for e in exprs), env)
+    except Exception:  # an expression the spec cannot evaluate without sizes: not known
+        return None
+
+
+def launch_block(ctx: Place, text: str, at: int | None = None) -> tuple[int, int, int] | None:
+    m = re.fullmatch(r"\s*dim3\s*\((.*)\)\s*", text, re.S)
+    parts = [p for p in m.group(1).split(",")] if m else [text]
+    name = re.fullmatch(r"\s*([A-Za-z_]\w*)\s*", text)
+    if name is not None and at is not None:
+        dim3 = _dim3_variable(ctx, name.group(1), at)
+        if dim3 is not None:
+            parts = dim3
+    values = []
+    for p in parts:
+        v = Evaluator(ctx).text(p)
+        if not isinstance(v, int):
+            return None
+        values.append(v)
+    values += [1] * (3 - len(values))
+    return values[0], values[1], values[2]
+
+
+def _dim3_variable(ctx: Place, name: str, at: int) -> list[str] | None:
+    """The extents a launch's block variable ``name`` holds at offset ``at``: the function
+    around the launch declares it once, ``dim3 name(a, b)`` (or ``{a, b}``, ``= dim3(a, b)``),
+    before the launch, and uses it nowhere but in launch configurations (``<<<...>>>``): no
+    assignment, no field set, no address taken, no call that could take it by reference.
+    None otherwise."""
+    unit = ctx.unit
+    fn = next((f for f in unit.functions if f.body_start <= at < f.body_end), None)
+    if fn is None:
+        return None
+    body = unit.source[fn.body_start:fn.body_end].decode("utf-8", "replace")
+    n = re.escape(name)
+    decls = list(re.finditer(rf"\bdim3\s+{n}\s*(?:\(([^()]*)\)|\{{([^{{}}]*)\}}|=\s*dim3\s*"
+                             rf"\(([^()]*)\)|=\s*\{{([^{{}}]*)\}})\s*;", body))
+    if len(decls) != 1 or re.search(rf"\b{n}\b", body[:decls[0].start()]) \
+            or fn.body_start + decls[0].end() > at:
+        return None
+    if re.search(rf"\b{n}\b", re.sub(r"<<<.*?>>>", " ", body[decls[0].end():], flags=re.S)):
+        return None
+    args = next(g for g in decls[0].groups() if g is not None)
+    return args.split(",")
+
+
+def _exact_extent(place: Place) -> tuple[tuple[int, int, int] | None, str]:
+    exact, _, how = block_dims(place)
+    return exact, how
+

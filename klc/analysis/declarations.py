@@ -1,6 +1,6 @@
 """Declarations: what a name is, from the tree-sitter model (``klc.analysis`` layer 1).
 
-``_lookup`` resolves a use of a name as C does: the closest preceding local of the enclosing
+``lookup`` resolves a use of a name as C does: the closest preceding local of the enclosing
 function, else its parameter, else a global. Every declaration of the unit is read once
 (``_declarations``), grouped by name in source order."""
 
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from tree_sitter import Node
 
-from klc.analysis.tree import Place, _in, _memo, _nodes, _text
+from klc.analysis.tree import Place, in_span, nodes_of, text_of, unit_memo
 from klc.cuda.parse import parse_bytes
 from klc.cuda.syntax import F_DECLARATOR, F_SIZE, F_TYPE, F_VALUE
 
@@ -65,16 +65,16 @@ def declarations_named(unit: Unit, name: str) -> list[Any]:
 
 def _declarations(unit: Unit) -> dict[str, list[_Decl]]:
     """Every declared variable of the unit by name (locals and globals), in source order."""
-    return _memo(unit, "declarations",
-                 lambda: _group(_declarations_of(unit, _nodes(unit, "declaration"))))
+    return unit_memo(unit, "declarations",
+                     lambda: _group(declarations_of(unit, nodes_of(unit, "declaration"))))
 
 
-def _function_declarations(unit: Unit, fn: Function) -> list[_Decl]:
+def function_declarations(unit: Unit, fn: Function) -> list[_Decl]:
     """The variables declared in ``fn``'s body, in the order of ``_declarations``: by name
     (in the order of the unit's first declaration of each), then in source order. A slice of
     the unit's declarations sorted by start, found by bisection: not a scan of them all for
     every function."""
-    by_start, rank = _memo(unit, "declarations_by_start", lambda: _by_start_and_rank(unit))
+    by_start, rank = unit_memo(unit, "declarations_by_start", lambda: _by_start_and_rank(unit))
     lo = bisect.bisect_left(by_start, fn.body_start, key=_decl_start)
     hi = bisect.bisect_left(by_start, fn.body_end, key=_decl_start)
     return sorted(by_start[lo:hi], key=lambda d: rank[d.name])  # (stable: source order)
@@ -97,7 +97,7 @@ def _group(decls: list[_Decl]) -> dict[str, list[_Decl]]:
 def _signatures_of(text: str) -> tuple[tuple[str, tuple[object, ...]], ...]:
     unit = parse_bytes(f"void __klc_decl__() {{\n{text}\n}}\n".encode(), "<declaration>")
     return tuple((d.name, d.signature)
-                 for d in _declarations_of(unit, list(unit.nodes_of_type("declaration"))))
+                 for d in declarations_of(unit, list(unit.nodes_of_type("declaration"))))
 
 
 def declaration_signatures(text: str) -> dict[str, tuple[object, ...]]:
@@ -106,7 +106,7 @@ def declaration_signatures(text: str) -> dict[str, tuple[object, ...]]:
     return dict(_signatures_of(text))
 
 
-def _declarations_of(unit: Unit, nodes: list[Node]) -> list[_Decl]:
+def declarations_of(unit: Unit, nodes: list[Node]) -> list[_Decl]:
     """The variables the given declaration nodes declare, in order."""
     src = unit.source
     out: list[_Decl] = []
@@ -115,9 +115,9 @@ def _declarations_of(unit: Unit, nodes: list[Node]) -> list[_Decl]:
         for c in node.children:
             if c.type in ("type_qualifier", "storage_class_specifier",
                           "attribute_specifier"):
-                quals.add(_text(src, c))
+                quals.add(text_of(src, c))
         type_node = node.child_by_field_id(F_TYPE)
-        base = _base_type(_text(src, type_node)) if type_node is not None else ""
+        base = _base_type(text_of(src, type_node)) if type_node is not None else ""
         align = None
         masks = unit.masks
         i = bisect.bisect_left(unit._mask_starts, node.start_byte)  # (masks sorted by start)
@@ -143,11 +143,11 @@ def _declarator(src: bytes, d: Node, base: str, quals: set[str], node: Node,
             init = d.child_by_field_id(F_VALUE)
         elif d.type == "pointer_declarator":
             pointer += 1
-            restrict |= any(c.type == "type_qualifier" and _text(src, c) in
+            restrict |= any(c.type == "type_qualifier" and text_of(src, c) in
                             ("__restrict__", "__restrict", "restrict") for c in d.children)
         elif d.type == "array_declarator":
             size = d.child_by_field_id(F_SIZE)
-            dims.append(_text(src, size) if size is not None else "")
+            dims.append(text_of(src, size) if size is not None else "")
         nxt = d.child_by_field_id(F_DECLARATOR)
         if nxt is None:
             nxt = next((c for c in d.named_children if c.type in (
@@ -156,7 +156,7 @@ def _declarator(src: bytes, d: Node, base: str, quals: set[str], node: Node,
         d = nxt
     if d is None:
         return None
-    return _Decl(_text(src, d), base, pointer + (1 if dims else 0), "const" in quals, restrict,
+    return _Decl(text_of(src, d), base, pointer + (1 if dims else 0), "const" in quals, restrict,
                  frozenset(quals), tuple(reversed(dims)), init, node.start_byte, node.end_byte,
                  "local", align, reference)
 
@@ -176,7 +176,7 @@ def _param_decl(p: Param) -> _Decl:
                  p.restrict, frozenset(), (), None, p.start, p.end, "parameter")
 
 
-def _lookup(ctx: Place, name: str, at: int) -> _Decl | None:
+def lookup(ctx: Place, name: str, at: int) -> _Decl | None:
     """The declaration a use of ``name`` at offset ``at`` refers to: the closest preceding
     local of the enclosing function, else a parameter, else a global."""
     fn = ctx.function
@@ -189,7 +189,7 @@ def _lookup(ctx: Place, name: str, at: int) -> _Decl | None:
         if i >= 0 and decls[i].start >= fn.body_start:
             return decls[i]
     # the parameter, else the global: the same for every use in the function (once each)
-    known = _memo(unit, "lookups", dict)
+    known = unit_memo(unit, "lookups", dict)
     key = (fn.start, fn.end, name) if fn is not None else (None, None, name)
     if key not in known:
         known[key] = _lookup_outside(unit, fn, name, decls)
@@ -212,6 +212,6 @@ def _lookup_outside(unit: Unit, fn: Function | None, name: str, decls: list[_Dec
     return None
 
 
-def _declared_names_in(unit: Unit, start: int, end: int) -> set[str]:
-    return {d.name for d in _declarations_of(unit, list(_in(_nodes(unit, "declaration"),
+def declared_names_in(unit: Unit, start: int, end: int) -> set[str]:
+    return {d.name for d in declarations_of(unit, list(in_span(nodes_of(unit, "declaration"),
                                                               start, end)))}

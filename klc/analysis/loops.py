@@ -7,18 +7,18 @@ from typing import TYPE_CHECKING, Any
 
 from tree_sitter import Node
 
-from klc.analysis.constants import COMPARISONS, _Eval
+from klc.analysis.constants import COMPARISONS, Evaluator
 from klc.analysis.tree import (
     Place,
-    _binding_node,
-    _code,
-    _nodes,
-    _operator,
-    _snippet,
-    _text,
-    _unwrap,
+    binding_node,
+    nodes_of,
+    operator_of,
+    quoted,
+    snippet,
+    text_of,
+    unparen,
 )
-from klc.analysis.writes import _assigned
+from klc.analysis.writes import is_assigned
 from klc.cuda.syntax import (
     F_ARGUMENT,
     F_BODY,
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from klc.cuda.model import Function, Loop
 
 
-def _enclosing_loop(fn: Function, start: int, end: int) -> Loop | None:
+def enclosing_loop(fn: Function, start: int, end: int) -> Loop | None:
     best = None
     for lp in fn.loops:
         if lp.start <= start and end <= lp.end and (lp.start, lp.end) != (start, end) \
@@ -45,11 +45,11 @@ def _enclosing_loop(fn: Function, start: int, end: int) -> Loop | None:
     return best
 
 
-def _loop_node(ctx: Place, what: Any) -> tuple[Node | None, str]:
+def loop_node(ctx: Place, what: Any) -> tuple[Node | None, str]:
     """The loop statement a predicate is about: the loop a metavariable bound (or whose
     header holds it), ``anchor`` (the match itself), or ``loop`` (the innermost around it)."""
     unit = ctx.unit
-    loops = _nodes(unit, *LOOP_TYPES)
+    loops = nodes_of(unit, *LOOP_TYPES)
     if isinstance(what, str):
         if what == "anchor":
             for n in ctx.match.nodes:
@@ -59,11 +59,11 @@ def _loop_node(ctx: Place, what: Any) -> tuple[Node | None, str]:
                       and n.end_byte <= ctx.match.end]
             return (inside[0], "") if inside else (None, "the anchor holds no loop")
         fn = ctx.function
-        lp = _enclosing_loop(fn, ctx.match.start, ctx.match.end) if fn is not None else None
+        lp = enclosing_loop(fn, ctx.match.start, ctx.match.end) if fn is not None else None
         if lp is None:
             return None, f"the match ({unit.where(ctx.match.start)}) is not inside a loop"
         return next((n for n in loops if n.start_byte == lp.start), None), ""
-    node = _binding_node(what)
+    node = binding_node(what)
     cur = node
     while cur is not None:
         if cur.type in LOOP_TYPES:
@@ -73,7 +73,7 @@ def _loop_node(ctx: Place, what: Any) -> tuple[Node | None, str]:
                 return cur, ""
             break
         cur = cur.parent
-    return None, f"{_code(what)} ({unit.where(what.start)}) is neither a loop nor in a loop header"
+    return None, f"{quoted(what)} ({unit.where(what.start)}) is neither a loop nor in a loop header"
 
 
 _LOOP_WORDS = {"for_range_loop": "range-based for loop", "while_statement": "while loop",
@@ -96,34 +96,34 @@ def trip_count(ctx: Place, loop: Node) -> tuple[int | None, str]:
         d = init.child_by_field_id(F_DECLARATOR)
         if d is not None and d.type == "init_declarator":
             name = d.child_by_field_id(F_DECLARATOR)
-            var, start_node = (_text(src, name) if name is not None else None,
+            var, start_node = (text_of(src, name) if name is not None else None,
                                d.child_by_field_id(F_VALUE))
     elif init.type == "assignment_expression":
         left = init.child_by_field_id(F_LEFT)
-        var, start_node = (_text(src, left) if left is not None else None,
+        var, start_node = (text_of(src, left) if left is not None else None,
                            init.child_by_field_id(F_RIGHT))
     if var is None or start_node is None:
-        return None, f"`{_snippet(_text(src, init))}` does not initialise one variable"
-    ev = _Eval(ctx)
+        return None, f"`{snippet(text_of(src, init))}` does not initialise one variable"
+    ev = Evaluator(ctx)
     lo = ev.node(start_node, src)
     if not isinstance(lo, int):
-        return None, f"the start `{_snippet(_text(src, start_node))}` is not constant: {ev.why}"
-    cond = _unwrap(cond)
+        return None, f"the start `{snippet(text_of(src, start_node))}` is not constant: {ev.why}"
+    cond = unparen(cond)
     if cond.type != "binary_expression":
-        return None, f"the condition `{_snippet(_text(src, cond))}` is not a comparison"
-    op = _operator(cond)
+        return None, f"the condition `{snippet(text_of(src, cond))}` is not a comparison"
+    op = operator_of(cond)
     left, right = cond.child_by_field_id(F_LEFT), cond.child_by_field_id(F_RIGHT)
     flip = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "!=": "!="}
-    if _text(src, _unwrap(right)) == var:
+    if text_of(src, unparen(right)) == var:
         left, right, op = right, left, flip.get(op, op)
-    if _text(src, _unwrap(left)) != var or op not in flip:
-        return None, f"the condition `{_snippet(_text(src, cond))}` does not compare `{var}`"
+    if text_of(src, unparen(left)) != var or op not in flip:
+        return None, f"the condition `{snippet(text_of(src, cond))}` does not compare `{var}`"
     hi = ev.node(right, src)
     if not isinstance(hi, int):
-        return None, f"the bound `{_snippet(_text(src, right))}` is not constant: {ev.why}"
+        return None, f"the bound `{snippet(text_of(src, right))}` is not constant: {ev.why}"
     step = _step(update, src, var, ev)
     if step is None:
-        return None, f"the update `{_snippet(_text(src, update))}` is not a constant step"
+        return None, f"the update `{snippet(text_of(src, update))}` is not a constant step"
     kind, k = step
     if _assigned_in_body(ctx, loop, var):
         return None, f"`{var}` is also assigned inside the loop body"
@@ -137,21 +137,21 @@ def trip_count(ctx: Place, loop: Node) -> tuple[int | None, str]:
     return count, ""
 
 
-def _step(update: Node, src: bytes, var: str, ev: _Eval) -> tuple[str, int] | None:
-    update = _unwrap(update)
+def _step(update: Node, src: bytes, var: str, ev: Evaluator) -> tuple[str, int] | None:
+    update = unparen(update)
     if update.type == "update_expression":
         arg = update.child_by_field_id(F_ARGUMENT)
-        if arg is None or _text(src, arg) != var:
+        if arg is None or text_of(src, arg) != var:
             return None
-        return ("+", 1) if "++" in _text(src, update) else ("+", -1)
+        return ("+", 1) if "++" in text_of(src, update) else ("+", -1)
     if update.type == "assignment_expression":
         left, right = update.child_by_field_id(F_LEFT), update.child_by_field_id(F_RIGHT)
-        if left is None or right is None or _text(src, left) != var:
+        if left is None or right is None or text_of(src, left) != var:
             return None
         k = ev.node(right, src)
         if not isinstance(k, int):
             return None
-        op = _operator(update)
+        op = operator_of(update)
         table = {"+=": ("+", k), "-=": ("+", -k), "*=": ("*", k), ">>=": (">>", k),
                  "<<=": ("<<", k)}
         if op in table and not (op == "*=" and k in (0, 1)) and not (op == "+=" and k == 0):
@@ -161,4 +161,4 @@ def _step(update: Node, src: bytes, var: str, ev: _Eval) -> tuple[str, int] | No
 
 def _assigned_in_body(ctx: Place, loop: Node, var: str) -> bool:
     body = loop.child_by_field_id(F_BODY)
-    return body is not None and _assigned(ctx, var, body.start_byte, body.end_byte)
+    return body is not None and is_assigned(ctx, var, body.start_byte, body.end_byte)

@@ -52,7 +52,7 @@ class Place(Protocol):
     def clang(self) -> bool: ...
 
 
-def _memo(unit: Unit, key: str, build: Callable[[], Any]) -> Any:
+def unit_memo(unit: Unit, key: str, build: Callable[[], Any]) -> Any:
     store = unit.memo
     found = store.get(key, _MISSING)
     if found is _MISSING:
@@ -63,11 +63,11 @@ def _memo(unit: Unit, key: str, build: Callable[[], Any]) -> Any:
 _MISSING = object()
 
 
-def _nodes(unit: Unit, *types: str) -> list[Node]:
-    return _memo(unit, "nodes:" + "|".join(types), lambda: list(unit.nodes_of_type(*types)))
+def nodes_of(unit: Unit, *types: str) -> list[Node]:
+    return unit_memo(unit, "nodes:" + "|".join(types), lambda: list(unit.nodes_of_type(*types)))
 
 
-def _in(nodes: list[Node], start: int, end: int) -> Iterator[Node]:
+def in_span(nodes: list[Node], start: int, end: int) -> Iterator[Node]:
     """The nodes (in source order) that lie inside [start, end): found by bisection."""
     i = bisect.bisect_left(nodes, start, key=_start_byte)
     n = len(nodes)
@@ -83,21 +83,21 @@ def _in(nodes: list[Node], start: int, end: int) -> Iterator[Node]:
 _start_byte = operator.attrgetter("start_byte")
 
 
-def _snippet(text: str, limit: int = 60) -> str:
+def snippet(text: str, limit: int = 60) -> str:
     one = " ".join(text.split())
     return one if len(one) <= limit else one[: limit - 1] + "…"
 
 
-def _cite(unit: Unit, start: int, end: int) -> str:
+def cited(unit: Unit, start: int, end: int) -> str:
     """``file:line:col: code`` for a reason's parenthesis."""
-    return f"{unit.where(start)}: {_snippet(unit.text(start, end))}"
+    return f"{unit.where(start)}: {snippet(unit.text(start, end))}"
 
 
-def _code(b: Binding) -> str:
-    return f"`{_snippet(b.text, 40)}`"
+def quoted(b: Binding) -> str:
+    return f"`{snippet(b.text, 40)}`"
 
 
-def _facts(ctx: Place) -> tuple[Any, str]:
+def clang_facts(ctx: Place) -> tuple[Any, str]:
     """libclang facts, or None and why not: facts are optional, so guards fail closed."""
     if not ctx.clang:
         return None, "libclang facts not consulted (tree-sitter facts only)"
@@ -109,14 +109,14 @@ def _facts(ctx: Place) -> tuple[Any, str]:
         return None, f"libclang facts unavailable ({e})"
 
 
-def _unwrap(node: Node) -> Node:
+def unparen(node: Node) -> Node:
     """Strip parentheses: ``((x))`` is ``x``."""
     while node.type == "parenthesized_expression" and node.named_child_count:
         node = node.named_children[0]
     return node
 
 
-def _cast_target(node: Node, src: bytes) -> tuple[Node | None, Node | None]:
+def cast_target(node: Node, src: bytes) -> tuple[Node | None, Node | None]:
     """For a cast ``(T)e`` or ``xxx_cast<T>(e)``: (type node, operand); else (None, None)."""
     if node.type == "cast_expression":
         return node.child_by_field_id(F_TYPE), node.child_by_field_id(F_VALUE)
@@ -124,7 +124,7 @@ def _cast_target(node: Node, src: bytes) -> tuple[Node | None, Node | None]:
         fn = node.child_by_field_id(F_FUNCTION)
         if fn is not None and fn.type == "template_function":
             name = fn.child_by_field_id(F_NAME)
-            if name is not None and _text(src, name) in ("reinterpret_cast", "static_cast",
+            if name is not None and text_of(src, name) in ("reinterpret_cast", "static_cast",
                                                         "const_cast"):
                 targs = fn.child_by_field_id(F_ARGUMENTS)
                 args = node.child_by_field_id(F_ARGUMENTS)
@@ -136,52 +136,52 @@ def _cast_target(node: Node, src: bytes) -> tuple[Node | None, Node | None]:
     return None, None
 
 
-def _text(src: bytes, node: Node) -> str:
+def text_of(src: bytes, node: Node) -> str:
     return src[node.start_byte:node.end_byte].decode("utf-8", "replace")
 
 
-def _operator(node: Node) -> str:
+def operator_of(node: Node) -> str:
     op = node.child_by_field_id(F_OPERATOR)
     return op.type if op is not None else ""
 
 
-def _roots(node: Node, src: bytes) -> set[str]:
+def pointer_roots(node: Node, src: bytes) -> set[str]:
     """The variables a pointer-valued expression is based on: ``x`` for ``x[i]``,
     ``*(x + 4)``, ``reinterpret_cast<float4*>(x)[i].y``, ``&x[i]``."""
-    node = _unwrap(node)
+    node = unparen(node)
     t = node.type
     if t == "identifier":
-        return {_text(src, node)}
+        return {text_of(src, node)}
     if t in ("subscript_expression", "pointer_expression", "field_expression",
              "update_expression"):  # (*y++ = v: through y)
         arg = node.child_by_field_id(F_ARGUMENT)
-        return _roots(arg, src) if arg is not None else set()
+        return pointer_roots(arg, src) if arg is not None else set()
     if t == "assignment_expression":  # *(p += 4) = v: through p
         left = node.child_by_field_name("left")
-        return _roots(left, src) if left is not None else set()
-    if t == "binary_expression" and _operator(node) in ("+", "-"):
+        return pointer_roots(left, src) if left is not None else set()
+    if t == "binary_expression" and operator_of(node) in ("+", "-"):
         out: set[str] = set()
         for side in ("left", "right"):
             n = node.child_by_field_name(side)
             if n is not None:
-                out |= _roots(n, src)
+                out |= pointer_roots(n, src)
         return out
     if t == "conditional_expression":
         out = set()
         for side in ("consequence", "alternative"):
             n = node.child_by_field_name(side)
             if n is not None:
-                out |= _roots(n, src)
+                out |= pointer_roots(n, src)
         return out
-    _, operand = _cast_target(node, src)
-    return _roots(operand, src) if operand is not None else set()
+    _, operand = cast_target(node, src)
+    return pointer_roots(operand, src) if operand is not None else set()
 
 
-def _identifiers(node: Node, src: bytes) -> list[tuple[str, Node]]:
+def names_in(node: Node, src: bytes) -> list[tuple[str, Node]]:
     """The identifiers in ``node`` (itself, or those under it; not field names), in source
     order, with their text: one query run in C, not a Python walk over every node."""
     if node.type == "identifier":
-        return [(_text(src, node), node)]
+        return [(text_of(src, node), node)]
     if node.child_count == 0:
         return []
     found = QueryCursor(_IDENTIFIER_QUERY).captures(node).get("id")
@@ -195,16 +195,16 @@ def _identifiers(node: Node, src: bytes) -> list[tuple[str, Node]]:
 _IDENTIFIER_QUERY = Query(LANGUAGE, "(identifier) @id")
 
 
-def _leaves(node: Node, src: bytes) -> list[str]:
+def leaf_texts(node: Node, src: bytes) -> list[str]:
     if node.child_count == 0:
-        return [] if node.type == "comment" else [_text(src, node)]
+        return [] if node.type == "comment" else [text_of(src, node)]
     out: list[str] = []
     for c in node.children:
-        out += _leaves(c, src)
+        out += leaf_texts(c, src)
     return out
 
 
-def _binding_node(b: Binding) -> Node | None:
+def binding_node(b: Binding) -> Node | None:
     return b.node if b.node is not None else (b.nodes[0] if b.nodes else None)
 
 
@@ -212,7 +212,7 @@ def _binding_node(b: Binding) -> Node | None:
 # Type predicates
 
 
-def _leaves_in(unit: Unit, start: int, end: int) -> list[str]:
+def leaves_in(unit: Unit, start: int, end: int) -> list[str]:
     """The tokens of the code in [start, end), comments left out."""
     node = unit.root.descendant_for_byte_range(start, end)
     out: list[str] = []
@@ -222,7 +222,7 @@ def _leaves_in(unit: Unit, start: int, end: int) -> list[str]:
             return
         if n.child_count == 0:
             if n.type != "comment":
-                out.append(_text(unit.source, n))
+                out.append(text_of(unit.source, n))
             return
         for c in n.children:
             walk(c)
@@ -232,7 +232,7 @@ def _leaves_in(unit: Unit, start: int, end: int) -> list[str]:
     return out
 
 
-def _base_identifier(node: Node) -> Node | None:
+def base_identifier(node: Node) -> Node | None:
     """The variable an lvalue writes: ``x`` of ``x``, ``x[i]``, ``x.f``, ``(x)``; None for
     a write through a pointer expression (``*p``, ``p[i]`` is reported as ``p``)."""
     while node is not None:

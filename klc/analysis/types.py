@@ -1,7 +1,7 @@
 """Types of expressions (``klc.analysis`` layer 3, over declarations).
 
 From the tree first (declarations, literals, subscripts, casts, vector components); libclang
-only where the tree cannot tell (``_type_fact``, through ``unit.facts``)."""
+only where the tree cannot tell (``type_fact``, through ``unit.facts``)."""
 
 from __future__ import annotations
 
@@ -11,16 +11,16 @@ from typing import TYPE_CHECKING, Any
 
 from tree_sitter import Node
 
-from klc.analysis.declarations import _base_type, _Decl, _lookup
+from klc.analysis.declarations import _base_type, _Decl, lookup
 from klc.analysis.tree import (
     Place,
-    _binding_node,
-    _cast_target,
-    _cite,
-    _facts,
-    _operator,
-    _text,
-    _unwrap,
+    binding_node,
+    cast_target,
+    cited,
+    clang_facts,
+    operator_of,
+    text_of,
+    unparen,
 )
 from klc.cuda.syntax import F_ARGUMENT, F_FIELD
 
@@ -50,7 +50,7 @@ _TYPE_ALIASES = {"unsigned": "unsigned int", "half": "__half", "half2": "__half2
                  "unsigned long long int": "unsigned long long"}
 
 
-def _norm_type(t: str) -> str:
+def norm_type(t: str) -> str:
     t = _base_type(t)
     return _TYPE_ALIASES.get(t, t)
 
@@ -63,75 +63,75 @@ class _Type:
     how: str  # for reasons: "declared `const float* x` (k.cu:1:20)"
 
 
-def _type_of(ctx: Place, node: Node) -> _Type | None:
+def type_of(ctx: Place, node: Node) -> _Type | None:
     """The type of an expression from the tree alone, or None when only clang would know."""
     unit, src = ctx.unit, ctx.unit.source
-    node = _unwrap(node)
+    node = unparen(node)
     t = node.type
     if t == "identifier":
-        d = _lookup(ctx, _text(src, node), node.start_byte)
+        d = lookup(ctx, text_of(src, node), node.start_byte)
         if d is None:
             return None
-        return _Type(d.base, d.pointer, d, f"declared at {_cite(unit, d.start, d.end)}")
+        return _Type(d.base, d.pointer, d, f"declared at {cited(unit, d.start, d.end)}")
     if t == "number_literal":
-        lit = _text(src, node).lower()
+        lit = text_of(src, node).lower()
         is_float = not lit.startswith("0x") and ("." in lit or "e" in lit or lit.endswith("f"))
         base = ("float" if lit.endswith("f") else "double") if is_float else "int"
         return _Type(base, 0, None, f"literal {lit}")
     if t == "subscript_expression":
-        inner = _type_of(ctx, node.child_by_field_id(F_ARGUMENT))
+        inner = type_of(ctx, node.child_by_field_id(F_ARGUMENT))
         if inner is None or inner.pointer == 0:
             return None
         return _Type(inner.base, inner.pointer - 1, inner.decl, inner.how)
     if t == "pointer_expression":
-        inner = _type_of(ctx, node.child_by_field_id(F_ARGUMENT))
+        inner = type_of(ctx, node.child_by_field_id(F_ARGUMENT))
         if inner is None:
             return None
-        if _operator(node) == "&":
+        if operator_of(node) == "&":
             return _Type(inner.base, inner.pointer + 1, inner.decl, inner.how)
         return None if inner.pointer == 0 else _Type(inner.base, inner.pointer - 1, inner.decl,
                                                      inner.how)
-    if t == "binary_expression" and _operator(node) in ("+", "-"):
+    if t == "binary_expression" and operator_of(node) in ("+", "-"):
         for side in ("left", "right"):
-            inner = _type_of(ctx, node.child_by_field_name(side))
+            inner = type_of(ctx, node.child_by_field_name(side))
             if inner is not None and inner.pointer > 0:
                 return inner
         return None
     if t == "field_expression":
         arg = node.child_by_field_id(F_ARGUMENT)
         fld = node.child_by_field_id(F_FIELD)
-        if arg is not None and _text(src, arg) in ("threadIdx", "blockIdx", "blockDim",
-                                                   "gridDim"):
+        if arg is not None and text_of(src, arg) in ("threadIdx", "blockIdx", "blockDim",
+                                                     "gridDim"):
             return _Type("unsigned int", 0, None, "a CUDA built-in index")
-        inner = _type_of(ctx, arg) if arg is not None else None
-        if inner is not None and fld is not None and _text(src, fld) in "xyzw" \
-                and inner.pointer == (1 if _operator(node) == "->" else 0):
+        inner = type_of(ctx, arg) if arg is not None else None
+        if inner is not None and fld is not None and text_of(src, fld) in "xyzw" \
+                and inner.pointer == (1 if operator_of(node) == "->" else 0):
             m = re.fullmatch(r"([a-z_]+?)([1-4])", inner.base)
             if m and m.group(1) in _VECTOR_COMPONENT:
                 return _Type(_VECTOR_COMPONENT[m.group(1)], 0, inner.decl, inner.how)
         return None
-    ty, _ = _cast_target(node, src)
+    ty, _ = cast_target(node, src)
     if ty is not None:
-        text = _text(src, ty)
+        text = text_of(src, ty)
         return _Type(_base_type(text), text.count("*"), None, f"cast to {' '.join(text.split())}")
     return None
 
 
-def _type_fact(ctx: Place, b: Binding) -> tuple[Any, str]:
-    facts, why = _facts(ctx)
+def type_fact(ctx: Place, b: Binding) -> tuple[Any, str]:
+    facts, why = clang_facts(ctx)
     if facts is None:
         return None, why
     fact = facts.type_of(b.start, b.end)
     return fact, "" if fact is not None else "clang has no type for it"
 
 
-def _decl_type(ctx: Place, x: Binding) -> tuple[_Type | None, Any, str]:
+def decl_type(ctx: Place, x: Binding) -> tuple[_Type | None, Any, str]:
     """Tree type, else clang's TypeFact, else why neither."""
-    node = _binding_node(x)
-    typ = _type_of(ctx, node) if node is not None else None
+    node = binding_node(x)
+    typ = type_of(ctx, node) if node is not None else None
     if typ is not None:
         return typ, None, ""
-    fact, why = _type_fact(ctx, x)
+    fact, why = type_fact(ctx, x)
     return None, fact, why
 
 
@@ -148,18 +148,18 @@ def _base_of(ctx: Place, node: Node | None, x: Binding | None = None) -> tuple[s
     span); integer arithmetic of integers is an integer."""
     if node is None:
         return None
-    typ = _type_of(ctx, node)
+    typ = type_of(ctx, node)
     if typ is not None:
-        return _norm_type(typ.base), typ.pointer
-    inner = _unwrap(node)
-    if inner.type == "binary_expression" and _operator(inner) in _INT_OPERATORS:
+        return norm_type(typ.base), typ.pointer
+    inner = unparen(node)
+    if inner.type == "binary_expression" and operator_of(inner) in _INT_OPERATORS:
         sides = [_base_of(ctx, inner.child_by_field_name(s)) for s in ("left", "right")]
         if all(s is not None and s[1] == 0 and s[0] in _INTEGERS for s in sides):
             return "int", 0
     if x is not None:
-        fact, _ = _type_fact(ctx, x)
+        fact, _ = type_fact(ctx, x)
         if fact is not None:
-            return _norm_type(fact.element_type), int(bool(fact.is_pointer))
+            return norm_type(fact.element_type), int(bool(fact.is_pointer))
     return None
 
 
@@ -168,7 +168,7 @@ def has_type_kind(ctx: Place, x: Binding, kind: str) -> bool:
     an array; ``scalar``: not one; ``int_expr``: an integer; ``float``, an isomorphism's
     obligation: a float)? From the declarations (then clang); a type that is not known is
     not that kind."""
-    found = _base_of(ctx, _binding_node(x), x)
+    found = _base_of(ctx, binding_node(x), x)
     if found is None:
         return False
     base, pointer = found

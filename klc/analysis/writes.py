@@ -4,7 +4,7 @@
 atomics, calls that receive a pointer, method calls, asm) with the variables the written
 memory may be reached through; ``_address_holders`` lists what may come to hold an address
 taken from another variable (local pointers, references, ``auto``, assignments, aggregates),
-whose closure ``_aliases`` gives. ``_kernel_type_pinned`` says where a kernel's name escapes
+whose closure ``aliases_of`` gives. ``kernel_type_pinned`` says where a kernel's name escapes
 (a use that fixes its type, a second declaration, a header that names it)."""
 
 from __future__ import annotations
@@ -17,20 +17,20 @@ from typing import TYPE_CHECKING, Any
 
 from tree_sitter import Node
 
-from klc.analysis.declarations import _function_declarations
+from klc.analysis.declarations import function_declarations
 from klc.analysis.tree import (
     Place,
-    _binding_node,
-    _cast_target,
-    _cite,
-    _identifiers,
-    _in,
-    _memo,
-    _nodes,
-    _operator,
-    _roots,
-    _text,
-    _unwrap,
+    binding_node,
+    cast_target,
+    cited,
+    in_span,
+    names_in,
+    nodes_of,
+    operator_of,
+    pointer_roots,
+    text_of,
+    unit_memo,
+    unparen,
 )
 from klc.cuda.syntax import F_ARGUMENT, F_ARGUMENTS, F_DECLARATOR, F_FUNCTION, F_LEFT
 from klc.errors import KlcError
@@ -47,14 +47,14 @@ _STORE_CALLS = re.compile(r"^(?:__st\w+|memcpy|memset|cuda::memcpy_async|__pipel
                           r"|cp_async\w*)$")
 
 
-def _aliases(ctx: Place, name: str) -> frozenset[str]:
+def aliases_of(ctx: Place, name: str) -> frozenset[str]:
     """``name`` and the local pointers initialised from it (``float* p = x + off``); once
     per function and name."""
     fn = ctx.function
     if fn is None:
         return frozenset({name})
-    return _memo(ctx.unit, f"aliases:{fn.start}:{fn.end}:{name}",
-                 lambda: frozenset(_find_aliases(ctx, fn, name)))
+    return unit_memo(ctx.unit, f"aliases:{fn.start}:{fn.end}:{name}",
+                     lambda: frozenset(_find_aliases(ctx, fn, name)))
 
 
 def _find_aliases(ctx: Place, fn: Function, name: str) -> set[str]:
@@ -62,8 +62,8 @@ def _find_aliases(ctx: Place, fn: Function, name: str) -> set[str]:
     src = ctx.unit.source
     # what may hold an address taken from another variable, found once per function (each
     # one's roots read on first need, once): the closure over them is the same in any order
-    pointers = _memo(ctx.unit, f"pointers:{fn.start}:{fn.end}",
-                     lambda: _address_holders(ctx.unit, fn))
+    pointers = unit_memo(ctx.unit, f"pointers:{fn.start}:{fn.end}",
+                         lambda: _address_holders(ctx.unit, fn))
     changed = True
     while changed:
         changed = False
@@ -72,7 +72,7 @@ def _find_aliases(ctx: Place, fn: Function, name: str) -> set[str]:
             if other in names:
                 continue
             if entry[2] is None:
-                entry[2] = _roots(entry[1], src)
+                entry[2] = pointer_roots(entry[1], src)
             if entry[2] & names:
                 names.add(other)
                 changed = True
@@ -87,7 +87,7 @@ def _address_holders(unit: Unit, fn: Function) -> list[list[Any]]:
     aggregate or array (``s.ptr = x;``, ``Params p = {x, n};``: then ``p`` reaches ``x``).
     Over-approximate on purpose: a write through any holder counts as a write."""
     src = unit.source
-    decls = _function_declarations(unit, fn)
+    decls = function_declarations(unit, fn)
     levels = {p.name: p.pointer + (1 if p.array else 0) for p in fn.params}
     for d in decls:
         levels[d.name] = max(levels.get(d.name, 0), d.pointer)
@@ -101,17 +101,17 @@ def _address_holders(unit: Unit, fn: Function) -> list[list[Any]]:
             for part in (d.init.named_children if d.base != "auto" else [d.init]):
                 if part.type != "comment" and _pointer_valued(part, src, levels):
                     out.append([d.name, part, None])
-    for node in _in(_nodes(unit, "assignment_expression"), fn.body_start, fn.body_end):
-        if _operator(node) != "=":
+    for node in in_span(nodes_of(unit, "assignment_expression"), fn.body_start, fn.body_end):
+        if operator_of(node) != "=":
             continue
         left, right = node.child_by_field_id(F_LEFT), node.child_by_field_name("right")
         if left is None or right is None or not _pointer_valued(right, src, levels):
             continue
-        holder = _unwrap(left)
+        holder = unparen(left)
         if holder.type == "identifier":
-            out.append([_text(src, holder), right, None])
+            out.append([text_of(src, holder), right, None])
         else:
-            for root in _roots(holder, src):
+            for root in pointer_roots(holder, src):
                 out.append([root, right, None])
     return out
 
@@ -119,20 +119,20 @@ def _address_holders(unit: Unit, fn: Function) -> list[list[Any]]:
 def _pointer_valued(node: Node, src: bytes, levels: Mapping[str, int], depth: int = 0) -> bool:
     """Is this expression an address (not a value loaded through one)? ``levels``: the
     pointer levels of the function's parameters and locals by name."""
-    node = _unwrap(node)
+    node = unparen(node)
     t = node.type
     if depth > 50:
         return True  # (deeper than real code: count it as an address, which is the safe side)
     if t == "identifier":
-        return levels.get(_text(src, node), 0) > 0
+        return levels.get(text_of(src, node), 0) > 0
     if t == "pointer_expression":
-        if _operator(node) == "&":
+        if operator_of(node) == "&":
             return True
         arg = node.child_by_field_id(F_ARGUMENT)
         return arg is not None and _pointer_level(arg, src, levels) > 1
     if t == "subscript_expression":
         return _pointer_level(node.child_by_field_id(F_ARGUMENT), src, levels) > 1
-    if t == "binary_expression" and _operator(node) in ("+", "-"):
+    if t == "binary_expression" and operator_of(node) in ("+", "-"):
         return any(_pointer_valued(c, src, levels, depth + 1) for c in
                    (node.child_by_field_name("left"), node.child_by_field_name("right"))
                    if c is not None)
@@ -140,38 +140,38 @@ def _pointer_valued(node: Node, src: bytes, levels: Mapping[str, int], depth: in
         return any(_pointer_valued(c, src, levels, depth + 1) for c in
                    (node.child_by_field_name("consequence"),
                     node.child_by_field_name("alternative")) if c is not None)
-    ty, _ = _cast_target(node, src)
-    return ty is not None and "*" in _text(src, ty)
+    ty, _ = cast_target(node, src)
+    return ty is not None and "*" in text_of(src, ty)
 
 
 def _pointer_level(node: Node | None, src: bytes, levels: Mapping[str, int]) -> int:
-    node = _unwrap(node) if node is not None else None
+    node = unparen(node) if node is not None else None
     if node is None:
         return 0
     if node.type == "identifier":
-        return levels.get(_text(src, node), 0)
+        return levels.get(text_of(src, node), 0)
     if node.type == "subscript_expression":
         return max(0, _pointer_level(node.child_by_field_id(F_ARGUMENT), src, levels) - 1)
     return 0
 
 
-def _assigned(ctx: Place, name: str, start: int, end: int) -> bool:
+def is_assigned(ctx: Place, name: str, start: int, end: int) -> bool:
     """Is the variable ``name`` itself assigned or incremented in [start, end)?"""
     src = ctx.unit.source
-    for node in _in(_nodes(ctx.unit, "assignment_expression", "update_expression"), start,
-                    end):
+    for node in in_span(nodes_of(ctx.unit, "assignment_expression", "update_expression"), start,
+                        end):
         target = node.child_by_field_name("left" if node.type == "assignment_expression"
                                           else "argument")
-        if target is not None and _unwrap(target).type == "identifier" \
-                and _text(src, _unwrap(target)) == name:
+        if target is not None and unparen(target).type == "identifier" \
+                and text_of(src, unparen(target)) == name:
             return True
     return False
 
 
-def _writes(ctx: Place, names: frozenset[str], start: int, end: int
-            ) -> Iterator[tuple[int, int, str]]:
+def writes_to(ctx: Place, names: frozenset[str], start: int, end: int
+              ) -> Iterator[tuple[int, int, str]]:
     """Places in [start, end) that may write memory reached through one of ``names``."""
-    entries = _writes_around(ctx, start, end)
+    entries = writes_around(ctx, start, end)
     i = bisect.bisect_left(entries, start, key=_entry_start)
     n = len(entries)
     while i < n:
@@ -183,22 +183,22 @@ def _writes(ctx: Place, names: frozenset[str], start: int, end: int
         i += 1
 
 
-_REASSIGNS = "reassigns the pointer"  # (an assignment or ++/-- of the variable itself)
+REASSIGNS = "reassigns the pointer"  # (an assignment or ++/-- of the variable itself)
 
 
-def _memory_writes(ctx: Place, name: str, start: int, end: int, own: bool = True
-                   ) -> Iterator[tuple[int, int, str]]:
-    """``_writes`` through ``name`` and its aliases, less what only moves a pointer: an
+def memory_writes(ctx: Place, name: str, start: int, end: int, own: bool = True
+                  ) -> Iterator[tuple[int, int, str]]:
+    """``writes_to`` through ``name`` and its aliases, less what only moves a pointer: an
     assignment or ``++``/``--`` of a local pointer derived from ``name`` (a row pointer
     advanced, ``y += cols``, ``x++`` in a loop header) changes where that pointer points,
     never the memory of ``name``. A reference's assignment (``float& r = out[i]; r = v;``)
     stays a write, and so does a reassignment of ``name`` itself unless ``own`` is False
     (a load through ``name`` then reads other memory: ``no_write`` keeps it)."""
-    names = _aliases(ctx, name)
+    names = aliases_of(ctx, name)
     fn = ctx.function
-    for s, e, what in _writes(ctx, names, start, end):
-        if what == _REASSIGNS and fn is not None:
-            var = _text(ctx.unit.source, _unwrap_target(ctx, s, e))
+    for s, e, what in writes_to(ctx, names, start, end):
+        if what == REASSIGNS and fn is not None:
+            var = text_of(ctx.unit.source, _unwrap_target(ctx, s, e))
             if (var != name or not own) and not _is_reference(ctx, fn, var):
                 continue
         yield s, e, what
@@ -213,27 +213,27 @@ def _unwrap_target(ctx: Place, s: int, e: int) -> Node:
     target = node.child_by_field_id(F_LEFT if node.type == "assignment_expression"
                                     else F_ARGUMENT)
     assert target is not None
-    return _unwrap(target)
+    return unparen(target)
 
 
 def _is_reference(ctx: Place, fn: Function, var: str) -> bool:
     """Is ``var`` declared a reference in ``fn`` (a local or a parameter)? Unknown names
     count as references (the safe side)."""
-    decls = [d for d in _function_declarations(ctx.unit, fn) if d.name == var]
+    decls = [d for d in function_declarations(ctx.unit, fn) if d.name == var]
     if decls:
         return any(d.reference for d in decls)
     param = fn.param(var)
     return param is None or param.reference
 
 
-def _writes_around(ctx: Place, start: int, end: int
-                   ) -> list[tuple[int, int, frozenset[str], str]]:
+def writes_around(ctx: Place, start: int, end: int
+                  ) -> list[tuple[int, int, frozenset[str], str]]:
     """``_write_entries`` of the enclosing function's body when it holds [start, end), else
     of the whole unit: found once per function."""
     fn = ctx.function
     lo, hi = (fn.body_start, fn.body_end) if fn is not None and \
         fn.body_start <= start and end <= fn.body_end else (0, len(ctx.unit.source) + 1)
-    return _memo(ctx.unit, f"write_entries:{lo}:{hi}", lambda: _write_entries(ctx.unit, lo, hi))
+    return unit_memo(ctx.unit, f"write_entries:{lo}:{hi}", lambda: _write_entries(ctx.unit, lo, hi))
 
 
 def _entry_start(entry: tuple[int, int, frozenset[str], str]) -> int:
@@ -243,12 +243,12 @@ def _entry_start(entry: tuple[int, int, frozenset[str], str]) -> int:
 def _write_entries(unit: Unit, lo: int, hi: int) -> list[tuple[int, int, frozenset[str], str]]:
     """Every place in [lo, hi) (a function body) that may write memory, once: (start, end,
     the variables the written memory may be reached through, how), in source order (what
-    ``_writes`` asks of each guard's region and buffers)."""
+    ``writes_to`` asks of each guard's region and buffers)."""
     src = unit.source
     out: list[tuple[int, int, frozenset[str], str]] = []
-    nodes = _nodes(unit, "assignment_expression", "update_expression", "call_expression",
-                   "gnu_asm_expression")
-    for node in _in(nodes, lo, hi):
+    nodes = nodes_of(unit, "assignment_expression", "update_expression", "call_expression",
+                     "gnu_asm_expression")
+    for node in in_span(nodes, lo, hi):
         t = node.type
         s, e = node.start_byte, node.end_byte
         if t in ("assignment_expression", "update_expression"):
@@ -256,35 +256,35 @@ def _write_entries(unit: Unit, lo: int, hi: int) -> list[tuple[int, int, frozens
                                             else F_ARGUMENT)
             if target is None:
                 continue
-            target = _unwrap(target)
+            target = unparen(target)
             if target.type == "identifier":
-                out.append((s, e, frozenset({_text(src, target)}), _REASSIGNS))
+                out.append((s, e, frozenset({text_of(src, target)}), REASSIGNS))
                 continue
-            roots = _roots(target, src)
+            roots = pointer_roots(target, src)
             if roots:
                 out.append((s, e, frozenset(roots), "stores through it"))
         elif t == "gnu_asm_expression":
-            out.append((s, e, frozenset(n for n, _ in _identifiers(node, src)),
+            out.append((s, e, frozenset(n for n, _ in names_in(node, src)),
                         "passes it to inline asm"))
         else:
             fn_node = node.child_by_field_id(F_FUNCTION)
             args = node.child_by_field_id(F_ARGUMENTS)
             if fn_node is None or args is None:
                 continue
-            callee = "".join(_text(src, fn_node).split())
+            callee = "".join(text_of(src, fn_node).split())
             method = re.split(r"::|\.|->", callee)[-1]
             method = method.split("<", 1)[0] if method.endswith(">") else method  # casts
             if fn_node.type == "field_expression":  # obj.f(...): the object may change
                 obj = fn_node.child_by_field_id(F_ARGUMENT)
-                roots = _roots(obj, src) if obj is not None else set()
+                roots = pointer_roots(obj, src) if obj is not None else set()
                 if roots:
                     out.append((s, e, frozenset(roots),
                                 f"calls its method {method}, which may write to it"))
             if _READ_ONLY_CALLS.match(method) or "<<<" in unit.text(node):
                 continue
             for k, arg in enumerate(a for a in args.named_children if a.type != "comment"):
-                roots = _roots(arg, src)
-                if not roots or not _passes_pointer(arg, src):
+                roots = pointer_roots(arg, src)
+                if not roots or not passes_pointer(arg, src):
                     continue
                 if method.startswith("atomic") or _STORE_CALLS.match(callee):
                     if k == 0:
@@ -295,34 +295,34 @@ def _write_entries(unit: Unit, lo: int, hi: int) -> list[tuple[int, int, frozens
     return out
 
 
-def _passes_pointer(arg: Node, src: bytes) -> bool:
+def passes_pointer(arg: Node, src: bytes) -> bool:
     """Does this call argument hand over an address (not a loaded value)?"""
-    arg = _unwrap(arg)
+    arg = unparen(arg)
     if arg.type == "identifier":
         return True
     if arg.type == "pointer_expression":
-        return _operator(arg) == "&"
+        return operator_of(arg) == "&"
     if arg.type == "binary_expression":
-        return _operator(arg) in ("+", "-")
-    _, operand = _cast_target(arg, src)
-    return operand is not None and _passes_pointer(operand, src)
+        return operator_of(arg) in ("+", "-")
+    _, operand = cast_target(arg, src)
+    return operand is not None and passes_pointer(operand, src)
 
 
-def _buffer_name(ctx: Place, x: Binding) -> str | None:
-    node = _binding_node(x)
+def buffer_name(ctx: Place, x: Binding) -> str | None:
+    node = binding_node(x)
     if node is None:
         return None
-    roots = _roots(node, ctx.unit.source)
+    roots = pointer_roots(node, ctx.unit.source)
     return next(iter(roots)) if len(roots) == 1 else None
 
 
-def _address_taken(src: bytes, name: str, start: int, end: int) -> bool:
+def address_taken(src: bytes, name: str, start: int, end: int) -> bool:
     """``&name`` in [start, end): something may write the variable through a pointer."""
     return re.search(rb"&\s*" + re.escape(name.encode()) + rb"\b(?!\s*\[)",
                      src[start:end]) is not None
 
 
-def _kernel_type_pinned(ctx: Place, fn: Function, calls_too: bool = False) -> str:
+def kernel_type_pinned(ctx: Place, fn: Function, calls_too: bool = False) -> str:
     """Why the function's parameter types may not change ('' when they may): its name used
     other than as a callee or a launch (any use, with ``calls_too``), declared elsewhere in
     the file, or in a header the file includes with quotes."""
@@ -344,13 +344,13 @@ def _kernel_type_pinned(ctx: Place, fn: Function, calls_too: bool = False) -> st
         if parent is not None and parent.type == "call_expression" \
                 and parent.child_by_field_id(F_FUNCTION) == node:
             if calls_too:
-                where = _cite(unit, parent.start_byte, parent.end_byte)
+                where = cited(unit, parent.start_byte, parent.end_byte)
                 return f"`{fn.name}` is called or launched at {where}"
             continue
         if parent is not None and parent.type == "function_declarator":
-            where = _cite(unit, parent.start_byte, parent.end_byte)
+            where = cited(unit, parent.start_byte, parent.end_byte)
             return f"`{fn.name}` is declared again at {where}: the declarations would disagree"
-        where = _cite(unit, node.start_byte, node.end_byte)
+        where = cited(unit, node.start_byte, node.end_byte)
         return f"the name `{fn.name}` is used at {where}, where the kernel's type matters"
     folder = os.path.dirname(unit.path)
     for m in re.finditer(rb'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', src, re.M):

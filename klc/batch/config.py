@@ -93,9 +93,11 @@ class BatchConfig:
     def load_rules(self) -> list[Rule]:
         """The rules, compiled: every problem of every file reported together (RuleError),
         a rule name defined twice refused, unknown ``rule_names`` refused."""
+        from klc import plugins
         from klc.pipeline import check_hole_names, resolve_holes
         from klc.rule import RuleSet, select_rules
 
+        plugins.load()  # (a spawned worker process loads the rules again)
         rules = list(RuleSet.load(self.rule_files).rules)  # every file's problems at once
         where = ", ".join(p for p, _ in self.rule_files)
         rules = select_rules(rules, list(self.rule_names), where)

@@ -61,9 +61,11 @@ def _init(rule_paths: list[str], tree_only: bool, show_all: bool,
           cache: ListCache | None = None) -> None:
     """A worker's (or this process's) state for listing: the rules (a forked worker has its
     parent's, loaded and compiled), the options, the result cache."""
+    from klc import plugins
     from klc.rule import RuleSet
 
     if _STATE.get("rule_paths") != rule_paths:
+        plugins.load()
         _STATE["rules"] = list(RuleSet.load(rule_paths).rules)
         _STATE["rule_paths"] = list(rule_paths)
     _STATE["clang"] = not tree_only
@@ -117,9 +119,11 @@ def _open_cache(cache: ListCache | bool | None, options: tuple[object, ...]
 def _load(rule_paths: list[str]) -> None:
     """Load (and so check) the rules and compile their anchors in this process, before any
     worker is forked: the workers start with them."""
+    from klc import plugins
     from klc.match import pattern_of
     from klc.rule import RuleSet
 
+    plugins.load()
     rules = list(RuleSet.load(rule_paths).rules)  # a broken rule stops everything before any file
     for r in rules:
         pattern_of(r)

@@ -23,8 +23,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                    "klc-spec block)")
     p.add_argument("--passes", action="append", metavar="DIR",
                    help="simplification rules, walked in the order of DIR/ORDER (default: "
-                   "passes); given again, another folder walked after the first "
-                   "(--passes passes --passes passes/warp_sums)")
+                   "the passes klc ships); given again, another folder walked after the "
+                   "first (--passes passes --passes passes/warp_sums)")
     p.add_argument("--out", metavar="DIR", help="output folder (default: "
                    "lineage-<family>): lineage.json, v00_expert.cu, v01_<pass>.cu, ..., "
                    "report.md, lineage.png")
@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
     stages = tuple(s.strip() for s in args.stages.split(",") if s.strip())
     if args.out:  # (before the walk: a refusal costs nothing)
         check_replace(args.out, stages, args.force)
-    lineage = walk(args.expert, args.passes or ["passes"], stages=stages, arch=args.arch,
+    lineage = walk(args.expert, args.passes or None, stages=stages, arch=args.arch,
                    progress=err.print, max_steps=args.max_steps)
     out = Path(args.out or f"lineage-{lineage.family}")
     check_replace(out, stages, args.force)

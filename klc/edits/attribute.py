@@ -16,7 +16,7 @@ from klc.errors import KlcError
 from klc.rule import CompileContext, Edit, EditSpec, Rule, parse_problem
 from klc.rule.code import IDENT_RE, code_refs, for_parsing
 from klc.rule.printer import string
-from klc.rule.registry import register_edit
+from klc.rule.registry import EditKind
 
 if TYPE_CHECKING:
     from klc.cuda.model import Function, Unit
@@ -158,5 +158,8 @@ def _strip_attribute(anchor: str, name: str) -> tuple[str, str]:
     return anchor[:i] + anchor[end:], anchor[i:j]
 
 
-register_edit("add_attribute", compile_add, AddAttribute)
-register_edit("remove_attribute", compile_remove, RemoveAttribute)
+# the kinds this file defines (``klc.plugins`` hands them to the rule loader)
+KINDS = (
+    EditKind("add_attribute", compile_add, AddAttribute),
+    EditKind("remove_attribute", compile_remove, RemoveAttribute),
+)

@@ -4,8 +4,8 @@ and launch changes so far) and the context an edit is planned and inverted in.
 A kind is one file in this package: a frozen dataclass subclassing ``klc.rule.Edit`` with
 ``plan`` (edit + match -> byte edits), ``invert`` (the edit of the inverse skill,
 ``klc.reverse``), ``lines`` (printed in the rule language), ``describe`` (for a prompt),
-``groupable``, and a ``compile`` (a ``rewrite`` clause's spec -> the edit) that it registers
-with ``klc.rule.registry.register_edit`` for its grammar keyword(s).
+``groupable``, and a ``compile`` (a ``rewrite`` clause's spec -> the edit) that its file
+names in ``KINDS`` (a ``klc.rule.registry.EditKind`` per grammar keyword).
 """
 
 from __future__ import annotations

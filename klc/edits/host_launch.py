@@ -34,8 +34,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from klc.analysis.constants import _Eval
-from klc.analysis.launch import _block_dims
+from klc.analysis.constants import Evaluator, block_dims
 from klc.cuda.model import Launch as HostLaunch
 from klc.cuda.model import Unit
 from klc.edits.bytes import ByteEdit
@@ -147,8 +146,8 @@ def bounds_refusal(ctx: Place, changes: Sequence[Change]) -> str | None:
     lb = fn.launch_bounds if fn is not None else None
     if fn is None or lb is None or not any(d == "block" for d, _, _, _ in changes):
         return None
-    cap = _Eval(ctx).text(lb.max_threads)
-    dims, _, how = _block_dims(ctx)
+    cap = Evaluator(ctx).text(lb.max_threads)
+    dims, _, how = block_dims(ctx)
     if not isinstance(cap, int) or dims is None:
         return (f"its launch change ({describe(changes)}) must keep the block within "
                 f"`{fn.name}`'s __launch_bounds__({lb.max_threads}), and "

@@ -19,7 +19,7 @@ from klc.edits.bytes import ByteEdit
 from klc.edits.render import render
 from klc.rule import CompileContext, Edit, EditSpec, Rule
 from klc.rule.printer import block
-from klc.rule.registry import register_edit
+from klc.rule.registry import EditKind
 
 if TYPE_CHECKING:
     from klc.cuda.model import Function, Unit
@@ -117,5 +117,8 @@ def _remove_statement(unit: Unit, fn: Function, text: str) -> ByteEdit | None:
     return None
 
 
-register_edit("insert_body_start", compile_insert, InsertBodyStart)
-register_edit("remove_statement", compile_remove, RemoveStatement)
+# the kinds this file defines (``klc.plugins`` hands them to the rule loader)
+KINDS = (
+    EditKind("insert_body_start", compile_insert, InsertBodyStart),
+    EditKind("remove_statement", compile_remove, RemoveStatement),
+)

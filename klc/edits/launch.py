@@ -12,7 +12,7 @@ from typing import ClassVar
 from klc.edits.base import InvertContext, KindEdit, PlanContext
 from klc.errors import KlcError
 from klc.rule import CompileContext, Edit, EditSpec, Rule
-from klc.rule.registry import register_edit
+from klc.rule.registry import EditKind
 
 
 @dataclass(frozen=True)
@@ -90,4 +90,7 @@ def compile_launch(e: EditSpec, cx: CompileContext) -> Edit | None:
     return Launch(dim, axis, str(op)[0], factor, line=e.line, col=e.col)
 
 
-register_edit("launch", compile_launch, Launch)
+# the kinds this file defines (``klc.plugins`` hands them to the rule loader)
+KINDS = (
+    EditKind("launch", compile_launch, Launch),
+)

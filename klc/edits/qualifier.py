@@ -16,7 +16,7 @@ from klc.edits.render import fill_holes
 from klc.errors import KlcError
 from klc.rule import QUALIFIERS, CompileContext, Edit, EditSpec, Rule
 from klc.rule.printer import string
-from klc.rule.registry import register_edit
+from klc.rule.registry import EditKind
 
 if TYPE_CHECKING:
     from klc.cuda.model import Param
@@ -135,5 +135,8 @@ def _remove_qualifier(match: Match, edit: _Qualifier, holes: dict[str, str]
                     param.start + len(text[:end].encode()), "", edit.kind)
 
 
-register_edit("add_qualifier", compile_add, AddQualifier)
-register_edit("remove_qualifier", compile_remove, RemoveQualifier)
+# the kinds this file defines (``klc.plugins`` hands them to the rule loader)
+KINDS = (
+    EditKind("add_qualifier", compile_add, AddQualifier),
+    EditKind("remove_qualifier", compile_remove, RemoveQualifier),
+)

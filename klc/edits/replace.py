@@ -14,7 +14,7 @@ from klc.edits.render import SUBST_RE, line_indent, render
 from klc.rule import CompileContext, Edit, EditSpec, Rule
 from klc.rule.dots import as_runs
 from klc.rule.printer import block
-from klc.rule.registry import register_edit
+from klc.rule.registry import EditKind
 
 if TYPE_CHECKING:
     from klc.match import Match
@@ -106,5 +106,8 @@ def _keep_attributes(match: Match, text: str) -> str:
     return text
 
 
-register_edit("replace", compile_replace, Replace,
-              once_per_rule="only one `rewrite replace` per rule (the anchor is replaced once)")
+# the kinds this file defines (``klc.plugins`` hands them to the rule loader)
+KINDS = (
+    EditKind("replace", compile_replace, Replace,
+             once_per_rule="only one `rewrite replace` per rule (the anchor is replaced once)"),
+)

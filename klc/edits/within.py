@@ -52,7 +52,7 @@ from klc.rule.code import code_refs
 from klc.rule.fresh import implied_fresh
 from klc.rule.guard import guard_text
 from klc.rule.printer import block
-from klc.rule.registry import register_edit
+from klc.rule.registry import EditKind
 
 if TYPE_CHECKING:
     from tree_sitter import Node
@@ -367,4 +367,7 @@ def why_none(outer: Match, result: SubMatches) -> str:
     return text
 
 
-register_edit("within", compile_within, Within)
+# the kinds this file defines (``klc.plugins`` hands them to the rule loader)
+KINDS = (
+    EditKind("within", compile_within, Within),
+)

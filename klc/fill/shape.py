@@ -61,10 +61,10 @@ def launch_anchors(rule: Rule, site: Site, spec: Any | None) -> dict[str, str]:
     learned = learned_block(rule) if holes else None
     if learned is None:
         return {}
-    from klc.analysis.launch import _block_dims
+    from klc.analysis.constants import block_dims
     from klc.guards import GuardContext
 
-    exact, _bound, _how = _block_dims(GuardContext(site.match, spec=spec, clang=False))
+    exact, _bound, _how = block_dims(GuardContext(site.match, spec=spec, clang=False))
     if exact is None:
         return {}
     out: dict[str, str] = {}

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from tree_sitter import Node
 
-from klc.analysis.tree import _code, _in, _nodes, _text
+from klc.analysis.tree import in_span, nodes_of, quoted, text_of
 from klc.guards.registry import ArgSpec, GuardContext, Verdict, _metavar, _no, _yes, predicate
 from klc.match import Binding
 
@@ -26,15 +26,15 @@ def _scaled(node: Node, src: bytes) -> bool:
     if parent is None or parent.type != "binary_expression":
         return False
     op = parent.child_by_field_name("operator")
-    return op is not None and _text(src, op) in ("*", "<<")
+    return op is not None and text_of(src, op) in ("*", "<<")
 
 
 def _uses(ctx: GuardContext, name: str, stmts: Binding) -> tuple[list[Node], list[Node]]:
     """(scaled uses, other uses) of the variable ``name`` in the code bound to $$$S."""
     src = ctx.unit.source
     scaled, other = [], []
-    for ident in _in(_nodes(ctx.unit, "identifier"), stmts.start, stmts.end):
-        if _text(src, ident) != name:
+    for ident in in_span(nodes_of(ctx.unit, "identifier"), stmts.start, stmts.end):
+        if text_of(src, ident) != name:
             continue
         (scaled if _scaled(ident, src) else other).append(ident)
     return scaled, other
@@ -54,15 +54,15 @@ def walks_slow_dimension(ctx: GuardContext, r: Binding, c: Binding, stmts: Bindi
     if cs:
         node = cs[0]
         return _no(ctx, f"`{c.text.strip()}` scales an address too "
-                   f"(`{_text(src, node.parent or node)}` at {ctx.unit.where(node.start_byte)}):"
+                   f"(`{text_of(src, node.parent or node)}` at {ctx.unit.where(node.start_byte)}):"
                    " neither index walks the contiguous dimension alone", node.start_byte)
     if not rs:
-        return _no(ctx, f"`{r.text.strip()}` scales no address in {_code(stmts)}: it does not "
+        return _no(ctx, f"`{r.text.strip()}` scales no address in {quoted(stmts)}: it does not "
                    "walk the slow dimension", stmts.start)
     if not cother:
-        return _no(ctx, f"{_code(stmts)} does not use `{c.text.strip()}`", stmts.start)
+        return _no(ctx, f"{quoted(stmts)} does not use `{c.text.strip()}`", stmts.start)
     node = rs[0]
-    return _yes(f"`{r.text.strip()}` scales `{_text(src, node.parent or node)}` "
+    return _yes(f"`{r.text.strip()}` scales `{text_of(src, node.parent or node)}` "
                 f"({ctx.unit.where(node.start_byte)}) and `{c.text.strip()}` scales nothing: "
                 f"`{r.text.strip()}` walks the slow dimension, `{c.text.strip()}` the "
                 "contiguous one", node.start_byte)

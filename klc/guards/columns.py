@@ -18,10 +18,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from klc.analysis.constants import _number_arg
-from klc.analysis.launch import _block_dims
-from klc.analysis.tree import _in, _nodes, _snippet, _text
-from klc.analysis.writes import _writes_around
+from klc.analysis.constants import block_dims, number_arg
+from klc.analysis.tree import in_span, nodes_of, snippet, text_of
+from klc.analysis.writes import writes_around
 from klc.guards.registry import (
     ArgSpec,
     GuardContext,
@@ -58,20 +57,20 @@ def pure_declarations(ctx: GuardContext, stmts: Binding) -> Verdict:
     unit, src = ctx.unit, ctx.unit.source
     for node in _stmts(stmts):
         if node.type != "declaration":
-            return _no(ctx, f"`{_snippet(_text(src, node))}` ({unit.where(node.start_byte)}) "
+            return _no(ctx, f"`{snippet(text_of(src, node))}` ({unit.where(node.start_byte)}) "
                        "is not a declaration", node.start_byte)
-        words = _text(src, node)
+        words = text_of(src, node)
         if re.search(r"\b(static|extern|__shared__|__device__|__constant__)\b", words):
-            return _no(ctx, f"`{_snippet(words)}` ({unit.where(node.start_byte)}) declares "
+            return _no(ctx, f"`{snippet(words)}` ({unit.where(node.start_byte)}) declares "
                        "storage that is not a thread's local", node.start_byte)
         for kind, what in _IMPURE.items():
-            for sub in _in(_nodes(unit, kind), node.start_byte, node.end_byte):
-                return _no(ctx, f"`{_snippet(_text(src, node))}` "
+            for sub in in_span(nodes_of(unit, kind), node.start_byte, node.end_byte):
+                return _no(ctx, f"`{snippet(text_of(src, node))}` "
                            f"({unit.where(node.start_byte)}) {what}: "
-                           f"`{_snippet(_text(src, sub))}`", sub.start_byte)
-        for sub in _in(_nodes(unit, "field_expression"), node.start_byte, node.end_byte):
+                           f"`{snippet(text_of(src, sub))}`", sub.start_byte)
+        for sub in in_span(nodes_of(unit, "field_expression"), node.start_byte, node.end_byte):
             if any(c.type == "->" for c in sub.children):
-                return _no(ctx, f"`{_snippet(_text(src, sub))}` "
+                return _no(ctx, f"`{snippet(text_of(src, sub))}` "
                            f"({unit.where(sub.start_byte)}) reads memory", sub.start_byte)
     return _yes("the statements only declare locals from values that read no memory",
                 stmts.start)
@@ -91,13 +90,13 @@ def declares_zero(ctx: GuardContext, stmts: Binding, a: Binding) -> Verdict:
                 continue
             target = d.child_by_field_name("declarator")
             value = d.child_by_field_name("value")
-            if target is None or value is None or _text(src, target).strip() != name:
+            if target is None or value is None or text_of(src, target).strip() != name:
                 continue
-            init = _text(src, value).strip()
+            init = text_of(src, value).strip()
             if _ZERO.fullmatch(init):
                 return _yes(f"`{name}` starts at {init} ({unit.where(d.start_byte)})",
                             d.start_byte)
-            return _no(ctx, f"`{name}` starts at `{_snippet(init)}` "
+            return _no(ctx, f"`{name}` starts at `{snippet(init)}` "
                        f"({unit.where(d.start_byte)}), not at zero", d.start_byte)
     return _no(ctx, f"`{name}` is not declared with an initializer in {stmts.text.strip()[:60]!r}",
                stmts.start)
@@ -108,9 +107,9 @@ def no_stores(ctx: GuardContext, stmts: Binding) -> Verdict:
     """The code bound to $$$S writes no memory: no store, update, atomic, asm, or call given
     a pointer (the dots' ``when not stores``). Its iterations may then be run by different
     threads in any order."""
-    for s, e, _names, how in _writes_around(ctx, stmts.start, stmts.end):
+    for s, e, _names, how in writes_around(ctx, stmts.start, stmts.end):
         if stmts.start <= s and e <= stmts.end:
-            return _no(ctx, f"`{_snippet(ctx.unit.source[s:e].decode(errors='replace'))}` "
+            return _no(ctx, f"`{snippet(ctx.unit.source[s:e].decode(errors='replace'))}` "
                        f"({ctx.unit.where(s)}) {how}", s)
     return _yes(f"{stmts.text.strip()[:40]!r}... writes no memory", stmts.start)
 
@@ -122,10 +121,10 @@ def block_split(ctx: GuardContext, f: Any, ty: Any) -> Verdict:
     a multiple of F, x / F * TY <= 1024, and the kernel declares no __launch_bounds__ (which
     the new block could exceed): block.x /= F, block.y *= TY, grid.x *= F give a valid
     launch that numbers the same columns blockIdx.x * blockDim.x + threadIdx.x."""
-    fv, tv = _number_arg(ctx, f), _number_arg(ctx, ty)
+    fv, tv = number_arg(ctx, f), number_arg(ctx, ty)
     if not isinstance(fv, int) or not isinstance(tv, int) or fv < 1 or tv < 1:
         return _no(ctx, f"block_split: {f!r}, {ty!r} are not positive integers")
-    exact, _bound, how = _block_dims(ctx)
+    exact, _bound, how = block_dims(ctx)
     if exact is None:
         return _no(ctx, f"the exact block shape is unknown: {how}")
     x, y, z = exact
@@ -159,11 +158,11 @@ def kernel_body(ctx: GuardContext, region: str = "anchor") -> Verdict:
     if not stmts:
         return _no(ctx, f"`{fn.name}` has an empty body")
     if stmts[0].start_byte != start:
-        return _no(ctx, f"`{_snippet(_text(ctx.unit.source, stmts[0]))}` "
+        return _no(ctx, f"`{snippet(text_of(ctx.unit.source, stmts[0]))}` "
                    f"({ctx.unit.where(stmts[0].start_byte)}) comes before {label} in "
                    f"`{fn.name}`", stmts[0].start_byte)
     if stmts[-1].end_byte > end:
-        return _no(ctx, f"`{_snippet(_text(ctx.unit.source, stmts[-1]))}` "
+        return _no(ctx, f"`{snippet(text_of(ctx.unit.source, stmts[-1]))}` "
                    f"({ctx.unit.where(stmts[-1].start_byte)}) follows {label} in `{fn.name}`",
                    stmts[-1].start_byte)
     return _yes(f"{label} is the whole body of `{fn.name}`", start)
@@ -177,10 +176,10 @@ def block_y_is(ctx: GuardContext, ty: Any) -> Verdict:
     it speaks of the launch before the pass's launch edit, which the inverse skill's launch
     edit undoes (``klc learn`` leaves it out of the skill's guard; the skill checks
     ``block_split`` instead)."""
-    want = _number_arg(ctx, ty)
+    want = number_arg(ctx, ty)
     if not isinstance(want, int):
         return _no(ctx, f"block_y_is: {ty!r} is not an integer")
-    exact, _bound, how = _block_dims(ctx)
+    exact, _bound, how = block_dims(ctx)
     if exact is None:
         return _no(ctx, f"the exact block shape is unknown: {how}")
     if exact[1] != want:
@@ -190,32 +189,32 @@ def block_y_is(ctx: GuardContext, ty: Any) -> Verdict:
 
 def _row_times(node: Any, src: bytes, row: str) -> bool:
     """NODE (casts and parentheses aside) is ``row * s`` or ``s * row``."""
-    from klc.analysis.launch import _strip_casts
-    from klc.analysis.tree import _operator
+    from klc.analysis.launch import strip_casts
+    from klc.analysis.tree import operator_of
 
-    node = _strip_casts(node, src)
-    if node.type != "binary_expression" or _operator(node) != "*":
+    node = strip_casts(node, src)
+    if node.type != "binary_expression" or operator_of(node) != "*":
         return False
-    return any(_strip_casts(c, src).type == "identifier"
-               and _text(src, _strip_casts(c, src)) == row
+    return any(strip_casts(c, src).type == "identifier"
+               and text_of(src, strip_casts(c, src)) == row
                for c in (node.child_by_field_name("left"), node.child_by_field_name("right"))
                if c is not None)
 
 
 def _row_plus_col(node: Any, src: bytes, row: str, col: str) -> bool:
     """NODE is ``row * s + col`` (either order, casts and parentheses aside)."""
-    from klc.analysis.launch import _strip_casts
-    from klc.analysis.tree import _operator
+    from klc.analysis.launch import strip_casts
+    from klc.analysis.tree import operator_of
 
-    node = _strip_casts(node, src)
-    if node.type != "binary_expression" or _operator(node) != "+":
+    node = strip_casts(node, src)
+    if node.type != "binary_expression" or operator_of(node) != "+":
         return False
     left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
     if left is None or right is None:
         return False
     for a, b in ((left, right), (right, left)):
-        bare = _strip_casts(b, src)
-        if bare.type == "identifier" and _text(src, bare) == col and _row_times(a, src, row):
+        bare = strip_casts(b, src)
+        if bare.type == "identifier" and text_of(src, bare) == col and _row_times(a, src, row):
             return True
     return False
 
@@ -231,25 +230,25 @@ def column_walk(ctx: GuardContext, stmts: Binding, e: Binding, r: Binding,
     loop's variable and $C the thread's column: the loop walks a column (neighbouring
     threads read neighbouring addresses), not a thread's own row (``x[c * cols + r]``, a
     row kernel: thread_per_row_to_warp_per_row's shape)."""
-    from klc.analysis.launch import _strip_casts
-    from klc.analysis.tree import _operator
+    from klc.analysis.launch import strip_casts
+    from klc.analysis.tree import operator_of
 
     unit, src = ctx.unit, ctx.unit.source
     row, col = r.text.strip(), c.text.strip()
     rows: set[str] = set()
-    for d in _in(_nodes(unit, "init_declarator"), stmts.start, stmts.end):
+    for d in in_span(nodes_of(unit, "init_declarator"), stmts.start, stmts.end):
         target, value = d.child_by_field_name("declarator"), d.child_by_field_name("value")
         if target is None or value is None:
             continue
-        name = _text(src, target).lstrip("*& \t").strip()
-        v = _strip_casts(value, src)
-        if v.type == "binary_expression" and _operator(v) == "+" and any(
+        name = text_of(src, target).lstrip("*& \t").strip()
+        v = strip_casts(value, src)
+        if v.type == "binary_expression" and operator_of(v) == "+" and any(
                 _row_times(ch, src, row) for ch in (v.child_by_field_name("left"),
                                                     v.child_by_field_name("right"))
                 if ch is not None):
             rows.add(name)
-    subs = [*_in(_nodes(unit, "subscript_expression"), stmts.start, stmts.end),
-            *_in(_nodes(unit, "subscript_expression"), e.start, e.end)]
+    subs = [*in_span(nodes_of(unit, "subscript_expression"), stmts.start, stmts.end),
+            *in_span(nodes_of(unit, "subscript_expression"), e.start, e.end)]
     for sub in subs:
         arr = sub.child_by_field_name("argument")
         idx = sub.child_by_field_name("indices") or sub.child_by_field_name("index")
@@ -261,12 +260,12 @@ def column_walk(ctx: GuardContext, stmts: Binding, e: Binding, r: Binding,
         if idx is None:
             continue
         if _row_plus_col(idx, src, row, col):
-            return _yes(f"`{_snippet(_text(src, sub))}` ({unit.where(sub.start_byte)}) reads "
+            return _yes(f"`{snippet(text_of(src, sub))}` ({unit.where(sub.start_byte)}) reads "
                         f"down a column", sub.start_byte)
-        bare = _strip_casts(idx, src)
-        if arr is not None and _text(src, arr).strip() in rows and bare.type == "identifier" \
-                and _text(src, bare) == col:
-            return _yes(f"`{_snippet(_text(src, sub))}` ({unit.where(sub.start_byte)}) reads "
+        bare = strip_casts(idx, src)
+        if arr is not None and text_of(src, arr).strip() in rows and bare.type == "identifier" \
+                and text_of(src, bare) == col:
+            return _yes(f"`{snippet(text_of(src, sub))}` ({unit.where(sub.start_byte)}) reads "
                         f"a row pointer at the column", sub.start_byte)
     return _no(ctx, f"no read at `{row} * s + {col}` (nor a row pointer `base + {row} * s` "
                f"read at `{col}`) in the loop: it does not walk down a column", stmts.start)

@@ -7,21 +7,21 @@ import math
 import re
 from typing import Any
 
-from klc.analysis.alignment import _multiple_of
+from klc.analysis.alignment import multiple_of
 from klc.analysis.constants import (
     COMPARISONS,
-    _constant,
-    _describe_arg,
-    _from,
-    _kernel_spec,
-    _number_arg,
-    _spec_for,
-    _spec_sizes,
+    constant_of,
+    describe_arg,
+    from_note,
+    kernel_spec,
+    number_arg,
+    spec_for,
+    spec_sizes,
 )
-from klc.analysis.declarations import _lookup
-from klc.analysis.tree import _binding_node, _code, _text, _unwrap
-from klc.analysis.types import _norm_type
-from klc.analysis.writes import _assigned
+from klc.analysis.declarations import lookup
+from klc.analysis.tree import binding_node, quoted, text_of, unparen
+from klc.analysis.types import norm_type
+from klc.analysis.writes import is_assigned
 from klc.guards.registry import (
     _VALUE,
     ArgSpec,
@@ -42,13 +42,13 @@ from klc.spec.expr import evaluate, launch_dims
 def is_constant(ctx: GuardContext, e: Binding) -> Verdict:
     """$E is a compile-time constant: literals, #defines, const/constexpr variables,
     template arguments the spec gives, folded with C's arithmetic."""
-    v, why, definite, sources = _constant(ctx, e)
+    v, why, definite, sources = constant_of(ctx, e)
     if v is not None:
-        return _yes(f"{_code(e)} = {v}{_from(sources)}", e.start)
+        return _yes(f"{quoted(e)} = {v}{from_note(sources)}", e.start)
     if definite:
-        return _no(ctx, f"{_code(e)} is not a compile-time constant: {why} "
+        return _no(ctx, f"{quoted(e)} is not a compile-time constant: {why} "
                    f"({ctx.unit.where(e.start)})", e.start)
-    return _unknown(ctx, f"{_code(e)} has no known value: {why} ({ctx.unit.where(e.start)})",
+    return _unknown(ctx, f"{quoted(e)} has no known value: {why} ({ctx.unit.where(e.start)})",
                     e.start)
 
 
@@ -60,17 +60,17 @@ def const_value(ctx: GuardContext, e: Binding, op: str, n: Any) -> Verdict:
     with N: ``const_value($K, >=, 4)``."""
     if op not in COMPARISONS:
         return _no(ctx, f"const_value: unknown comparison {op!r}")
-    rhs = _number_arg(ctx, n)
+    rhs = number_arg(ctx, n)
     if rhs is None:
-        return _unknown(ctx, f"const_value: {_describe_arg(n)} has no known value")
-    v, why, definite, sources = _constant(ctx, e, runtime=True)
+        return _unknown(ctx, f"const_value: {describe_arg(n)} has no known value")
+    v, why, definite, sources = constant_of(ctx, e, runtime=True)
     if v is None:
         verdict = _no if definite else _unknown
-        return verdict(ctx, f"{_code(e)} has no known value: {why} "
+        return verdict(ctx, f"{quoted(e)} has no known value: {why} "
                        f"({ctx.unit.where(e.start)})", e.start)
     if COMPARISONS[op](v, rhs):
-        return _yes(f"{_code(e)} = {v} {op} {rhs}{_from(sources)}", e.start)
-    return _no(ctx, f"{_code(e)} = {v}{_from(sources)} ({ctx.unit.where(e.start)}), "
+        return _yes(f"{quoted(e)} = {v} {op} {rhs}{from_note(sources)}", e.start)
+    return _no(ctx, f"{quoted(e)} = {v}{from_note(sources)} ({ctx.unit.where(e.start)}), "
                f"and not {v} {op} {rhs}", e.start)
 
 
@@ -87,50 +87,50 @@ def equals(ctx: GuardContext, e: Binding, n: Any) -> Verdict:
 def divisible(ctx: GuardContext, e: Binding, n: Any) -> Verdict:
     """$E is known to be a multiple of N: a constant, a #define, or a size the spec fixes
     (every profiling and verification size, or none counts)."""
-    d = _number_arg(ctx, n)
+    d = number_arg(ctx, n)
     if not isinstance(d, int) or d == 0:
-        return _unknown(ctx, f"divisible: the divisor {_describe_arg(n)} is not a known "
+        return _unknown(ctx, f"divisible: the divisor {describe_arg(n)} is not a known "
                         "non-zero integer")
-    node = _binding_node(e)
-    if node is not None and _unwrap(node).type == "identifier":
-        sizes = _spec_sizes(ctx, _text(ctx.unit.source, _unwrap(node)))
+    node = binding_node(e)
+    if node is not None and unparen(node).type == "identifier":
+        sizes = spec_sizes(ctx, text_of(ctx.unit.source, unparen(node)))
         if sizes is not None:
             bad = [s for s in sizes if s % d]
             if bad:
-                return _no(ctx, f"{_code(e)} takes the value {bad[0]} in the spec, not a "
+                return _no(ctx, f"{quoted(e)} takes the value {bad[0]} in the spec, not a "
                            f"multiple of {d}", e.start)
-            return _yes(f"every spec size of {_code(e)} ({', '.join(map(str, sizes))}) is a "
+            return _yes(f"every spec size of {quoted(e)} ({', '.join(map(str, sizes))}) is a "
                         f"multiple of {d}", e.start)
-    v, why, definite, sources = _constant(ctx, e)
+    v, why, definite, sources = constant_of(ctx, e)
     if v is None and node is not None:
         # not one value, but maybe always a multiple: products, sums and shifts of
         # constants, spec sizes, locals set once and counted loop variables
-        m, how = _multiple_of(ctx, node)
+        m, how = multiple_of(ctx, node)
         if m == 0 or (m > 1 and m % d == 0):
-            return _yes(f"{_code(e)} is a multiple of {m or d}: {how}", e.start)
+            return _yes(f"{quoted(e)} is a multiple of {m or d}: {how}", e.start)
     if v is None:
-        extra = "" if _spec_for(ctx) is None else (
+        extra = "" if spec_for(ctx) is None else (
             "; the spec does not fix it for every verification size")
         verdict = _no if definite else _unknown
-        return verdict(ctx, f"{_code(e)} is not known to be a multiple of {d}: {why}{extra} "
+        return verdict(ctx, f"{quoted(e)} is not known to be a multiple of {d}: {why}{extra} "
                        f"({ctx.unit.where(e.start)})", e.start)
     if isinstance(v, int) and v % d == 0:
-        return _yes(f"{_code(e)} = {v} is a multiple of {d}{_from(sources)}", e.start)
-    return _no(ctx, f"{_code(e)} = {v}{_from(sources)} is not a multiple of {d} "
+        return _yes(f"{quoted(e)} = {v} is a multiple of {d}{from_note(sources)}", e.start)
+    return _no(ctx, f"{quoted(e)} = {v}{from_note(sources)} is not a multiple of {d} "
                f"({ctx.unit.where(e.start)})", e.start)
 
 
 @predicate("power_of_two", _metavar("$E"), reads=("arguments", "declarations", "spec"))
 def power_of_two(ctx: GuardContext, e: Binding) -> Verdict:
     """$E is a known constant power of two (1, 2, 4, ...)."""
-    v, why, definite, sources = _constant(ctx, e)
+    v, why, definite, sources = constant_of(ctx, e)
     if v is None:
         verdict = _no if definite else _unknown
-        return verdict(ctx, f"{_code(e)} has no known value: {why} "
+        return verdict(ctx, f"{quoted(e)} has no known value: {why} "
                        f"({ctx.unit.where(e.start)})", e.start)
     if isinstance(v, int) and v > 0 and v & (v - 1) == 0:
-        return _yes(f"{_code(e)} = {v} is a power of two{_from(sources)}", e.start)
-    return _no(ctx, f"{_code(e)} = {v}{_from(sources)} is not a power of two "
+        return _yes(f"{quoted(e)} = {v} is a power of two{from_note(sources)}", e.start)
+    return _no(ctx, f"{quoted(e)} = {v}{from_note(sources)} is not a power of two "
                f"({ctx.unit.where(e.start)})", e.start)
 
 
@@ -151,23 +151,23 @@ def stride_fits(ctx: GuardContext, t: Binding, n: Binding) -> Verdict:
     grid) stays within $T. The loop's last step takes the index past N by up to one stride,
     which a 32-bit int near 2^31 would not survive; a one-element-per-thread kernel never
     computes that sum."""
-    typ = _norm_type(t.text.strip())
+    typ = norm_type(t.text.strip())
     if typ not in _INDEX_TYPES:
-        return _no(ctx, f"the index type {_code(t)} is not a known integer type")
+        return _no(ctx, f"the index type {quoted(t)} is not a known integer type")
     size, signed = _INDEX_TYPES[typ]
     if size == 8:
         return _yes(f"the index is a 64-bit {typ}: i + stride cannot overflow it", t.start)
     limit = 2 ** (8 * size - (1 if signed else 0)) - 1
-    bound = _spec_for(ctx)
-    spec = _kernel_spec(bound)
+    bound = spec_for(ctx)
+    spec = kernel_spec(bound)
     if spec is None:
-        return _no(ctx, f"no spec bounds {_code(n)}: a 32-bit {typ} index "
+        return _no(ctx, f"no spec bounds {quoted(n)}: a 32-bit {typ} index "
                    "i + blockDim.x * gridDim.x may pass its largest value near the end of a "
                    "large array (a 64-bit index, or a spec, proves it cannot)", n.start)
     try:
         expr = _as_spec_expr(ctx, n.text, n.start, spec, 0)
     except ValueError as e:
-        return _no(ctx, f"{_code(n)} has no value in the spec's terms: {e}", n.start)
+        return _no(ctx, f"{quoted(n)} has no value in the spec's terms: {e}", n.start)
     worst = 0.0
     try:  # every size the gate runs: the profiling sizes, the verify sizes (or its own)
         runs = list(spec.verify_sizes) or default_verify_sizes(
@@ -179,11 +179,11 @@ def stride_fits(ctx: GuardContext, t: Binding, n: Binding) -> Verdict:
             threads = grid[0] * grid[1] * grid[2] * block[0] * block[1] * block[2]
             worst = max(worst, math.ceil(evaluate(expr, env)) - 1 + threads)
     except Exception as e:  # a value the spec's sizes do not give: not proven
-        return _no(ctx, f"{_code(n)}: the spec's sizes give it no value ({e})", n.start)
+        return _no(ctx, f"{quoted(n)}: the spec's sizes give it no value ({e})", n.start)
     if worst <= limit:
-        return _yes(f"at every spec size {_code(n)} - 1 + the threads launched is at most "
+        return _yes(f"at every spec size {quoted(n)} - 1 + the threads launched is at most "
                     f"{worst:.0f} <= {limit}, the largest {typ}", n.start)
-    return _no(ctx, f"at some spec size {_code(n)} - 1 + the threads launched is {worst:.0f}, "
+    return _no(ctx, f"at some spec size {quoted(n)} - 1 + the threads launched is {worst:.0f}, "
                f"past {limit}, the largest {typ}: the grid-stride step would overflow",
                n.start)
 
@@ -198,13 +198,13 @@ def _as_spec_expr(ctx: GuardContext, text: str, at: int, spec: Any, depth: int) 
         if not tok or not (tok[0].isalpha() or tok[0] == "_"):
             out.append(tok)
             continue
-        decl = _lookup(ctx, tok, at)
+        decl = lookup(ctx, tok, at)
         if decl is not None and decl.origin == "parameter" and tok in values:
             out.append(f"({values[tok]})")
         elif decl is not None and decl.origin == "local" and decl.init is not None and \
-                depth < 4 and (decl.const or (ctx.function is not None and not _assigned(
+                depth < 4 and (decl.const or (ctx.function is not None and not is_assigned(
                     ctx, tok, decl.end, ctx.function.body_end))):
-            init = _text(ctx.unit.source, decl.init)
+            init = text_of(ctx.unit.source, decl.init)
             out.append(f"({_as_spec_expr(ctx, init, decl.start, spec, depth + 1)})")
         elif decl is None and tok in spec.sizes:
             out.append(tok)

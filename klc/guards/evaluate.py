@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from klc.guards.registry import PREDICATES, GuardContext, Predicate, Verdict
+from klc.guards.registry import GuardContext, Predicate, Verdict
+from klc.guards.table import PREDICATES
 from klc.rule.guard import GuardAnd, GuardCall, GuardExpr, GuardNot, GuardOr
 
 

@@ -84,8 +84,7 @@ def site_holes(rule: Rule, match: Match, spec: Any | None, given: dict[str, str]
     relations = geometry_relations(rule)
     if not relations:
         return {}
-    from klc.analysis.constants import _constant
-    from klc.analysis.launch import _block_dims
+    from klc.analysis.constants import block_dims, constant_of
     from klc.guards.registry import GuardContext
 
     given = given or {}
@@ -107,7 +106,7 @@ def site_holes(rule: Rule, match: Match, spec: Any | None, given: dict[str, str]
     def block() -> tuple[int, int, int] | None:
         nonlocal exact
         if exact is _UNSET_DIMS:
-            exact = _block_dims(ctx)[0]
+            exact = block_dims(ctx)[0]
         return exact  # type: ignore[no-any-return]
 
     for _ in range(3):  # a relation may need a value another one found
@@ -145,7 +144,7 @@ def site_holes(rule: Rule, match: Match, spec: Any | None, given: dict[str, str]
                 b = match.bindings.get(str(a[0].value))
                 if b is None:
                     continue
-                v = _constant(ctx, b)[0]
+                v = constant_of(ctx, b)[0]
                 if isinstance(v, int) and not isinstance(v, bool):
                     progress |= put(str(hole.value), v)
             elif c.name == "is_product" and all(x.kind == "hole" for x in a):

@@ -8,10 +8,18 @@ from typing import Any
 
 from tree_sitter import Node
 
-from klc.analysis.constants import _constant, _kernel_spec, _number_arg, _spec_for
-from klc.analysis.declarations import _function_declarations, _lookup
-from klc.analysis.launch import _block_dims, _launch_block, _spec_dims, _thread_dependent
-from klc.analysis.tree import _code, _identifiers
+from klc.analysis.constants import (
+    block_dims,
+    constant_of,
+    kernel_spec,
+    launch_block,
+    number_arg,
+    spec_dims,
+    spec_for,
+)
+from klc.analysis.declarations import function_declarations, lookup
+from klc.analysis.launch import thread_dependent
+from klc.analysis.tree import names_in, quoted
 from klc.guards.launch import compare_extent
 from klc.guards.registry import (
     ArgSpec,
@@ -31,17 +39,17 @@ def _grid_dims(ctx: GuardContext) -> tuple[tuple[int, int, int] | None, str]:
     fn = ctx.function
     if fn is None:
         return None, "the match is not inside a function"
-    inner = _kernel_spec(_spec_for(ctx))
+    inner = kernel_spec(spec_for(ctx))
     grid = inner.grid if inner is not None else ()
     if grid:
-        dims = _spec_dims(ctx, tuple(grid))
+        dims = spec_dims(ctx, tuple(grid))
         if dims is not None:
             return dims, f"the spec's grid {list(grid)}"
         return None, f"the spec's grid {list(grid)} has no value at every size"
     launches = [lc for lc in ctx.unit.launches if lc.kernel == fn.name and lc.config]
     if not launches:
         return None, f"no spec grid and no launch of `{fn.name}` in this file"
-    found = {_launch_block(ctx, lc.config[0], lc.start) for lc in launches}
+    found = {launch_block(ctx, lc.config[0], lc.start) for lc in launches}
     if len(found) == 1 and None not in found:
         dims = found.pop()
         assert dims is not None
@@ -74,7 +82,7 @@ def _loop_of(nodes: list[Node], src: bytes, iname: str) -> Node | None:
     while n is not None:
         if n.type == "for_statement":
             init = n.child_by_field_name("initializer")
-            if init is not None and any(w == iname for w, _ in _identifiers(init, src)):
+            if init is not None and any(w == iname for w, _ in names_in(init, src)):
                 return n
         n = n.parent
     return None
@@ -103,16 +111,16 @@ def uniform_but(ctx: GuardContext, stmts: Binding, i: Binding, a: Binding) -> Ve
     if loop is not None:
         nodes = [c for f in ("condition", "update", "body")
                  if (c := loop.child_by_field_name(f)) is not None]
-    what = f"the loop over `{iname}`" if loop is not None else _code(stmts)
+    what = f"the loop over `{iname}`" if loop is not None else quoted(stmts)
     if not nodes:
         return _yes(f"{what} reads nothing", stmts.start)
     lo, hi = min(n.start_byte for n in nodes), max(n.end_byte for n in nodes)
-    tainted = _thread_dependent(ctx, fn)
-    decls = _function_declarations(ctx.unit, fn)
+    tainted = thread_dependent(ctx, fn)
+    decls = function_declarations(ctx.unit, fn)
     own = {d.name for d in decls if lo <= d.start < hi}
     outer = {d.name for d in decls if not (lo <= d.start < hi)}
     for node in nodes:
-        for name, _n in _identifiers(node, src):
+        for name, _n in names_in(node, src):
             if name in (iname, aname) or (name in own and name not in outer):
                 continue
             if name in tainted:
@@ -131,7 +139,7 @@ def reads_first_only(ctx: GuardContext, stmts: Binding, a: Binding) -> Verdict:
     src = ctx.unit.source
     name = a.text.strip()
     for node in _nodes_of(stmts):
-        for word, n in _identifiers(node, src):
+        for word, n in names_in(node, src):
             if word != name:
                 continue
             parent = n.parent
@@ -142,9 +150,9 @@ def reads_first_only(ctx: GuardContext, stmts: Binding, a: Binding) -> Verdict:
                     parent.child_by_field_name("index")
             text = src[index.start_byte:index.end_byte].decode() if index is not None else ""
             if text.strip("[] \t") != "0":
-                return _no(ctx, f"{_code(stmts)} uses `{name}` other than as `{name}[0]` "
+                return _no(ctx, f"{quoted(stmts)} uses `{name}` other than as `{name}[0]` "
                            f"(at {ctx.unit.where(n.start_byte)})", stmts.start)
-    return _yes(f"{_code(stmts)} reads only `{name}[0]`", stmts.start)
+    return _yes(f"{quoted(stmts)} reads only `{name}[0]`", stmts.start)
 
 
 @predicate("block_dim_power_of_two",
@@ -153,7 +161,7 @@ def block_dim_power_of_two(ctx: GuardContext, axis: str) -> Verdict:
     """The block's extent along AXIS is a power of two, known exactly (the spec's block, or
     every launch in this file): a halving tree (``for (k = blockDim.x / 2; k > 0; k >>= 1)``)
     then adds every thread's value into the first cell, the same sum whatever the data."""
-    exact, _bound, how = _block_dims(ctx)
+    exact, _bound, how = block_dims(ctx)
     if exact is None:
         return _no(ctx, f"the block's {axis} extent is not known exactly: {how}")
     have = exact["xyz".index(axis)]
@@ -169,26 +177,26 @@ def size_at_most(ctx: GuardContext, n: Binding, limit: Any) -> Verdict:
     parameter that the spec sizes (``sizes``, and every ``verify_sizes`` entry; sizes the
     gate derives are never larger than the profiling size). A loop bound the spec keeps far
     below INT_MAX leaves room for a longer int stride."""
-    want = _number_arg(ctx, limit)
+    want = number_arg(ctx, limit)
     if not isinstance(want, int):
         return _no(ctx, f"size_at_most: {limit!r} is not an integer")
-    v, why, _definite, _sources = _constant(ctx, n)
+    v, why, _definite, _sources = constant_of(ctx, n)
     if isinstance(v, int):
         if v <= want:
-            return _yes(f"{_code(n)} = {v} <= {want}", n.start)
-        return _no(ctx, f"{_code(n)} = {v} > {want}", n.start)
+            return _yes(f"{quoted(n)} = {v} <= {want}", n.start)
+        return _no(ctx, f"{quoted(n)} = {v} > {want}", n.start)
     name = n.text.strip()
-    decl = _lookup(ctx, name, n.start)
-    inner = _kernel_spec(_spec_for(ctx))
+    decl = lookup(ctx, name, n.start)
+    inner = kernel_spec(spec_for(ctx))
     if decl is None or decl.origin != "parameter" or inner is None or name not in inner.sizes:
-        return _no(ctx, f"{_code(n)} is neither a known constant ({why}) nor a parameter "
+        return _no(ctx, f"{quoted(n)} is neither a known constant ({why}) nor a parameter "
                    "that the spec's sizes give", n.start)
     values = [int(inner.sizes[name])] + [int(s[name]) for s in inner.verify_sizes
                                          if name in s]
     top = max(values)
     if top <= want:
-        return _yes(f"{_code(n)} is at most {top} (the spec's sizes) <= {want}", n.start)
-    return _no(ctx, f"{_code(n)} reaches {top} (the spec's sizes), more than {want}", n.start)
+        return _yes(f"{quoted(n)} is at most {top} (the spec's sizes) <= {want}", n.start)
+    return _no(ctx, f"{quoted(n)} reaches {top} (the spec's sizes), more than {want}", n.start)
 
 
 @predicate("subscripted_only", _metavar("$A"), reads=("arguments", "declarations"))
@@ -205,7 +213,7 @@ def subscripted_only(ctx: GuardContext, a: Binding) -> Verdict:
     body = ctx.unit.root.descendant_for_byte_range(fn.body_start, fn.body_end)
     if body is None:
         return _no(ctx, "the function has no body")
-    for word, n in _identifiers(body, src):
+    for word, n in names_in(body, src):
         if word != name:
             continue
         parent = n.parent

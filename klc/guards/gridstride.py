@@ -31,7 +31,7 @@ import re
 
 from tree_sitter import Node
 
-from klc.analysis.tree import _binding_node, _code, _identifiers, _snippet, _text
+from klc.analysis.tree import binding_node, names_in, quoted, snippet, text_of
 from klc.guards.lanes import _ZERO, _not_zero_at
 from klc.guards.launch import top_level_statement
 from klc.guards.registry import (
@@ -60,9 +60,9 @@ def _walk(node: Node):  # type: ignore[no-untyped-def]
 def _shared_arrays(body: Node, src: bytes) -> set[str]:
     out = set()
     for n in _walk(body):
-        if n.type == "declaration" and "__shared__" in _text(src, n):
+        if n.type == "declaration" and "__shared__" in text_of(src, n):
             for d in n.children_by_field_name("declarator"):
-                ids = _identifiers(d, src)
+                ids = names_in(d, src)
                 if ids:
                     out.add(ids[0][0])
     return out
@@ -70,7 +70,7 @@ def _shared_arrays(body: Node, src: bytes) -> set[str]:
 
 def _callee(node: Node, src: bytes) -> str:
     fn = node.child_by_field_name("function")
-    return _text(src, fn).strip() if fn is not None else ""
+    return text_of(src, fn).strip() if fn is not None else ""
 
 
 def _base(node: Node, src: bytes) -> str:
@@ -83,11 +83,11 @@ def _base(node: Node, src: bytes) -> str:
         if nxt is None:
             break
         node = nxt
-    return _text(src, node).strip() if node.type == "identifier" else ""
+    return text_of(src, node).strip() if node.type == "identifier" else ""
 
 
 def _names(node: Node, src: bytes) -> set[str]:
-    return {name for name, _ in _identifiers(node, src)}
+    return {name for name, _ in names_in(node, src)}
 
 
 class _Check:
@@ -105,7 +105,7 @@ class _Check:
         self.combined: set[str] = set()  # sums that went through shared memory or a shuffle
 
     def no(self, why: str, node: Node) -> Verdict:
-        return _no(self.ctx, f"{why}: `{_snippet(_text(self.src, node))}` "
+        return _no(self.ctx, f"{why}: `{snippet(text_of(self.src, node))}` "
                    f"({self.ctx.unit.where(node.start_byte)})", node.start_byte)
 
     # -- the element block -----------------------------------------------------------
@@ -118,7 +118,7 @@ class _Check:
             return self.no("the element's code is not an index declaration, declarations and "
                            "one if", self.anchor)
         decl = stmts[0].child_by_field_name("declarator") or stmts[0]
-        index = {name for name, _ in _identifiers(decl, self.src)[:1]}
+        index = {name for name, _ in names_in(decl, self.src)[:1]}
         for mid in stmts[1:-1]:
             if _names(mid, self.src) & index:
                 return self.no("a declaration between the index and its if reads the index",
@@ -128,9 +128,9 @@ class _Check:
             return self.no("the element's if has an else", stmts[-1])
         declared = {name for n in _walk(body) if n.type == "declaration"
                     for d in n.children_by_field_name("declarator")
-                    for name, _ in _identifiers(d, self.src)[:1]}
+                    for name, _ in names_in(d, self.src)[:1]}
         for n in _walk(body):
-            if n.type == "identifier" and _text(self.src, n) in (*_COORDS, "threadIdx"):
+            if n.type == "identifier" and text_of(self.src, n) in (*_COORDS, "threadIdx"):
                 return self.no("the element's code reads the thread's coordinates, not only "
                                "the element's index", n)
             if n.type in ("return_statement", "break_statement", "continue_statement",
@@ -156,7 +156,7 @@ class _Check:
             if left is None or right is None:
                 continue
             target = _base(left, self.src)
-            op = _text(self.src, n.child_by_field_name("operator") or n).strip()
+            op = text_of(self.src, n.child_by_field_name("operator") or n).strip()
             if left.type == "identifier" and target in index:
                 return self.no("the element's code moves the element's index", n)
             if target in self.shared:
@@ -173,7 +173,7 @@ class _Check:
             self.sums.add(target)
         for name in list(self.sums - self.shared):
             for n in _walk(body):
-                if n.type == "identifier" and _text(self.src, n) == name:
+                if n.type == "identifier" and text_of(self.src, n) == name:
                     parent = n.parent
                     if parent is None or parent.type != "assignment_expression" or \
                             parent.child_by_field_name("left") != n:
@@ -199,7 +199,7 @@ class _Check:
 
     def outside_node(self, n: Node, after: bool) -> Verdict | None:
         t = n.type
-        if t == "identifier" and _text(self.src, n) in _COORDS:
+        if t == "identifier" and text_of(self.src, n) in _COORDS:
             return self.no("code outside the element block depends on the block or the grid "
                            "(fewer blocks run it)", n)
         if t in ("return_statement", "goto_statement"):
@@ -232,13 +232,13 @@ class _Check:
         zero changes no sum)."""
         tests = [(b.start_byte, b.end_byte) for b in _walk(cond)
                  if b.type == "binary_expression"
-                 and _text(self.src, b.child_by_field_name("operator") or b).strip() == "!="
+                 and text_of(self.src, b.child_by_field_name("operator") or b).strip() == "!="
                  and any(side is not None and side.type == "number_literal"
-                         and _ZERO.match(_text(self.src, side))
+                         and _ZERO.match(text_of(self.src, side))
                          for side in (b.child_by_field_name("left"),
                                       b.child_by_field_name("right")))]
         return all(any(a <= node.start_byte and node.end_byte <= b for a, b in tests)
-                   for name, node in _identifiers(cond, self.src) if name in self.sums)
+                   for name, node in names_in(cond, self.src) if name in self.sums)
 
     def reads_sum(self, node: Node) -> bool:
         return bool(_names(node, self.src) & self.sums)
@@ -291,7 +291,7 @@ class _Check:
         if left is None or right is None:
             return None
         target = _base(left, self.src) if n.type != "init_declarator" else \
-            (_identifiers(left, self.src)[:1] or [("", left)])[0][0]
+            (names_in(left, self.src)[:1] or [("", left)])[0][0]
         if n.type != "init_declarator" and left.type != "identifier" and \
                 target not in self.shared:
             return self.no("a store into global memory outside the element block", n)
@@ -299,14 +299,14 @@ class _Check:
             return None
         sum_in = self.reads_sum(right)
         if target in self.sums and not (sum_in and self.additive(right)) and \
-                not _ZERO.match(_text(self.src, right)):
+                not _ZERO.match(text_of(self.src, right)):
             return self.no(f"the sum `{target}` is given a value that is not a sum", n)
         if sum_in:
             if not self.additive(right):
                 return self.no("a sum goes into a value that is not a sum", n)
             self.sums.add(target)
             if target in self.shared or _names(right, self.src) & self.shared or \
-                    "__shfl" in _text(self.src, right) or _names(right, self.src) & self.combined:
+                    "__shfl" in text_of(self.src, right) or _names(right, self.src) & self.combined:
                 self.combined.add(target)
         return None
 
@@ -316,9 +316,9 @@ class _Check:
         values on a condition that reads no sum."""
         t = node.type
         if t == "identifier":
-            return _text(self.src, node) in self.sums
+            return text_of(self.src, node) in self.sums
         if t == "number_literal":
-            return bool(_ZERO.match(_text(self.src, node)))
+            return bool(_ZERO.match(text_of(self.src, node)))
         if t in ("parenthesized_expression", "cast_expression"):
             inner = node.child_by_field_name("value") or (node.named_children[-1]
                                                            if node.named_children else None)
@@ -326,7 +326,7 @@ class _Check:
         if t == "subscript_expression":
             return _base(node, self.src) in self.sums
         if t == "binary_expression":
-            if _text(self.src, node.child_by_field_name("operator") or node).strip() != "+":
+            if text_of(self.src, node.child_by_field_name("operator") or node).strip() != "+":
                 return False
             return all(self.additive(node.child_by_field_name(s)) for s in ("left", "right")
                        if node.child_by_field_name(s) is not None)
@@ -378,9 +378,9 @@ def grid_additive(ctx: GuardContext, region: str = "anchor", acc: Binding | None
         anchor = stmts[-1]
     once = None
     if acc is not None:
-        node = _binding_node(acc)
+        node = binding_node(acc)
         if node is None or node.type != "identifier":
-            return _no(ctx, f"{_code(acc)} is not a plain name", acc.start)
+            return _no(ctx, f"{quoted(acc)} is not a plain name", acc.start)
         once = acc.text.strip()
     check = _Check(ctx, body, anchor, stmts, once)
     found = check.element_body() or check.outside()

@@ -12,21 +12,21 @@ import re
 
 from tree_sitter import Node
 
-from klc.analysis.declarations import _function_declarations, _lookup
+from klc.analysis.declarations import function_declarations, lookup
 from klc.analysis.loops import LOOP_TYPES
 from klc.analysis.tree import (
-    _cite,
-    _code,
-    _in,
-    _nodes,
-    _operator,
-    _roots,
-    _snippet,
-    _text,
-    _unwrap,
+    cited,
+    in_span,
+    nodes_of,
+    operator_of,
+    pointer_roots,
+    quoted,
+    snippet,
+    text_of,
+    unparen,
 )
 from klc.analysis.types import has_type_kind
-from klc.analysis.writes import _address_taken, _aliases, _assigned, _passes_pointer
+from klc.analysis.writes import address_taken, aliases_of, is_assigned, passes_pointer
 from klc.cuda.model import Function, Unit
 from klc.cuda.syntax import F_ARGUMENT, F_ARGUMENTS, F_BODY, F_INDICES, F_LEFT, F_RIGHT
 from klc.guards.loops import no_jumps
@@ -62,7 +62,7 @@ def _accumulation(ctx: GuardContext, stmt: Node) -> tuple[str, str | None, str |
     spellings the max_idiom isomorphism takes for the latter (``if (e > acc) acc = e;``,
     ``acc = fmaxf(e, acc);``, ``acc = max(acc, e);``, ``acc = e > acc ? e : acc;``, ...).
     None for any other statement."""
-    text = _text(ctx.unit.source, stmt)
+    text = text_of(ctx.unit.source, stmt)
     m = _ACCUMULATE.match(text)
     if m is not None:
         return m.group(1), m.group(2), m.group(3)
@@ -82,7 +82,7 @@ def _accumulation(ctx: GuardContext, stmt: Node) -> tuple[str, str | None, str |
     if found is None or _EFFECT.search(found[1]):
         return None
     fn = ctx.function
-    decls = [d for d in _function_declarations(ctx.unit, fn) if d.name == found[0]
+    decls = [d for d in function_declarations(ctx.unit, fn) if d.name == found[0]
              and d.start < stmt.start_byte] if fn is not None else []
     if not decls or decls[-1].base != "float" or decls[-1].pointer or decls[-1].dims \
             or decls[-1].reference:
@@ -127,7 +127,7 @@ def _strided(ctx: GuardContext, loop: Node) -> str:
     row_kernels.rule's sub-rules stride, mirrored here: a loop they would not stride runs on
     every lane."""
     unit = ctx.unit
-    where = f"`{_snippet(_text(unit.source, loop), 50)}` ({unit.where(loop.start_byte)})"
+    where = f"`{snippet(text_of(unit.source, loop), 50)}` ({unit.where(loop.start_byte)})"
     if _header(unit, loop) is None:
         return f"{where} is not a loop `for (int c = a; c < n; c++) {{ ... }}` that the rewrite " \
                "strides by lane"
@@ -162,7 +162,7 @@ def _strided(ctx: GuardContext, loop: Node) -> str:
         if any(a is not None and a[1] is not None and _inexact_sum_at(ctx, a[0], s)
                for a, s in zip(accs, stmts[-tail:], strict=True)):
             continue  # (an integer sum of floats: the sub-rules refuse it)
-        if any(re.search(rf"(?<![\w.]){re.escape(n)}\b", _text(unit.source, p))
+        if any(re.search(rf"(?<![\w.]){re.escape(n)}\b", text_of(unit.source, p))
                for n in names for p in pre):
             continue  # (the statements before read the accumulator)
         zero = [_not_zero_at(ctx, a[0], loop.start_byte, loop.end_byte)
@@ -183,7 +183,7 @@ def _strided(ctx: GuardContext, loop: Node) -> str:
         name = re.compile(rf"(?<![\w.]){re.escape(acc[0])}\b")
         pre, post = stmts[:first], stmts[first + 1:]
         if acc[1] is None and acc[2] is not None and not name.search(acc[2]) \
-                and not any(name.search(_text(unit.source, p)) for p in pre + post) \
+                and not any(name.search(text_of(unit.source, p)) for p in pre + post) \
                 and (not pre or assigns_only_locals(ctx, _span(unit, pre, "$$$PRE")).ok) \
                 and assigns_only_locals(ctx, _span(unit, post, "$$$POST")).ok:
             return ""
@@ -200,7 +200,7 @@ def _sums_from_any_start(ctx: GuardContext, loop: Node, acc: str) -> bool:
     ``partial`` nowhere in the loop."""
     unit = ctx.unit
     body = loop.child_by_field_id(F_BODY)
-    if body is None or re.search(r"(?<![\w.])partial\b", _text(unit.source, loop)):
+    if body is None or re.search(r"(?<![\w.])partial\b", text_of(unit.source, loop)):
         return False
     head = unit.source[loop.start_byte:body.start_byte].decode("utf-8", "replace")
     if re.search(rf"(?<![\w.]){re.escape(acc)}\b", head):
@@ -224,14 +224,14 @@ def _scanned(ctx: GuardContext, loop: Node, stmts: list[Node]) -> bool:
     if header is None or body is None or header[1].strip() != "0" or len(stmts) < 2:
         return False
     head = unit.source[loop.start_byte:body.start_byte].decode("utf-8", "replace")
-    if re.search(r"<=|>=", head) or _SCAN_NAMES.search(_text(unit.source, loop)):
+    if re.search(r"<=|>=", head) or _SCAN_NAMES.search(text_of(unit.source, loop)):
         return False
-    m = _ACCUMULATE.match(_text(unit.source, stmts[0]))
+    m = _ACCUMULATE.match(text_of(unit.source, stmts[0]))
     if m is None or m.group(2) is None:
         return False
     name = re.compile(rf"(?<![\w.]){re.escape(m.group(1))}\b")
     if name.search(m.group(2)) or name.search(head) \
-            or not any(name.search(_text(unit.source, p)) for p in stmts[1:]) \
+            or not any(name.search(text_of(unit.source, p)) for p in stmts[1:]) \
             or _inexact_sum_at(ctx, m.group(1), stmts[0]):
         return False
     return assigns_only_locals(ctx, _span(unit, stmts[1:], "$$$POST")).ok
@@ -251,10 +251,10 @@ def _outermost_loop(node: Node, start: int, end: int) -> Node | None:
 def _family(ctx: GuardContext, fn: Function, name: str) -> frozenset[str]:
     """What may reach the memory ``name`` reaches: its aliases and, where it is derived from
     a pointer parameter (a row pointer), that parameter's aliases."""
-    names = set(_aliases(ctx, name))
+    names = set(aliases_of(ctx, name))
     for p in fn.params:
         if p.pointer > 0 or p.array:
-            mine = _aliases(ctx, p.name)
+            mine = aliases_of(ctx, p.name)
             if name in mine:
                 names |= mine
     return frozenset(names)
@@ -264,16 +264,16 @@ def _fixed(ctx: GuardContext, fn: Function, word: str, start: int, end: int) -> 
     """Does the variable ``word`` keep one value throughout [start, end)? Never assigned,
     incremented or address-taken in the function, and not declared inside a loop there."""
     unit, src = ctx.unit, ctx.unit.source
-    for node in _in(_nodes(unit, "assignment_expression", "update_expression"),
-                    fn.body_start, fn.body_end):
+    for node in in_span(nodes_of(unit, "assignment_expression", "update_expression"),
+                        fn.body_start, fn.body_end):
         target = node.child_by_field_id(F_LEFT if node.type == "assignment_expression"
                                         else F_ARGUMENT)
-        if target is not None and _unwrap(target).type == "identifier" \
-                and _text(src, _unwrap(target)) == word:
+        if target is not None and unparen(target).type == "identifier" \
+                and text_of(src, unparen(target)) == word:
             return False
-    if _address_taken(src, word, fn.body_start, fn.body_end):
+    if address_taken(src, word, fn.body_start, fn.body_end):
         return False
-    for d in _function_declarations(unit, fn):
+    for d in function_declarations(unit, fn):
         if d.name == word and start <= d.start < end:
             node = unit.root.descendant_for_byte_range(d.start, d.end)
             if node is not None and _outermost_loop(node, start, end) is not None:
@@ -285,12 +285,12 @@ def _access(unit: Unit, node: Node) -> tuple[str, Node] | None:
     """(base, index) of a subscript ``base[index]`` of one index; None otherwise."""
     if node.type != "subscript_expression":
         return None
-    base = _unwrap(node.child_by_field_id(F_ARGUMENT))
+    base = unparen(node.child_by_field_id(F_ARGUMENT))
     idx = node.child_by_field_id(F_INDICES)
     inner = [c for c in idx.named_children if c.type != "comment"] if idx is not None else []
     if base.type != "identifier" or len(inner) != 1:
         return None
-    return _text(unit.source, base), inner[0]
+    return text_of(unit.source, base), inner[0]
 
 
 def _lane_index(unit: Unit, index: Node, var: str) -> str | None:
@@ -299,19 +299,19 @@ def _lane_index(unit: Unit, index: Node, var: str) -> str | None:
     reaches a different element. None otherwise."""
     src = unit.source
     terms: list[Node] = []
-    stack = [_unwrap(index)]
+    stack = [unparen(index)]
     while stack:
         n = stack.pop()
-        if n.type == "binary_expression" and _operator(n) == "+":
-            stack += [_unwrap(c) for c in (n.child_by_field_id(F_LEFT),
+        if n.type == "binary_expression" and operator_of(n) == "+":
+            stack += [unparen(c) for c in (n.child_by_field_id(F_LEFT),
                                            n.child_by_field_id(F_RIGHT)) if c is not None]
         else:
             terms.append(n)
-    mine = [t for t in terms if t.type == "identifier" and _text(src, t) == var]
+    mine = [t for t in terms if t.type == "identifier" and text_of(src, t) == var]
     word = re.compile(rf"(?<![\w.]){re.escape(var)}\b")
-    if len(mine) != 1 or any(word.search(_text(src, t)) for t in terms if t is not mine[0]):
+    if len(mine) != 1 or any(word.search(text_of(src, t)) for t in terms if t is not mine[0]):
         return None
-    return word.sub("@", "".join(_text(src, index).split()))
+    return word.sub("@", "".join(text_of(src, index).split()))
 
 
 @predicate("lane_owned_updates", ArgSpec("$$$S", frozenset({"metavar", "sequence"})),
@@ -331,25 +331,25 @@ def lane_owned_updates(ctx: GuardContext, stmts: Binding) -> Verdict:
     same value 32 times, which holds where nothing in $$$S reads that memory before it."""
     unit, src, fn = ctx.unit, ctx.unit.source, ctx.function
     if fn is None:
-        return _no(ctx, f"{_code(stmts)} is not in a function", stmts.start)
+        return _no(ctx, f"{quoted(stmts)} is not in a function", stmts.start)
     writes = []
-    for node in _in(_nodes(unit, "assignment_expression", "update_expression"), stmts.start,
-                    stmts.end):
+    for node in in_span(nodes_of(unit, "assignment_expression", "update_expression"), stmts.start,
+                        stmts.end):
         target = node.child_by_field_id(F_LEFT if node.type == "assignment_expression"
                                         else F_ARGUMENT)
-        if target is None or _unwrap(target).type == "identifier":
+        if target is None or unparen(target).type == "identifier":
             continue
-        target = _unwrap(target)
-        update = node.type == "update_expression" or _operator(node) != "="
+        target = unparen(target)
+        update = node.type == "update_expression" or operator_of(node) != "="
         if not update:  # y[j] = a * s + b * y[j]: an update spelled as a store
             right = node.child_by_field_id(F_RIGHT)
-            family = frozenset().union(*(_family(ctx, fn, r) for r in _roots(target, src)))
+            family = frozenset().union(*(_family(ctx, fn, r) for r in pointer_roots(target, src)))
             update = right is not None and _reads(ctx, right, family) is not None
         writes.append((node, target, update))
     checked: set[str] = set()
     updates = 0
     for node, target, update in sorted(writes, key=lambda w: not w[2]):  # (updates first)
-        what = f"`{_snippet(_text(src, node))}` ({unit.where(node.start_byte)})"
+        what = f"`{snippet(text_of(src, node))}` ({unit.where(node.start_byte)})"
         doing = "updates memory in place" if update else "stores to memory"
         loop = _outermost_loop(node, stmts.start, stmts.end)
         why = _strided(ctx, loop) if loop is not None else "it is outside the loops the " \
@@ -383,9 +383,9 @@ def lane_owned_updates(ctx: GuardContext, stmts: Binding) -> Verdict:
         if why:
             return _no(ctx, f"{what} {doing}, and {why}", node.start_byte)
     if not updates and not checked:
-        return _yes(f"{_code(stmts)} updates no memory in place and stores only what every "
+        return _yes(f"{quoted(stmts)} updates no memory in place and stores only what every "
                     "lane stores alike", stmts.start)
-    return _yes(f"each write in the loops of {_code(stmts)} touches the element of its "
+    return _yes(f"each write in the loops of {quoted(stmts)} touches the element of its "
                 f"iteration, which one lane owns ({updates} in-place update"
                 f"{'s' if updates != 1 else ''})", stmts.start)
 
@@ -393,10 +393,10 @@ def lane_owned_updates(ctx: GuardContext, stmts: Binding) -> Verdict:
 def _reads(ctx: GuardContext, node: Node, family: frozenset[str]) -> Node | None:
     """The first access in ``node`` to memory that ``family`` reaches (None: none)."""
     src = ctx.unit.source
-    for n in _in(_nodes(ctx.unit, "subscript_expression", "pointer_expression"),
-                 node.start_byte, node.end_byte):
-        if (n.type == "subscript_expression" or _operator(n) == "*") \
-                and _roots(n, src) & family:
+    for n in in_span(nodes_of(ctx.unit, "subscript_expression", "pointer_expression"),
+                     node.start_byte, node.end_byte):
+        if (n.type == "subscript_expression" or operator_of(n) == "*") \
+                and pointer_roots(n, src) & family:
             return n
     return None
 
@@ -407,16 +407,16 @@ def _read_before(ctx: GuardContext, fn: Function, stmts: Binding, target: Node, 
     $$$S before the end of ``at`` (the store, or the loop the rewrite leaves sequential
     around it) reads the memory it stores to, and may read it after another lane stored."""
     unit, src = ctx.unit, ctx.unit.source
-    family = frozenset().union(*(_family(ctx, fn, r) for r in _roots(target, src)))
-    for n in _in(_nodes(unit, "subscript_expression", "pointer_expression"), stmts.start,
-                 at.end_byte):
+    family = frozenset().union(*(_family(ctx, fn, r) for r in pointer_roots(target, src)))
+    for n in in_span(nodes_of(unit, "subscript_expression", "pointer_expression"), stmts.start,
+                     at.end_byte):
         if n.start_byte == target.start_byte and n.end_byte == target.end_byte:
             continue
         if target.start_byte <= n.start_byte < target.end_byte:
             continue  # (its own index)
-        if (n.type == "subscript_expression" or _operator(n) == "*") \
-                and _roots(n, src) & family:
-            return f"`{_snippet(_text(src, n))}` ({unit.where(n.start_byte)}) reads that " \
+        if (n.type == "subscript_expression" or operator_of(n) == "*") \
+                and pointer_roots(n, src) & family:
+            return f"`{snippet(text_of(src, n))}` ({unit.where(n.start_byte)}) reads that " \
                    "memory before it: a lane may read it after another lane's store"
     return ""
 
@@ -436,27 +436,27 @@ def _touched_elsewhere(ctx: GuardContext, fn: Function, stmts: Binding, base: st
         if not _fixed(ctx, fn, w, stmts.start, stmts.end):
             return f"`{w}` (in {shown} or its loop's start `{start}`) may change between " \
                    "the loops"
-    for node in _in(_nodes(unit, "subscript_expression", "pointer_expression",
-                           "call_expression", "gnu_asm_expression"), fn.body_start,
+    for node in in_span(nodes_of(unit, "subscript_expression", "pointer_expression",
+                                 "call_expression", "gnu_asm_expression"), fn.body_start,
                     fn.body_end):
-        where = f"`{_snippet(_text(src, node))}` ({unit.where(node.start_byte)})"
+        where = f"`{snippet(text_of(src, node))}` ({unit.where(node.start_byte)})"
         if node.type in ("call_expression", "gnu_asm_expression"):
             args = node.child_by_field_id(F_ARGUMENTS)
             parts = args.named_children if args is not None else [node]
             if any(_hands_family(ctx, fn, a, family) if node.type != "gnu_asm_expression"
-                   else _roots(a, src) & family for a in parts if a.type != "comment"):
+                   else pointer_roots(a, src) & family for a in parts if a.type != "comment"):
                 return f"{where} hands the memory of `{base}` to a call"
             continue
-        if node.type == "pointer_expression" and _operator(node) == "&":
+        if node.type == "pointer_expression" and operator_of(node) == "&":
             continue  # (an address, not an access: what holds it is an alias)
         if node.type == "subscript_expression" and node.parent is not None \
-                and node.parent.type == "pointer_expression" and _operator(node.parent) == "&":
-            if _roots(node, src) & family and not _declares_alias(node.parent):
-                return f"`{_snippet(_text(src, node.parent))}` " \
+                and node.parent.type == "pointer_expression" and operator_of(node.parent) == "&":
+            if pointer_roots(node, src) & family and not _declares_alias(node.parent):
+                return f"`{snippet(text_of(src, node.parent))}` " \
                        f"({unit.where(node.start_byte)}) takes the address of an element of " \
                        f"`{base}`"
             continue
-        if not (_roots(node, src) & family):
+        if not (pointer_roots(node, src) & family):
             continue
         access = _access(unit, node)
         loop = _outermost_loop(node, stmts.start, stmts.end)
@@ -472,25 +472,25 @@ def _touched_elsewhere(ctx: GuardContext, fn: Function, stmts: Binding, base: st
 
 def _hands_family(ctx: GuardContext, fn: Function, arg: Node, family: frozenset[str]) -> bool:
     """Does a call argument hand over an address of memory that ``family`` reaches? As
-    ``_passes_pointer`` says, except that a sum or difference is judged by its operands, and
+    ``passes_pointer`` says, except that a sum or difference is judged by its operands, and
     an element ``b[i]`` of a single pointer or one-dimensional array ``b`` is a loaded value
     (``expf(row[c] - m)`` hands over no address)."""
     src = ctx.unit.source
-    arg = _unwrap(arg)
-    if arg.type == "binary_expression" and _operator(arg) in ("+", "-"):
+    arg = unparen(arg)
+    if arg.type == "binary_expression" and operator_of(arg) in ("+", "-"):
         sides = [arg.child_by_field_id(F_LEFT), arg.child_by_field_id(F_RIGHT)]
         return any(_hands_family(ctx, fn, n, family) for n in sides if n is not None)
     if arg.type == "subscript_expression":
-        base = _unwrap(arg.child_by_field_id(F_ARGUMENT))
-        if base.type == "identifier" and _levels(ctx, fn, _text(src, base), arg.start_byte) == 1:
+        base = unparen(arg.child_by_field_id(F_ARGUMENT))
+        if base.type == "identifier" and _levels(ctx, fn, text_of(src, base), arg.start_byte) == 1:
             return False
-    return bool(_roots(arg, src) & family) and _passes_pointer(arg, src)
+    return bool(pointer_roots(arg, src) & family) and passes_pointer(arg, src)
 
 
 def _levels(ctx: GuardContext, fn: Function, name: str, at: int) -> int | None:
     """Levels of indirection of the variable ``name`` declared before ``at`` in ``fn`` (or
     its parameter): pointers plus array dimensions; None where it is not declared there."""
-    decls = [d for d in _function_declarations(ctx.unit, fn) if d.name == name and d.start < at]
+    decls = [d for d in function_declarations(ctx.unit, fn) if d.name == name and d.start < at]
     if decls:
         d = decls[-1]
         return None if d.reference else d.pointer + max(len(d.dims) - (1 if d.pointer else 0), 0)
@@ -521,7 +521,7 @@ def starts_at_zero(ctx: GuardContext, x: Binding) -> Verdict:
     m = ctx.match
     name = x.text.strip()
     if not re.fullmatch(r"[A-Za-z_]\w*", name):
-        return _no(ctx, f"{_code(x)} is not a variable", x.start)
+        return _no(ctx, f"{quoted(x)} is not a variable", x.start)
     why = _not_zero_at(ctx, name, m.start, m.end)
     if why:
         return _no(ctx, why, x.start)
@@ -532,14 +532,14 @@ def _not_zero_at(ctx: GuardContext, name: str, start: int, end: int) -> str:
     """Why the local ``name`` may not hold 0 where the code [start, end) starts ('' when it
     does): ``starts_at_zero``'s judgement."""
     unit, src = ctx.unit, ctx.unit.source
-    decl = _lookup(ctx, name, start)
+    decl = lookup(ctx, name, start)
     if decl is None or decl.origin != "local" or decl.start >= start:
         return f"`{name}` is not a local declared before {unit.where(start)}"
-    cite = _cite(unit, decl.start, decl.end)
-    if decl.init is None or not _ZERO.match(_text(src, decl.init)):
+    cite = cited(unit, decl.start, decl.end)
+    if decl.init is None or not _ZERO.match(text_of(src, decl.init)):
         return f"`{name}` does not start at 0 ({cite}): each lane's partial sum would count " \
                "it once"
-    if _assigned(ctx, name, decl.end, start) or _address_taken(src, name, decl.end, start):
+    if is_assigned(ctx, name, decl.end, start) or address_taken(src, name, decl.end, start):
         return f"`{name}` may change between its declaration ({cite}) and {unit.where(start)}"
     node = unit.root.descendant_for_byte_range(start, end)
     while node is not None and start <= node.start_byte and node.end_byte <= end:
@@ -573,24 +573,24 @@ def private_scalar(ctx: GuardContext, x: Binding) -> Verdict:
     m, unit = ctx.match, ctx.unit
     name = x.text.strip()
     if not re.fullmatch(r"[A-Za-z_]\w*", name):
-        return _no(ctx, f"{_code(x)} is not a variable", x.start)
+        return _no(ctx, f"{quoted(x)} is not a variable", x.start)
     why = _private_scalar_why(ctx, name, m.start)
     if why:
         return _no(ctx, why, x.start)
-    decl = _lookup(ctx, name, m.start)
+    decl = lookup(ctx, name, m.start)
     assert decl is not None
     return _yes(f"`{name}` is a local `{decl.base}` of its own on each lane "
-                f"({_cite(unit, decl.start, decl.end)})", x.start)
+                f"({cited(unit, decl.start, decl.end)})", x.start)
 
 
 def _private_scalar_why(ctx: GuardContext, name: str, at: int) -> str:
     """Why the variable ``name`` used at ``at`` is not a ``private_scalar`` ('' when it is)."""
     unit, src = ctx.unit, ctx.unit.source
-    decl = _lookup(ctx, name, at)
+    decl = lookup(ctx, name, at)
     if decl is None or decl.origin != "local" or decl.start >= at:
         return f"`{name}` is not a local declared before {unit.where(at)}: every lane would " \
                "add its partial sum to the same variable"
-    cite = _cite(unit, decl.start, decl.end)
+    cite = cited(unit, decl.start, decl.end)
     if decl.qualifiers & {"static", "__shared__", "extern", "__device__", "__constant__"} \
             or decl.reference or decl.pointer or decl.dims:
         return f"`{name}` ({cite}) is not a plain local scalar (static, shared, a reference, " \
@@ -603,7 +603,7 @@ def _private_scalar_why(ctx: GuardContext, name: str, at: int) -> str:
         return f"`{name}` ({cite}) is a `{decl.base}`, which __shfl_xor_sync does not take"
     body_start = fn.body_start if fn is not None else 0
     body_end = fn.body_end if fn is not None else len(src)
-    if _address_taken(src, name, body_start, body_end):
+    if address_taken(src, name, body_start, body_end):
         return f"the address of `{name}` ({cite}) is taken: what holds it may change it"
     return ""
 
@@ -626,11 +626,11 @@ def block_strided_shapes(ctx: GuardContext, stmts: Binding) -> Verdict:
     strided but the block rewrite runs whole on every thread (a prefix sum) would apply its
     in-place updates once per thread: refused."""
     unit, src = ctx.unit, ctx.unit.source
-    for loop in _in(_nodes(unit, "for_statement"), stmts.start, stmts.end):
+    for loop in in_span(nodes_of(unit, "for_statement"), stmts.start, stmts.end):
         if _header(unit, loop) is None or _strided(ctx, loop):
             continue  # (run whole by every thread: what lane_owned_updates judges so)
-        where = f"`{_snippet(_text(src, loop), 50)}` ({unit.where(loop.start_byte)})"
-        if _BLOCK_NAMES.search(_text(src, loop)):
+        where = f"`{snippet(text_of(src, loop), 50)}` ({unit.where(loop.start_byte)})"
+        if _BLOCK_NAMES.search(text_of(src, loop)):
             return _no(ctx, f"{where} uses a name the block rewrite declares (partial, "
                        "partial2, partials, partials2, maxima, warp, offset)", loop.start_byte)
         body = loop.child_by_field_id(F_BODY)
@@ -645,7 +645,7 @@ def block_strided_shapes(ctx: GuardContext, stmts: Binding) -> Verdict:
             continue
         return _no(ctx, f"{where} is a loop the warp rewrite strides but the block rewrite "
                    "does not (a prefix sum): every thread would run it whole", loop.start_byte)
-    return _yes(f"every strided loop of {_code(stmts)} is a sweep, a sum or a maximum the "
+    return _yes(f"every strided loop of {quoted(stmts)} is a sweep, a sum or a maximum the "
                 "block rewrite strides", stmts.start)
 
 
@@ -670,7 +670,7 @@ def _block_sums(ctx: GuardContext, loop: Node, head: str, inner: list[Node], tai
     for n in names:
         word = re.compile(rf"(?<![\w.]){re.escape(n)}\b")
         if word.search(head) or word.search(exprs) \
-                or any(word.search(_text(src, p)) for p in pre) \
+                or any(word.search(text_of(src, p)) for p in pre) \
                 or _private_scalar_why(ctx, n, loop.start_byte):
             return False
     return not pre or assigns_only_locals(ctx, _span(unit, pre, "$$$PRE")).ok
@@ -692,7 +692,7 @@ def _block_max_then(ctx: GuardContext, loop: Node, head: str, inner: list[Node])
     word = re.compile(rf"(?<![\w.]){re.escape(acc[0])}\b")
     pre, post = inner[:first], inner[first + 1:]
     return not word.search(head) and not word.search(acc[2]) \
-        and not any(word.search(_text(src, p)) for p in pre + post) \
+        and not any(word.search(text_of(src, p)) for p in pre + post) \
         and (not pre or assigns_only_locals(ctx, _span(unit, pre, "$$$PRE")).ok) \
         and assigns_only_locals(ctx, _span(unit, post, "$$$POST")).ok \
         and _private_scalar_why(ctx, acc[0], loop.start_byte) == ""
@@ -713,7 +713,7 @@ def exact_sum(ctx: GuardContext, acc: Binding, e: Binding) -> Verdict:
     why = _inexact_sum(ctx, acc.text.strip(), e, ctx.match.start)
     if why:
         return _no(ctx, why, acc.start)
-    return _yes(f"{_code(e)} sums into `{acc.text.strip()}` exactly or by float rounding",
+    return _yes(f"{quoted(e)} sums into `{acc.text.strip()}` exactly or by float rounding",
                 acc.start)
 
 
@@ -722,7 +722,7 @@ def _inexact_sum(ctx: GuardContext, name: str, e: Binding, at: int) -> str:
     the sequential loop ('' when it cannot): ``exact_sum``'s judgement. An element of an
     array or pointer (``val[i]``) has the element type of its declaration."""
     element = re.fullmatch(r"([A-Za-z_]\w*)\s*(?:\[[^\[\]]*\]\s*)+", name)
-    decl = _lookup(ctx, element.group(1) if element else name, at)
+    decl = lookup(ctx, element.group(1) if element else name, at)
     if decl is None:
         return f"the type of `{name}` is not known"
     fn = ctx.function
@@ -733,7 +733,7 @@ def _inexact_sum(ctx: GuardContext, name: str, e: Binding, at: int) -> str:
         return ""
     if has_type_kind(ctx, e, "int_expr"):
         return ""
-    return f"`{name}` is a `{decl.base}` and {_code(e)} is not known to be an integer: each " \
+    return f"`{name}` is a `{decl.base}` and {quoted(e)} is not known to be an integer: each " \
            "step would truncate, and partial sums truncate elsewhere"
 
 
@@ -741,7 +741,7 @@ def _inexact_sum_at(ctx: GuardContext, name: str, stmt: Node) -> str:
     """``_inexact_sum`` for the statement ``name += e;`` (a reason too when it is not one)."""
     e = _summand(ctx.unit, stmt)
     if e is None:
-        return f"`{_snippet(_text(ctx.unit.source, stmt))}` is not a sum `acc += e;`"
+        return f"`{snippet(text_of(ctx.unit.source, stmt))}` is not a sum `acc += e;`"
     return _inexact_sum(ctx, name, e, stmt.start_byte)
 
 
@@ -749,7 +749,7 @@ def _summand(unit: Unit, stmt: Node) -> Binding | None:
     """The summed expression of ``acc += e;`` as a binding (None for another statement)."""
     expr = stmt.named_children[0] if stmt.type == "expression_statement" \
         and stmt.named_children else None
-    if expr is None or expr.type != "assignment_expression" or _operator(expr) != "+=":
+    if expr is None or expr.type != "assignment_expression" or operator_of(expr) != "+=":
         return None
     right = expr.child_by_field_id(F_RIGHT)
     return _span(unit, [right], "$E") if right is not None else None
@@ -766,13 +766,13 @@ def no_storing_calls(ctx: GuardContext, stmts: Binding) -> Verdict:
     unit, src = ctx.unit, ctx.unit.source
     start, end = stmts.start, stmts.end
     if re.search(rb"\basm\b|__asm__", src[start:end]):
-        return _no(ctx, f"{_code(stmts)} holds inline asm", start)
+        return _no(ctx, f"{quoted(stmts)} holds inline asm", start)
     defined = {f.name for f in unit.functions}
-    for node in _in(_nodes(unit, "call_expression"), start, end):
+    for node in in_span(nodes_of(unit, "call_expression"), start, end):
         callee = node.child_by_field_name("function")
-        name = _text(src, callee).split("<")[0].strip() if callee is not None else ""
+        name = text_of(src, callee).split("<")[0].strip() if callee is not None else ""
         if _STORING_CALL.fullmatch(name) or name in defined:
-            return _no(ctx, f"`{_snippet(_text(src, node))}` ({unit.where(node.start_byte)}) "
+            return _no(ctx, f"`{snippet(text_of(src, node))}` ({unit.where(node.start_byte)}) "
                        "may store to memory: every lane (or thread) of the row would call it",
                        node.start_byte)
-    return _yes(f"{_code(stmts)} calls nothing that stores", start)
+    return _yes(f"{quoted(stmts)} calls nothing that stores", start)

@@ -12,42 +12,42 @@ from tree_sitter import Node
 
 from klc.analysis.constants import (
     COMPARISONS,
-    _constant,
-    _Eval,
-    _kernel_spec,
-    _number_arg,
-    _spec_for,
+    Evaluator,
+    block_dims,
+    constant_of,
+    kernel_spec,
+    number_arg,
+    spec_for,
 )
-from klc.analysis.declarations import _lookup
+from klc.analysis.declarations import lookup
 from klc.analysis.launch import (
-    _BLOCK_BARRIER,
+    BLOCK_BARRIER,
     SMEM_DEFAULT,
     SMEM_OPTIN,
-    _block_dims,
-    _condition_of,
-    _depends,
-    _field_of,
-    _is_linear_index,
-    _shared_bytes,
-    _spec_elements,
-    _strip_casts,
-    _taint_words,
-    _thread_condition_above,
-    _thread_dependent,
+    condition_of,
+    field_of,
+    is_linear_index,
+    shared_bytes,
+    spec_elements,
+    strip_casts,
+    taint_words,
+    taints,
+    thread_condition_above,
+    thread_dependent,
 )
 from klc.analysis.tree import (
-    _binding_node,
-    _cite,
-    _code,
-    _in,
-    _memo,
-    _nodes,
-    _snippet,
-    _text,
-    _unwrap,
+    binding_node,
+    cited,
+    in_span,
+    nodes_of,
+    quoted,
+    snippet,
+    text_of,
+    unit_memo,
+    unparen,
 )
-from klc.analysis.types import _norm_type, _type_of
-from klc.analysis.writes import _assigned
+from klc.analysis.types import norm_type, type_of
+from klc.analysis.writes import is_assigned
 from klc.cuda.model import Function, Unit
 from klc.cuda.parse import parse_bytes
 from klc.cuda.syntax import LOOP_TYPES
@@ -73,28 +73,28 @@ from klc.spec import evaluate_int
 def thread_linear_index(ctx: GuardContext, e: Binding) -> Verdict:
     """$E is the global thread index ``blockIdx.x * blockDim.x + threadIdx.x`` (operands in
     any order), or a variable initialised to it and never reassigned."""
-    node = _binding_node(e)
+    node = binding_node(e)
     src = ctx.unit.source
     if node is None:
-        return _no(ctx, f"{_code(e)} is a sequence, not an expression", e.start)
-    if _is_linear_index(node, src):
-        return _yes(f"{_code(e)} is the thread's linear index", e.start)
-    bare = _strip_casts(node, src)
+        return _no(ctx, f"{quoted(e)} is a sequence, not an expression", e.start)
+    if is_linear_index(node, src):
+        return _yes(f"{quoted(e)} is the thread's linear index", e.start)
+    bare = strip_casts(node, src)
     if bare.type == "identifier":
-        name = _text(src, bare)
-        decl = _lookup(ctx, name, e.start)
+        name = text_of(src, bare)
+        decl = lookup(ctx, name, e.start)
         fn = ctx.function
-        if decl is not None and decl.init is not None and _is_linear_index(decl.init, src):
-            if fn is not None and _assigned(ctx, name, decl.end, fn.body_end):
+        if decl is not None and decl.init is not None and is_linear_index(decl.init, src):
+            if fn is not None and is_assigned(ctx, name, decl.end, fn.body_end):
                 return _no(ctx, f"`{name}` is initialised to the thread's linear index but "
-                           f"reassigned later ({_cite(ctx.unit, decl.start, decl.end)})",
+                           f"reassigned later ({cited(ctx.unit, decl.start, decl.end)})",
                            e.start)
             return _yes(f"`{name}` = the thread's linear index "
-                        f"({_cite(ctx.unit, decl.start, decl.end)})", e.start)
+                        f"({cited(ctx.unit, decl.start, decl.end)})", e.start)
         if decl is not None:
             return _no(ctx, f"`{name}` is not the thread's linear index "
-                       f"({_cite(ctx.unit, decl.start, decl.end)})", e.start)
-    return _no(ctx, f"{_code(e)} is not blockIdx.x * blockDim.x + threadIdx.x "
+                       f"({cited(ctx.unit, decl.start, decl.end)})", e.start)
+    return _no(ctx, f"{quoted(e)} is not blockIdx.x * blockDim.x + threadIdx.x "
                f"({ctx.unit.where(e.start)})", e.start)
 
 
@@ -108,38 +108,38 @@ def block_thread_index(ctx: GuardContext, t: Binding) -> Verdict:
     """$T is the thread's index in its block, ``threadIdx.x`` (casts allowed), or a local
     of an integer type of at least 32 bits initialised to it and never reassigned
     (``unsigned int tid = threadIdx.x;``)."""
-    node = _binding_node(t)
+    node = binding_node(t)
     src = ctx.unit.source
     if node is None:
-        return _no(ctx, f"{_code(t)} is a sequence, not an expression", t.start)
-    if _field_of(node, src, "threadIdx"):
-        return _yes(f"{_code(t)} is threadIdx.x", t.start)
-    bare = _strip_casts(node, src)
+        return _no(ctx, f"{quoted(t)} is a sequence, not an expression", t.start)
+    if field_of(node, src, "threadIdx"):
+        return _yes(f"{quoted(t)} is threadIdx.x", t.start)
+    bare = strip_casts(node, src)
     if bare.type == "identifier":
-        name = _text(src, bare)
-        decl = _lookup(ctx, name, t.start)
+        name = text_of(src, bare)
+        decl = lookup(ctx, name, t.start)
         fn = ctx.function
         if decl is None or decl.origin != "local" or decl.init is None \
-                or not _field_of(decl.init, src, "threadIdx"):
-            where = f" ({_cite(ctx.unit, decl.start, decl.end)})" if decl is not None else ""
+                or not field_of(decl.init, src, "threadIdx"):
+            where = f" ({cited(ctx.unit, decl.start, decl.end)})" if decl is not None else ""
             return _no(ctx, f"`{name}` is not a local initialised to threadIdx.x{where}",
                        t.start)
-        if decl.pointer or decl.reference or _norm_type(decl.base) not in _INDEX_TYPES:
+        if decl.pointer or decl.reference or norm_type(decl.base) not in _INDEX_TYPES:
             return _no(ctx, f"`{name}` has type {decl.base}, not an integer type that holds "
-                       f"threadIdx.x ({_cite(ctx.unit, decl.start, decl.end)})", t.start)
-        if fn is not None and _assigned(ctx, name, decl.end, fn.body_end):
+                       f"threadIdx.x ({cited(ctx.unit, decl.start, decl.end)})", t.start)
+        if fn is not None and is_assigned(ctx, name, decl.end, fn.body_end):
             return _no(ctx, f"`{name}` is initialised to threadIdx.x but reassigned later "
-                       f"({_cite(ctx.unit, decl.start, decl.end)})", t.start)
-        return _yes(f"`{name}` = threadIdx.x ({_cite(ctx.unit, decl.start, decl.end)})",
+                       f"({cited(ctx.unit, decl.start, decl.end)})", t.start)
+        return _yes(f"`{name}` = threadIdx.x ({cited(ctx.unit, decl.start, decl.end)})",
                     t.start)
-    return _no(ctx, f"{_code(t)} is not threadIdx.x ({ctx.unit.where(t.start)})", t.start)
+    return _no(ctx, f"{quoted(t)} is not threadIdx.x ({ctx.unit.where(t.start)})", t.start)
 
 
 @predicate("block_size_known", reads=("spec",))
 def block_size_known(ctx: GuardContext) -> Verdict:
     """The threads per block of the enclosing kernel are known, exactly (spec, launches in
     this file) or as an upper bound (__launch_bounds__)."""
-    exact, bound, how = _block_dims(ctx)
+    exact, bound, how = block_dims(ctx)
     if exact is not None:
         return _yes(f"block {exact[0]}×{exact[1]}×{exact[2]} from {how}", ctx.match.start)
     if bound is not None:
@@ -153,10 +153,10 @@ def block_size_known(ctx: GuardContext) -> Verdict:
 def block_size(ctx: GuardContext, op: str, n: Any) -> Verdict:
     """The threads per block compare with N: ``block_size(<=, 1024)``; an upper bound from
     __launch_bounds__ proves only < and <=."""
-    want = _number_arg(ctx, n)
+    want = number_arg(ctx, n)
     if op not in COMPARISONS or want is None:
         return _no(ctx, f"block_size: cannot compare with {op} {n!r}")
-    exact, bound, how = _block_dims(ctx)
+    exact, bound, how = block_dims(ctx)
     if exact is not None:
         total = math.prod(exact)
         if COMPARISONS[op](total, want):
@@ -178,7 +178,7 @@ def block_dim(ctx: GuardContext, axis: str, op: str, n: Any) -> Verdict:
     """The block's extent along AXIS (x, y or z) compares with N, known exactly (the spec's
     block, or every launch in this file): ``block_dim(y, ==, ?t)`` before a rewrite that
     divides block.y."""
-    exact, _bound, how = _block_dims(ctx)
+    exact, _bound, how = block_dims(ctx)
     return compare_extent(ctx, "block", exact, how, axis, op, n)
 
 
@@ -189,10 +189,10 @@ def block_dim_product(ctx: GuardContext, axis: str, a: Any, b: Any) -> Verdict:
     """The block's extent along AXIS is A * B, known exactly: a 1-D block of ``?t * ?t``
     threads that a rewrite reshapes into ``?t`` x ``?t`` (``block_dim_product(x, ?t, ?t)``);
     ``klc.fill.shape.site_holes`` solves it for the holes at a site."""
-    p, q = _number_arg(ctx, a), _number_arg(ctx, b)
+    p, q = number_arg(ctx, a), number_arg(ctx, b)
     if not isinstance(p, int) or not isinstance(q, int):
         return _no(ctx, f"block_dim_product: {a!r} and {b!r} are not both known integers")
-    return compare_extent(ctx, "block", _block_dims(ctx)[0], _block_dims(ctx)[2], axis, "==",
+    return compare_extent(ctx, "block", block_dims(ctx)[0], block_dims(ctx)[2], axis, "==",
                           p * q)
 
 
@@ -200,7 +200,7 @@ def compare_extent(ctx: GuardContext, dim: str, exact: tuple[int, int, int] | No
                    axis: str, op: str, n: Any) -> Verdict:
     """``block_dim``'s and ``grid_dim``'s verdict: the launch's ``dim`` ("block", "grid")
     extent along AXIS, known exactly (``exact``, from ``how``), compared with N."""
-    want = _number_arg(ctx, n)
+    want = number_arg(ctx, n)
     if op not in COMPARISONS or not isinstance(want, int):
         return _no(ctx, f"{dim}_dim: cannot compare with {op} {n!r}")
     if exact is None:
@@ -220,17 +220,17 @@ def block_extent(ctx: GuardContext, e: Binding, axis: str) -> Verdict:
     block known exactly (the spec's block, or every launch in this file). The index
     ``blockIdx.x * TILE + threadIdx.x`` is then the thread's global column."""
     if re.sub(r"\s+", "", e.text) == f"blockDim.{axis}":
-        return _yes(f"{_code(e)} is the block's {axis} extent", e.start)
-    v, why, _definite, _sources = _constant(ctx, e)
+        return _yes(f"{quoted(e)} is the block's {axis} extent", e.start)
+    v, why, _definite, _sources = constant_of(ctx, e)
     if not isinstance(v, int):
-        return _no(ctx, f"{_code(e)} is neither blockDim.{axis} nor a known constant: {why}")
-    exact, _bound, how = _block_dims(ctx)
+        return _no(ctx, f"{quoted(e)} is neither blockDim.{axis} nor a known constant: {why}")
+    exact, _bound, how = block_dims(ctx)
     if exact is None:
         return _no(ctx, f"the block's {axis} extent is not known exactly: {how}")
     have = exact["xyz".index(axis)]
     if have == v:
-        return _yes(f"{_code(e)} = {v} = block.{axis} ({how})", e.start)
-    return _no(ctx, f"{_code(e)} = {v}, and block.{axis} is {have} ({how})")
+        return _yes(f"{quoted(e)} = {v} = block.{axis} ({how})", e.start)
+    return _no(ctx, f"{quoted(e)} = {v}, and block.{axis} is {have} ({how})")
 
 
 _THREAD_WORDS = re.compile(
@@ -253,22 +253,22 @@ def thread_free(ctx: GuardContext, stmts: Binding) -> Verdict:
     unit, src = ctx.unit, ctx.unit.source
     own = _THREAD_WORDS.search(src[stmts.start:stmts.end])
     if own:
-        return _no(ctx, f"{_code(stmts)} reads `{own.group(1).decode()}`", stmts.start)
+        return _no(ctx, f"{quoted(stmts)} reads `{own.group(1).decode()}`", stmts.start)
     macros = {m.group(1).decode(): m.group(2) for m in _DEFINE.finditer(src)}
-    words = {_text(src, n) for n in _in(_nodes(unit, "identifier"), stmts.start, stmts.end)}
+    words = {text_of(src, n) for n in in_span(nodes_of(unit, "identifier"), stmts.start, stmts.end)}
     for name in sorted(words & set(macros)):
         hit = _THREAD_WORDS.search(macros[name])
         if hit:
-            return _no(ctx, f"the macro `{name}` that {_code(stmts)} uses reads "
+            return _no(ctx, f"the macro `{name}` that {quoted(stmts)} uses reads "
                        f"`{hit.group(1).decode()}`", stmts.start)
     defs: dict[str, list[Function]] = {}
     for f in unit.functions:
         defs.setdefault(f.name, []).append(f)
     todo = []
-    for node in _in(_nodes(unit, "call_expression"), stmts.start, stmts.end):
+    for node in in_span(nodes_of(unit, "call_expression"), stmts.start, stmts.end):
         callee = node.child_by_field_name("function")
         if callee is not None:
-            todo.append(_text(src, callee).split("<")[0].strip())
+            todo.append(text_of(src, callee).split("<")[0].strip())
     seen: set[str] = set()
     while todo:
         name = todo.pop()
@@ -283,10 +283,10 @@ def thread_free(ctx: GuardContext, stmts: Binding) -> Verdict:
                             if re.search(rb"\b" + w.encode() + rb"\b", body)
                             for h in [_THREAD_WORDS.search(v)] if h), None)
             if hit is not None:
-                return _no(ctx, f"`{name}` ({unit.where(f.start)}), which {_code(stmts)} "
+                return _no(ctx, f"`{name}` ({unit.where(f.start)}), which {quoted(stmts)} "
                            f"calls, reads `{hit.group(1).decode()}`", f.start)
             todo.extend(c.name for c in f.calls)
-    return _yes(f"{_code(stmts)} reads no thread or block coordinate, nor do the helpers and "
+    return _yes(f"{quoted(stmts)} reads no thread or block coordinate, nor do the helpers and "
                 "macros it uses", stmts.start)
 
 
@@ -295,7 +295,7 @@ def square_block(ctx: GuardContext) -> Verdict:
     """The block is as wide as it is tall, blockDim.x == blockDim.y, known exactly (the
     spec's block, or every launch in this file): the thread (x, y) of a block has a partner
     (y, x) in it, which a tile transpose hands each element to."""
-    exact, _bound, how = _block_dims(ctx)
+    exact, _bound, how = block_dims(ctx)
     if exact is None:
         return _no(ctx, f"the block's shape is not known exactly: {how}")
     if exact[0] == exact[1]:
@@ -315,38 +315,38 @@ def sync_uniform(ctx: GuardContext, region: str = "kernel") -> Verdict:
     fn = ctx.function
     assert fn is not None
     # the verdict depends on the region alone (not on the match in it): once per region
-    return _memo(ctx.unit, f"sync_uniform:{fn.start}:{start}:{end}:{label}",
-                 lambda: _sync_uniform(ctx, fn, start, end, label))
+    return unit_memo(ctx.unit, f"sync_uniform:{fn.start}:{start}:{end}:{label}",
+                     lambda: _sync_uniform(ctx, fn, start, end, label))
 
 
 def _sync_uniform(ctx: GuardContext, fn: Function, start: int, end: int, label: str) -> Verdict:
     unit, src = ctx.unit, ctx.unit.source
-    tainted = _thread_dependent(ctx, fn)
+    tainted = thread_dependent(ctx, fn)
     barriers = [c for c in fn.barriers if start <= c.start < end
-                and _BLOCK_BARRIER.match(c.name)]
-    calls = _memo(unit, "calls_by_start",
-                  lambda: {n.start_byte: n for n in _nodes(unit, "call_expression")})
+                and BLOCK_BARRIER.match(c.name)]
+    calls = unit_memo(unit, "calls_by_start",
+                      lambda: {n.start_byte: n for n in nodes_of(unit, "call_expression")})
     for bar in barriers:
         node = calls.get(bar.start)
         while node is not None and node.start_byte > fn.body_start:
             parent = node.parent
             if parent is None:
                 break
-            cond = _condition_of(parent, node)
-            if cond is not None and _depends(cond, src, tainted):
-                why = _taint_words(cond, src, tainted)
+            cond = condition_of(parent, node)
+            if cond is not None and taints(cond, src, tainted):
+                why = taint_words(cond, src, tainted)
                 return _no(ctx, f"`{bar.name}()` ({unit.where(bar.start)}) is under "
-                           f"`{_snippet(_text(src, cond))}` ({unit.where(cond.start_byte)}), "
+                           f"`{snippet(text_of(src, cond))}` ({unit.where(cond.start_byte)}), "
                            f"which depends on the thread{why}", bar.start)
             if parent.type in LOOP_TYPES:
-                for jump in _in(_nodes(unit, "break_statement", "continue_statement",
-                                       "return_statement"), parent.start_byte,
+                for jump in in_span(nodes_of(unit, "break_statement", "continue_statement",
+                                             "return_statement"), parent.start_byte,
                                 parent.end_byte):
-                    guard = _thread_condition_above(jump, parent, src, tainted)
+                    guard = thread_condition_above(jump, parent, src, tainted)
                     if guard is not None:
-                        return _no(ctx, f"`{_snippet(_text(src, jump))}` "
+                        return _no(ctx, f"`{snippet(text_of(src, jump))}` "
                                    f"({unit.where(jump.start_byte)}) under the thread-dependent "
-                                   f"`{_snippet(_text(src, guard))}` leaves the loop around "
+                                   f"`{snippet(text_of(src, guard))}` leaves the loop around "
                                    f"`{bar.name}()` ({unit.where(bar.start)})", jump.start_byte)
             node = parent
     if not barriers:
@@ -365,13 +365,13 @@ def no_early_return_before_barrier(ctx: GuardContext, region: str = "kernel") ->
     fn = ctx.function
     assert fn is not None
     unit = ctx.unit
-    barriers = [c for c in fn.barriers if _BLOCK_BARRIER.match(c.name)]
+    barriers = [c for c in fn.barriers if BLOCK_BARRIER.match(c.name)]
     if not barriers:
         return _yes(f"no block-wide barrier in `{fn.name}`", start)
     last = barriers[-1]
-    for ret in _in(_nodes(unit, "return_statement"), start, end):
+    for ret in in_span(nodes_of(unit, "return_statement"), start, end):
         if ret.start_byte < last.start and fn.body_start <= ret.start_byte < fn.body_end:
-            return _no(ctx, f"`{_snippet(unit.text(ret))}` ({unit.where(ret.start_byte)}) "
+            return _no(ctx, f"`{snippet(unit.text(ret))}` ({unit.where(ret.start_byte)}) "
                        f"comes before `{last.name}()` ({unit.where(last.start)}) in {label}",
                        ret.start_byte)
     return _yes(f"no return before the last barrier in {label}", start)
@@ -407,8 +407,8 @@ def smem_fits(ctx: GuardContext, limit: int | str = "default") -> Verdict:
     cap = SMEM_OPTIN if limit == "optin" else SMEM_DEFAULT if limit == "default" else limit
     if not isinstance(cap, int):
         return _no(ctx, f"smem_fits: limit {limit!r} is not a number of bytes")
-    ev = _Eval(ctx)
-    have, why = _shared_bytes(fn.shared, ev)
+    ev = Evaluator(ctx)
+    have, why = shared_bytes(fn.shared, ev)
     if have is None:
         return _unknown(ctx, f"shared memory of `{fn.name}`: {why}")
     parts = [f"{have} B declared in `{fn.name}`"]
@@ -432,13 +432,13 @@ def smem_fits(ctx: GuardContext, limit: int | str = "default") -> Verdict:
                                "<rewrite>")
         if not inserted.functions:
             return _unknown(ctx, "the rewrite's __shared__ declarations do not parse")
-        add, why = _shared_bytes(inserted.functions[0].shared, ev)
+        add, why = shared_bytes(inserted.functions[0].shared, ev)
         if add is None:
             return _unknown(ctx, f"shared memory the rewrite adds: {why}")
         total += add
         parts.append(f"{add} B from the rewrite")
-    spec = _spec_for(ctx)
-    inner = _kernel_spec(spec)
+    spec = spec_for(ctx)
+    inner = kernel_spec(spec)
     dyn = inner.shared if inner is not None else None
     if dyn:
         try:
@@ -451,7 +451,7 @@ def smem_fits(ctx: GuardContext, limit: int | str = "default") -> Verdict:
     if total <= cap:
         return _yes(f"{words} = {total} B fits {cap} B", ctx.match.start)
     return _no(ctx, f"{words} = {total} B exceeds {cap} B "
-               f"({_cite(ctx.unit, fn.start, fn.body_start)})")
+               f"({cited(ctx.unit, fn.start, fn.body_start)})")
 
 
 @predicate("no_block_sharing", _region_arg(), reads=("position",))
@@ -467,7 +467,7 @@ def no_block_sharing(ctx: GuardContext, region: str = "kernel") -> Verdict:
     assert fn is not None
     unit = ctx.unit
     bar = next((c for c in fn.barriers if start <= c.start < end
-                and _BLOCK_BARRIER.match(c.name)), None)
+                and BLOCK_BARRIER.match(c.name)), None)
     if bar is not None:
         return _no(ctx, f"`{bar.name}()` ({unit.where(bar.start)}) is a block-wide barrier in "
                    f"{label}", bar.start)
@@ -482,10 +482,10 @@ def no_block_sharing(ctx: GuardContext, region: str = "kernel") -> Verdict:
 def block_size_multiple(ctx: GuardContext, n: Any) -> Verdict:
     """The threads per block are known exactly and are a multiple of N (whole warps:
     ``block_size_multiple(32)``)."""
-    want = _number_arg(ctx, n)
+    want = number_arg(ctx, n)
     if not isinstance(want, int) or want < 1:
         return _no(ctx, f"block_size_multiple: {n!r} is not a positive integer")
-    exact, _bound, how = _block_dims(ctx)
+    exact, _bound, how = block_dims(ctx)
     if exact is None:
         return _no(ctx, f"the exact block size is unknown: {how}")
     total = math.prod(exact)
@@ -509,31 +509,31 @@ def index_below(ctx: GuardContext, v: Binding, g: Binding, n: Any) -> Verdict:
     (an unsigned char is below 256, an unsigned short below 65536), or the spec allocates the
     kernel parameter $G with at most N elements at every size it runs (a correct kernel
     indexes inside its buffers, so that a private copy of N elements holds every index)."""
-    want = _number_arg(ctx, n)
+    want = number_arg(ctx, n)
     if not isinstance(want, int):
         return _no(ctx, f"index_below: {n!r} is not an integer")
-    node = _binding_node(v)
-    typ = _type_of(ctx, node) if node is not None else None
+    node = binding_node(v)
+    typ = type_of(ctx, node) if node is not None else None
     if typ is not None and not typ.pointer:
-        limit = _INDEX_TYPE_LIMIT.get(_norm_type(typ.base))
+        limit = _INDEX_TYPE_LIMIT.get(norm_type(typ.base))
         if limit is not None and limit <= want:
-            return _yes(f"{_code(v)} is an {typ.base}: below {limit} <= {want}", v.start)
-    gnode = _binding_node(g)
+            return _yes(f"{quoted(v)} is an {typ.base}: below {limit} <= {want}", v.start)
+    gnode = binding_node(g)
     fn = ctx.function
-    if gnode is None or _unwrap(gnode).type != "identifier" or fn is None:
-        return _no(ctx, f"{_code(g)} is not a buffer parameter ({ctx.unit.where(g.start)})",
+    if gnode is None or unparen(gnode).type != "identifier" or fn is None:
+        return _no(ctx, f"{quoted(g)} is not a buffer parameter ({ctx.unit.where(g.start)})",
                    g.start)
-    name = _text(ctx.unit.source, _unwrap(gnode))
-    decl = _lookup(ctx, name, g.start)
+    name = text_of(ctx.unit.source, unparen(gnode))
+    decl = lookup(ctx, name, g.start)
     if decl is None or decl.origin != "parameter":
-        return _no(ctx, f"{_code(g)} is not a parameter of {fn.name}", g.start)
-    elements, how = _spec_elements(ctx, name)
-    typed = f"{_code(v)} has type {typ.base}, which does not bound it below {want}; " \
+        return _no(ctx, f"{quoted(g)} is not a parameter of {fn.name}", g.start)
+    elements, how = spec_elements(ctx, name)
+    typed = f"{quoted(v)} has type {typ.base}, which does not bound it below {want}; " \
         if typ is not None else ""
     if elements is None:
         return _no(ctx, f"{typed}the size of `{name}` is unknown: {how}", v.start)
     if elements <= want:
-        return _yes(f"{how}: at most {elements} elements <= {want}, so {_code(v)} < {want}",
+        return _yes(f"{how}: at most {elements} elements <= {want}, so {quoted(v)} < {want}",
                     v.start)
     return _no(ctx, f"{typed}{how}: {elements} elements, more than {want}", v.start)
 
@@ -549,7 +549,7 @@ def block_cooperative(ctx: GuardContext, region: str = "anchor") -> Verdict:
     if isinstance(span, Verdict):
         return span
     start, end, label, fn = span
-    exact, _bound, how = _block_dims(ctx)
+    exact, _bound, how = block_dims(ctx)
     if exact is None:
         return _no(ctx, f"the shape of the block of `{fn.name}` is unknown: {how}")
     if exact[1] != 1 or exact[2] != 1:
@@ -569,10 +569,10 @@ def block_cooperative(ctx: GuardContext, region: str = "anchor") -> Verdict:
                 "compound_statement":
             return _no(ctx, f"{label} is not at the top level of `{fn.name}`'s body: a "
                        "branch or a loop around it may keep threads away", start)
-    for ret in _in(_nodes(ctx.unit, "return_statement"), fn.body_start, fn.body_end):
+    for ret in in_span(nodes_of(ctx.unit, "return_statement"), fn.body_start, fn.body_end):
         if ret.start_byte < end and not (region == "anchor"
                                          and _matched_early_return(ctx, ret, start, end)):
-            return _no(ctx, f"`{_snippet(ctx.unit.text(ret))}` ({ctx.unit.where(ret.start_byte)}) "
+            return _no(ctx, f"`{snippet(ctx.unit.text(ret))}` ({ctx.unit.where(ret.start_byte)}) "
                        f"comes before the end of {label}: a thread that leaves never reaches "
                        "a barrier put there", ret.start_byte)
     return _yes(f"a {exact[0]}-thread one-dimensional block ({how}) reaches {label} whole",
@@ -645,7 +645,7 @@ def _ends_kernel(ctx: GuardContext, fn: Function | None, start: int, end: int,
     body = top[1]
     after = [c for c in body.named_children if c.start_byte >= end and c.type != "comment"]
     if after:
-        return _no(ctx, f"`{_snippet(unit.text(after[0]))}` ({unit.where(after[0].start_byte)}) "
+        return _no(ctx, f"`{snippet(unit.text(after[0]))}` ({unit.where(after[0].start_byte)}) "
                    f"follows {label} in `{fn.name}`: {label} does not end the kernel",
                    after[0].start_byte)
     return None
@@ -667,10 +667,10 @@ def kernel_tail(ctx: GuardContext, region: str = "anchor") -> Verdict:
         return why
     assert fn is not None
     unit = ctx.unit
-    for jump in _in(_nodes(unit, "return_statement", "goto_statement"), fn.body_start,
-                    fn.body_end):
+    for jump in in_span(nodes_of(unit, "return_statement", "goto_statement"), fn.body_start,
+                        fn.body_end):
         if jump.start_byte < end:
-            return _no(ctx, f"`{_snippet(unit.text(jump))}` ({unit.where(jump.start_byte)}) "
+            return _no(ctx, f"`{snippet(unit.text(jump))}` ({unit.where(jump.start_byte)}) "
                        f"comes before the end of {label}: a thread that leaves never reaches "
                        "a barrier put there", jump.start_byte)
     return _yes(f"{label} ends `{fn.name}`, at the top level of its body, with no return "

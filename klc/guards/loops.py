@@ -7,23 +7,23 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from klc.analysis.constants import _Eval
-from klc.analysis.declarations import _lookup, declarations_named
-from klc.analysis.launch import _BLOCK_BARRIER
-from klc.analysis.loops import _enclosing_loop, _loop_node, trip_count
+from klc.analysis.constants import Evaluator
+from klc.analysis.declarations import declarations_named, lookup
+from klc.analysis.launch import BLOCK_BARRIER
+from klc.analysis.loops import enclosing_loop, loop_node, trip_count
 from klc.analysis.tree import (
-    _binding_node,
-    _cite,
-    _code,
-    _in,
-    _leaves,
-    _leaves_in,
-    _nodes,
-    _snippet,
-    _text,
-    _unwrap,
+    binding_node,
+    cited,
+    in_span,
+    leaf_texts,
+    leaves_in,
+    nodes_of,
+    quoted,
+    snippet,
+    text_of,
+    unparen,
 )
-from klc.analysis.writes import _assigned
+from klc.analysis.writes import is_assigned
 from klc.cuda.syntax import F_BODY, LOOP_TYPES
 from klc.guards.registry import ArgSpec, GuardContext, Verdict, _no, _region, _yes, predicate
 from klc.match import Binding
@@ -35,12 +35,12 @@ from klc.rule.fresh import kept_runs
 def trip_count_known(ctx: GuardContext, what: Any) -> Verdict:
     """The for loop ($LOOP, the loop whose header holds $COND, ``anchor`` or ``loop``) runs
     a number of iterations known at compile time: constant start, bound and step."""
-    node, why = _loop_node(ctx, what)
+    node, why = loop_node(ctx, what)
     if node is None:
         return _no(ctx, why)
     count, why = trip_count(ctx, node)
-    header = _snippet(ctx.unit.text(node.start_byte, (node.child_by_field_id(F_BODY)
-                                                      or node).start_byte))
+    header = snippet(ctx.unit.text(node.start_byte, (node.child_by_field_id(F_BODY)
+                                                     or node).start_byte))
     if count is None:
         return _no(ctx, f"the trip count of `{header}` ({ctx.unit.where(node.start_byte)}) "
                    f"is not known: {why}", node.start_byte)
@@ -53,7 +53,7 @@ def trip_count_known(ctx: GuardContext, what: Any) -> Verdict:
 def has_pragma_unroll(ctx: GuardContext, what: Any, factor: Any = None) -> Verdict:
     """The loop ($LOOP, ``anchor`` or ``loop``) is directly preceded by ``#pragma unroll``
     (with factor N, when N is given)."""
-    node, why = _loop_node(ctx, what)
+    node, why = loop_node(ctx, what)
     if node is None:
         return _no(ctx, why)
     fn = ctx.function
@@ -72,7 +72,7 @@ def has_pragma_unroll(ctx: GuardContext, what: Any, factor: Any = None) -> Verdi
 def in_loop(ctx: GuardContext) -> Verdict:
     """The match is inside a loop of its function (not merely a loop itself)."""
     fn = ctx.function
-    lp = _enclosing_loop(fn, ctx.match.start, ctx.match.end) if fn is not None else None
+    lp = enclosing_loop(fn, ctx.match.start, ctx.match.end) if fn is not None else None
     if lp is None:
         return _no(ctx, f"the match ({ctx.unit.where(ctx.match.start)}) is not inside a loop")
     return _yes(f"inside the {lp.kind} loop at {ctx.unit.where(lp.start)}", lp.start)
@@ -103,7 +103,7 @@ def double_buffered(ctx: GuardContext, name: Any) -> Verdict:
     word = str(name)
     if fn is None or not re.fullmatch(r"[A-Za-z_]\w*", word):
         return _no(ctx, f"`{word}` is not a variable name in a function")
-    loop, why = _loop_node(ctx, "loop")
+    loop, why = loop_node(ctx, "loop")
     if loop is None:
         return _no(ctx, why)
     body = loop.child_by_field_id(F_BODY)
@@ -113,21 +113,21 @@ def double_buffered(ctx: GuardContext, name: Any) -> Verdict:
                                                                    anchor.end_byte):
         return _no(ctx, f"the barrier ({unit.where(ctx.match.start)}) does not end the body "
                    f"of the loop at {unit.where(loop.start_byte)}")
-    if not any(_BLOCK_BARRIER.match(b.name) and body.start_byte < b.start < ctx.match.start
+    if not any(BLOCK_BARRIER.match(b.name) and body.start_byte < b.start < ctx.match.start
                for b in fn.barriers):
         return _no(ctx, f"no other barrier in the loop at {unit.where(loop.start_byte)} "
                    "separates its stores from its reads")
-    decl = _lookup(ctx, word, loop.start_byte)
+    decl = lookup(ctx, word, loop.start_byte)
     if decl is None or decl.start >= loop.start_byte or decl.pointer:
         return _no(ctx, f"`{word}` is not a variable declared before the loop")
-    if _assigned(ctx, word, loop.start_byte, loop.end_byte):
+    if is_assigned(ctx, word, loop.start_byte, loop.end_byte):
         return _no(ctx, f"`{word}` is assigned in the loop at {unit.where(loop.start_byte)}")
     after = re.search(rb"(?<![\w.])" + re.escape(word.encode()) + rb"\b", src[loop.end_byte:
                                                                           fn.body_end])
     if after is not None:
         return _no(ctx, f"`{word}` is read after the loop "
                    f"({unit.where(loop.end_byte + after.start())})")
-    ev, used = _Eval(ctx), []
+    ev, used = Evaluator(ctx), []
     for sh in fn.shared:
         uses = list(re.finditer(rb"(?<![\w.])" + re.escape(sh.name.encode()) + rb"\s*\[",
                                 src[loop.start_byte:loop.end_byte]))
@@ -163,7 +163,7 @@ def _span_of(ctx: GuardContext, what: Any) -> tuple[int, int, str] | Verdict:
     """The byte span and a description of a bound metavariable or sequence, or a region."""
     if isinstance(what, Binding):
         where_ = ctx.unit.where(what.start)
-        return what.start, what.end, f"`{_snippet(what.text)}` ({where_})"
+        return what.start, what.end, f"`{snippet(what.text)}` ({where_})"
     return _region(ctx, str(what))
 
 
@@ -181,15 +181,15 @@ def mentions(ctx: GuardContext, what: Any, name: Any) -> Verdict:
     start, end, label = span
     word = name.text.strip() if hasattr(name, "text") else str(name)
     src = ctx.unit.source
-    bound = _binding_node(name) if hasattr(name, "text") else None
-    if bound is not None and _unwrap(bound).type != "identifier":
+    bound = binding_node(name) if hasattr(name, "text") else None
+    if bound is not None and unparen(bound).type != "identifier":
         # an expression: its code, token for token (spacing and comments aside)
-        code = "\0".join(_leaves(bound, src))
-        if code and f"\0{code}\0" in "\0" + "\0".join(_leaves_in(ctx.unit, start, end)) + "\0":
-            return _yes(f"{label} uses `{_snippet(word)}`", start)
-        return _no(ctx, f"{label} never uses `{_snippet(word)}`", start)
-    for node in _in(_nodes(ctx.unit, "identifier"), start, end):
-        if _text(src, node) == word:
+        code = "\0".join(leaf_texts(bound, src))
+        if code and f"\0{code}\0" in "\0" + "\0".join(leaves_in(ctx.unit, start, end)) + "\0":
+            return _yes(f"{label} uses `{snippet(word)}`", start)
+        return _no(ctx, f"{label} never uses `{snippet(word)}`", start)
+    for node in in_span(nodes_of(ctx.unit, "identifier"), start, end):
+        if text_of(src, node) == word:
             return _yes(f"{label} uses `{word}` ({ctx.unit.where(node.start_byte)})",
                         node.start_byte)
     return _no(ctx, f"{label} never uses `{word}`", start)
@@ -201,10 +201,10 @@ def no_loops(ctx: GuardContext, stmts: Binding) -> Verdict:
     straight-line code, a fixed amount of work, as the body of an element-wise kernel (one
     element's work; a body that loops over a row is a row kernel's)."""
     unit, src = ctx.unit, ctx.unit.source
-    for node in _in(_nodes(unit, *LOOP_TYPES, "goto_statement"), stmts.start, stmts.end):
-        return _no(ctx, f"`{_snippet(_text(src, node))}` ({unit.where(node.start_byte)}) is a "
+    for node in in_span(nodes_of(unit, *LOOP_TYPES, "goto_statement"), stmts.start, stmts.end):
+        return _no(ctx, f"`{snippet(text_of(src, node))}` ({unit.where(node.start_byte)}) is a "
                    "loop: not straight-line code", node.start_byte)
-    return _yes(f"{_code(stmts)} holds no loop", stmts.start)
+    return _yes(f"{quoted(stmts)} holds no loop", stmts.start)
 
 
 @predicate("no_jumps", ArgSpec("$$$S", frozenset({"metavar", "sequence"})), reads=("arguments",))
@@ -217,8 +217,8 @@ def no_jumps(ctx: GuardContext, stmts: Binding) -> Verdict:
     loops = LOOP_TYPES
     unit = ctx.unit
     start, end = stmts.start, stmts.end
-    for node in _in(_nodes(unit, "return_statement", "goto_statement", "break_statement",
-                           "continue_statement"), start, end):
+    for node in in_span(nodes_of(unit, "return_statement", "goto_statement", "break_statement",
+                                 "continue_statement"), start, end):
         if node.type in ("break_statement", "continue_statement"):
             targets = (*loops, "switch_statement") if node.type == "break_statement" \
                 else loops  # a continue inside a switch belongs to the loop around it
@@ -227,7 +227,7 @@ def no_jumps(ctx: GuardContext, stmts: Binding) -> Verdict:
                 p = p.parent
             if p is not None and p.start_byte >= start:
                 continue
-        return _no(ctx, f"{_cite(unit, node.start_byte, node.end_byte)} leaves the code early",
+        return _no(ctx, f"{cited(unit, node.start_byte, node.end_byte)} leaves the code early",
                    node.start_byte)
     return _yes(f"no return, goto, break or continue out of the code at {unit.where(start)}",
                 start)
@@ -270,10 +270,10 @@ def fresh_in_function(ctx: GuardContext, name: Any, replaced: bool = False,
             return _no(ctx, f"`{word}` is declared in code the rewrite keeps "
                        f"({ctx.unit.where(kept.start)})", kept.start)
     own = replaced and any(m.start <= d.start < m.end for d in decls)
-    for node in _in(_nodes(ctx.unit, "identifier"), fn.start, fn.body_end):
+    for node in in_span(nodes_of(ctx.unit, "identifier"), fn.start, fn.body_end):
         if own and m.start <= node.start_byte < m.end:
             continue  # (the matched code's own variable, which the rewrite replaces)
-        if _text(src, node) == word:
+        if text_of(src, node) == word:
             return _no(ctx, f"`{word}` is already used in `{fn.name}` "
                        f"({ctx.unit.where(node.start_byte)})", node.start_byte)
     return _yes(f"`{word}` is a fresh name in `{fn.name}`")
@@ -306,16 +306,16 @@ def name_run_once(ctx: GuardContext, x: Binding, verb: str) -> tuple[str, Any] |
     of the code that follows it alone."""
     fn = ctx.function
     unit, src, m = ctx.unit, ctx.unit.source, ctx.match
-    node = _binding_node(x)
-    if node is None or fn is None or _unwrap(node).type != "identifier":
-        return _no(ctx, f"{_code(x)} is not a plain name in a function", x.start)
-    name = _text(src, _unwrap(node))
-    lp = _enclosing_loop(fn, m.start, m.end)
+    node = binding_node(x)
+    if node is None or fn is None or unparen(node).type != "identifier":
+        return _no(ctx, f"{quoted(x)} is not a plain name in a function", x.start)
+    name = text_of(src, unparen(node))
+    lp = enclosing_loop(fn, m.start, m.end)
     if lp is not None:
         return _no(ctx, f"the match is inside the {lp.kind} loop at {unit.where(lp.start)}: "
                    f"its next iteration runs after it and may {verb} `{name}`", lp.start)
-    for g in _in(_nodes(unit, "goto_statement"), fn.body_start, fn.body_end):
-        return _no(ctx, f"`{_snippet(unit.text(g))}` ({unit.where(g.start_byte)}) may run the "
+    for g in in_span(nodes_of(unit, "goto_statement"), fn.body_start, fn.body_end):
+        return _no(ctx, f"`{snippet(unit.text(g))}` ({unit.where(g.start_byte)}) may run the "
                    "match again", g.start_byte)
     return name, fn
 
@@ -330,8 +330,8 @@ def unused_after(ctx: GuardContext, x: Binding) -> Verdict:
         return named
     name, fn = named
     unit, src, m = ctx.unit, ctx.unit.source, ctx.match
-    for ident in _in(_nodes(unit, "identifier"), m.end, fn.body_end):
-        if _text(src, ident) == name:
+    for ident in in_span(nodes_of(unit, "identifier"), m.end, fn.body_end):
+        if text_of(src, ident) == name:
             return _no(ctx, f"`{name}` is used after the match ({unit.where(ident.start_byte)})",
                        ident.start_byte)
     return _yes(f"`{name}` is not used after the match", x.start)

@@ -11,12 +11,12 @@ from typing import Any
 
 from tree_sitter import Node
 
-from klc.analysis.constants import _constant, _Eval
-from klc.analysis.declarations import _lookup, declarations_named
-from klc.analysis.launch import _field_of, _strip_casts
-from klc.analysis.tree import _cite, _code, _in, _nodes, _snippet, _text, _unwrap
-from klc.analysis.types import _norm_type
-from klc.analysis.writes import _assigned
+from klc.analysis.constants import Evaluator, constant_of
+from klc.analysis.declarations import declarations_named, lookup
+from klc.analysis.launch import field_of, strip_casts
+from klc.analysis.tree import cited, in_span, nodes_of, quoted, snippet, text_of, unparen
+from klc.analysis.types import norm_type
+from klc.analysis.writes import is_assigned
 from klc.guards.launch import _INDEX_TYPES
 from klc.guards.loops import name_run_once
 from klc.guards.registry import ArgSpec, GuardContext, Verdict, _metavar, _no, _yes, predicate
@@ -28,7 +28,7 @@ def _thread_zero_test(ctx: GuardContext, cond: Node) -> bool:
     ``!T`` with T threadIdx.x or a never-reassigned integer local initialised to it, or a
     ``&&`` of conditions one of which is such a test."""
     src = ctx.unit.source
-    cond = _unwrap(cond)
+    cond = unparen(cond)
     if cond.type == "condition_clause":
         inner = [c for c in cond.named_children if c.type != "comment"]
         return len(inner) == 1 and _thread_zero_test(ctx, inner[0])
@@ -37,19 +37,19 @@ def _thread_zero_test(ctx: GuardContext, cond: Node) -> bool:
         left, right = cond.child_by_field_name("left"), cond.child_by_field_name("right")
         if op is None or left is None or right is None:
             return False
-        word = _text(src, op)
+        word = text_of(src, op)
         if word == "&&":
             return _thread_zero_test(ctx, left) or _thread_zero_test(ctx, right)
         if word == "==":
             for a, b in ((left, right), (right, left)):
-                if _unwrap(b).type == "number_literal" and _c_zero(_text(src, _unwrap(b))) \
+                if unparen(b).type == "number_literal" and _c_zero(text_of(src, unparen(b))) \
                         and _is_thread_index(ctx, a):
                     return True
         return False
     if cond.type == "unary_expression":
         op = cond.child_by_field_name("operator")
         arg = cond.child_by_field_name("argument")
-        return op is not None and arg is not None and _text(src, op) == "!" \
+        return op is not None and arg is not None and text_of(src, op) == "!" \
             and _is_thread_index(ctx, arg)
     return False
 
@@ -62,18 +62,18 @@ def _is_thread_index(ctx: GuardContext, node: Node) -> bool:
     """``block_thread_index``'s test on a node: threadIdx.x (casts allowed) or a local integer
     of at least 32 bits initialised to it and never reassigned."""
     src = ctx.unit.source
-    if _field_of(node, src, "threadIdx"):
+    if field_of(node, src, "threadIdx"):
         return True
-    bare = _strip_casts(node, src)
+    bare = strip_casts(node, src)
     if bare.type != "identifier":
         return False
-    name = _text(src, bare)
-    decl = _lookup(ctx, name, bare.start_byte)
+    name = text_of(src, bare)
+    decl = lookup(ctx, name, bare.start_byte)
     fn = ctx.function
     return decl is not None and decl.origin == "local" and decl.init is not None \
-        and _field_of(decl.init, src, "threadIdx") and not decl.pointer \
-        and not decl.reference and _norm_type(decl.base) in _INDEX_TYPES \
-        and fn is not None and not _assigned(ctx, name, decl.end, fn.body_end)
+        and field_of(decl.init, src, "threadIdx") and not decl.pointer \
+        and not decl.reference and norm_type(decl.base) in _INDEX_TYPES \
+        and fn is not None and not is_assigned(ctx, name, decl.end, fn.body_end)
 
 
 @predicate("thread0_reads_after", _metavar("$X"),
@@ -91,19 +91,19 @@ def thread0_reads_after(ctx: GuardContext, x: Binding) -> Verdict:
         return named
     name, fn = named
     unit, src, m = ctx.unit, ctx.unit.source, ctx.match
-    decl = _lookup(ctx, name, m.start)
+    decl = lookup(ctx, name, m.start)
     if decl is None or decl.origin not in ("local", "parameter") or decl.reference \
             or decl.qualifiers & {"__shared__", "static", "extern", "__device__"}:
-        where = f" ({_cite(unit, decl.start, decl.end)})" if decl is not None else ""
+        where = f" ({cited(unit, decl.start, decl.end)})" if decl is not None else ""
         return _no(ctx, f"`{name}` is not a thread's own local variable{where}", x.start)
-    for ident in _in(_nodes(unit, "identifier"), fn.body_start, fn.body_end):
-        if _text(src, ident) != name:
+    for ident in in_span(nodes_of(unit, "identifier"), fn.body_start, fn.body_end):
+        if text_of(src, ident) != name:
             continue
         parent = ident.parent
         while parent is not None and parent.type == "parenthesized_expression":
             parent = parent.parent
         if parent is not None and parent.type == "pointer_expression" \
-                and _text(src, parent).lstrip().startswith("&"):
+                and text_of(src, parent).lstrip().startswith("&"):
             return _no(ctx, f"the address of `{name}` is taken ({unit.where(ident.start_byte)})",
                        ident.start_byte)
         if parent is not None and parent.type == "init_declarator":
@@ -116,7 +116,7 @@ def thread0_reads_after(ctx: GuardContext, x: Binding) -> Verdict:
         if not _under_thread_zero(ctx, ident, m.end):
             return _no(ctx, f"`{name}` is read after the match by threads other than thread 0 "
                        f"({unit.where(ident.start_byte)}: "
-                       f"`{_snippet(unit.text(_statement_of(ident)))}`)", ident.start_byte)
+                       f"`{snippet(unit.text(_statement_of(ident)))}`)", ident.start_byte)
     return _yes(f"after the match only thread 0 reads `{name}`", x.start)
 
 
@@ -163,27 +163,27 @@ def spare_shared_array(ctx: GuardContext, name: Any, ty: str, e: Binding, n: int
     if len(decls) != 1:
         return _no(ctx, f"`{word}` is declared {len(decls)} times in `{fn.name}`, not once")
     d = decls[0]
-    cite = _cite(unit, d.start, d.end)
+    cite = cited(unit, d.start, d.end)
     if "__shared__" not in d.qualifiers or "extern" in d.qualifiers or len(d.dims) != 1 \
             or not d.dims[0].strip() or d.pointer != 1 or d.reference:
         return _no(ctx, f"`{word}` is not a one-dimensional __shared__ array ({cite})", d.start)
-    if _norm_type(d.base) != _norm_type(ty):
+    if norm_type(d.base) != norm_type(ty):
         return _no(ctx, f"`{word}` holds {d.base}, not {ty} ({cite})", d.start)
     if d.start >= m.start:
         return _no(ctx, f"`{word}` is declared after the match starts ({cite})", d.start)
-    size = _Eval(ctx).text(d.dims[0])
+    size = Evaluator(ctx).text(d.dims[0])
     if not isinstance(size, int):
         return _no(ctx, f"the size [{d.dims[0]}] of `{word}` has no known value ({cite})",
                    d.start)
-    v, why, _, _ = _constant(ctx, e, runtime=True)
+    v, why, _, _ = constant_of(ctx, e, runtime=True)
     if not isinstance(v, int) or not isinstance(n, int) or n <= 0:
-        return _no(ctx, f"{_code(e)} has no known integer value: {why}", e.start)
+        return _no(ctx, f"{quoted(e)} has no known integer value: {why}", e.start)
     need = -(-v // n)
     if size < need:
-        return _no(ctx, f"`{word}` has {size} elements ({cite}), fewer than {_code(e)} / {n} "
+        return _no(ctx, f"`{word}` has {size} elements ({cite}), fewer than {quoted(e)} / {n} "
                    f"= {need}", d.start)
-    for ident in _in(_nodes(unit, "identifier"), fn.start, fn.body_end):
-        if _text(src, ident) == word and not d.start <= ident.start_byte < d.end:
+    for ident in in_span(nodes_of(unit, "identifier"), fn.start, fn.body_end):
+        if text_of(src, ident) == word and not d.start <= ident.start_byte < d.end:
             return _no(ctx, f"`{word}` is also used at {unit.where(ident.start_byte)}: the "
                        "values it holds there would be overwritten", ident.start_byte)
     return _yes(f"`{word}` is a spare __shared__ {d.base} array of {size} >= {need} "

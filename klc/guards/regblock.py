@@ -10,19 +10,19 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from klc.analysis.constants import _number_arg
-from klc.analysis.declarations import _lookup
-from klc.analysis.launch import _block_dims, _is_linear_index
+from klc.analysis.constants import block_dims, number_arg
+from klc.analysis.declarations import lookup
+from klc.analysis.launch import is_linear_index
 from klc.analysis.tree import (
-    _binding_node,
-    _cite,
-    _in,
-    _nodes,
-    _snippet,
-    _text,
-    _unwrap,
+    binding_node,
+    cited,
+    in_span,
+    nodes_of,
+    snippet,
+    text_of,
+    unparen,
 )
-from klc.analysis.writes import _assigned
+from klc.analysis.writes import is_assigned
 from klc.guards.columns import _IMPURE
 from klc.guards.launch import top_level_statement
 from klc.guards.registry import (
@@ -54,43 +54,43 @@ def _y_dependence(ctx: GuardContext, start: int, end: int, row: str, inner: tupl
     text = src[start:end].decode("utf-8", "replace")
     found = _Y_BUILTIN.search(text)
     if found:
-        return f"`{_snippet(text)}` reads `{found.group(1)}` other than its x field"
+        return f"`{snippet(text)}` reads `{found.group(1)}` other than its x field"
     if depth > 16:
-        return f"`{_snippet(text)}`: the definitions are too deeply nested"
+        return f"`{snippet(text)}`: the definitions are too deeply nested"
     for name, ident in _identifiers_in(ctx, start, end):
         if depth > 0 and name == row:
-            return f"`{_snippet(text)}` reads `{row}`, whose value the rewrite changes"
+            return f"`{snippet(text)}` reads `{row}`, whose value the rewrite changes"
         if name == row:
             continue
-        decl = _lookup(ctx, name, ident.start_byte)
+        decl = lookup(ctx, name, ident.start_byte)
         if decl is None or decl.origin != "local":
             continue  # parameters, globals, #defines: the same for every thread row
         if inner[0] <= decl.start < inner[1]:
             continue  # declared in the code checked: its initialiser is part of the text
         if decl.start in seen:
             continue
-        where = _cite(ctx.unit, decl.start, decl.end)
+        where = cited(ctx.unit, decl.start, decl.end)
         if decl.reference or decl.init is None or "__shared__" in decl.qualifiers:
             return f"`{name}` is not a local set once from its initialiser ({where})"
-        if _assigned(ctx, name, decl.end, fn.body_end):
+        if is_assigned(ctx, name, decl.end, fn.body_end):
             return f"`{name}` is assigned after its declaration ({where})"
         seen.add(decl.start)
         why = _y_dependence(ctx, decl.init.start_byte, decl.init.end_byte, row, inner, seen,
                             depth + 1)
         if why is not None:
-            return f"`{name}` = `{_snippet(_text(src, decl.init))}`: {why}"
+            return f"`{name}` = `{snippet(text_of(src, decl.init))}`: {why}"
     return None
 
 
 def _is_y_index(ctx: GuardContext, node: Any) -> bool:
     """``blockIdx.y * blockDim.y + threadIdx.y``: terms and factors in any order, casts and
     parentheses aside."""
-    return _is_linear_index(node, ctx.unit.source, "y")
+    return is_linear_index(node, ctx.unit.source, "y")
 
 
 def _identifiers_in(ctx: GuardContext, start: int, end: int) -> list[tuple[str, Any]]:
     src = ctx.unit.source
-    return [(_text(src, n), n) for n in _in(_nodes(ctx.unit, "identifier"), start, end)]
+    return [(text_of(src, n), n) for n in in_span(nodes_of(ctx.unit, "identifier"), start, end)]
 
 
 @predicate("row_only_via", _metavar("$ROW"), ArgSpec("$X", frozenset({"metavar", "sequence"})),
@@ -105,29 +105,29 @@ def row_only_via(ctx: GuardContext, row: Binding, x: Binding) -> Verdict:
     value per row the thread computes) then makes $X compute for that row."""
     fn = ctx.function
     src = ctx.unit.source
-    node = _binding_node(row)
-    if node is None or fn is None or _unwrap(node).type != "identifier":
-        return _no(ctx, f"{_snippet(row.text)} is not a plain name in a function", row.start)
-    name = _text(src, _unwrap(node))
-    decl = _lookup(ctx, name, row.start + 1)
+    node = binding_node(row)
+    if node is None or fn is None or unparen(node).type != "identifier":
+        return _no(ctx, f"{snippet(row.text)} is not a plain name in a function", row.start)
+    name = text_of(src, unparen(node))
+    decl = lookup(ctx, name, row.start + 1)
     if decl is None or decl.origin != "local" or decl.init is None:
         return _no(ctx, f"`{name}` is not a local variable with an initialiser", row.start)
-    where = _cite(ctx.unit, decl.start, decl.end)
+    where = cited(ctx.unit, decl.start, decl.end)
     head = src[decl.start:decl.init.start_byte].decode("utf-8", "replace")
     if not re.match(rf"\s*(const\s+)?(signed\s+)?int\s+(const\s+)?{re.escape(name)}\s*=\s*$",
                     head):
         return _no(ctx, f"`{name}` is not declared `int` ({where}): the rows the rewrite "
                    "declares are `const int`", row.start)
-    if _assigned(ctx, name, decl.end, fn.body_end):
+    if is_assigned(ctx, name, decl.end, fn.body_end):
         return _no(ctx, f"`{name}` is assigned after its declaration ({where})", row.start)
     if not _is_y_index(ctx, decl.init):
         return _no(ctx, f"`{name}` is not initialised to blockIdx.y * blockDim.y + threadIdx.y "
                    f"({where}): its step must be the block's y extent", row.start)
     why = _y_dependence(ctx, x.start, x.end, name, (ctx.match.start, ctx.match.end), set())
     if why is not None:
-        return _no(ctx, f"{_snippet(x.text)} may read the thread's row other than through "
+        return _no(ctx, f"{snippet(x.text)} may read the thread's row other than through "
                    f"`{name}`: {why} ({ctx.unit.where(x.start)})", x.start)
-    return _yes(f"{_snippet(x.text)} reads the thread's row only through `{name}`", x.start)
+    return _yes(f"{snippet(x.text)} reads the thread's row only through `{name}`", x.start)
 
 
 @predicate("pure_prefix", _region_arg(), reads=("position",))
@@ -153,16 +153,16 @@ def pure_prefix(ctx: GuardContext, region: str = "anchor") -> Verdict:
         if stmt.type == "comment":
             continue
         if stmt.type != "declaration":
-            return _no(ctx, f"`{_snippet(_text(src, stmt))}` ({unit.where(stmt.start_byte)}) "
+            return _no(ctx, f"`{snippet(text_of(src, stmt))}` ({unit.where(stmt.start_byte)}) "
                        f"comes before {label} and is not a declaration", stmt.start_byte)
-        words = _text(src, stmt)
+        words = text_of(src, stmt)
         if re.search(r"\b(static|extern|__shared__|__device__|__constant__)\b", words):
-            return _no(ctx, f"`{_snippet(words)}` ({unit.where(stmt.start_byte)}) declares "
+            return _no(ctx, f"`{snippet(words)}` ({unit.where(stmt.start_byte)}) declares "
                        "storage that is not a thread's local", stmt.start_byte)
         for kind, what in _IMPURE.items():
-            for sub in _in(_nodes(unit, kind), stmt.start_byte, stmt.end_byte):
-                return _no(ctx, f"`{_snippet(words)}` ({unit.where(stmt.start_byte)}) {what}: "
-                           f"`{_snippet(_text(src, sub))}`", sub.start_byte)
+            for sub in in_span(nodes_of(unit, kind), stmt.start_byte, stmt.end_byte):
+                return _no(ctx, f"`{snippet(words)}` ({unit.where(stmt.start_byte)}) {what}: "
+                           f"`{snippet(text_of(src, sub))}`", sub.start_byte)
     return _yes(f"the code before {label} only declares locals from values that read no "
                 "memory", start)
 
@@ -173,10 +173,10 @@ def block_y_tiles(ctx: GuardContext, tile: Any, tm: Any) -> Verdict:
     """For simplifications: the block's y extent is known exactly (spec or every launch)
     and TM of it make TILE, so that block.y *= TM gives TILE thread rows. Pass-only (the
     inverse skill checks `block_dim(y, ==, TILE)` before its launch edit divides it)."""
-    t, m = _number_arg(ctx, tile), _number_arg(ctx, tm)
+    t, m = number_arg(ctx, tile), number_arg(ctx, tm)
     if not isinstance(t, int) or not isinstance(m, int):
         return _no(ctx, f"block_y_tiles: {tile!r} or {tm!r} is not an integer")
-    exact, _bound, how = _block_dims(ctx)
+    exact, _bound, how = block_dims(ctx)
     if exact is None:
         return _no(ctx, f"the exact block shape is unknown: {how}")
     if exact[1] * m != t:
@@ -190,7 +190,7 @@ def block_in_spec(ctx: GuardContext) -> Verdict:
     edit of the block is recorded there (it is never made at a host launch; a kernel whose
     block only a host launch gives would keep its old block while its code expects the new
     one)."""
-    exact, _bound, how = _block_dims(ctx)
+    exact, _bound, how = block_dims(ctx)
     if exact is None or not how.startswith("the spec's block"):
         return _no(ctx, f"the block is not given by a klc-spec ({how}): the launch edit "
                    "could not be recorded", ctx.match.start)

@@ -1,10 +1,10 @@
-"""The guard registry: each predicate registers with its parameters and its traits.
+"""What a guard predicate is: its parameters and its traits, declared with ``@predicate``.
 
-A predicate is a Python function registered by name (``@predicate``); a rule file only names
+A predicate is a Python function declared by name (``@predicate``); a rule file only names
 it, so a rule cannot smuggle code in, and ``klc check`` refuses a misspelt one at load time
-(``check_call``, which this module hands to the rule loader through
-``klc.rule.registry.HOOKS``). Like MLIR's ``notifyMatchFailure``, every predicate returns a
-``Verdict`` whose reason says *why* with the code it judged and where.
+(``klc.guards.table.check_call``, which ``klc.plugins`` hands to the rule loader). Like
+MLIR's ``notifyMatchFailure``, every predicate returns a ``Verdict`` whose reason says *why*
+with the code it judged and where.
 
 Traits, declared when a predicate registers (``reads=``, required): what its verdict reads
 beyond its arguments (``READS``), and whether that verdict may be shared by every use of one
@@ -16,14 +16,13 @@ the rest of the file is refused there too.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from klc.analysis.loops import _enclosing_loop
-from klc.rule.guard import GuardArg, GuardCall
-from klc.rule.registry import HOOKS
+from klc.analysis.loops import enclosing_loop
+from klc.rule.guard import GuardArg
 
 if TYPE_CHECKING:
     from klc.cuda.model import Function, Unit
@@ -112,7 +111,7 @@ class Traits:
 
     ``per_declaration``: where each $X argument is a plain identifier that names a local or
     a parameter, the verdict (ok, reason, unknown) depends only on the enclosing function,
-    on that name and on the declaration it resolves to at the use (``_lookup``: the closest
+    on that name and on the declaration it resolves to at the use (``lookup``: the closest
     preceding local, else the parameter), on constant or hole arguments and on the region
     ``kernel``; never on where in the function the use is (no reason cites the use, and
     libclang is never asked when a declaration is found). ``klc.pipeline.find_sites`` judges
@@ -185,7 +184,7 @@ class Predicate:
         return f"{self.name}({', '.join(labels)})"
 
 
-PREDICATES: dict[str, Predicate] = {}
+PREDICATE_ATTR = "__klc_predicate__"  # where a declared predicate's function keeps it
 
 REGIONS = frozenset({"anchor", "loop", "kernel"})
 
@@ -204,19 +203,35 @@ def _region_arg(optional: bool = True) -> ArgSpec:
 def predicate(name: str, *params: ArgSpec, reads: tuple[str, ...], per_declaration: bool = False,
               pass_only: bool = False, facts: tuple[str, ...] = ()
               ) -> Callable[[Callable[..., Verdict]], Callable[..., Verdict]]:
-    """Register a predicate with its traits (``Traits``); the first line of its docstring is
+    """Declare a predicate with its traits (``Traits``); the first line of its docstring is
     what the CLI lists. ``reads`` is required: the words of ``READS`` its verdict reads;
-    ``facts``: words of ``FACTS`` it reads beyond those its ``reads`` imply."""
+    ``facts``: words of ``FACTS`` it reads beyond those its ``reads`` imply. The function is
+    returned as it is, carrying its ``Predicate`` (``PREDICATE_ATTR``); the table of
+    predicates is built from the families' modules (``klc.guards.table``), not here."""
     traits = _traits(name, params, reads, per_declaration, pass_only, facts)
 
-    def register(fn: Callable[..., Verdict]) -> Callable[..., Verdict]:
-        if name in PREDICATES:
-            raise ValueError(f"guard predicate {name!r} is registered twice")
+    def declare(fn: Callable[..., Verdict]) -> Callable[..., Verdict]:
         doc = (fn.__doc__ or "").strip().split("\n\n")[0]
-        PREDICATES[name] = Predicate(name, params, " ".join(doc.split()), traits, fn)
+        setattr(fn, PREDICATE_ATTR, Predicate(name, params, " ".join(doc.split()), traits, fn))
         return fn
 
-    return register
+    return declare
+
+
+def collect(families: tuple[ModuleType, ...]) -> dict[str, Predicate]:
+    """The predicates the family modules declare, by name; a ValueError when two share a
+    name."""
+    table: dict[str, Predicate] = {}
+    for module in families:
+        for value in vars(module).values():
+            pred = getattr(value, PREDICATE_ATTR, None)
+            if not isinstance(pred, Predicate) or value.__module__ != module.__name__:
+                continue  # not a predicate, or one another family declares
+            if pred.name in table:
+                raise ValueError(f"guard predicate {pred.name!r} is declared twice "
+                                 f"({table[pred.name].fn.__module__}, {module.__name__})")
+            table[pred.name] = pred
+    return table
 
 
 def _traits(name: str, params: tuple[ArgSpec, ...], reads: tuple[str, ...],
@@ -243,45 +258,6 @@ def _traits(name: str, params: tuple[ArgSpec, ...], reads: tuple[str, ...],
     return Traits(words, per_declaration, pass_only, frozenset(implied | set(facts)))
 
 
-def with_trait(trait: Callable[[Traits], bool]) -> frozenset[str]:
-    """The names of the registered predicates whose traits have it: ``with_trait(lambda t:
-    t.reads_layout)``."""
-    return frozenset(name for name, p in PREDICATES.items() if trait(p.traits))
-
-
-def traits(name: str) -> Traits | None:
-    """The traits of predicate ``name`` (None: no such predicate)."""
-    pred = PREDICATES.get(name)
-    return pred.traits if pred is not None else None
-
-
-def check_call(call: GuardCall) -> list[tuple[int, int, str]]:
-    """Load-time check of one call: a known predicate, the right number and kinds of
-    arguments. Returns (line, col, message) for each problem."""
-    pred = PREDICATES.get(call.name)
-    if pred is None:
-        close = difflib.get_close_matches(call.name, PREDICATES, n=3, cutoff=0.5)
-        rest = sorted(n for n in PREDICATES if n not in close)
-        hint = f"; did you mean {' or '.join(close)}?" if close else ""
-        return [(call.line, call.col, f"unknown guard predicate {call.name!r}{hint} "
-                 f"(known: {', '.join(close + rest)})")]
-    problems: list[tuple[int, int, str]] = []
-    required = sum(1 for p in pred.params if not p.optional)
-    if not required <= len(call.args) <= len(pred.params):
-        count = (f"{required}" if required == len(pred.params)
-                 else f"{required} to {len(pred.params)}")
-        noun = "argument" if count == "1" else "arguments"
-        problems.append((call.line, call.col, f"{call.name} takes {count} {noun} "
-                         f"({pred.signature}), got {len(call.args)}"))
-        return problems
-    for i, (arg, spec) in enumerate(zip(call.args, pred.params, strict=False), start=1):
-        if not spec.accepts(arg):
-            problems.append((arg.line, arg.col, f"argument {i} of {call.name} "
-                             f"({spec.label}) must be {spec.words()}, got {arg}"))
-    return problems
-
-
-HOOKS.check_call = check_call  # the rule loader checks calls against this registry
 
 
 # --------------------------------------------------------------------------------------
@@ -309,7 +285,7 @@ def _region(ctx: GuardContext, region: str) -> tuple[int, int, str] | Verdict:
     if fn is None:
         return _no(ctx, f"the match ({ctx.unit.where(m.start)}) is not inside a function")
     if region == "loop":
-        loop = _enclosing_loop(fn, m.start, m.end)
+        loop = enclosing_loop(fn, m.start, m.end)
         if loop is None:
             return _no(ctx, f"the match ({ctx.unit.where(m.start)}) is not inside a loop")
         return loop.start, loop.end, f"the {loop.kind} loop at {ctx.unit.where(loop.start)}"

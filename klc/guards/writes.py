@@ -8,36 +8,36 @@ import re
 
 from tree_sitter import Node
 
-from klc.analysis.constants import _kernel_spec, _spec_for
+from klc.analysis.constants import kernel_spec, spec_for
 from klc.analysis.declarations import (
-    _declarations_named,
-    _declarations_of,
-    _declared_names_in,
-    _function_declarations,
-    _lookup,
+    declarations_named,
+    declarations_of,
+    declared_names_in,
+    function_declarations,
+    lookup,
 )
 from klc.analysis.tree import (
-    _base_identifier,
-    _cast_target,
-    _cite,
-    _code,
-    _identifiers,
-    _in,
-    _memo,
-    _nodes,
-    _operator,
-    _roots,
-    _snippet,
-    _text,
-    _unwrap,
+    base_identifier,
+    cast_target,
+    cited,
+    in_span,
+    names_in,
+    nodes_of,
+    operator_of,
+    pointer_roots,
+    quoted,
+    snippet,
+    text_of,
+    unit_memo,
+    unparen,
 )
 from klc.analysis.writes import (
-    _REASSIGNS,
-    _aliases,
-    _buffer_name,
-    _kernel_type_pinned,
-    _memory_writes,
-    _writes_around,
+    REASSIGNS,
+    aliases_of,
+    buffer_name,
+    kernel_type_pinned,
+    memory_writes,
+    writes_around,
 )
 from klc.cuda.model import Unit
 from klc.cuda.syntax import F_ARGUMENT, F_LEFT
@@ -71,12 +71,12 @@ def _no_write(ctx: GuardContext, x: Binding, region: str, own: bool) -> Verdict:
     if isinstance(span, Verdict):
         return span
     start, end, label = span
-    name = _buffer_name(ctx, x)
+    name = buffer_name(ctx, x)
     if name is None:
-        return _no(ctx, f"{_code(x)} is not a single buffer ({ctx.unit.where(x.start)})",
+        return _no(ctx, f"{quoted(x)} is not a single buffer ({ctx.unit.where(x.start)})",
                    x.start)
-    for s, e, what in _memory_writes(ctx, name, start, end, own):
-        return _no(ctx, f"`{name}` is written in {label}: {_cite(ctx.unit, s, e)} {what}", s)
+    for s, e, what in memory_writes(ctx, name, start, end, own):
+        return _no(ctx, f"`{name}` is written in {label}: {cited(ctx.unit, s, e)} {what}", s)
     return _yes(f"no write through `{name}` in {label}", x.start)
 
 
@@ -95,26 +95,26 @@ def const_safe(ctx: GuardContext, x: Binding) -> Verdict:
     if not verdict.ok:
         return verdict
     fn, unit, src = ctx.function, ctx.unit, ctx.unit.source
-    name = _buffer_name(ctx, x)
+    name = buffer_name(ctx, x)
     if fn is None or name is None:
-        return _no(ctx, f"{_code(x)} is not a buffer of a function", x.start)
-    names = _aliases(ctx, name)
-    for d in _function_declarations(unit, fn):
+        return _no(ctx, f"{quoted(x)} is not a buffer of a function", x.start)
+    names = aliases_of(ctx, name)
+    for d in function_declarations(unit, fn):
         if d.init is not None and (d.pointer > 0 or d.reference) and not d.const \
-                and _roots(d.init, src) & names:
-            return _no(ctx, f"`{d.name}` ({_cite(unit, d.start, d.end)}) is a non-const "
+                and pointer_roots(d.init, src) & names:
+            return _no(ctx, f"`{d.name}` ({cited(unit, d.start, d.end)}) is a non-const "
                        f"{'reference' if d.reference else 'pointer'} into `{name}`", d.start)
-    for node in _in(_nodes(unit, "call_expression", "cast_expression"), fn.body_start,
-                    fn.body_end):
-        ty, operand = _cast_target(node, src)
+    for node in in_span(nodes_of(unit, "call_expression", "cast_expression"), fn.body_start,
+                        fn.body_end):
+        ty, operand = cast_target(node, src)
         if ty is None or operand is None or node.type == "cast_expression":
             continue  # (a C-style cast may drop const: it compiles)
-        target = _text(src, ty)
+        target = text_of(src, ty)
         if ("*" in target or "&" in target) and "const" not in target \
-                and _roots(operand, src) & names:
-            return _no(ctx, f"{_cite(unit, node.start_byte, node.end_byte)} casts `{name}` to "
+                and pointer_roots(operand, src) & names:
+            return _no(ctx, f"{cited(unit, node.start_byte, node.end_byte)} casts `{name}` to "
                        f"the non-const `{' '.join(target.split())}`", node.start_byte)
-    why = _kernel_type_pinned(ctx, fn)
+    why = kernel_type_pinned(ctx, fn)
     if why:
         return _no(ctx, why, x.start)
     return _yes(f"`{name}` is only read in `{fn.name}`, through const views, and the type "
@@ -130,8 +130,8 @@ def const_removable(ctx: GuardContext, x: Binding) -> Verdict:
     ``const_safe`` instead)."""
     fn = ctx.function
     if fn is None:
-        return _no(ctx, f"{_code(x)} is not in a function", x.start)
-    why = _kernel_type_pinned(ctx, fn, calls_too=True)
+        return _no(ctx, f"{quoted(x)} is not in a function", x.start)
+    why = kernel_type_pinned(ctx, fn, calls_too=True)
     if why:
         return _no(ctx, why, x.start)
     return _yes(f"`{fn.name}` is not called, launched or declared elsewhere in this file",
@@ -153,25 +153,25 @@ def writes_in(ctx: GuardContext, x: Binding, region: str = "kernel") -> Verdict:
 def no_alias(ctx: GuardContext, x: Binding, y: Binding) -> Verdict:
     """Buffers $X and $Y cannot overlap in a way that matters: both are __restrict__, or
     neither is written in the kernel, or the spec allocates them as distinct arguments."""
-    a, b = _buffer_name(ctx, x), _buffer_name(ctx, y)
+    a, b = buffer_name(ctx, x), buffer_name(ctx, y)
     if a is None or b is None:
-        return _no(ctx, f"{_code(x if a is None else y)} is not a single buffer", x.start)
+        return _no(ctx, f"{quoted(x if a is None else y)} is not a single buffer", x.start)
     if a == b:
-        return _no(ctx, f"{_code(x)} and {_code(y)} are the same buffer `{a}`", x.start)
-    da, db = _lookup(ctx, a, x.start), _lookup(ctx, b, y.start)
+        return _no(ctx, f"{quoted(x)} and {quoted(y)} are the same buffer `{a}`", x.start)
+    da, db = lookup(ctx, a, x.start), lookup(ctx, b, y.start)
     if da is not None and db is not None and da.restrict and db.restrict:
         return _yes(f"`{a}` and `{b}` are both __restrict__", x.start)
     fn = ctx.function
     written: list[str] = []
     if fn is not None:
         for name in (a, b):
-            for s, e, what in _memory_writes(ctx, name, fn.body_start, fn.body_end, False):
-                written.append(f"`{name}` is written ({_cite(ctx.unit, s, e)} {what})")
+            for s, e, what in memory_writes(ctx, name, fn.body_start, fn.body_end, False):
+                written.append(f"`{name}` is written ({cited(ctx.unit, s, e)} {what})")
                 break
         if not written:
             return _yes(f"neither `{a}` nor `{b}` is written in `{fn.name}`", x.start)
-    spec = _spec_for(ctx)
-    inner = _kernel_spec(spec)
+    spec = spec_for(ctx)
+    inner = kernel_spec(spec)
     buffers = {arg.name for arg in inner.args if arg.shape} if inner is not None else set()
     if da is not None and db is not None and da.origin == db.origin == "parameter" \
             and {a, b} <= buffers:
@@ -191,18 +191,18 @@ def no_memory_update(ctx: GuardContext, stmts: Binding) -> Verdict:
     code leaves memory as one run does; an update in place would be applied once per
     thread."""
     unit, src = ctx.unit, ctx.unit.source
-    for node in _in(_nodes(unit, "assignment_expression", "update_expression"), stmts.start,
-                    stmts.end):
+    for node in in_span(nodes_of(unit, "assignment_expression", "update_expression"), stmts.start,
+                        stmts.end):
         if node.type == "assignment_expression":
-            if _operator(node) == "=":
+            if operator_of(node) == "=":
                 continue
             target = node.child_by_field_id(F_LEFT)
         else:
             target = node.child_by_field_id(F_ARGUMENT)
-        if target is not None and _unwrap(target).type != "identifier":
-            return _no(ctx, f"`{_snippet(_text(src, node))}` ({unit.where(node.start_byte)}) "
+        if target is not None and unparen(target).type != "identifier":
+            return _no(ctx, f"`{snippet(text_of(src, node))}` ({unit.where(node.start_byte)}) "
                        "updates memory in place", node.start_byte)
-    return _yes(f"{_code(stmts)} updates no memory in place", stmts.start)
+    return _yes(f"{quoted(stmts)} updates no memory in place", stmts.start)
 
 
 @predicate("reads_no_memory", ArgSpec("$E", frozenset({"metavar"})), reads=("arguments",))
@@ -211,13 +211,13 @@ def reads_no_memory(ctx: GuardContext, expr: Binding) -> Verdict:
     ``p->f``, no call. Its value then changes only where a variable in it is assigned, so
     a rewrite may evaluate it again later (a loop bound tested at every iteration)."""
     unit, src = ctx.unit, ctx.unit.source
-    for node in _in(_nodes(unit, "subscript_expression", "call_expression",
-                           "pointer_expression", "field_expression"), expr.start, expr.end):
+    for node in in_span(nodes_of(unit, "subscript_expression", "call_expression",
+                                 "pointer_expression", "field_expression"), expr.start, expr.end):
         if node.type == "field_expression" and b"->" not in src[node.start_byte:node.end_byte]:
             continue  # a member of a value (blockDim.x, a struct argument)
-        return _no(ctx, f"`{_snippet(_text(src, node))}` ({unit.where(node.start_byte)}) "
+        return _no(ctx, f"`{snippet(text_of(src, node))}` ({unit.where(node.start_byte)}) "
                    "reads memory or calls", node.start_byte)
-    return _yes(f"{_code(expr)} reads no memory and calls nothing", expr.start)
+    return _yes(f"{quoted(expr)} reads no memory and calls nothing", expr.start)
 
 
 @predicate("moves_before", ArgSpec("$$$S", frozenset({"metavar", "sequence"})),
@@ -229,35 +229,35 @@ def moves_before(ctx: GuardContext, stmts: Binding, mid: Binding) -> Verdict:
     $$$MID always holds."""
     unit, src = ctx.unit, ctx.unit.source
     if mid.start >= mid.end or not mid.text.strip():
-        return _yes(f"{_code(mid)} is empty", mid.start)
+        return _yes(f"{quoted(mid)} is empty", mid.start)
 
     def names(b: Binding) -> set[str]:
-        return {n for node in b.nodes for n, _ in _identifiers(node, src)}
+        return {n for node in b.nodes for n, _ in names_in(node, src)}
 
     def changes(b: Binding) -> tuple[set[str], set[str]]:
         """(variables declared or assigned, buffers whose memory is written) in b."""
-        declared = {d.name for d in _declarations_of(unit, [n for n in b.nodes
+        declared = {d.name for d in declarations_of(unit, [n for n in b.nodes
                                                                if n.type == "declaration"])}
         assigned: set[str] = set()
         memory: set[str] = set()
-        for s, e, roots, what in _writes_around(ctx, b.start, b.end):
+        for s, e, roots, what in writes_around(ctx, b.start, b.end):
             if b.start <= s and e <= b.end:
-                (assigned if what == _REASSIGNS else memory).update(roots)
+                (assigned if what == REASSIGNS else memory).update(roots)
         return declared | assigned, memory
 
     mid_vars, mid_memory = changes(mid)
     s_vars, s_memory = changes(stmts)
     s_names, mid_names = names(stmts), names(mid)
     if clash := sorted(s_names & mid_vars):
-        return _no(ctx, f"{_code(stmts)} uses `{clash[0]}`, which {_code(mid)} declares or "
+        return _no(ctx, f"{quoted(stmts)} uses `{clash[0]}`, which {quoted(mid)} declares or "
                    f"assigns ({unit.where(mid.start)})", stmts.start)
     if clash := sorted(s_names & mid_memory):
-        return _no(ctx, f"{_code(stmts)} reads memory through `{clash[0]}`, which "
-                   f"{_code(mid)} writes ({unit.where(mid.start)})", stmts.start)
+        return _no(ctx, f"{quoted(stmts)} reads memory through `{clash[0]}`, which "
+                   f"{quoted(mid)} writes ({unit.where(mid.start)})", stmts.start)
     if clash := sorted(mid_names & (s_vars | s_memory)):
-        return _no(ctx, f"{_code(mid)} ({unit.where(mid.start)}) uses `{clash[0]}`, which "
-                   f"{_code(stmts)} changes", stmts.start)
-    return _yes(f"{_code(stmts)} and {_code(mid)} touch nothing the other changes",
+        return _no(ctx, f"{quoted(mid)} ({unit.where(mid.start)}) uses `{clash[0]}`, which "
+                   f"{quoted(stmts)} changes", stmts.start)
+    return _yes(f"{quoted(stmts)} and {quoted(mid)} touch nothing the other changes",
                 stmts.start)
 
 
@@ -267,11 +267,11 @@ def elementwise_only(ctx: GuardContext, x: Binding) -> Verdict:
     as many times as the array has dimensions (``t[i][j]`` of ``float t[32][32]``) and its
     address is not taken (``&t[i][j]``). No row pointer, cast or call sees its layout, so a
     change of the layout (a padded row) cannot break an access that assumed the old one."""
-    name = _buffer_name(ctx, x)
+    name = buffer_name(ctx, x)
     fn = ctx.function
     if name is None or fn is None:
-        return _no(ctx, f"{_code(x)} is not an array in a function", x.start)
-    decl = _lookup(ctx, name, x.start)
+        return _no(ctx, f"{quoted(x)} is not an array in a function", x.start)
+    decl = lookup(ctx, name, x.start)
     if decl is None or not decl.dims:
         return _no(ctx, f"`{name}` is not declared as an array here", x.start)
     unit, src = ctx.unit, ctx.unit.source
@@ -297,12 +297,12 @@ def elementwise_only(ctx: GuardContext, x: Binding) -> Verdict:
                 break
             parent = top.parent
         if depth != want:
-            return _no(ctx, f"`{_snippet(_text(src, top))}` ({unit.where(top.start_byte)}) uses "
+            return _no(ctx, f"`{snippet(text_of(src, top))}` ({unit.where(top.start_byte)}) uses "
                        f"`{name}` with {depth} of its {want} subscripts: its layout is "
                        "seen there", top.start_byte)
         if parent is not None and parent.type == "pointer_expression" and \
-                _operator(parent) == "&":
-            return _no(ctx, f"`{_snippet(_text(src, parent))}` ({unit.where(parent.start_byte)}) "
+                operator_of(parent) == "&":
+            return _no(ctx, f"`{snippet(text_of(src, parent))}` ({unit.where(parent.start_byte)}) "
                        f"takes the address of an element of `{name}`", parent.start_byte)
     return _yes(f"all {uses} uses of `{name}` in `{fn.name}` are single elements", x.start)
 
@@ -315,10 +315,10 @@ def restrict_safe(ctx: GuardContext, x: Binding) -> Verdict:
     written in the kernel (read-only buffers may share memory), or the spec allocates both as
     distinct buffers (the caller's contract). Otherwise a caller that passes overlapping
     buffers (an in-place call, ``k(x, x)``) would get wrong results."""
-    name = _buffer_name(ctx, x)
+    name = buffer_name(ctx, x)
     fn = ctx.function
     if name is None or fn is None:
-        return _no(ctx, f"{_code(x)} is not a single buffer in a function", x.start)
+        return _no(ctx, f"{quoted(x)} is not a single buffer in a function", x.start)
     mine = fn.param(name)
     if mine is None or (mine.pointer == 0 and not mine.array):
         return _no(ctx, f"`{name}` is not a pointer parameter of `{fn.name}`", x.start)
@@ -328,17 +328,17 @@ def restrict_safe(ctx: GuardContext, x: Binding) -> Verdict:
     others = [p for p in fn.params if p.name != name and (p.pointer > 0 or p.array)]
     if not others:
         return _yes(f"`{name}` is the only pointer parameter of `{fn.name}`", x.start)
-    spec = _spec_for(ctx)
-    inner = _kernel_spec(spec)
+    spec = spec_for(ctx)
+    inner = kernel_spec(spec)
     buffers = {arg.name for arg in inner.args if arg.shape} if inner is not None else set()
 
     def written(param: str) -> str:  # (once per function and parameter)
         def first() -> str:
-            for s, e, what in _memory_writes(ctx, param, fn.body_start, fn.body_end, False):
-                return f"`{param}` is written ({_cite(ctx.unit, s, e)} {what})"
+            for s, e, what in memory_writes(ctx, param, fn.body_start, fn.body_end, False):
+                return f"`{param}` is written ({cited(ctx.unit, s, e)} {what})"
             return ""
 
-        return str(_memo(ctx.unit, f"written:{fn.start}:{fn.end}:{param}", first))
+        return str(unit_memo(ctx.unit, f"written:{fn.start}:{fn.end}:{param}", first))
 
     why: list[str] = []
     for p in others:
@@ -372,32 +372,32 @@ def stores_nothing(ctx: GuardContext, stmts: Binding) -> Verdict:
     unit, src = ctx.unit, ctx.unit.source
     start, end = stmts.start, stmts.end
     if re.search(rb"\basm\b|__asm__", src[start:end]):
-        return _no(ctx, f"{_code(stmts)} holds inline asm", start)
-    for node in _in(_nodes(unit, "assignment_expression", "update_expression"), start, end):
+        return _no(ctx, f"{quoted(stmts)} holds inline asm", start)
+    for node in in_span(nodes_of(unit, "assignment_expression", "update_expression"), start, end):
         target = node.child_by_field_id(F_LEFT if node.type == "assignment_expression"
                                         else F_ARGUMENT)
-        if target is not None and _unwrap(target).type != "identifier":
-            return _no(ctx, f"`{_snippet(_text(src, node))}` ({unit.where(node.start_byte)}) "
+        if target is not None and unparen(target).type != "identifier":
+            return _no(ctx, f"`{snippet(text_of(src, node))}` ({unit.where(node.start_byte)}) "
                        "stores to memory", node.start_byte)
     defined = {f.name for f in unit.functions}
-    for node in _in(_nodes(unit, "call_expression"), start, end):
+    for node in in_span(nodes_of(unit, "call_expression"), start, end):
         callee = node.child_by_field_name("function")
-        name = _text(src, callee).split("<")[0].strip() if callee is not None else ""
+        name = text_of(src, callee).split("<")[0].strip() if callee is not None else ""
         if _STORING_CALL.fullmatch(name) or name in defined:
-            return _no(ctx, f"`{_snippet(_text(src, node))}` ({unit.where(node.start_byte)}) "
+            return _no(ctx, f"`{snippet(text_of(src, node))}` ({unit.where(node.start_byte)}) "
                        "may store to memory", node.start_byte)
-    return _yes(f"{_code(stmts)} stores nothing", start)
+    return _yes(f"{quoted(stmts)} stores nothing", start)
 
 
 def _write_targets(unit: Unit, start: int, end: int) -> list[tuple[Node, Node]]:
     """(the assignment or update, what it writes) for each in [start, end): assignments
     first, then updates, each in source order."""
     targets: list[tuple[Node, Node]] = []
-    for node in _in(_nodes(unit, "assignment_expression"), start, end):
+    for node in in_span(nodes_of(unit, "assignment_expression"), start, end):
         left = node.child_by_field_id(F_LEFT)
         if left is not None:
             targets.append((node, left))
-    for node in _in(_nodes(unit, "update_expression"), start, end):
+    for node in in_span(nodes_of(unit, "update_expression"), start, end):
         arg = node.child_by_field_id(F_ARGUMENT)
         if arg is not None:
             targets.append((node, arg))
@@ -416,25 +416,25 @@ def written_before_read(ctx: GuardContext, stmts: Binding, expr: Binding) -> Ver
     (the temporaries a first kernel declares before its bounds check: `float x, t;`)."""
     unit, src = ctx.unit, ctx.unit.source
     start, end = stmts.start, stmts.end
-    inner = _declared_names_in(unit, start, end)
+    inner = declared_names_in(unit, start, end)
     top = {n.start_byte for n in stmts.nodes}
     targets = _write_targets(unit, start, end)
     fn = ctx.function
-    idents = [n for n in _in(_nodes(unit, "identifier"), start, end)]
+    idents = [n for n in in_span(nodes_of(unit, "identifier"), start, end)]
     for node, lvalue in sorted(targets, key=lambda t: t[0].start_byte):
-        base = _base_identifier(lvalue)
+        base = base_identifier(lvalue)
         if base is None:
             continue  # *p = ..., a write through a pointer expression: memory
-        name = _text(src, base)
+        name = text_of(src, base)
         if name in inner:
             continue
-        outer = [d for d in _declarations_named(unit, name) if d.start < start
+        outer = [d for d in declarations_named(unit, name) if d.start < start
                  and (fn is None or fn.body_start <= d.start)]
         decl = outer[-1] if outer else None
-        direct = lvalue.type == "identifier" or _unwrap(lvalue).type == "identifier"
+        direct = lvalue.type == "identifier" or unparen(lvalue).type == "identifier"
         if decl is None and not direct:
             continue  # x[i] = ... through a parameter or global pointer: memory
-        why = f"{_cite(unit, node.start_byte, node.end_byte)} writes `{name}`, declared " \
+        why = f"{cited(unit, node.start_byte, node.end_byte)} writes `{name}`, declared " \
               "outside the statements"
         if decl is None or not direct or decl.dims or decl.reference or decl.origin != "local" \
                 or {"static", "__shared__"} & decl.qualifiers:
@@ -444,17 +444,17 @@ def written_before_read(ctx: GuardContext, stmts: Binding, expr: Binding) -> Ver
         if fn is not None and re.search(rb"&\s*" + re.escape(name.encode()) + rb"\b",
                                         src[fn.body_start:fn.body_end]):
             return _no(ctx, why + f": its address may be taken (`&{name}`)", node.start_byte)
-        if any(_text(src, n) == name for n in _in(_nodes(unit, "identifier"), expr.start,
-                                                  expr.end)):
-            return _no(ctx, why + f", and {_code(expr)} reads it", node.start_byte)
-        first = next(n for n in idents if _text(src, n) == name)
+        if any(text_of(src, n) == name for n in in_span(nodes_of(unit, "identifier"), expr.start,
+                                                        expr.end)):
+            return _no(ctx, why + f", and {quoted(expr)} reads it", node.start_byte)
+        first = next(n for n in idents if text_of(src, n) == name)
         stmt = first.parent.parent if first.parent is not None else None
         assign = first.parent
         if assign is None or assign.type != "assignment_expression" or \
-                assign.child_by_field_id(F_LEFT) != first or _operator(assign) != "=" or \
+                assign.child_by_field_id(F_LEFT) != first or operator_of(assign) != "=" or \
                 stmt is None or stmt.type != "expression_statement" or \
                 stmt.start_byte not in top or \
-                any(_text(src, n) == name for n in _in(_nodes(unit, "identifier"),
+                any(text_of(src, n) == name for n in in_span(nodes_of(unit, "identifier"),
                                                      first.end_byte, assign.end_byte)):
             return _no(ctx, why + f", and `{name}` is not first set by a `{name} = ...;` of "
                        f"their own level ({unit.where(first.start_byte)}): its value may "
@@ -473,26 +473,26 @@ def assigns_only_locals(ctx: GuardContext, stmts: Binding) -> Verdict:
     threads, such a write would need a reduction."""
     unit, src = ctx.unit, ctx.unit.source
     start, end = stmts.start, stmts.end
-    inner = _declared_names_in(unit, start, end)
+    inner = declared_names_in(unit, start, end)
     targets = _write_targets(unit, start, end)
     for node, lvalue in sorted(targets, key=lambda t: t[0].start_byte):
-        base = _base_identifier(lvalue)
+        base = base_identifier(lvalue)
         if base is None:
             continue  # *p = ..., a write through a pointer expression: memory
-        name = _text(src, base)
+        name = text_of(src, base)
         if name in inner:
             continue
-        outer = [d for d in _declarations_named(unit, name) if d.start < start
+        outer = [d for d in declarations_named(unit, name) if d.start < start
                  and (ctx.function is None or ctx.function.body_start <= d.start)]
         decl = outer[-1] if outer else None
-        direct = lvalue.type == "identifier" or _unwrap(lvalue).type == "identifier"
+        direct = lvalue.type == "identifier" or unparen(lvalue).type == "identifier"
         if decl is None:
             if direct:  # a parameter or a global assigned as a whole
-                return _no(ctx, f"{_cite(unit, node.start_byte, node.end_byte)} assigns "
+                return _no(ctx, f"{cited(unit, node.start_byte, node.end_byte)} assigns "
                            f"`{name}`, which the statements do not declare", node.start_byte)
             continue  # x[i] = ... through a parameter or global pointer: memory
         if direct or (decl.dims and "__shared__" not in decl.qualifiers):
-            return _no(ctx, f"{_cite(unit, node.start_byte, node.end_byte)} writes `{name}`, "
+            return _no(ctx, f"{cited(unit, node.start_byte, node.end_byte)} writes `{name}`, "
                        f"declared outside the statements ({unit.where(decl.start)})",
                        node.start_byte)
     return _yes(f"the statements at {unit.where(start)} write only their own variables and "

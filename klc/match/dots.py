@@ -14,9 +14,9 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from klc.analysis.declarations import _declared_names_in
-from klc.analysis.tree import _identifiers, _leaves_in
-from klc.analysis.writes import _aliases, _assigned, _writes, _writes_around
+from klc.analysis.declarations import declared_names_in
+from klc.analysis.tree import leaves_in, names_in
+from klc.analysis.writes import aliases_of, is_assigned, writes_around, writes_to
 from klc.rule.dots import RUN_PREFIX, Dots
 
 if TYPE_CHECKING:
@@ -63,21 +63,21 @@ def _refusal(at: _At, d: Dots, start: int, end: int, names: frozenset[str],
              match: Match) -> str | None:
     unit = at.unit
     where = unit.where(start)
-    redeclared = _declared_names_in(unit, start, end) & names
+    redeclared = declared_names_in(unit, start, end) & names
     if redeclared:
         return f"the statements `...` skipped at {where} declare {sorted(redeclared)[0]}"
     for name in sorted(names):
-        if _assigned(at, name, start, end):
+        if is_assigned(at, name, start, end):
             return f"the statements `...` skipped at {where} assign {name}"
-        if next(_writes(at, _aliases(at, name), start, end), None) is not None:
+        if next(writes_to(at, aliases_of(at, name), start, end), None) is not None:
             return f"the statements `...` skipped at {where} write through {name}"
     if d.mentions:
-        tokens = set(_leaves_in(unit, start, end))
+        tokens = set(leaves_in(unit, start, end))
         hit = sorted(_resolve(d.mentions, match) & tokens)
         if hit:
             return f"the statements `...` skipped at {where} mention {hit[0]}"
     if d.stores and any(start <= s and e <= end for s, e, _, _ in
-                        _writes_around(at, start, end)):
+                        writes_around(at, start, end)):
         return f"the statements `...` skipped at {where} store to memory"
     return None
 
@@ -98,4 +98,4 @@ def _resolve(args: tuple[str, ...], match: Match) -> frozenset[str]:
 def _names_of(b: Binding, unit: Unit) -> set[str]:
     if not b.nodes:
         return set(_IDENT.findall(b.text))
-    return {name for n in b.nodes for name, _ in _identifiers(n, unit.source)}
+    return {name for n in b.nodes for name, _ in names_in(n, unit.source)}

@@ -22,7 +22,7 @@ from typing import Any
 
 from tree_sitter import Node
 
-from klc.match.pattern import EARLY, ISO_HOOKS, Pattern, PNode, _make_pattern
+from klc.match.pattern import EARLY, Pattern, PNode, _make_pattern
 from klc.rule.model import ISOMORPHISMS as _NAMES
 
 # name -> what it covers (docs/rules.md has the table with the soundness notes)
@@ -614,7 +614,7 @@ def with_isomorphisms(pattern: Pattern, on: frozenset[str], where_: str) -> Patt
     return replace(made, key=pattern.key + "\0iso:" + ",".join(sorted(on)))
 
 
-def _expand_pattern(pattern: Pattern, isos_off: tuple[str, ...], where_: str) -> Pattern:
+def expand_isomorphisms(pattern: Pattern, isos_off: tuple[str, ...], where_: str) -> Pattern:
     """The hook ``klc.match.pattern`` calls on a rule's compiled anchor: its isomorphisms on
     but those in ``isos_off`` (``isomorphisms: -NAME`` in the rule; ``-all``: none)."""
     on = enabled(isos_off)
@@ -625,5 +625,3 @@ def enabled(isos_off: tuple[str, ...]) -> frozenset[str]:
     """The isomorphisms on for a rule that turns ``isos_off`` off."""
     return frozenset() if "all" in isos_off else DEFAULT_ON - set(isos_off)
 
-
-ISO_HOOKS.append(_expand_pattern)

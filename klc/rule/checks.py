@@ -19,7 +19,7 @@ from klc.rule.model import (
     Card,
     Inverse,
 )
-from klc.rule.registry import HOOKS
+from klc.rule.registry import installed
 from klc.rule.syntax import FieldSpec, HoleSpec, Text
 
 
@@ -39,8 +39,9 @@ class Errors:
 
 def check_predicate(call: GuardCall, errs: Errors) -> None:
     """A predicate call against the guards' vocabulary (name, arity, argument kinds)."""
-    assert HOOKS.check_call is not None, "klc.rule.registry.load_kinds() first"
-    for line, col, message in HOOKS.check_call(call):
+    check_call = installed().check_call
+    assert check_call is not None, "klc.plugins.load() installs the guards' check"
+    for line, col, message in check_call(call):
         errs.add(line, col, message)
 
 

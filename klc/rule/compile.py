@@ -33,7 +33,7 @@ from klc.rule.fresh import contradictions
 from klc.rule.guard import GuardExpr, calls
 from klc.rule.holes import HoleDecl
 from klc.rule.model import CONTEXTS, KINDS, SINGLE_FIELDS, Card, Edit, Rule, RuleError
-from klc.rule.registry import EDIT_KINDS, HOOKS, load_kinds
+from klc.rule.registry import installed
 from klc.rule.syntax import (
     CodeBlock,
     EditSpec,
@@ -158,9 +158,10 @@ class CompileContext:
             errs.add(line, col, f"the anchor {problem[1]}")
             return
         # the matcher compiles anchors itself: what it refuses is refused here, at load time
-        assert HOOKS.check_anchor is not None, "klc.rule.registry.load_kinds() first"
+        check_anchor = installed().check_anchor
+        assert check_anchor is not None, "klc.plugins.load() installs the matcher's check"
         try:
-            HOOKS.check_anchor(text, where(errs.path, anchor.line, anchor.col))
+            check_anchor(text, where(errs.path, anchor.line, anchor.col))
         except KlcError as e:
             message = str(e).split(": ", 1)[-1]
             errs.add(*anchor.position(0), f"the anchor cannot be used as a pattern: {message}")
@@ -245,7 +246,7 @@ class CompileContext:
 def compile_spec(spec: RuleSpec, errors: Errors | None = None) -> Rule | None:
     """Step 2: check a spec and build its Rule. Problems go to ``errors`` (then None is
     returned); without ``errors``, the first problems raise RuleError."""
-    load_kinds()
+    installed()  # a KlcError before anything is read when no vocabulary is installed
     own = errors is None
     errs = errors if errors is not None else Errors(spec.path)
     before = len(errs.items)
@@ -356,15 +357,16 @@ def _context(single: dict[str, FieldSpec], errs: Errors) -> tuple[str, ...]:
 def _edits(specs: list[EditSpec], cx: CompileContext) -> tuple[Edit, ...]:
     """Each rewrite clause compiled by its kind; a kind a rule may hold once, held twice,
     is an error at the second."""
+    kinds = installed().edit_kinds
     edits: list[Edit] = []
     for k, e in enumerate(specs, start=1):
         cx.index = k
-        edit = EDIT_KINDS[e.kind].compile(e, cx)
+        edit = kinds[e.kind].compile(e, cx)
         if edit is not None:
             edits.append(edit)
     seen: set[str] = set()
     for e in specs:
-        once = EDIT_KINDS[e.kind].once_per_rule
+        once = kinds[e.kind].once_per_rule
         if once and e.kind in seen:
             cx.errs.add(e.line, e.col, once)
         seen.add(e.kind)
@@ -374,7 +376,7 @@ def _edits(specs: list[EditSpec], cx: CompileContext) -> tuple[Edit, ...]:
 def parse_guard(text: str, path: str = "<guard>") -> GuardExpr:
     """A guard expression on its own (``is_restrict($X) and not in_loop``), checked against
     the predicate vocabulary: for tools and tests that evaluate guards without a rule."""
-    load_kinds()
+    check_call = installed().check_call
     prefix = "rule __guard__ { guard: "
     try:
         tree = grammar().parse(prefix + text + "\n}")
@@ -384,8 +386,8 @@ def parse_guard(text: str, path: str = "<guard>") -> GuardExpr:
     if len(fields) != 1 or fields[0].data != "guard_field":
         raise KlcError(f"{path}: not one guard expression: {text!r}")
     guard = guard_expr(fields[0].children[0])
-    assert HOOKS.check_call is not None
-    problems = [m for c in calls(guard) for _, _, m in HOOKS.check_call(c)]
+    assert check_call is not None, "klc.plugins.load() installs the guards' check"
+    problems = [m for c in calls(guard) for _, _, m in check_call(c)]
     if problems:
         raise KlcError(f"{path}: {'; '.join(problems)}")
     return guard

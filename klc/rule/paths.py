@@ -17,15 +17,24 @@ def packaged(name: str) -> Path:
         return Path(__file__).resolve().parents[2] / name
 
 
+def _shown(path: Path) -> str:
+    """A library's path as messages show it: relative to the current folder when it lies
+    inside it (``skills`` in a checkout), else absolute."""
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
 def default_skill_dirs() -> list[str]:
-    """The skills library: ./skills when run from a checkout, else the installed copy."""
-    local = Path("skills")
-    return [str(local if local.is_dir() else packaged("skills"))]
+    """The skills library klc ships (the checkout's ``skills/`` in an editable install),
+    whatever the current folder holds: another library is named with ``--skills DIR``."""
+    return [_shown(packaged("skills"))]
 
 
 def default_pass_dirs() -> list[str]:
-    local = Path("passes")
-    return [str(local if local.is_dir() else packaged("passes"))]
+    """The passes klc ships; another folder is named with ``--passes DIR``."""
+    return [_shown(packaged("passes"))]
 
 
 def default_libraries() -> list[Path]:

@@ -1,19 +1,22 @@
-"""What the rule loader needs to know from the layers above it, filled by those layers.
+"""What the rule loader needs to know from the layers above it, handed over by ``klc.plugins``.
 
 The rule language names things that other layers define: rewrite kinds (``klc.edits``, one
-file per kind, each registering here when imported), guard predicates (``klc.guards``: a call
-is checked against a predicate's signature) and anchors (``klc.match``: what the matcher
-cannot compile is refused at load time). ``klc.rule`` never imports them; ``load_kinds``
-imports the one package that fills this registry, ``klc.edits`` (which imports the matcher
-and the guards in turn), by name, the way a plugin is loaded, before a rule is compiled.
+file per kind), guard predicates (``klc.guards``: a call is checked against a predicate's
+signature) and anchors (``klc.match``: what the matcher cannot compile is refused at load
+time). ``klc.rule`` never imports them. ``klc.plugins`` builds one ``Plugins`` from them, by
+plain imports, and installs it here (``install``) the first time it is asked for it
+(``klc.plugins.load()``: klc's command line, its API, its worker processes and the test
+suite's set-up call it before they load a rule). Loading a rule before that is a KlcError
+that says so, never a silent empty vocabulary.
 """
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+from klc.errors import KlcError
 
 if TYPE_CHECKING:
     from klc.rule.guard import GuardCall
@@ -22,54 +25,60 @@ if TYPE_CHECKING:
 # a kind's compile: (klc.rule.syntax.EditSpec, klc.rule.compile.CompileContext) -> the edit, or
 # None after reporting its problems to the context (typed loosely: both modules import this)
 CompileEdit = Callable[[Any, Any], "Edit | None"]
+# a predicate call's problems: [(line, col, message)]
+CheckCall = Callable[["GuardCall"], list[tuple[int, int, str]]]
+# raises KlcError when the matcher cannot use an anchor text (text, where)
+CheckAnchor = Callable[[str, str], Any]
 
 
 @dataclass(frozen=True)
 class EditKind:
     """A rewrite kind as the loader sees it: its keyword, the function that checks a clause
-    of it and builds the edit (None after reporting problems to the context), and the
-    message when a rule holds more than one of it ('' when it may hold several)."""
+    of it and builds the edit (None after reporting problems to the context), the edit class
+    (``make_edit``), and the message when a rule holds more than one of it ('' when it may
+    hold several)."""
 
     name: str
     compile: CompileEdit
+    cls: Callable[..., Edit]
     once_per_rule: str = ""
 
 
-EDIT_KINDS: dict[str, EditKind] = {}
-# kind -> the edit class that builds it from keyword fields (``make_edit``)
-EDIT_CLASSES: dict[str, Callable[..., Edit]] = {}
+@dataclass(frozen=True)
+class Plugins:
+    """The rewrite kinds by keyword, the guards' check of a predicate call, the matcher's
+    check of an anchor and the predicates' names."""
+
+    edit_kinds: Mapping[str, EditKind] = field(default_factory=dict)
+    check_call: CheckCall | None = None
+    check_anchor: CheckAnchor | None = None
+    predicates: frozenset[str] = frozenset()  # the predicates' names (a named guard's differ)
+
+    def make_edit(self, kind: str, **fields: Any) -> Edit:
+        """An edit of a kind from its fields (``make_edit("launch", dim="grid", axis="x",
+        op="/", factor=2)``)."""
+        if kind not in self.edit_kinds:
+            raise KlcError(f"no rewrite kind {kind!r} (kinds: {', '.join(self.edit_kinds)})")
+        return self.edit_kinds[kind].cls(**fields)
 
 
-@dataclass
-class Hooks:
-    """``check_call(call) -> [(line, col, message)]``: a predicate call's problems;
-    ``check_anchor(code, where)``: raises KlcError when the matcher cannot use the anchor."""
-
-    check_call: Callable[[GuardCall], list[tuple[int, int, str]]] | None = None
-    check_anchor: Callable[[str, str], Any] | None = None
+_INSTALLED: list[Plugins] = []
 
 
-HOOKS = Hooks()
+def install(plugins: Plugins) -> None:
+    """Called by ``klc.plugins.load`` (the one caller): the vocabulary rules compile against."""
+    _INSTALLED[:] = [plugins]
 
 
-def register_edit(kind: str, compile_fn: CompileEdit, cls: Callable[..., Edit],
-                  once_per_rule: str = "") -> None:
-    """Called by each ``klc/edits/<kind>.py`` at import: the kind's compile and class."""
-    EDIT_KINDS[kind] = EditKind(kind, compile_fn, once_per_rule)
-    EDIT_CLASSES[kind] = cls
-
-
-_PLUGINS = "klc.edits"
-
-
-def load_kinds() -> None:
-    """Make sure the layers that fill this registry are imported (once; cheap after)."""
-    if not EDIT_KINDS:
-        importlib.import_module(_PLUGINS)
+def installed() -> Plugins:
+    """The installed vocabulary; a KlcError when nothing installed one."""
+    if not _INSTALLED:
+        raise KlcError("the rule loader has no rewrite kinds or guard predicates: "
+                       "klc.plugins.load() installs them (klc's commands and API do)")
+    return _INSTALLED[0]
 
 
 def make_edit(kind: str, **fields: Any) -> Edit:
-    """An edit of a kind from its fields, ``make_edit("launch", dim="grid", axis="x", op="/",
-    factor=2)``: for tools and tests that build rules without rule text."""
-    load_kinds()
-    return EDIT_CLASSES[kind](**fields)
+    """An edit of a kind from its fields: for tools and tests that build rules without rule
+    text."""
+    return installed().make_edit(kind, **fields)

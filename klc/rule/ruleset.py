@@ -13,8 +13,9 @@ from klc.errors import KlcError, shown, where
 from klc.fsutil import read_input
 from klc.rule.checks import Errors
 from klc.rule.compile import compile_spec
+from klc.rule.defines import definitions, expand_spec
 from klc.rule.model import Rule, RuleError
-from klc.rule.syntax import BadText, RuleSpec, parse_specs
+from klc.rule.syntax import BadText, RuleSpec, parse_file
 
 MAX_RULE_NESTING = 200  # parentheses, brackets and braces open at once in a rule file
 
@@ -81,8 +82,10 @@ def check_nesting(text: str, path: str) -> None:
 
 
 def _load_rules_text(text: str, path: str) -> list[Rule]:
-    specs = parse_specs(text, path)
+    file = parse_file(text, path)
     errs = Errors(path)
+    defs = definitions(file, errs)
+    specs = [expand_spec(s, defs, errs) for s in file.rules]
     seen: dict[str, RuleSpec] = {}
     rules: list[Rule] = []
     for spec in specs:
@@ -94,7 +97,7 @@ def _load_rules_text(text: str, path: str) -> list[Rule]:
         rule = compile_spec(spec, errs)
         if rule is not None:
             rules.append(rule)
-    if not specs:
+    if not specs and not file.defines:
         errs.add(1, 1, "no rule in this file")
     if errs.items:
         raise RuleError(errs.messages())
@@ -167,6 +170,7 @@ class RuleSet:
                     continue
                 seen[r.name] = r
                 rules.append(r)
+        errors = list(dict.fromkeys(errors))  # (a used file's problems, once)
         if strict and errors:
             raise RuleError(errors)
         return cls(tuple(rules), tuple(errors))

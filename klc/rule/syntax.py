@@ -102,6 +102,37 @@ class RuleSpec:
     fields: tuple[FieldSpec, ...]
 
 
+@dataclass(frozen=True)
+class GuardDefSpec:
+    """``define guard NAME($P, ...): GUARD`` as written."""
+
+    name: str
+    params: tuple[GuardArg, ...]
+    body: GuardExpr
+    path: str
+    line: int
+    col: int
+
+
+@dataclass(frozen=True)
+class UseSpec:
+    """``use "FILE"``: the named guards of another file."""
+
+    target: str
+    path: str
+    line: int
+    col: int
+
+
+@dataclass(frozen=True)
+class FileSpec:
+    """What a rule file holds, as written: its rules, named guards and uses."""
+
+    rules: tuple[RuleSpec, ...]
+    defines: tuple[GuardDefSpec, ...] = ()
+    uses: tuple[UseSpec, ...] = ()
+
+
 @cache
 def grammar() -> Lark:
     """The lark parser of the rule language (built once per process)."""
@@ -191,11 +222,30 @@ def _end_position(text: str) -> tuple[int, int]:
 
 def parse_specs(text: str, path: str) -> list[RuleSpec]:
     """Step 1: the rules of a file as written (syntax checked, nothing else)."""
+    return list(parse_file(text, path).rules)
+
+
+def parse_file(text: str, path: str) -> FileSpec:
+    """Step 1: everything a file holds as written: rules, named guards, uses."""
     try:
         tree = grammar().parse(text)
     except UnexpectedInput as e:
         raise syntax_error(e, text, path) from None
-    return [_rule_spec(r, path) for r in tree.children if isinstance(r, Tree)]
+    rules, defines, uses = [], [], []
+    for item in tree.children:
+        if not isinstance(item, Tree):
+            continue
+        if item.data == "guard_def":
+            name, *rest = item.children
+            params = tuple(_guard_arg(a) for a in rest[:-1] if a is not None)
+            defines.append(GuardDefSpec(str(name), params, guard_expr(rest[-1]), path,
+                                        item.meta.line, item.meta.column))
+        elif item.data == "use_decl":
+            uses.append(UseSpec(_text(item.children[0]).value, path, item.meta.line,
+                                item.meta.column))
+        else:
+            rules.append(_rule_spec(item, path))
+    return FileSpec(tuple(rules), tuple(defines), tuple(uses))
 
 
 def _rule_spec(tree: Tree, path: str) -> RuleSpec:

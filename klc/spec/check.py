@@ -141,7 +141,7 @@ def check_spec(spec: Spec, unit: Unit) -> Bound:
 MAX_BLOCK = (1024, 1024, 64)  # CUDA's limits on a block's and a grid's dimensions
 MAX_GRID = ((1 << 31) - 1, 65535, 65535)
 MAX_THREADS = 1024
-MAX_SHARED = 256 * 1024  # dynamic shared memory bytes (228 KB on the largest GPUs today)
+MAX_SHARED = 256 * 1024  # dynamic shared memory bytes (228 KB on the largest GPUs of sm_90)
 
 
 def _check_values(b: Bound) -> None:

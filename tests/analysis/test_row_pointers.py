@@ -1,4 +1,4 @@
-"""Row pointers in the analyses that guards read (issue 17 item 5): ``const float* x = inp +
+"""Row pointers in the analyses that guards read: ``const float* x = inp +
 idx * C;`` makes "x is a row of inp" a fact. A write through a row pointer is a write to the
 matrix (``no_write``, ``writes_in``, ``const_safe``, ``restrict_safe``); advancing a row
 pointer writes no memory; the alignment of a row pointer is its matrix's, kept by every

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from klc.analysis.declarations import _declarations_named, _declarations_of
-from klc.analysis.tree import _nodes
+from klc.analysis.declarations import _declarations_named, declarations_of
+from klc.analysis.tree import nodes_of
 from klc.cuda.model import Unit
 from klc.cuda.parse import parse_bytes
 from klc.guards import GuardContext, evaluate
@@ -320,9 +320,9 @@ def test_declarations_by_word_index_are_those_a_regex_finds(units: list[Unit]) -
         names = {w.decode() for w in re.findall(rb"[A-Za-z_]\w*", src)}
         for name in sorted(names):
             word = re.compile(rb"(?<![\w$])" + re.escape(name.encode()) + rb"(?![\w$])")
-            nodes = [n for n in _nodes(unit, "declaration")
+            nodes = [n for n in nodes_of(unit, "declaration")
                      if word.search(src, n.start_byte, n.end_byte) is not None]
-            plain = [d for d in _declarations_of(unit, nodes) if d.name == name]
+            plain = [d for d in declarations_of(unit, nodes) if d.name == name]
             assert _declarations_named(unit, name) == plain, name
 
 

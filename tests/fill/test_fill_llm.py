@@ -558,7 +558,7 @@ def test_hole_value_checks() -> None:
 
 
 # --------------------------------------------------------------------------------------
-# The whole skill in the prompt: `rewrite within` blocks (issue 18 item 4)
+# The whole skill in the prompt: `rewrite within` blocks
 
 ROOT = Path(__file__).resolve().parents[2]
 XENT = ROOT / "bench" / "transfer" / "cross_entropy_padded.cu"

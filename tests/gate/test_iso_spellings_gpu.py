@@ -1,4 +1,4 @@
-"""thread_per_row_to_warp_per_row through the matcher's isomorphisms (issue 17 item 3): the
+"""thread_per_row_to_warp_per_row through the matcher's isomorphisms: the
 golden cases spell the row kernel as people do (the global index in any order, ++c / c += 1
 / c = c + 1, bare loop bodies, mirrored bounds, the maximum with an if, a ternary or max(),
 acc = acc + e, early returns). The rewrite is the skill's template; on a GPU the gate

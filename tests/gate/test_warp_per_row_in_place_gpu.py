@@ -1,5 +1,5 @@
-"""thread_per_row_to_warp_per_row on a softmax that normalises its output in place (issue 17
-item 6): ``lane_owned_updates`` lets the skill rewrite ``y[c] /= s`` in a loop it strides by
+"""thread_per_row_to_warp_per_row on a softmax that normalises its output in place:
+``lane_owned_updates`` lets the skill rewrite ``y[c] /= s`` in a loop it strides by
 lane, where each element is updated by one lane once. On a GPU the gate compiles and
 verifies each rewritten golden case against its original, at the spec's sizes; and the same
 rewrite forced onto the cases the guard refuses (the rule without ``lane_owned_updates``), a

@@ -184,9 +184,9 @@ def test_thread_free_gives_the_same_verdict_every_time() -> None:
 
 
 def test_call_nodes_are_in_document_order() -> None:
-    from klc.analysis.tree import _nodes
+    from klc.analysis.tree import nodes_of
 
     src = FREE.replace("BODY", "        y[i] = pure(outer(pure(x[i]))) + expf(pure(x[i]));")
     unit = parse_bytes(src.encode(), "k.cu")
-    starts = [n.start_byte for n in _nodes(unit, "call_expression")]
+    starts = [n.start_byte for n in nodes_of(unit, "call_expression")]
     assert starts == sorted(starts) and len(starts) == 7

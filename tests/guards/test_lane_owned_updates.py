@@ -1,4 +1,4 @@
-"""``lane_owned_updates($$$S)`` (issue 17 item 6): an in-place update of memory survives
+"""``lane_owned_updates($$$S)``: an in-place update of memory survives
 thread_per_row_to_warp_per_row when the loop around it is one the rewrite strides by lane,
 its index is that loop's own variable, and no other lane touches the element. Each verdict
 with its reason; the golden cases (tests/golden/thread_per_row_to_warp_per_row/) and the GPU

@@ -1,5 +1,6 @@
-"""The guard registry: every predicate declares its traits when it registers, the caches read
-them, and a wrong or missing declaration is refused at import time."""
+"""The guard registry: every predicate declares its traits, the caches read them, and a wrong
+or missing declaration is refused at import time; a name two families declare is refused
+when the table is collected."""
 
 from __future__ import annotations
 
@@ -50,7 +51,15 @@ def test_a_hole_relation_reads_only_hole_values() -> None:
         predicate("__probe_holes2", reads=("holes", "spec"))
 
 
-def test_a_name_registers_once() -> None:
-    register = predicate("in_loop", reads=("position",))
-    with pytest.raises(ValueError, match="registered twice"):
-        register(lambda ctx: Verdict(True, ""))
+def test_a_name_is_declared_once() -> None:
+    from types import ModuleType
+
+    from klc.guards import loops
+    from klc.guards.registry import collect
+
+    other = ModuleType("klc.guards.probe")
+    other.in_loop = predicate("in_loop", reads=("position",))(lambda ctx: Verdict(True, ""))
+    other.in_loop.__module__ = other.__name__
+    with pytest.raises(ValueError, match="'in_loop' is declared twice"):
+        collect((loops, other))
+    assert set(collect((other,))) == {"in_loop"}  # one family alone is collected

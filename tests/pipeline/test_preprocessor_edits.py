@@ -1,4 +1,4 @@
-"""A rewrite never changes text the parser did not see as code (issue 16): preprocessor
+"""A rewrite never changes text the parser did not see as code: preprocessor
 directives, the branch of an ``#if`` the parser did not take, specifier macros. The package
 corpus had one such break (a ``#pragma unroll 1`` removed together with a loop header that
 sits between ``#if`` and ``#else``, leaving ``#endif`` without its ``#if``); these kernels

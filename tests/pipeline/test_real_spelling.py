@@ -1,4 +1,4 @@
-"""Rewrites of code as other people write it (issue 16): every spelling of a declaration, host
+"""Rewrites of code as other people write it: every spelling of a declaration, host
 code beside kernels, pointers that escape, and the batch that writes a whole tree.
 
 The golden cases in tests/golden/ hold one file per spelling; these tests hold the properties

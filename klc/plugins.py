@@ -1,0 +1,48 @@
+"""The wiring: what the rule loader needs from the layers above it, gathered in one place.
+
+The rule language names rewrite kinds (``klc.edits``: each kind's file lists its
+``KINDS``), guard predicates (``klc.guards``: the families of ``klc.guards.table``, each
+call checked against a predicate's signature) and anchors (``klc.match``: what the matcher
+cannot compile is refused at load time). ``klc.rule`` imports none of them; this module does,
+by plain imports, and ``load()`` hands them to the rule loader the first time it is called
+(``klc.rule.registry.install``; cheap after). Importing it changes nothing.
+
+Every entry point calls ``load()`` before it reads a rule: the command line (``klc.cli``),
+the Python API (``klc.api``), the batch's worker processes, the test suite's set-up and the
+bench scripts. A new rewrite kind is one file of ``klc/edits/`` and its module in
+``EDIT_KIND_MODULES``; a new guard family, one file of ``klc/guards/`` and its module in
+``klc.guards.table.FAMILIES``.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+from klc.edits import attribute, insert, launch, qualifier, replace, within
+from klc.guards import FAMILIES, PREDICATES, check_call
+from klc.match import compile_pattern
+from klc.rule.registry import EditKind, Plugins, install
+
+# the modules of klc.edits that define rewrite kinds, in the order docs/rules.md lists them
+EDIT_KIND_MODULES = (replace, insert, qualifier, attribute, launch, within)
+GUARD_FAMILIES = FAMILIES
+
+
+def edit_kinds() -> dict[str, EditKind]:
+    """Every rewrite kind by its grammar keyword; a ValueError when two modules define one
+    keyword."""
+    kinds: dict[str, EditKind] = {}
+    for module in EDIT_KIND_MODULES:
+        for kind in module.KINDS:
+            if kind.name in kinds:
+                raise ValueError(f"rewrite kind {kind.name!r} is defined twice")
+            kinds[kind.name] = kind
+    return kinds
+
+
+@cache
+def load() -> Plugins:
+    """The rule loader's vocabulary, installed on the first call."""
+    plugins = Plugins(edit_kinds(), check_call, compile_pattern, frozenset(PREDICATES))
+    install(plugins)
+    return plugins
