@@ -133,6 +133,17 @@ def host_edits(unit: Unit, kernel: str, changes: Sequence[Change]) -> list[ByteE
     return out
 
 
+def editable_spans(unit: Unit, lc: HostLaunch) -> list[tuple[int, int]]:
+    """The byte spans a launch change may edit for the launch ``lc``: its grid and block
+    arguments, and the arguments of the ``dim3`` declarations they name (module doc)."""
+    spans = list(lc.config_spans[:2])
+    for start, end in lc.config_spans[:2]:
+        decl = _dim3_declaration(unit, lc, unit.source[start:end].decode().strip(), lc.kernel)
+        if decl is not None:
+            spans.append(decl[0])
+    return spans
+
+
 def rewrite_argument(text: str, dim: str, changes: Sequence[Change]) -> str:
     """One launch argument (grid or block) with the changes made, in its own spelling where
     it has one klc can read (module doc), else wrapped in a lambda."""
