@@ -352,9 +352,10 @@ def outside_edits(old: bytes, new: bytes, edits: list[Any], launch: bool) -> lis
     """Lines of the rewrite whose bytes are not what the rule's edits make of the original
     (``klc.rewrite.apply_edits``: each span replaced, everything else kept, a blank where
     two words would touch): bytes changed outside the edit spans. A rewrite that also
-    changes the launch geometry writes it into the klc-spec block and the config arguments
-    of the file's host launches (``klc.edits.host_launch``): those lines of the expected
-    text may differ, and only those."""
+    changes the launch geometry writes it into the klc-spec block, the config arguments of
+    the file's host launches and the ``dim3`` declarations they name
+    (``klc.edits.host_launch.editable_spans``): those lines of the expected text may
+    differ, and only those."""
     # the same edit asked twice (two uses of one parameter) is made once, as the pipeline does
     edits = list({(e.start, e.end, e.text): e for e in edits}.values())
     from klc.edits.bytes import apply_edits
@@ -368,12 +369,13 @@ def outside_edits(old: bytes, new: bytes, edits: list[Any], launch: bool) -> lis
         # the rule's edits made, then the launch geometry: the spec block and the config
         # arguments of the file's host launches may differ, nothing else
         from klc.cuda.parse import parse_bytes
+        from klc.edits.host_launch import editable_spans
         from klc.spec import find_spec_block
 
         block = find_spec_block(expected)
         spans = [block] if block is not None else []
-        spans += [span for lc in parse_bytes(expected, "expected.cu").launches
-                  for span in lc.config_spans[:2]]
+        unit = parse_bytes(expected, "expected.cu")
+        spans += [span for lc in unit.launches for span in editable_spans(unit, lc)]
         return outside_lines(expected, new, spans)
     if expected == new:
         return []

@@ -167,6 +167,17 @@ def bounds_refusal(ctx: Place, changes: Sequence[Change]) -> str | None:
     return (f"its launch change ({describe(changes)}) makes the block {block[0]} x {block[1]}"
             f" x {block[2]} = {threads} threads, more than `{fn.name}`'s "
             f"__launch_bounds__({lb.max_threads}) ({ctx.unit.where(lb.start)}) allows")
+def editable_spans(unit: Unit, lc: HostLaunch) -> list[tuple[int, int]]:
+    """The byte spans a launch change may edit for the launch ``lc``: its grid and block
+    arguments, and the arguments of the ``dim3`` declarations they name (module doc)."""
+    spans = list(lc.config_spans[:2])
+    for start, end in lc.config_spans[:2]:
+        decl = _dim3_declaration(unit, lc, unit.source[start:end].decode().strip(), lc.kernel)
+        if decl is not None:
+            spans.append(decl[0])
+    return spans
+
+
 def rewrite_argument(text: str, dim: str, changes: Sequence[Change]) -> str:
     """One launch argument (grid or block) with the changes made, in its own spelling where
     it has one klc can read (module doc), else wrapped in a lambda."""

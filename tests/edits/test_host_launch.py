@@ -260,3 +260,13 @@ def test_a_bad_swap_is_refused_at_its_place(edit: str, why: str) -> None:
     with pytest.raises(RuleError) as e:
         load_rules_text(text, "t.rule")
     assert "t.rule:8:" in str(e.value) and why in str(e.value)
+
+
+def test_editable_spans_name_the_dim3_declarations_a_launch_reads() -> None:
+    from klc.edits.host_launch import editable_spans
+
+    unit = parse_bytes((ROW_SUM + OTHER + MAIN).encode(), "k.cu")
+    texts = [[unit.source[s:e].decode() for s, e in editable_spans(unit, lc)]
+             for lc in unit.launches]
+    assert texts[0] == ["(rows + 255) / 256", "256"]
+    assert texts[1] == ["grid", "256", "(rows + 255) / 256"]  # dim3 grid((rows + 255) / 256)
