@@ -16,7 +16,6 @@ return plain data and never print. The stages, in order:
 
 from __future__ import annotations
 
-import bisect
 import operator
 import re
 from dataclasses import dataclass, field, replace
@@ -25,10 +24,9 @@ from typing import TYPE_CHECKING
 
 from tree_sitter import Node
 
-from klc.analysis.declarations import declarations_named
 from klc.analysis.tree import unit_memo
 from klc.analysis.types import has_type_kind
-from klc.cuda.model import Function, Problem, Unit
+from klc.cuda.model import Problem, Unit
 from klc.cuda.parse import parse_bytes
 from klc.cuda.syntax import LOOP_TYPES
 from klc.edits import ByteEdit, Rewrite, apply_edits, facts, host_launch, plan
@@ -36,15 +34,15 @@ from klc.edits.bytes import Moves, hidden_text
 from klc.edits.render import render
 from klc.edits.within import sub_matches, why_none
 from klc.errors import KlcError
-from klc.guards import GuardContext, Verdict, evaluate, traits
+from klc.guards import GuardContext, Verdict, evaluate
 from klc.guards.geometry import site_holes
 from klc.guards.loops import evaluate_declared
 from klc.match import Match, Pattern, find_matches, index_nodes
 from klc.match import pattern_of as _pattern_of
 from klc.match.scope import Scope, scoped
 from klc.rule.fresh import implied_fresh
-from klc.rule.guard import calls
 from klc.rule.model import TYPE_KINDS
+from klc.site_keys import Locals, declaration_edits, declaration_key, guard_key, guard_vars
 from klc.spec import Bound
 
 if TYPE_CHECKING:
@@ -229,7 +227,7 @@ def find_sites(unit: Unit, rules: list[Rule], holes: dict[str, str] | None = Non
     cannot differ (``_SiteCaches``): rules with the same anchor share one matching pass; a
     guard made only of predicates whose verdict is shared per declaration
     (``klc.guards.Traits.per_declaration``) is judged once per function and declarations its
-    metavariables name (``_guard_key``), not once per use."""
+    metavariables name (``klc.site_keys.guard_key``), not once per use."""
     caches = _SiteCaches(unit, rules)
     sites: list[Site] = []
     for rule, pattern in zip(rules, caches.patterns, strict=True):
@@ -263,16 +261,16 @@ class _SiteCaches:
         self.unit = unit
         self.patterns = [pattern_of(r) for r in rules]
         self.candidates = index_nodes(unit, {p.root_type for p in self.patterns})
-        self.locals = _Locals(unit)
+        self.locals = Locals(unit)
         self.by_anchor: dict[str, list[Match]] = {}
         # per (anchor, targets or guard metavariables): one key per match, the declarations
-        # it names (``_declaration_key``, ``_guard_key``)
+        # it names (``klc.site_keys.declaration_key``, ``klc.site_keys.guard_key``)
         self.site_keys: dict[tuple[str, tuple[str, ...]], list[object]] = {}
         self.guard_keys: dict[tuple[str, tuple[str, ...]], list[object]] = {}
         # predicate verdicts at one match, by (anchor, match): shared by the rules that share
         # the anchor, except for predicates that read the rule (``GuardContext.memo``)
         self.memos: dict[tuple[str, int], dict[tuple[object, ...], Verdict]] = {}
-        # guard verdicts by (guard number, ``_guard_key``): equal guards, one number
+        # guard verdicts by (guard number, ``klc.site_keys.guard_key``): equal guards, one number
         self.verdicts: dict[tuple[object, ...], Verdict] = {}
         self.guard_ids: dict[object, int] = {}
 
@@ -314,16 +312,16 @@ class _RuleSites:
         self.holes = resolve_holes(rule, holes, strict=False)
         self.given = holes
         self.spec, self.clang = spec, clang
-        self.targets = _declaration_edits(rule)  # uses of one declaration: one site
+        self.targets = declaration_edits(rule)  # uses of one declaration: one site
         self.site_keys: list[object] = []
         if self.targets:
             keys = caches.site_keys.get((anchor, self.targets))
             if keys is None:
                 keys = caches.site_keys[(anchor, self.targets)] = [
-                    _declaration_key(m, self.targets, caches.locals) for m in found]
+                    declaration_key(m, self.targets, caches.locals) for m in found]
             self.site_keys = keys
         self.seen: set[object] = set()
-        self.guard_vars = _guard_vars(rule)  # a guard judged once per declaration
+        self.guard_vars = guard_vars(rule)  # a guard judged once per declaration
         self.guard_keys: list[object] = []
         if self.guard_vars is not None:
             self.guard_keys = caches.guard_keys.setdefault((anchor, self.guard_vars),
@@ -442,7 +440,7 @@ class _RuleSites:
 
     def guard(self, m: Match, i: int, fixed: dict[str, str] | None = None) -> Verdict:
         """The rule's guard at match ``i``: judged once per function and declarations where
-        its predicates allow (``_guard_key``), else at this match. ``fixed``: the hole
+        its predicates allow (``klc.site_keys.guard_key``), else at this match. ``fixed``: the hole
         values the site's geometry gives (``site_holes``), judged with the rest."""
         assert self.rule.guard is not None
         key: tuple[object, ...] | None = None
@@ -451,7 +449,7 @@ class _RuleSites:
         if self.guard_vars is not None:
             gkey = self.guard_keys[i]
             if gkey is _UNSET:
-                gkey = self.guard_keys[i] = _guard_key(m, self.guard_vars, self.caches.locals)
+                gkey = self.guard_keys[i] = guard_key(m, self.guard_vars, self.caches.locals)
             if gkey is not None:
                 key = (self.guard_id, gkey)
         verdicts = self.caches.verdicts
@@ -461,109 +459,6 @@ class _RuleSites:
             if key is not None:
                 verdicts[key] = verdict
         return verdict
-
-
-def _guard_vars(rule: Rule) -> tuple[str, ...] | None:
-    """The metavariables a rule's guard reads, when the guard is made only of predicates
-    whose verdict is shared per declaration (``klc.guards.Traits.per_declaration``) with
-    constant or ``kernel`` arguments besides them: its verdict then depends only on the
-    enclosing function and on what those metavariables name (``_guard_key``). None when the
-    guard reads anything else (a position, a loop, the anchor's text)."""
-    if rule.guard is None:
-        return None
-    names: set[str] = set()
-    for call in calls(rule.guard):
-        t = traits(call.name)
-        if t is None or not t.per_declaration:
-            return None
-        for a in call.args:
-            if a.kind == "metavar":
-                names.add(str(a.value))
-            elif a.kind not in ("string", "int", "float", "op") \
-                    and (a.kind, a.value) != ("name", "kernel"):
-                return None  # a position (anchor, loop), a sequence, a hole: per use
-    return tuple(sorted(names))
-
-
-class _Locals:
-    """The closest local declaration of a name before an offset in a function (as
-    ``klc.analysis.declarations.lookup`` resolves a use), by bisection over the starts of
-    the name's declarations in the function's body: one sorted list per function and name."""
-
-    def __init__(self, unit: Unit) -> None:
-        self.unit = unit
-        self.starts: dict[tuple[int, int, str], list[int]] = {}
-
-    def before(self, fn: Function, name: str, offset: int) -> int:
-        """The start of the last declaration of ``name`` in ``fn``'s body that starts
-        before ``offset``, or -1."""
-        key = (fn.start, fn.body_start, name)
-        starts = self.starts.get(key)
-        if starts is None:  # (declarations come in source order)
-            starts = self.starts[key] = [d.start for d in declarations_named(self.unit, name)
-                                         if fn.body_start <= d.start]
-        if not starts:
-            return -1  # (most names: parameters, no local of that name)
-        i = bisect.bisect_left(starts, offset) - 1
-        return starts[i] if i >= 0 else -1
-
-
-def _guard_key(m: Match, names: tuple[str, ...], locals_: _Locals) -> tuple[object, ...] | None:
-    """(function, each metavariable's text and the declaration it resolves to at its use:
-    the closest preceding local of the function, else the parameter), as the declaration
-    predicates resolve it; None (judge this use on its own) when a metavariable binds
-    anything but a plain identifier, or a name that is neither a local nor a parameter."""
-    fn = m.function
-    if fn is None:
-        return None
-    key: list[object] = [fn.start, fn.end]
-    for name in names:
-        b = m.bindings.get(name)
-        if b is None or len(b.nodes) != 1 or b.nodes[0].type != "identifier":
-            return None
-        text = b.text
-        local = locals_.before(fn, text, b.start)
-        if local < 0 and fn.param(text) is None:
-            return None
-        key += (text, local)
-    return tuple(key)
-
-
-def _declaration_edits(rule: Rule) -> tuple[str, ...]:
-    """The metavariables whose declarations a rule edits, when that is all it does and its
-    guards read nothing else (then every use of one variable in a function is the same site:
-    a qualifier rule anchored on each use of a pointer, ``$X[$I]``, is reported and judged once
-    per declaration). The region ``kernel`` is the whole function, the same from every use.
-    Empty when the rule does anything else."""
-    targets = tuple(e.declaration_target() for e in rule.edits)
-    if not targets or None in targets:  # an edit of the code itself (not a qualifier)
-        return ()
-    if rule.guard is not None:
-        for call in calls(rule.guard):
-            for a in call.args:
-                if a.kind == "sequence" or (a.kind == "name" and a.value != "kernel") or (
-                        a.kind == "metavar" and a.value not in targets):
-                    return ()  # a guard that reads the position or another binding
-    return targets
-
-
-def _declaration_key(m: Match, targets: tuple[str, ...], locals_: _Locals
-                     ) -> tuple[int, tuple[object, ...]] | None:
-    """(function, what each target names) when every target binds a plain name: the
-    declaration a use resolves to, as the guards resolve it (the closest preceding local of
-    the function, else the parameter or global), so that uses meaning the same declaration
-    share a key. None when a target is not a plain name."""
-    fn = m.function
-    if fn is None:
-        return None
-    names: list[object] = []
-    for t in targets:
-        b = m.bindings.get(t)
-        name = b.text.strip() if b is not None else ""
-        if not name.isidentifier():
-            return None
-        names.append((name, locals_.before(fn, name, m.start)))
-    return fn.start, tuple(names)
 
 
 def resolve_holes(rule: Rule, given: dict[str, str], strict: bool = True) -> dict[str, str]:

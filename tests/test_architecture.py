@@ -27,7 +27,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("klc.guards",),
     ("klc.edits",),
     ("klc.plugins",),
-    ("klc.pipeline", "klc.rewrite"),
+    ("klc.pipeline", "klc.rewrite", "klc.site_keys"),
     ("klc.gate",),
     # the drivers, in sub-layers: what every driver reads,
     ("klc.measurements", "klc.golden", "klc.findings", "klc.report", "klc.spec_draft",

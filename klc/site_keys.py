@@ -1,0 +1,119 @@
+"""How ``klc.pipeline.find_sites`` shares work between the matches of one rule: the matches
+whose guard verdict depends only on the declarations their metavariables name share one
+verdict (``guard_vars``, ``guard_key``), and the uses of one declaration that a qualifier rule
+edits are one site (``declaration_edits``, ``declaration_key``); ``Locals`` resolves a use to
+its declaration as the guards do."""
+
+from __future__ import annotations
+
+import bisect
+
+from klc.analysis.declarations import declarations_named
+from klc.cuda.model import Function, Unit
+from klc.guards import traits
+from klc.match import Match
+from klc.rule import Rule
+from klc.rule.guard import calls
+
+
+def guard_vars(rule: Rule) -> tuple[str, ...] | None:
+    """The metavariables a rule's guard reads, when the guard is made only of predicates
+    whose verdict is shared per declaration (``klc.guards.Traits.per_declaration``) with
+    constant or ``kernel`` arguments besides them: its verdict then depends only on the
+    enclosing function and on what those metavariables name (``_guard_key``). None when the
+    guard reads anything else (a position, a loop, the anchor's text)."""
+    if rule.guard is None:
+        return None
+    names: set[str] = set()
+    for call in calls(rule.guard):
+        t = traits(call.name)
+        if t is None or not t.per_declaration:
+            return None
+        for a in call.args:
+            if a.kind == "metavar":
+                names.add(str(a.value))
+            elif a.kind not in ("string", "int", "float", "op") \
+                    and (a.kind, a.value) != ("name", "kernel"):
+                return None  # a position (anchor, loop), a sequence, a hole: per use
+    return tuple(sorted(names))
+
+
+class Locals:
+    """The closest local declaration of a name before an offset in a function (as
+    ``klc.analysis.declarations.lookup`` resolves a use), by bisection over the starts of
+    the name's declarations in the function's body: one sorted list per function and name."""
+
+    def __init__(self, unit: Unit) -> None:
+        self.unit = unit
+        self.starts: dict[tuple[int, int, str], list[int]] = {}
+
+    def before(self, fn: Function, name: str, offset: int) -> int:
+        """The start of the last declaration of ``name`` in ``fn``'s body that starts
+        before ``offset``, or -1."""
+        key = (fn.start, fn.body_start, name)
+        starts = self.starts.get(key)
+        if starts is None:  # (declarations come in source order)
+            starts = self.starts[key] = [d.start for d in declarations_named(self.unit, name)
+                                         if fn.body_start <= d.start]
+        if not starts:
+            return -1  # (most names: parameters, no local of that name)
+        i = bisect.bisect_left(starts, offset) - 1
+        return starts[i] if i >= 0 else -1
+
+
+def guard_key(m: Match, names: tuple[str, ...], locals_: Locals) -> tuple[object, ...] | None:
+    """(function, each metavariable's text and the declaration it resolves to at its use:
+    the closest preceding local of the function, else the parameter), as the declaration
+    predicates resolve it; None (judge this use on its own) when a metavariable binds
+    anything but a plain identifier, or a name that is neither a local nor a parameter."""
+    fn = m.function
+    if fn is None:
+        return None
+    key: list[object] = [fn.start, fn.end]
+    for name in names:
+        b = m.bindings.get(name)
+        if b is None or len(b.nodes) != 1 or b.nodes[0].type != "identifier":
+            return None
+        text = b.text
+        local = locals_.before(fn, text, b.start)
+        if local < 0 and fn.param(text) is None:
+            return None
+        key += (text, local)
+    return tuple(key)
+
+
+def declaration_edits(rule: Rule) -> tuple[str, ...]:
+    """The metavariables whose declarations a rule edits, when that is all it does and its
+    guards read nothing else (then every use of one variable in a function is the same site:
+    a qualifier rule anchored on each use of a pointer, ``$X[$I]``, is reported and judged once
+    per declaration). The region ``kernel`` is the whole function, the same from every use.
+    Empty when the rule does anything else."""
+    targets = tuple(e.declaration_target() for e in rule.edits)
+    if not targets or None in targets:  # an edit of the code itself (not a qualifier)
+        return ()
+    if rule.guard is not None:
+        for call in calls(rule.guard):
+            for a in call.args:
+                if a.kind == "sequence" or (a.kind == "name" and a.value != "kernel") or (
+                        a.kind == "metavar" and a.value not in targets):
+                    return ()  # a guard that reads the position or another binding
+    return targets
+
+
+def declaration_key(m: Match, targets: tuple[str, ...], locals_: Locals
+                     ) -> tuple[int, tuple[object, ...]] | None:
+    """(function, what each target names) when every target binds a plain name: the
+    declaration a use resolves to, as the guards resolve it (the closest preceding local of
+    the function, else the parameter or global), so that uses meaning the same declaration
+    share a key. None when a target is not a plain name."""
+    fn = m.function
+    if fn is None:
+        return None
+    names: list[object] = []
+    for t in targets:
+        b = m.bindings.get(t)
+        name = b.text.strip() if b is not None else ""
+        if not name.isidentifier():
+            return None
+        names.append((name, locals_.before(fn, name, m.start)))
+    return fn.start, tuple(names)
