@@ -91,16 +91,38 @@ class Ran(NamedTuple):
 
 def run_child(cmd: list[str], out: Any, env: dict[str, str] | None = None
               ) -> tuple[Ran, int, bytes]:
-    """Run a command (its stdout to ``out``), timed, with its own resource usage (wait4):
-    what it took, its exit status and the end of its stderr."""
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.PIPE, cwd=ROOT, env=env)
-    err = proc.stderr.read() if proc.stderr is not None else b""  # (drained: no dead lock)
-    _, status, usage = os.wait4(proc.pid, 0)
-    elapsed = time.perf_counter() - t0
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    return (Ran(elapsed, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024),
-            proc.returncode, err[-300:])
+    """Run a command (its stdout to ``out``), timed, with its own resource usage (wait4)
+    and peak memory: the high-water mark of its resident set (``VmHWM``, read while it runs;
+    ``ru_maxrss`` would count the pages of this process it was forked from): what it took,
+    its exit status and the end of its stderr. The peak of the main process (``-j N``: the
+    parent of the workers)."""
+    with tempfile.TemporaryFile() as err:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=out, stderr=err, cwd=ROOT, env=env)
+        peak = 0
+        while True:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                break
+            peak = max(peak, _vm_hwm(proc.pid))
+            time.sleep(0.02)
+        elapsed = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        err.seek(0)
+        tail = err.read()[-300:]
+    return Ran(elapsed, usage.ru_utime + usage.ru_stime, peak / 1024), proc.returncode, tail
+
+
+def _vm_hwm(pid: int) -> int:
+    """The peak resident set of a running process in KB (0 where /proc cannot tell)."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as f:
+            for line in f:
+                if line.startswith(b"VmHWM:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
 
 
 def time_klc_command(folder: Path, rule_paths: list[str], jobs: int, tree_only: bool = True,

@@ -6,10 +6,10 @@ Parses every .cu/.cuh under DIR (default: the front end's test corpus) twice in 
 run: a bare tree-sitter-cuda parse of the bytes, and klc's front end (``parse_bytes``: the
 masking/recovery step, the query pass and the model). It prints the files, megabytes,
 files/s and MB/s of each, the front end's time as a ratio to the bare parse (target: at most
-2x), the share of files left with zero syntax errors (and how many had errors before the
-recovery step), the share of __global__ kernels that are analyzable, and whether libclang
-was loaded (it must not be: facts are built only when asked). Reading the files is not
-timed. It prints; it asserts nothing.
+1.5x) and that of the front end with the model ``klc parse`` prints, the share of files left
+with zero syntax errors (and how many had errors before the recovery step), the share of
+__global__ kernels that are analyzable, and whether libclang was loaded (it must not be:
+facts are built only when asked). Reading the files is not timed. It prints; it asserts nothing.
 """
 
 from __future__ import annotations
@@ -83,8 +83,12 @@ def main(argv: list[str] | None = None) -> int:
         for path, s in files:
             parse_bytes(s, path)
 
-    bare(), front()  # warm up: imports, query compilation, caches
-    t_bare, t_front = best_times([bare, front], args.repeat)
+    def model() -> None:  # what ``klc parse`` prints: the functions, launches and the rest
+        for path, s in files:
+            parse_bytes(s, path).unanalyzable  # noqa: B018 (builds the model)
+
+    bare(), front(), model()  # warm up: imports, query compilation, caches
+    t_bare, t_front, t_model = best_times([bare, front, model], args.repeat)
 
     raw_errors = sum(1 for s in sources if parser().parse(s).root_node.has_error)
     units = [parse_bytes(s, path) for path, s in files]
@@ -104,7 +108,9 @@ def main(argv: list[str] | None = None) -> int:
                                    f"{mb / t_bare:6.2f} MB/s"),
         ("klc front end", f"{t_front:.3f} s  {n / t_front:8.1f} files/s  "
                           f"{mb / t_front:6.2f} MB/s"),
-        ("front end / bare parse", f"{t_front / t_bare:.2f}x  (target <= 2x)"),
+        ("front end / bare parse", f"{t_front / t_bare:.2f}x  (target <= 1.5x)"),
+        ("front end + model (klc parse)", f"{t_model:.3f} s  {n / t_model:8.1f} files/s  "
+                                          f"{t_model / t_bare:.2f}x the bare parse"),
         ("files with zero syntax errors", f"{clean}/{n} = {100 * clean / n:.1f}%  "
                                           f"(before recovery: {n - raw_errors}/{n})"),
         ("__global__ kernels analyzable", f"{analyzable}/{kernels} = "
