@@ -100,8 +100,7 @@ def _main(argv: Sequence[str] | None) -> int:
             from klc.fsutil import MAX_BYTES_ENV, parse_size
 
             os.environ[MAX_BYTES_ENV] = str(parse_size(args.max_bytes))
-        if getattr(args, "include_dirs", None) or getattr(args, "defines", None) or \
-                getattr(args, "include_from", None):  # (the environment carries them too)
+        if hasattr(args, "include_dirs"):  # this command's, never an earlier one's in-process
             from klc.cuda.flags import from_args, set_flags
 
             set_flags(from_args(args.include_dirs, args.defines, args.include_from))

@@ -127,3 +127,12 @@ def test_gate_compiles_with_the_headers_host_code_blanked(tmp_path: Path,
     (beside / "k.cu").write_text(k.read_text().replace("common.h", "timer.h"))
     assert main(["gate", str(beside / "k.cu"), "--stages", "compile"]) == 0, \
         capsys.readouterr().out
+
+
+def test_each_command_has_its_own_flags(tmp_path: Path) -> None:
+    k = tmp_path / "k.cu"
+    k.write_text("__global__ void k(float* y) { y[threadIdx.x] = 1.0f; }\n")
+    assert main(["parse", "-I", str(tmp_path), "-D", "A=1", str(k)]) == 0
+    assert flags.current() == flags.BuildFlags((str(tmp_path.resolve()),), ("A=1",))
+    assert main(["parse", str(k)]) == 0  # a later command in the same process: none
+    assert flags.current() == flags.BuildFlags()
