@@ -29,6 +29,7 @@ from klc.commands import (
     test,
 )
 from klc.commands import list as list_
+from klc.commands.args import add_build_flags
 from klc.commands.console import err
 from klc.errors import KlcError, terminal_safe
 
@@ -62,17 +63,6 @@ def build_parser() -> argparse.ArgumentParser:
         if name != "spec":  # (spec's subcommands take them: klc spec init -I inc k.cu)
             add_build_flags(p)
     return ap
-
-
-def add_build_flags(p: argparse.ArgumentParser) -> None:
-    """``-I``, ``-D`` and ``--include-from``: how the compiler finds the file's headers and
-    which switches it sets, for every command that parses or compiles (klc.cuda.flags)."""
-    p.add_argument("-I", dest="include_dirs", action="append", metavar="DIR",
-                   help="a folder of headers the file includes (as the compiler's -I)")
-    p.add_argument("-D", dest="defines", action="append", metavar="NAME[=VALUE]",
-                   help="a macro switch (as the compiler's -D), e.g. -D ENABLE_BF16")
-    p.add_argument("--include-from", metavar="compile_commands.json",
-                   help="take each file's -I/-D from its entry in a compile_commands.json")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -142,8 +142,8 @@ def replay(recipe: Recipe, source: bytes, path: str, rules: dict[str, Rule],
     replay started by more than ``min_gain``; else None."""
     from klc.cuda.parse import parse_bytes
     from klc.fill.shape import block_holes, launch_anchors, site_holes
-    from klc.optimize.headroom import structural
     from klc.pipeline import apply_rules, apply_site, find_sites, spec_of
+    from klc.rule.reach import structural
 
     steps = recipe.steps
     cur = source

@@ -34,7 +34,7 @@ LAYERS: list[tuple[str, ...]] = [
      "klc.fill.shape"),
     # learning: lineage -> reverse -> recipes,
     ("klc.lineage", "klc.explain"),
-    ("klc.reverse",),
+    ("klc.reverse", "klc.round_trip"),
     ("klc.recipes",),
     # optimizing: trial -> fill -> loop (the loop replays the recipes learning wrote),
     ("klc.fill",),

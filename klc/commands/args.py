@@ -55,3 +55,14 @@ def holes(items: list[str]) -> dict[str, str]:
                            f"{out[name]} before); give each hole once")
         out[name] = value.strip()
     return out
+
+
+def add_build_flags(p: argparse.ArgumentParser) -> None:
+    """``-I``, ``-D`` and ``--include-from``: how the compiler finds the file's headers and
+    which switches it sets, for every command that parses or compiles (klc.cuda.flags)."""
+    p.add_argument("-I", dest="include_dirs", action="append", metavar="DIR",
+                   help="a folder of headers the file includes (as the compiler's -I)")
+    p.add_argument("-D", dest="defines", action="append", metavar="NAME[=VALUE]",
+                   help="a macro switch (as the compiler's -D), e.g. -D ENABLE_BF16")
+    p.add_argument("--include-from", metavar="compile_commands.json",
+                   help="take each file's -I/-D from its entry in a compile_commands.json")

@@ -43,7 +43,8 @@ def run(args: argparse.Namespace) -> int:
 
     from klc.errors import KlcError
     from klc.lineage import load_lineage, write_report
-    from klc.reverse import golden_cases, learn, measured_losses, write_golden, write_skills
+    from klc.reverse import learn, measured_losses, write_skills
+    from klc.round_trip import golden_cases, write_golden
 
     err = Console(stderr=True, highlight=False, markup=False, emoji=False, soft_wrap=True)
     if not Path(args.out).is_dir():

@@ -39,7 +39,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                      help="write the file with the drafted block to OUT")
     c = s.add_parser("check", help="check klc-spec blocks against their kernels' signatures")
     c.add_argument("files", nargs="+", metavar="KERNEL")
-    from klc.cli import add_build_flags
+    from klc.commands.args import add_build_flags
 
     for q in (i, c):
         add_build_flags(q)

@@ -15,7 +15,8 @@ from klc.cuda.parse import parse_bytes
 from klc.errors import KlcError
 from klc.lineage import walk, write_lineage
 from klc.pipeline import apply_rules, apply_site, find_sites, spec_of
-from klc.reverse import Learned, apply_at_step, learn, mechanical_inverse, skill_files
+from klc.reverse import Learned, learn, mechanical_inverse, skill_files
+from klc.round_trip import apply_at_step
 from klc.rule import load_rule_dir, load_rules, load_rules_text
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -82,7 +82,7 @@ def test_batch_and_apply_agree(tmp_path: Path, capsys: pytest.CaptureFixture[str
                  "-j", "1"]) == 0
     batched = (tmp_path / "out" / CHANNEL.name).read_bytes()
     assert batched == (tmp_path / "applied.cu").read_bytes()
-    assert b"__launch_bounds__(256)" in batched and b"blockDim.y" not in batched
+    assert b"__launch_bounds__(64)" in batched and b"blockDim.y" not in batched
 
 
 BLOCK_TIMES_8 = '''

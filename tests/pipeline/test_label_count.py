@@ -13,7 +13,8 @@ import pytest
 from klc.cuda.parse import parse_bytes
 from klc.lineage import walk, write_lineage
 from klc.pipeline import apply_rules, find_sites, spec_of
-from klc.reverse import Learned, apply_at_step, learn
+from klc.reverse import Learned, learn
+from klc.round_trip import apply_at_step
 
 ROOT = Path(__file__).resolve().parents[2]
 EXPERT = ROOT / "bench/lineages/label_count/expert.cu"
