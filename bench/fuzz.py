@@ -511,7 +511,7 @@ def arg_inputs(draw: st.DrawFn) -> tuple[str, list[str], tuple[int, ...]]:
         opener, closer = draw(st.sampled_from([("(", ")"), ("f(", ")"), ("a[", "]"),
                                                ("{", "}"), ("-(", ")")]))
         pattern = opener * depth + "x" + closer * depth
-        return "--pattern", ["ast", "--pattern", pattern], (2,) if depth >= 200 else (0, 2)
+        return "--pattern", ["ast", "--pattern", pattern], (2,) if depth > 200 else (0, 2)
     if pick == 1:
         value = draw(st.sampled_from(["-1", "0", "nan", "inf", "x", "1e999", "86401"]))
         return "$KLC_COMPILE_TIMEOUT_S=" + value, ["gate", "{kernel}", "--stages",

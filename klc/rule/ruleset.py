@@ -66,8 +66,7 @@ def check_nesting(text: str, path: str) -> None:
     """Refuse text nested deeper than MAX_RULE_NESTING (the parsers recurse on nesting)."""
     if sum(text.count(c) for c in "([{") <= MAX_RULE_NESTING:
         return
-    depth = line = 1
-    col = 0
+    depth, line, col = 0, 1, 0  # (more than MAX_RULE_NESTING open at once: as the count above)
     for ch in text:
         col += 1
         if ch in "([{":
