@@ -327,11 +327,11 @@ def test_declarations_by_word_index_are_those_a_regex_finds(units: list[Unit]) -
 
 
 def test_local_lookup_by_bisection_is_the_closest_preceding_local() -> None:
-    from klc.pipeline import _Locals
+    from klc.site_keys import Locals
 
     unit = parse_bytes(SHADOWS, "shadows.cu")
     fn = unit.functions[0]
-    locals_ = _Locals(unit)
+    locals_ = Locals(unit)
     starts = [d.start for d in _declarations_named(unit, "x")]
     for offset in range(fn.body_start, fn.body_end, 3):
         plain = [s for s in starts if fn.body_start <= s < offset]
