@@ -47,8 +47,10 @@ class Case:
 
 def load_rules(dirs: list[str]) -> list[Any]:
     """The rules of the folders, those that change results left out."""
+    from klc import plugins
     from klc.rule import RuleSet
 
+    plugins.load()  # (the rule loader's vocabulary, in each worker process too)
     return [r for r in RuleSet.load(dirs).rules if not r.card.precision]
 
 
