@@ -94,7 +94,7 @@ def installed(tmp_path_factory) -> Path:
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
                     "--no-index", "-q", "-w", str(dist), str(src)], check=True,
                    capture_output=True, cwd=base)
-    (wheel,) = dist.glob("klc-*.whl")
+    (wheel,) = dist.glob("klc_cuda-*.whl")
     env_dir = base / "env"
     venv.EnvBuilder(with_pip=False).create(env_dir)
     python = env_dir / "bin" / "python"
@@ -119,7 +119,7 @@ def _run(argv: list[str], cwd: Path) -> str:
 
 
 def test_the_wheel_holds_every_file_klc_reads(installed):
-    (wheel,) = (installed.parent / "dist").glob("klc-*.whl")
+    (wheel,) = (installed.parent / "dist").glob("klc_cuda-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     missing = []
     for folder, target in DATA_DIRS.items():
