@@ -37,3 +37,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         for item in items:
             if "gpu" in item.keywords:
                 item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True)
+def _byte_limit_of_the_test_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """klc's command line puts ``--max-bytes`` into the environment (its worker processes
+    read it there): a test that gives it must not set the limit of the tests after it."""
+    monkeypatch.delenv("KLC_MAX_BYTES", raising=False)
