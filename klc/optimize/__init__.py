@@ -28,7 +28,7 @@ The loop, with the gate as the only judge:
    its filler's best proposal (phase A); then the most promising site with holes
    (verified, not slower) gets up to ``EXPLORE`` more of its hole values (phase B), because
    once a site is applied its holes cannot be tuned again. Every proposal goes through the
-   static checks first (``klc.fill.search.static_check``: guards with the values, rewrite,
+   static checks first (``klc.fill.trial.static_check``: guards with the values, rewrite,
    spec, NVRTC compile, spills, registers and shared memory per block): a refused one costs
    no trial. The rest go through the gate against the ORIGINAL kernel.
 3. keep the round's best verified candidate when it is faster than the current version by

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 from klc.content import sha256
 from klc.errors import KlcError
 from klc.fill import FillRequest, Trial
-from klc.fill.search import (
-    SearchFiller,
+from klc.fill.search import SearchFiller
+from klc.fill.trial import (
     candidate_sites,
     groupable,
     is_slower,

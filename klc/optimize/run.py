@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from klc.content import sha256
 from klc.errors import KlcError
 from klc.fill import FillRequest
-from klc.fill.search import (
+from klc.fill.trial import (
     candidate_sites,
     resolve_arch,
     site_rank,
