@@ -5,8 +5,11 @@
 The package: ``options`` (``OptimizeOptions`` and the loop's limits), ``result`` (trials,
 steps, the report's JSON), ``headroom`` (structural or cheap skills, their expected gain at a
 measured % of SOL, the tiers of a round, a batch's budget shared by headroom), ``loop``
-(fillers, targets, rounds), ``run`` (``optimize()``, ``probe()``, the static mode, the
-re-verification) and ``report`` (Markdown).
+(fillers by name, the rounds) and its pieces: ``targets`` (the current version, what a
+proposal rewrites, a gated candidate), ``judge`` (the noise judge), ``memory`` (the retry
+memory: each target's trials), ``tiers`` (the tier ranking: the sites of a round, in
+order and in tiers) and ``replay`` (the lineage recipes); ``run`` (``optimize()``,
+``probe()``, the static mode, the re-verification) and ``report`` (Markdown).
 
 The loop, with the gate as the only judge:
 
