@@ -426,3 +426,25 @@ def test_no_package_imports_a_private_name_of_the_analyses() -> None:
                     "klc.analysis"):
                 found += [f"{m}: {a.name}" for a in node.names if a.name.startswith("_")]
     assert found == []
+
+
+def test_the_architecture_page_numbers_the_layers_as_layers_does() -> None:
+    """Each row of docs/architecture.md's layer table ("| 13-15 | optimizing | ...") names,
+    in its modules column, every module or package of the LAYERS it numbers."""
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    rows: dict[int, str] = {}
+    for m in re.finditer(r"^\| (\d+)(?:-(\d+))? \| [^|]+ \| ([^|]+) \|", text, re.M):
+        lo, hi = int(m.group(1)), int(m.group(2) or m.group(1))
+        for i in range(lo, hi + 1):
+            rows[i] = m.group(3)
+    assert sorted(rows) == list(range(len(LAYERS)))
+    missing = []
+    for i, layer in enumerate(LAYERS):
+        for key in layer:
+            if key == "klc":
+                continue
+            rel = key.removeprefix("klc.").replace(".", "/")
+            name = f"`{rel}/`" if (PKG / rel).is_dir() else f"`{rel}.py`"
+            if name not in rows[i]:
+                missing.append(f"{i}: {name}")
+    assert missing == []
