@@ -14,6 +14,7 @@ from klc.content import sha256
 from klc.errors import KlcError
 from klc.fill import FillRequest, Trial
 from klc.fill.search import SearchFiller
+from klc.fill.trial import candidate_sites
 from klc.optimize.judge import NoiseJudge
 from klc.optimize.memory import RetryMemory
 from klc.optimize.options import EXPLORE, MAX_ENABLING, MAX_ROUNDS, OptimizeOptions
@@ -241,7 +242,6 @@ class _Loop:
         from collections import Counter
 
         from klc.cuda.parse import parse_bytes
-        from klc.fill.trial import candidate_sites
         from klc.pipeline import spec_of
 
         unit = parse_bytes(cand.source, self.path)
