@@ -1,6 +1,6 @@
-"""What klc says about a file's content, each in one place: the content hash (``sha256``)
-and the unified diff (``unified_diff``) that ``klc apply``, ``klc batch``, ``klc optimize``,
-``klc lineage`` and the Python API all print.
+"""What klc says about a file's content, each in one place: the content hash (``sha256``,
+and ``json_sha256`` of a JSON document) and the unified diff (``unified_diff``) that
+``klc apply``, ``klc batch``, ``klc optimize``, ``klc lineage`` and the Python API all print.
 
 A diff applies with ``git apply`` and ``patch -p1`` run from the working folder, whatever
 form the path was given in: its headers name the file relative to the working folder
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import json
 import os
 import re
 from collections.abc import Callable
@@ -30,6 +31,12 @@ NO_NEWLINE = "\\ No newline at end of file\n"
 def sha256(data: bytes) -> str:
     """The content hash klc records and compares (hex sha256 of the bytes)."""
     return hashlib.sha256(data).hexdigest()
+
+
+def json_sha256(doc: object) -> str:
+    """The content hash of a JSON document (its keys sorted): what a cache, a journal or a
+    finding's fingerprint keys on."""
+    return sha256(json.dumps(doc, sort_keys=True).encode())
 
 
 def diff_path(path: str) -> str:

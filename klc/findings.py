@@ -24,7 +24,6 @@ Both are made from the plain listing of each file (``klc.report.site_json`` dict
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from collections.abc import Iterable, Sequence
@@ -32,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from klc import __version__
+from klc.content import json_sha256
 from klc.measurements import measured
 
 PARSE_RULE = "klc-parse"  # the rule of a finding "klc could not read this code"
@@ -127,8 +127,7 @@ def _unread(listing: Any) -> list[str]:
 
 def _fingerprint(site: dict[str, Any]) -> str:
     bound = sorted((k, v.get("text", "")) for k, v in site.get("bindings", {}).items())
-    doc = json.dumps([site["rule"], site.get("function", ""), bound])
-    return hashlib.sha256(doc.encode()).hexdigest()[:32]
+    return json_sha256([site["rule"], site.get("function", ""), bound])[:32]
 
 
 def _message(site: dict[str, Any]) -> str:

@@ -31,12 +31,13 @@ LAYERS: list[tuple[str, ...]] = [
     ("klc.gate",),
     # the drivers, in sub-layers: what every driver reads,
     ("klc.measurements", "klc.golden", "klc.findings", "klc.report", "klc.spec_draft",
-     "klc.fill.shape"),
+     "klc.fill.shape", "klc.fill.card"),
     # learning: lineage -> reverse -> recipes,
     ("klc.lineage", "klc.explain"),
     ("klc.reverse", "klc.round_trip"),
     ("klc.recipes",),
     # optimizing: trial -> fill -> loop (the loop replays the recipes learning wrote),
+    ("klc.fill.trial",),
     ("klc.fill",),
     ("klc.optimize",),
     # and batch on top
@@ -47,7 +48,7 @@ LAYERS: list[tuple[str, ...]] = [
 # test_driver_sub_layers_are_ordered)
 SUB_LAYERS = {
     "learning": ("klc.lineage", "klc.reverse", "klc.recipes"),
-    "optimizing": ("klc.fill", "klc.optimize"),
+    "optimizing": ("klc.fill.trial", "klc.fill", "klc.optimize"),
     "batch": ("klc.batch",),
 }
 RANK = {name: i for i, layer in enumerate(LAYERS) for name in layer}
@@ -227,8 +228,37 @@ def test_driver_sub_layers_are_ordered() -> None:
     assert RANK["klc.batch"] > max(RANK[m] for c in SUB_LAYERS.values() for m in c
                                    if m != "klc.batch")
     assert _layer_of("klc.fill.shape") == "klc.fill.shape"
+    assert _layer_of("klc.fill.trial") == "klc.fill.trial"
     assert _layer_of("klc.fill.search") == "klc.fill"
     assert _layer_of("klc.nowhere") == "klc.nowhere"  # unplaced, so the layer test names it
+
+
+# what rewrites or compiles a kernel: the trial below the fillers does, for them
+REWRITES = ("klc.pipeline", "klc.rewrite", "klc.edits", "klc.gate", "klc.spec",
+            "klc.cuda.parse")
+
+
+def _runtime_targets(module: str) -> set[str]:
+    """The klc modules a module loads when it runs (its ``if TYPE_CHECKING:`` imports,
+    which name types only, left out)."""
+    tree = ast.parse(MODULES[module].read_text())
+    typing_only = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If)
+                   and ast.unparse(node.test).endswith("TYPE_CHECKING")
+                   for stmt in node.body for n in ast.walk(stmt)}
+    return {t for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))
+            and id(node) not in typing_only for t in _targets(module, node)} - {module}
+
+
+def test_the_fillers_only_propose_values() -> None:
+    """A filler proposes hole values; the rewrite and the compile of each proposal are the
+    trial's (klc.fill.trial, the sub-layer below the fillers), and the gate's trials are the
+    loop's."""
+    fillers = [m for m in MODULES if _layer_of(m) == "klc.fill" and m != "klc.fill"]
+    assert {"klc.fill.search", "klc.fill.llm"} <= set(fillers)
+    reach = {m: sorted(t for t in _runtime_targets(m) if t.startswith(REWRITES))
+             for m in fillers}
+    assert {m: r for m, r in reach.items() if r} == {}
+    assert {"klc.pipeline", "klc.gate.compile"} <= _runtime_targets("klc.fill.trial")
 
 
 # --------------------------------------------------------------------------------------
@@ -396,3 +426,25 @@ def test_no_package_imports_a_private_name_of_the_analyses() -> None:
                     "klc.analysis"):
                 found += [f"{m}: {a.name}" for a in node.names if a.name.startswith("_")]
     assert found == []
+
+
+def test_the_architecture_page_numbers_the_layers_as_layers_does() -> None:
+    """Each row of docs/architecture.md's layer table ("| 13-15 | optimizing | ...") names,
+    in its modules column, every module or package of the LAYERS it numbers."""
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    rows: dict[int, str] = {}
+    for m in re.finditer(r"^\| (\d+)(?:-(\d+))? \| [^|]+ \| ([^|]+) \|", text, re.M):
+        lo, hi = int(m.group(1)), int(m.group(2) or m.group(1))
+        for i in range(lo, hi + 1):
+            rows[i] = m.group(3)
+    assert sorted(rows) == list(range(len(LAYERS)))
+    missing = []
+    for i, layer in enumerate(LAYERS):
+        for key in layer:
+            if key == "klc":
+                continue
+            rel = key.removeprefix("klc.").replace(".", "/")
+            name = f"`{rel}/`" if (PKG / rel).is_dir() else f"`{rel}.py`"
+            if name not in rows[i]:
+                missing.append(f"{i}: {name}")
+    assert missing == []

@@ -84,6 +84,15 @@ def test_rules_ok_is_what_klc_check_says(capsys: pytest.CaptureFixture[str]) -> 
     assert doc == said
 
 
+def test_guard_definitions_ok_is_what_klc_check_says(capsys: pytest.CaptureFixture[str]
+                                                     ) -> None:
+    assert main(["check", str(ROOT / "grammar" / "guards.rule")]) == 0
+    [said] = re.findall(r"^(\d+) guard definitions ok$", capsys.readouterr().out, re.M)
+    [doc] = re.findall(r'grammar/guards.rule` prints "(\d+) guard definitions ok"',
+                       re.sub(r"\s+", " ", _text(ROOT / "docs" / "rules.md")))
+    assert doc == said
+
+
 def test_library_size_now() -> None:
     for doc in DOCS:
         for now in re.findall(r"\(\d+ rules; (\d+) now\)", _text(doc)):

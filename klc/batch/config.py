@@ -5,8 +5,6 @@ gate and optimize options), where (``BatchOptions``), and what each file gives b
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -14,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from klc import __version__
+from klc.content import json_sha256
 from klc.errors import KlcError, shown, where
 
 if TYPE_CHECKING:
@@ -129,7 +128,7 @@ class BatchConfig:
                "tree_only": self.tree_only, "named": self.named_files,
                "compile_check": self.compile_check, "build_flags": self.build_flags,
                "gate_stages": list(self.gate_stages) if self.gate else None}
-        return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:24]
+        return json_sha256(doc)[:24]
 
 
 def _read_rule_text(path: Path) -> str:

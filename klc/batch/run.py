@@ -4,8 +4,6 @@ then journal it (see :mod:`klc.batch`).
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import shutil
 import time
@@ -32,6 +30,7 @@ from klc.batch.local import LocalExecutor, discover_gpus
 from klc.batch.ray import RayExecutor
 from klc.batch.walk import Source, _excluded, _inside, plan_sources
 from klc.batch.worker import _read, _rules_for, _sha, optimizer
+from klc.content import json_sha256
 from klc.errors import KlcError, shown
 from klc.interrupts import sigint_guard
 
@@ -92,9 +91,9 @@ def _drive(config: BatchConfig, options: BatchOptions, executor: LocalExecutor |
            on_result: Callable[[FileResult], None] | None) -> BatchSummary:
     walk_failures = len(results)
     digest = config.digest()
-    mode_digest = hashlib.sha256(json.dumps(
+    mode_digest = json_sha256(
         [digest, options.mode, os.path.realpath(options.out_dir) if options.out_dir else None]
-    ).encode()).hexdigest()[:24]
+    )[:24]
     summary = BatchSummary(results, digest, executor=executor.name, jobs=options.jobs)
     if isinstance(executor, LocalExecutor):
         summary.gpus = len(executor.gpus) if (config.gate or config.optimize) else 0

@@ -33,8 +33,8 @@ def run(args: argparse.Namespace) -> int:
             return 0
         raise KlcError("check: give .rule files or folders (or --predicates)")
     loaded = RuleSet.load(args.paths, strict=False, check=True)
-    rules, errors = loaded.rules, loaded.errors
-    count = f"{len(rules)} rule{'s' if len(rules) != 1 else ''} ok"
+    errors = loaded.errors
+    count = f"{_checked(len(loaded.rules), loaded.defines)} ok"
     for message in errors:
         err.print(message, markup=False, emoji=False)
     if errors:
@@ -43,3 +43,17 @@ def run(args: argparse.Namespace) -> int:
         return 2
     out.print(count, markup=False, emoji=False)
     return 0
+
+
+def _plural(n: int, what: str) -> str:
+    return f"{n} {what}{'s' if n != 1 else ''}"
+
+
+def _checked(rules: int, defines: int) -> str:
+    """What was checked: ``3 rules``, ``22 guard definitions`` (a file of named guards
+    only), ``3 rules and 2 guard definitions``."""
+    if not defines:
+        return _plural(rules, "rule")
+    if not rules:
+        return _plural(defines, "guard definition")
+    return f"{_plural(rules, 'rule')} and {_plural(defines, 'guard definition')}"

@@ -1,5 +1,7 @@
 """Hole fillers: the search tuner (``klc.fill.search``, the default) and the LLM filler
-(``klc.fill.llm``).
+(``klc.fill.llm``), over the trial (``klc.fill.trial``: where a skill applies, in which order,
+and the static rewrite-and-compile checks of a proposal) and the card's numbers
+(``klc.fill.card``).
 
 A filler proposes hole values for one skill at one site; it never writes code. Every value it
 proposes is untrusted: the caller validates it again against the hole's declaration

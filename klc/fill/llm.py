@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from klc.errors import KlcError
-from klc.fill.search import declared_idents
+from klc.fill.trial import declared_idents
 from klc.fsutil import atomic_write
 from klc.measurements import measured
 

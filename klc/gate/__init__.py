@@ -40,7 +40,6 @@ wrong with the candidate itself is a failed ``GateRecord``, never an exception.
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import os
 import secrets
@@ -50,6 +49,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from klc.content import json_sha256
 from klc.content import sha256 as _sha
 from klc.cuda.parse import check_text, parse_bytes
 from klc.errors import KlcError
@@ -511,7 +511,7 @@ def _timing_key(job: dict[str, Any]) -> str | None:
     parts = {"cubin": cubin, "function": kernel["lowered"],
              "launch": case["launch"]["reference"], "args": job["args"], "case": case["args"],
              "sizes": case["sizes"]}
-    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
+    return json_sha256(parts)
 
 
 def _summary(stage: str, data: dict[str, Any]) -> str:

@@ -4,7 +4,6 @@ each step and the result after each stage (``klc.gate.child`` says why)."""
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import json
 import time
@@ -13,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from klc.content import json_sha256
 from klc.gate import sol
 from klc.gate.profile import Budget, Series, drift, noise, run_rounds, summarize
 from klc.gate.session import PROFILE_SIZE_MEMORY_FRACTION, Session
@@ -181,7 +181,7 @@ class JobRunner:
                  "function": self.job["kernels"]["reference"]["lowered"],
                  "launch": case["launch"]["reference"], "args": self.job["args"],
                  "case": case["args"], "seed": case["seed"], "inputs": where}
-        return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
+        return json_sha256(parts)
 
     def verify(self) -> dict[str, Any]:
         device = self.result["device"]

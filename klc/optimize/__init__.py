@@ -5,8 +5,11 @@
 The package: ``options`` (``OptimizeOptions`` and the loop's limits), ``result`` (trials,
 steps, the report's JSON), ``headroom`` (structural or cheap skills, their expected gain at a
 measured % of SOL, the tiers of a round, a batch's budget shared by headroom), ``loop``
-(fillers, targets, rounds), ``run`` (``optimize()``, ``probe()``, the static mode, the
-re-verification) and ``report`` (Markdown).
+(fillers by name, the rounds) and its pieces: ``targets`` (the current version, what a
+proposal rewrites, a gated candidate), ``judge`` (the noise judge), ``memory`` (the retry
+memory: each target's trials), ``tiers`` (the tier ranking: the sites of a round, in
+order and in tiers) and ``replay`` (the lineage recipes); ``run`` (``optimize()``,
+``probe()``, the static mode, the re-verification) and ``report`` (Markdown).
 
 The loop, with the gate as the only judge:
 
@@ -28,7 +31,7 @@ The loop, with the gate as the only judge:
    its filler's best proposal (phase A); then the most promising site with holes
    (verified, not slower) gets up to ``EXPLORE`` more of its hole values (phase B), because
    once a site is applied its holes cannot be tuned again. Every proposal goes through the
-   static checks first (``klc.fill.search.static_check``: guards with the values, rewrite,
+   static checks first (``klc.fill.trial.static_check``: guards with the values, rewrite,
    spec, NVRTC compile, spills, registers and shared memory per block): a refused one costs
    no trial. The rest go through the gate against the ORIGINAL kernel.
 3. keep the round's best verified candidate when it is faster than the current version by

@@ -79,7 +79,7 @@ def regime(pct_of_sol: float | None) -> str:
 
 def measured_speedup(rule: Rule) -> float | None:
     """The best speedup the skill's measured effects report (``1.31x``), or None."""
-    from klc.fill.search import card_speedup
+    from klc.fill.card import card_speedup
 
     return card_speedup(rule)
 
@@ -103,7 +103,7 @@ def expected_gain(rule: Rule, pct_of_sol: float | None) -> float:
 def rank_key(rule: Rule, pct_of_sol: float | None) -> tuple[float, int, float]:
     """The order of skills at one headroom: expected gain (best first), then the card's
     verdict (faster, unmeasured, neutral, slower), then the measured speedup uncapped."""
-    from klc.fill.search import VERDICT_RANK
+    from klc.fill.trial import VERDICT_RANK
 
     return (-expected_gain(rule, pct_of_sol), VERDICT_RANK.get(rule.card.verdict, 1),
             -(measured_speedup(rule) or 1.0))

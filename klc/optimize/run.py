@@ -13,23 +13,12 @@ from typing import TYPE_CHECKING, Any
 from klc.content import sha256
 from klc.errors import KlcError
 from klc.fill import FillRequest
-from klc.fill.search import (
-    candidate_sites,
-    resolve_arch,
-    site_rank,
-)
-from klc.optimize.loop import (
-    _Loop,
-    _none_applies,
-    _skipped_notes,
-    _Version,
-    build_targets,
-    check_target,
-    make_filler,
-    skip_slower,
-)
+from klc.fill.trial import resolve_arch
+from klc.optimize.loop import _Loop, make_filler
 from klc.optimize.options import OptimizeOptions, ProgressFn
 from klc.optimize.result import OptimizeResult, TrialLog, summarize
+from klc.optimize.targets import Version, build_targets, check_target
+from klc.optimize.tiers import TierRanking
 
 if TYPE_CHECKING:
     from klc.cuda.model import Unit
@@ -83,13 +72,12 @@ def optimize(source: bytes, path: str, options: OptimizeOptions | None = None
 
     cache = GateCache.open(opts.cache_dir) if opts.use_cache else None
     runner = CachedGate(cache, gate_fn, target, device_name())
-    loop = _Loop(source, path, skills, fill, target, runner, opts)
     recipes = opts.recipes
     if recipes is None:
         from klc.recipes import load as load_recipes
 
         recipes = load_recipes(sorted({Path(r.path).parent for r in skills if r.path}))
-    loop.recipes = list(recipes)
+    loop = _Loop(source, path, skills, fill, target, runner, opts, list(recipes))
     loop.emit("start", kernel=path)
     base_rec, hit = loop.gate(source, None)
     base = summarize(base_rec)
@@ -102,7 +90,7 @@ def optimize(source: bytes, path: str, options: OptimizeOptions | None = None
         raise KlcError(f"{path}: the original kernel does not pass its own gate, so nothing "
                        f"can be verified against it: {base_rec.reason}")
     loop.visited.add(sha256(source))
-    start = _Version(source, unit, spec, 1.0, base.get("median_ms"), base.get("noise") or 0.0,
+    start = Version(source, unit, spec, 1.0, base.get("median_ms"), base.get("noise") or 0.0,
                      base.get("pct_of_sol"))
     try:
         final, why = loop.loop(start)
@@ -114,8 +102,9 @@ def optimize(source: bytes, path: str, options: OptimizeOptions | None = None
             for sk, c in getattr(fill, "refusals", [])]
         result.usage = {"filler": fill.name, **fill.usage(), "gate_trials": loop.used,
                         "cache_hits": loop.hits}
-        result.skipped = list(loop.skipped.values())
-        result.ranking, result.left_out = loop.ranking, list(loop.left_out.values())
+        result.skipped = list(loop.ranking.skipped.values())
+        result.ranking = loop.ranking.rounds
+        result.left_out = list(loop.ranking.left_out.values())
     result.stop_reason = why
     result.notes.extend(loop.notes)
     if getattr(fill, "without_optuna", False):
@@ -123,7 +112,7 @@ def optimize(source: bytes, path: str, options: OptimizeOptions | None = None
 
         result.notes.append("the search filler sampled large hole domains at random: optuna "
                             f"is not installed ({hint('optuna')} for its TPE sampler)")
-    result.notes.extend(_skipped_notes(loop.skipped, skills))
+    result.notes.extend(loop.ranking.skipped_notes())
     for e in result.left_out:
         result.notes.append(f"{e['skill']} ({e['location']}, {e['reach']}) was not tried: at "
                             f"{e['pct_of_sol']:.0f}% of SOL only cheap skills are worth a "
@@ -170,7 +159,7 @@ def probe(source: bytes, path: str, options: OptimizeOptions | None = None) -> d
             "reason": record.reason, "spent": 0 if hit else 1}
 
 
-def _reverify(result: OptimizeResult, loop: _Loop, final: _Version, original: bytes) -> None:
+def _reverify(result: OptimizeResult, loop: _Loop, final: Version, original: bytes) -> None:
     """Gate the final kernel against the original once more, with fresh seeds."""
     seeds: list[int] = []
     while len(seeds) < 3:
@@ -187,7 +176,7 @@ def _reverify(result: OptimizeResult, loop: _Loop, final: _Version, original: by
                             f"(seeds {seeds}): {record.reason}; the original is kept")
         return
     speedup = summary.get("speedup")
-    noise = max(loop.min_gain, summary.get("noise") or 0.0)
+    noise = loop.judge.threshold(summary.get("noise"))
     if speedup is None or speedup <= 1 + noise:
         shown = f"{speedup:.3f}x" if speedup else "untimed"
         result.notes.append(f"the re-verification passed but measured {shown} the original "
@@ -212,20 +201,12 @@ def _static(result: OptimizeResult, unit: Unit, spec: Any, skills: list[Rule], f
                         "claimed")
     if progress:
         progress("start", {"used": 0, "budget": 0, "kernel": result.path})
-    sites = candidate_sites(unit, skills, spec, include_slower=True)
-    skipped: dict[str, dict[str, Any]] = {}
-    if not include_slower:
-        sites = skip_slower(sites, skipped)
-    if by_headroom:
-        from klc.optimize.headroom import site_key
-
-        sites.sort(key=lambda s: site_key(s, None))
-    else:
-        sites.sort(key=site_rank)
-    result.skipped = list(skipped.values())
-    result.notes.extend(_skipped_notes(skipped, skills))
+    ranking = TierRanking(skills, include_slower=include_slower, by_headroom=by_headroom)
+    sites = ranking.sites(unit, spec, None)  # nothing measured: the mid regime's order
+    result.skipped = list(ranking.skipped.values())
+    result.notes.extend(ranking.skipped_notes())
     if not sites:
-        result.stop_reason = _none_applies(skipped)
+        result.stop_reason = ranking.none_applies()
     for target in build_targets(sites, set()):
         site = target.site
         req = FillRequest(site.rule, site, unit, spec, history=[], budget=1)

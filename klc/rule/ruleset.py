@@ -21,10 +21,23 @@ MAX_RULE_NESTING = 200  # parentheses, brackets and braces open at once in a rul
 
 
 def load_rules_text(text: str, path: str) -> list[Rule]:
-    """Every rule of a rule file's text; RuleError lists all problems with file:line:col.
+    """Every rule of a rule file's text; RuleError lists all problems with file:line:col."""
+    return _load_file(text, path).rules
 
-    The one place rule text is read: whatever the text holds, the outcome is the rules or a
-    KlcError naming the file (never another exception); nesting is bounded first."""
+
+@dataclass(frozen=True)
+class _FileRules:
+    """What one rule file holds once checked: its rules, and how many named guards it
+    defines (``define guard``; those of the files it uses are theirs)."""
+
+    rules: list[Rule]
+    defines: int
+
+
+def _load_file(text: str, path: str) -> _FileRules:
+    """The one place rule text is read: whatever the text holds, the outcome is the file's
+    rules and definitions or a KlcError naming the file (never another exception); nesting
+    is bounded first."""
     check_nesting(text, path)
     check_size(text, path)
     try:
@@ -80,7 +93,7 @@ def check_nesting(text: str, path: str) -> None:
             line, col = line + 1, 0
 
 
-def _load_rules_text(text: str, path: str) -> list[Rule]:
+def _load_rules_text(text: str, path: str) -> _FileRules:
     file = parse_file(text, path)
     errs = Errors(path)
     defs = definitions(file, errs)
@@ -100,19 +113,23 @@ def _load_rules_text(text: str, path: str) -> list[Rule]:
         errs.add(1, 1, "no rule in this file")
     if errs.items:
         raise RuleError(errs.messages())
-    return rules
+    return _FileRules(rules, len(file.defines))
 
 
 def load_rules(path: str | Path) -> list[Rule]:
     """The rules of one ``.rule`` file."""
-    data = read_input(path, "rule file")  # regular files only, bounded, never blocks
+    return _load_file(_read_text(path), str(path)).rules
+
+
+def _read_text(path: str | Path) -> str:
+    """A rule file's text (a regular file only, bounded, never blocking; UTF-8)."""
+    data = read_input(path, "rule file")
     try:
-        text = data.decode("utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError as e:
         line = data.count(b"\n", 0, e.start) + 1
         col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
         raise KlcError(f"{where(str(path), line, col)}: not UTF-8 text") from None
-    return load_rules_text(text, str(path))
 
 
 # a source of rules: a file or folder path, or (path, text) already read
@@ -122,10 +139,12 @@ Source = str | Path | tuple[str, str]
 @dataclass(frozen=True)
 class RuleSet:
     """Rules loaded from files and folders, and the problems found (``file:line:col:
-    message`` each); a rule named twice keeps its first definition."""
+    message`` each); a rule named twice keeps its first definition. ``defines``: the named
+    guards the files define (``define guard``), each checked, in the files that loaded."""
 
     rules: tuple[Rule, ...]
     errors: tuple[str, ...] = ()
+    defines: int = 0
 
     @classmethod
     def load(cls, sources: Iterable[Source], *, strict: bool = True,
@@ -153,16 +172,18 @@ class RuleSet:
                 errors.append(f"{src}: no such rule file or folder")
         rules: list[Rule] = []
         seen: dict[str, Rule] = {}
+        defines = 0
         for path_, text in files:
             try:
-                loaded = load_rules(path_) if text is None else load_rules_text(text, path_)
+                file = _load_file(_read_text(path_) if text is None else text, path_)
             except RuleError as e:
                 errors.extend(e.errors)
                 continue
             except KlcError as e:
                 errors.append(str(e))
                 continue
-            for r in loaded:
+            defines += file.defines
+            for r in file.rules:
                 if r.name in seen:
                     errors.append(f"{where(r.path, r.line, r.col)}: duplicate rule name "
                                   f"{r.name!r} (first defined at {seen[r.name].location})")
@@ -172,7 +193,7 @@ class RuleSet:
         errors = list(dict.fromkeys(errors))  # (a used file's problems, once)
         if strict and errors:
             raise RuleError(errors)
-        return cls(tuple(rules), tuple(errors))
+        return cls(tuple(rules), tuple(errors), defines)
 
 
 def select_rules(rules: list[Rule], names: list[str] | None, path: str) -> list[Rule]:

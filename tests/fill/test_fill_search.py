@@ -10,13 +10,9 @@ import pytest
 
 from klc.cuda.parse import parse_bytes, read_source
 from klc.fill import FillRequest, Trial
-from klc.fill.search import (
-    SearchFiller,
-    candidate_sites,
-    card_values,
-    ranked_assignments,
-    ranked_values,
-)
+from klc.fill.card import card_values
+from klc.fill.search import SearchFiller, ranked_assignments, ranked_values
+from klc.fill.trial import candidate_sites
 from klc.pipeline import Site, spec_of
 from klc.rule.model import Rule
 from klc.rule.ruleset import load_rules
@@ -270,7 +266,7 @@ def test_random_fallback_without_optuna(rules: dict[str, Rule]) -> None:
 
 
 def test_bad_value_from_elsewhere_is_refused_statically(rules: dict[str, Rule]) -> None:
-    from klc.fill.search import static_check
+    from klc.fill.trial import static_check
 
     req = request(rules["match_warps"])
     check = static_check(req.unit, req.site, {"warps": "3"}, req.spec, "sm_90")
@@ -307,7 +303,7 @@ def test_slower_skill_is_never_proposed() -> None:
 
 
 def test_site_rank_orders_by_verdict_then_speedup_then_source() -> None:
-    from klc.fill.search import site_rank
+    from klc.fill.trial import site_rank
 
     unit = parse_bytes(read_source(SIGMOID), str(SIGMOID))
     bounds, exp = fixed_skill("add_launch_bounds"), fixed_skill("precise_exp_to_fast")

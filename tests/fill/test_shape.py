@@ -11,8 +11,10 @@ import pytest
 
 from klc.cuda.parse import parse_bytes
 from klc.fill import FillRequest
-from klc.fill.search import SearchFiller, candidate_sites, card_values, ranked_assignments
+from klc.fill.card import card_values
+from klc.fill.search import SearchFiller, ranked_assignments
 from klc.fill.shape import launch_anchors, learned_block
+from klc.fill.trial import candidate_sites
 from klc.pipeline import spec_of
 from klc.recipes import load, replay
 from klc.rule import Rule, RuleSet

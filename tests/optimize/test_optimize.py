@@ -496,7 +496,7 @@ def test_real_library_static_path() -> None:
     """The shipped (learned, regenerated) library on sigmoid without a GPU: only properties
     that hold whatever its cards say."""
     from klc.cuda.parse import parse_bytes
-    from klc.fill.search import candidate_sites
+    from klc.fill.trial import candidate_sites
     from klc.pipeline import spec_of
     from klc.rule import RuleSet, default_skill_dirs
 

@@ -10,7 +10,8 @@ import pytest
 from klc.cli import main
 from klc.cuda.parse import parse_bytes
 from klc.fill import FillRequest
-from klc.fill.search import SearchFiller, candidate_sites, fresh_value, with_fresh_defaults
+from klc.fill.search import SearchFiller, fresh_value, with_fresh_defaults
+from klc.fill.trial import candidate_sites
 from klc.pipeline import apply_rules, apply_site, find_sites, spec_of
 from klc.rule import RuleError, load_rules, load_rules_text, rule_to_text
 from klc.rule.fresh import declared_in, implied_fresh

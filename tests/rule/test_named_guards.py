@@ -171,6 +171,22 @@ def test_a_use_that_leads_back_is_refused(tmp_path: Path) -> None:
 
 
 def test_a_file_of_definitions_alone_checks(tmp_path: Path, capsys) -> None:
-    (tmp_path / "lib.rule").write_text("define guard quiet($B): not mentions($B, atomicAdd)\n")
-    assert main(["check", str(tmp_path / "lib.rule")]) == 0
-    assert main(["check", str(Path(__file__).parents[2] / "grammar" / "guards.rule")]) == 0
+    """``klc check`` says what it checked: the definitions of a file of named guards, and
+    the rules and definitions of files that hold both (not those a file uses)."""
+    lib = tmp_path / "lib.rule"
+    lib.write_text("define guard quiet($B): not mentions($B, atomicAdd)\n")
+    assert main(["check", str(lib)]) == 0
+    assert capsys.readouterr().out.strip() == "1 guard definition ok"
+    shipped = Path(__file__).parents[2] / "grammar" / "guards.rule"
+    assert main(["check", str(shipped)]) == 0
+    defined = shipped.read_text().count("\ndefine guard ")
+    assert defined > 10
+    assert capsys.readouterr().out.strip() == f"{defined} guard definitions ok"
+    (tmp_path / "both.rule").write_text(NAMED)
+    (tmp_path / "user.rule").write_text(SPELLED.replace("drop_restrict_rows", "spelled")
+                                        + 'use "lib.rule"\n')
+    assert main(["check", str(tmp_path / "both.rule"), str(tmp_path / "user.rule")]) == 0
+    assert capsys.readouterr().out.strip() == "2 rules and 3 guard definitions ok"
+    lib.write_text("define guard loud($B): mentoins($B, atomicAdd)\n")
+    assert main(["check", str(lib)]) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == "1 error; 0 rules ok"

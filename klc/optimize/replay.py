@@ -1,0 +1,76 @@
+"""Recipe replay: the lineage recipes (``klc.recipes``) replayed from the current version as
+one move each, each tried once per version, and the round's own moves that may beat the
+recipe's kernel (:meth:`klc.optimize.loop._Loop.compare_recipe`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from klc.content import sha256
+from klc.errors import KlcError
+
+if TYPE_CHECKING:
+    from klc.gate import GateRecord
+    from klc.optimize.judge import NoiseJudge
+    from klc.optimize.result import TrialLog
+    from klc.optimize.targets import Candidate, Version
+    from klc.recipes import Replay
+    from klc.rule import Rule
+
+
+@dataclass
+class RecipeTrial:
+    """A lineage recipe's kernel that the gate found faster, before the round compares it."""
+
+    label: str
+    source: bytes
+    record: GateRecord
+    log: TrialLog
+
+
+class RecipeReplay:
+    """The recipes of one run (``klc.recipes.Recipe``) and the (family, version) pairs
+    already replayed."""
+
+    def __init__(self, path: str, rules: list[Rule], recipes: Iterable[Any] = ()) -> None:
+        self.path = path
+        self.rules = {r.name: r for r in rules}
+        self.recipes = list(recipes)
+        self.tried: set[tuple[str, str]] = set()
+
+    def best(self, cur: Version, visited: set[str], notes: list[str]) -> Replay | None:
+        """The replay, from ``cur``, of the recipe not yet tried on it whose walk measured
+        the largest gain and whose kernel was not visited; a replay that stops says why in
+        ``notes``."""
+        from klc.recipes import replay
+
+        best = None
+        for recipe in self.recipes:
+            key = (recipe.family, cur.sha)
+            if key in self.tried:
+                continue
+            self.tried.add(key)
+            try:
+                rp = replay(recipe, cur.source, self.path, self.rules)
+            except KlcError as e:
+                notes.append(f"lineage {recipe.family}: the replay stopped: {e}")
+                continue
+            if rp is None or sha256(rp.source) in visited:
+                continue
+            if best is None or rp.gain > best.gain:
+                best = rp
+        return best
+
+    @staticmethod
+    def rival(cur: Version, rt: RecipeTrial, ran: list[Candidate], visited: set[str],
+              judge: NoiseJudge) -> Candidate | None:
+        """The fastest of the round's own moves from ``cur`` that is clearly faster than
+        the recipe's kernel (beyond the noise), or None: a recipe is ranked by its
+        lineage's gain, measured on another kernel."""
+        rivals = [c for c in ran if c.log.outcome == "improved"
+                  and sha256(c.source) not in visited
+                  and (c.log.speedup or 0.0) > (rt.log.speedup or 0.0)
+                  * (1 + judge.threshold(c.log.noise, cur.noise))]
+        return max(rivals, key=lambda c: c.log.speedup or 0.0) if rivals else None
