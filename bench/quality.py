@@ -23,7 +23,7 @@ timeout and retries with ``--llm-timeout S`` and ``--llm-retries N``, as ``klc o
 takes them); each row keeps the filler's spend (requests, cache hits, tokens).
 
     python bench/quality.py [--out DIR] [--budget 30] [--family softmax] [--kernel 'rms*']
-                            [--transfer] [--no-lineages] [--no-heldout]
+                            [--transfer] [--no-lineages] [--no-heldout] [--lineages DIR]
                             [--filler search|llm] [--model NAME]
 """
 
@@ -52,9 +52,13 @@ TRANSFER_GEOMEAN = 2.0  # transfer set geomean >= 2x over the first versions
 FAR_PCT, FAR_SPEEDUP = 30.0, 3.0  # each kernel under 30% of SOL at least 3x faster
 
 
-def lineage_jobs(families: list[str] | None) -> list[dict[str, Any]]:
+def lineage_jobs(families: list[str] | None, root: Path = ROOT / "bench/lineages"
+                 ) -> list[dict[str, Any]]:
+    """The naive end of each walk under ``root`` (FAMILY/expert.cu and FAMILY/walk/):
+    bench/lineages, or the third-party experts' walks that bench/experts/walk.py keeps in
+    the cache."""
     jobs = []
-    for fam in sorted(p for p in (ROOT / "bench/lineages").iterdir() if p.is_dir()):
+    for fam in sorted(p for p in root.iterdir() if p.is_dir()):
         steps = sorted(p for p in (fam / "walk").glob("v*.cu") if not p.name.startswith("v00_"))
         if not steps or not (fam / "expert.cu").exists():
             continue
@@ -247,6 +251,10 @@ def main() -> int:
     ap.add_argument("--kernel", help="only held-out (and transfer) kernels whose name matches "
                     "one of these globs (comma-separated)")
     ap.add_argument("--no-lineages", action="store_true")
+    ap.add_argument("--lineages", type=Path, default=ROOT / "bench/lineages", metavar="DIR",
+                    help="the walks to take the naive ends of (FAMILY/expert.cu and "
+                    "FAMILY/walk/ under DIR; default bench/lineages; the third-party experts' "
+                    "walks: the experts/ folder of bench/experts/walk.py's output)")
     ap.add_argument("--no-heldout", action="store_true")
     ap.add_argument("--no-headroom", action="store_true",
                     help="rank skills without the headroom tiers (every skill at any %% of "
@@ -290,7 +298,10 @@ def main() -> int:
         args.out.mkdir(parents=True, exist_ok=True)
     skill_dirs = args.skills or default_skill_dirs()
     skills = list(RuleSet.load(skill_dirs).rules)
-    jobs = ([] if args.no_lineages else lineage_jobs(args.family)) + \
+    if not args.no_lineages and not args.lineages.is_dir():
+        print(f"quality: --lineages {args.lineages}: no such folder", file=sys.stderr)
+        return 2
+    jobs = ([] if args.no_lineages else lineage_jobs(args.family, args.lineages)) + \
         ([] if args.no_heldout else heldout_jobs(args.kernel)) + \
         (heldout_jobs(args.kernel, "transfer") if args.transfer else [])
     console = Console() if sys.stdout.isatty() else Console(width=200)
