@@ -50,6 +50,12 @@ HOST_HEADERS = frozenset({
     "nvToolsExt.h", "set", "unordered_set", "list", "deque", "queue", "stack", "ostream",
     "istream", "mutex", "optional", "filesystem", "cerrno", "errno.h", "getopt.h",
 })
+# Umbrella headers NVRTC refuses whose device parts a kernel uses: compiled as klc's shim of
+# the same name length that includes those parts (klc/nvrtc_include)
+DEVICE_PARTS = {"cub/cub.cuh": "klc_cub.cuh"}
+# The warp intrinsics without a mask, which CUDA declares only below compute capability 7.0:
+# a file that calls one is compiled with klc_warp_legacy.h pre-included
+_LEGACY_WARP_RE = re.compile(rb"\b__(?:shfl(?:_up|_down|_xor)?|any|all|ballot)[ \t]*\(")
 _INCLUDE_RE = re.compile(rb"^[ \t]*#[ \t]*include[ \t]*[<\"]([^>\"]+)[>\"][^\n]*", re.M)
 _LOG_LINE_RE = re.compile(r"^(?P<file>.*?)\((?P<line>\d+)\): (?P<rest>.*)$")
 _PTXAS_ENTRY_RE = re.compile(r"Compiling entry function '([^']+)'")
@@ -239,6 +245,11 @@ def prepare_device_source(unit: Unit) -> Prepared:
             _blank(buf, m.start(), m.end())
             line, col = unit.position(m.start())
             removed.append(f"#include <{header}> at {line}:{col}")
+        elif header in DEVICE_PARTS:  # (the same length: every column stays the file's)
+            buf[m.start(1):m.end(1)] = DEVICE_PARTS[header].encode()
+            line, col = unit.position(m.start())
+            removed.append(f"#include <{header}> at {line}:{col} (compiled as its device "
+                           f"headers, {DEVICE_PARTS[header]})")
     return Prepared(bytes(buf), tuple(removed))
 
 
@@ -376,7 +387,8 @@ def compile_source(source: bytes, path: str, *, arch: str,
     # nvcc's implicit cuda_runtime.h brings the host's <math.h> (M_PI, INFINITY) into every
     # file: klc_math.h (in the shims' folder) is pre-included for the same effect
     opts = (f"-arch={arch}", *BASE_OPTIONS, *options, *(f"-I{d}" for d in inc),
-            "--pre-include=klc_math.h")
+            "--pre-include=klc_math.h",
+            *(("--pre-include=klc_warp_legacy.h",) if _LEGACY_WARP_RE.search(source) else ()))
     h = hashlib.sha256()
     for part in (source, *opts, "\0", *name_expressions, nvrtc_version(),
                  headers_fingerprint()):

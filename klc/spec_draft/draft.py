@@ -375,9 +375,10 @@ class _Drafter:
             if not self._shape(p, acc, samples, env0):
                 continue
             self._init(p)
-        self.guessed.append("args.*.role: " + ", ".join(f"{n} {r}" for n, r in
-                                                        self.roles.items())
-                            + " (const-ness and writes)")
+        if self.roles:
+            self.guessed.append("args.*.role: " + ", ".join(f"{n} {r}" for n, r in
+                                                            self.roles.items())
+                                + " (const-ness and writes)")
 
     def _samples(self) -> list[Sample]:
         """Size values near the drafted ones (so that their order of magnitude, k << n,
