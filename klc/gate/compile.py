@@ -239,6 +239,10 @@ def prepare_device_source(unit: Unit) -> Prepared:
             _blank(buf, f.start, f.end)
             line, col = unit.position(f.start)
             removed.append(f"host function {f.name} at {line}:{col}")
+    for node, what in _host_declarations(unit):
+        _blank(buf, node.start_byte, node.end_byte)
+        line, col = unit.position(node.start_byte)
+        removed.append(f"{what} {_declared(unit, node)} at {line}:{col}")
     for m in _INCLUDE_RE.finditer(unit.source):
         header = m.group(1).decode("utf-8", "replace")
         if header in HOST_HEADERS:
@@ -251,6 +255,59 @@ def prepare_device_source(unit: Unit) -> Prepared:
             removed.append(f"#include <{header}> at {line}:{col} (compiled as its device "
                            f"headers, {DEVICE_PARTS[header]})")
     return Prepared(bytes(buf), tuple(removed))
+
+
+_DEVICE_STORAGE_RE = re.compile(rb"\b(__device__|__constant__|__managed__|__shared__|const|"
+                                rb"constexpr|typedef)\b")
+_DEVICE_FUNCTION_RE = re.compile(rb"\b(__device__|__global__|constexpr)\b")
+
+
+def _host_declarations(unit: Unit) -> list[tuple[Any, str]]:
+    """The namespace-scope declarations of host code, which NVRTC refuses and device code
+    cannot use: variables without ``__device__``/``__constant__``/``__managed__`` that are
+    not ``const`` (``unsigned long long rng_seed;``, ``float* d_buf = nullptr;``), and
+    prototypes of host functions (``void launch(float* y, int n);``). A declaration that
+    defines a type is kept."""
+    found = []
+    stack = list(unit.root.named_children)
+    while stack:
+        n = stack.pop()
+        if n.type == "namespace_definition":
+            body = n.child_by_field_name("body")
+            stack.extend(body.named_children if body is not None else ())
+            continue
+        if n.type != "declaration":
+            continue
+        declarators = n.children_by_field_name("declarator")
+        kind = n.child_by_field_name("type")
+        if not declarators or (kind is not None and kind.child_by_field_name("body")
+                               is not None):
+            continue
+        head = unit.source[n.start_byte:declarators[0].start_byte]
+        functions = [_is_function(d) for d in declarators]
+        if all(functions):
+            if _DEVICE_FUNCTION_RE.search(head) is None:
+                found.append((n, "host function declaration"))
+        elif not any(functions) and _DEVICE_STORAGE_RE.search(head) is None:
+            found.append((n, "host variable"))
+    return sorted(found, key=lambda f: f[0].start_byte)
+
+
+def _is_function(d: Any) -> bool:
+    while d is not None and d.type in ("pointer_declarator", "reference_declarator",
+                                       "init_declarator"):
+        d = d.child_by_field_name("declarator")
+    return d is not None and d.type == "function_declarator"
+
+
+def _declared(unit: Unit, n: Any) -> str:
+    names = []
+    for d in n.children_by_field_name("declarator"):
+        while d is not None and d.type != "identifier" and d.child_by_field_name(
+                "declarator") is not None:
+            d = d.child_by_field_name("declarator")
+        names.append(unit.text(d) if d is not None else "?")
+    return ", ".join(names)
 
 
 # --------------------------------------------------------------------------------------

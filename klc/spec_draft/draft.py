@@ -156,7 +156,10 @@ class _Drafter:
                 hi = k.expr(bound)
             except Unknown:
                 continue
-            self.ranges[var] = (lo, hi if op == "<=" else f"({hi} - 1)")
+            if op in (">", ">="):  # counting down from its start to just above the bound
+                self.ranges[var] = (hi if op == ">=" else f"({hi} + 1)", lo)
+            else:
+                self.ranges[var] = (lo, hi if op == "<=" else f"({hi} - 1)")
         for tv in self.tvars:
             if tv.extent is not None:
                 self.ranges[tv.name] = ("0", f"({tv.extent} - 1)")

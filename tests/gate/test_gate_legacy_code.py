@@ -2,7 +2,8 @@
 file that includes CUB's umbrella header (which refuses NVRTC) and uses its block and warp
 primitives, with the operators CCCL 3 removed (``cub::Max``); a file that calls the warp
 intrinsics without a mask (``__shfl_xor``, ``__ballot``), which CUDA declares only below
-compute capability 7.0. Real NVRTC compiles, no GPU; the kernels are written here."""
+compute capability 7.0; a file whose host code keeps state in namespace-scope variables.
+Real NVRTC compiles, no GPU; the kernels are written here."""
 
 from __future__ import annotations
 
@@ -107,3 +108,40 @@ def test_a_file_without_legacy_calls_is_compiled_without_the_shim(tmp_path: Path
     r2 = _compile(src.replace(b"__shfl_sync(0xffffffffu, ", b"__shfl("), tmp_path, "old.cu")
     assert r2.ok, r2.error
     assert r.key != r2.key  # the shim is part of what was compiled
+
+
+HOST_STATE = b"""#include <cuda_fp16.h>
+unsigned long long run_seed;
+int calls = 0, *scratch;
+static float host_scale = 2.0f;
+const int LIMIT = 8;
+__device__ int device_count;
+__constant__ float coef[4];
+struct Options { int steps; };
+Options options;
+void launch(half* y, int n);
+namespace cfg { float learning_rate = 0.1f; }
+__global__ void bump(half* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n && i < LIMIT * 1024) y[i] = __hadd(y[i], __float2half(coef[0]));
+    if (i == 0) atomicAdd(&device_count, 1);
+}
+void launch(half* y, int n) { calls++; bump<<<(n + 255) / 256, 256>>>(y, n); }
+"""
+
+
+def test_host_variables_are_blanked_and_device_ones_kept(tmp_path: Path) -> None:
+    r = _compile(HOST_STATE, tmp_path, "state.cu", ("bump",))
+    assert r.ok, r.error
+    hosts = [w for w in r.removed if w.startswith("host ")]
+    assert hosts == ["host function launch at 17:1", "host variable run_seed at 2:1",
+                     "host variable calls, scratch at 3:1",
+                     "host variable host_scale at 4:1", "host variable options at 9:1",
+                     "host function declaration launch at 10:1",
+                     "host variable learning_rate at 11:17"], r.removed
+    prepared = prepare_device_source(parse_bytes(HOST_STATE, "state.cu")).source
+    assert len(prepared) == len(HOST_STATE)
+    for kept in (b"const int LIMIT = 8;", b"__device__ int device_count;",
+                 b"__constant__ float coef[4];", b"struct Options { int steps; };",
+                 b"__device__ int device_count;"):
+        assert kept in prepared, kept
