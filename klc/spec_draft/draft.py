@@ -426,6 +426,9 @@ class _Drafter:
                              f"index of {p.name}: {self.k.text(acc[0].node)}")
             self.shapes[p.name] = ["TODO"]
             return False
+        # the drafted sizes are a target too: a shape that fits the samples alone (128 for
+        # every sample of a launch of ceil_div(size, 64) blocks) may miss them (size 64)
+        targets.append((dict(self.sizes), best0[0] + 1))
         raw = best0[1]
         if self.host is not None:  # the kernel's size parameters as the host's expressions
             raw = subst(raw, self._host_values())

@@ -222,3 +222,57 @@ def test_grid_stride_while_and_an_atomic_address(tmp_path: Path) -> None:
     src = LANES.replace("        gid += step;\n", "        gid += step;\n        gid -= 1;\n")
     d = draft_spec(parse_bytes(src.encode(), "k.cu"), "dot")
     assert any("uses gid" in t for t in d.todo), d.todo
+
+
+UNGUARDED = """__global__ void parity(float* c) {
+    int tid = blockIdx.x * blockDim.x + threadIdx.x;
+    float a = 0.0f, b = 0.0f;
+    if (tid % 2 == 0) a = 100.0f; else b = 200.0f;
+    c[tid] = a + b;
+}
+int main() {
+    int size = 64;
+    int blocksize = 64;
+    float* c;
+    dim3 block(blocksize, 1);
+    dim3 grid((size - 1) / block.x + 1, 1);
+    parity<<<grid, block>>>(c);
+    return 0;
+}
+"""
+
+
+def test_a_shape_fits_the_drafted_sizes_not_only_the_samples(tmp_path: Path) -> None:
+    """Near size 64 every sample launches two blocks (128 threads), but the drafted size
+    launches one: the shape is the launch's thread count, which is 64 there."""
+    _d, spec, full = drafted(UNGUARDED)
+    shape, = shapes(spec)["c"]
+    for size in (64, 65, 100, 4096):
+        blocks = (size - 1) // 64 + 1
+        assert evaluate_or_none(shape, {"size": size}) == blocks * 64, (shape, size)
+    compiles(full, tmp_path, "parity")
+
+
+PAIRS = """__global__ void pairs(const int* in, int* out, int n) {
+    unsigned int idx = blockIdx.x * blockDim.x * 2 + threadIdx.x;
+    if (idx + blockDim.x < n)
+        out[blockIdx.x * blockDim.x + threadIdx.x] = in[idx] + in[idx + blockDim.x];
+}
+int main() {
+    int size = 1 << 20;
+    int *a, *b;
+    dim3 block(256, 1);
+    dim3 grid((size - 1) / block.x + 1, 1);
+    pairs<<<grid.x / 2, block>>>(a, b, size);
+    return 0;
+}
+"""
+
+
+def test_a_dim3_axis_is_one_operand_of_the_launch_expression(tmp_path: Path) -> None:
+    _d, spec, full = drafted(PAIRS)
+    grid, = spec.grid
+    for size in (1 << 20, 1000, 70000):
+        assert evaluate_or_none(grid, {"size": size}) == ((size - 1) // 256 + 1) // 2, grid
+    assert evaluate_or_none(shapes(spec)["out"][0], spec.sizes) == (1 << 20) // 2
+    compiles(full, tmp_path, "pairs")
