@@ -411,8 +411,12 @@ class Kernel:
 
 def read_guards(k: Kernel) -> dict[str, tuple[str, str]]:
     """Bounds on variables from the kernel's conditions: ``if (i < n)``, ``if (i >= n)
-    return;``, ``i < n ? ... : ...``, joined with ``&&``; var -> (op, bound expr)."""
+    return;``, ``i < n ? ... : ...``, joined with ``&&``; var -> (op, bound expr). A bound
+    holds for every access of the variable only where it is its one bound: a variable that
+    two conditions bound differently (``if (i < n - 32) s[k] = in[i + 32];`` then ``if (i >=
+    n - 4) return;``) keeps none, so that no access is drafted under another's guard."""
     out: dict[str, tuple[str, str]] = {}
+    seen: dict[str, set[tuple[str, str]]] = {}
     body = k.fn.node.child_by_field_name("body")
 
     def conjuncts(node: Node) -> Iterator[Node]:
@@ -443,6 +447,7 @@ def read_guards(k: Kernel) -> dict[str, tuple[str, str]]:
         except Unknown:
             return
         out.setdefault(name, (op, bound))
+        seen.setdefault(name, set()).add((op, bound))
 
     for n in k.walk(body):
         if n.type == "if_statement":
@@ -470,7 +475,7 @@ def read_guards(k: Kernel) -> dict[str, tuple[str, str]]:
             if cond is not None:
                 for c in conjuncts(cond):
                     record(c, negate=False)
-    return out
+    return {name: bound for name, bound in out.items() if len(seen[name]) == 1}
 
 
 @dataclass

@@ -276,3 +276,41 @@ def test_a_dim3_axis_is_one_operand_of_the_launch_expression(tmp_path: Path) -> 
         assert evaluate_or_none(grid, {"size": size}) == ((size - 1) // 256 + 1) // 2, grid
     assert evaluate_or_none(shapes(spec)["out"][0], spec.sizes) == (1 << 20) // 2
     compiles(full, tmp_path, "pairs")
+
+
+HALO = """#define R 4
+#define B 32
+__global__ void diff1d(const float* in, float* out) {
+    __shared__ float s[B + 2 * R];
+    int g = threadIdx.x + blockDim.x * blockIdx.x;
+    int l = threadIdx.x + R;
+    s[l] = in[g];
+    if (threadIdx.x < R) {
+        if (g > R) s[l - R] = in[g - R];
+        if (g < gridDim.x * blockDim.x - B) s[l + B] = in[g + B];
+    }
+    __syncthreads();
+    if (g < R || g >= gridDim.x * blockDim.x - R) return;
+    out[g] = s[l + 1] - s[l - 1];
+}
+int main() {
+    float *a, *b;
+    unsigned int n = 1 << 16;
+    dim3 block(B);
+    dim3 grid((n - 1) / block.x + 1);
+    diff1d<<<grid, block>>>(a, b);
+    return 0;
+}
+"""
+
+
+def test_a_guard_of_one_access_does_not_bound_another() -> None:
+    """``g < G*B - 32`` guards the halo's load only; ``out[g]`` runs up to ``G*B - 5``: with
+    two bounds on ``g`` neither is taken for every access, so ``out`` spans the launch rather
+    than stopping 32 short of it (where the kernel would write past its end)."""
+    _d, spec, _full = drafted(HALO)
+    n = spec.sizes["n"]
+    threads = ((n - 1) // 32 + 1) * 32
+    got = {k: evaluate_or_none(v[0], spec.sizes) for k, v in shapes(spec).items()}
+    assert got["out"] is not None and got["out"] >= threads - 4, got  # (4: R)
+    assert got["in"] is not None and got["in"] >= threads, got
