@@ -8,7 +8,10 @@ against the signature (the gate's check_spec), and gate the drafted file against
 (compile only without a GPU; with one, verify and profile too). Prints one row per kernel and
 the totals; --json writes the rows.
 
-    python bench/spec_init_real.py --sources DIR [--cases FILE] [--json OUT] [--no-gate]
+    python bench/spec_init_real.py --sources DIR [--cases FILE] [--json OUT] [--no-gate] [-j N]
+
+``-j N`` drafts and gates N kernels at a time, in worker processes (on a GPU they share it:
+the figure counts verdicts, and the profile's timings are not reported).
 
 SOURCES/OWNER+NAME must be a checkout of the commit the cases file names (for example
 `git clone https://github.com/OWNER/NAME SOURCES/OWNER+NAME && git -C ... checkout COMMIT`).
@@ -68,28 +71,37 @@ def main() -> int:
                     "real_cases.txt")
     ap.add_argument("--json", metavar="OUT")
     ap.add_argument("--no-gate", action="store_true")
+    ap.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
+                    help="kernels drafted and gated at a time (worker processes)")
     args = ap.parse_args()
     arch, why = gpu_status()
-    print(f"device: {arch or 'none'} {why}")
+    device = gpu_name() if arch else None
+    print(f"device: {device or arch or 'none'} {why}")
     rows: list[dict[str, object]] = []
+    tasks: list[tuple[str, str, tuple[str, ...], str, bool]] = []
     for label, path, include in read_cases(args.cases, args.sources):
         build_flags.set_flags(build_flags.BuildFlags(include))
         try:
-            src = read_source(path)
-            unit = parse_bytes(src, str(path))
+            unit = parse_bytes(read_source(path), str(path))
         except KlcError as e:
             rows.append({"kernel": label, "result": "unreadable", "reason": str(e)})
             continue
         launched = {ln.kernel for ln in unit.launches}
-        for fn in unit.kernels:
-            if fn.name not in launched or fn.template_params:
-                continue
-            rows.append(one(f"{label}:{fn.name}", src, unit, fn.name, path,
-                            gate_it=not args.no_gate))
-            r = rows[-1]
-            print(f"{str(r['kernel'])[-70:]:70s} {r['result']:9s} "
-                  f"{'host' if r.get('host_launch') else '-':4s} "
-                  f"{str(r.get('reason', ''))[:160]}")
+        tasks += [(f"{label}:{fn.name}", str(path), include, fn.name, not args.no_gate)
+                  for fn in unit.kernels if fn.name in launched and not fn.template_params]
+    if args.jobs > 1:
+        import multiprocessing as mp
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(args.jobs, mp.get_context("spawn")) as pool:
+            done = list(pool.map(run_task, tasks))
+    else:
+        done = map(run_task, tasks)
+    for r in done:
+        rows.append(r)
+        print(f"{str(r['kernel'])[-70:]:70s} {r['result']:9s} "
+              f"{'host' if r.get('host_launch') else '-':4s} "
+              f"{str(r.get('reason', ''))[:160]}", flush=True)
     kernels = [r for r in rows if r["result"] != "unreadable"]
     hosted = [r for r in kernels if r.get("host_launch")]
     good = ("passed",) if arch else ("compiled", "ok")
@@ -100,8 +112,28 @@ def main() -> int:
           f"launch {len(hosted)}; drafted and pass spec check {len(checked)}; {what} without "
           f"edits {len(gated)} ({100 * len(gated) / max(1, len(kernels)):.0f}%)")
     if args.json:
-        Path(args.json).write_text(json.dumps({"device": arch, "rows": rows}, indent=1))
+        Path(args.json).write_text(json.dumps({"device": device or arch, "arch": arch,
+                                               "rows": rows}, indent=1))
     return 0
+
+
+def gpu_name() -> str | None:
+    """The GPU's name (device 0), for the record."""
+    try:
+        import cupy
+
+        name = cupy.cuda.runtime.getDeviceProperties(0)["name"]
+        return name.decode() if isinstance(name, bytes) else str(name)
+    except Exception:  # (no GPU: gpu_status said why)
+        return None
+
+
+def run_task(task: tuple[str, str, tuple[str, ...], str, bool]) -> dict[str, object]:
+    """One kernel: its file read and parsed with its -I folders, drafted, checked, gated."""
+    label, path, include, kernel, gate_it = task
+    build_flags.set_flags(build_flags.BuildFlags(include))
+    src = read_source(Path(path))
+    return one(label, src, parse_bytes(src, path), kernel, Path(path), gate_it)
 
 
 def one(label: str, src: bytes, unit: object, kernel: str, path: Path,

@@ -9,17 +9,19 @@ Both are made from the plain listing of each file (``klc.report.site_json`` dict
   applies, not a defect), located at the anchor's match (file, line and column, end line and
   column, columns in Unicode code points), with the function, holes and the card's verdict
   in its properties and a fingerprint that survives lines moving (rule, function, bound
-  code). With ``--all``, each refused match is a result too, of ``kind: notApplicable`` and
-  ``level: none`` (SARIF's rule for any kind but ``fail``), whose message is the why-not
-  reason. A file that could not be listed, or a syntax error left in one after recovery (the
-  rest of it is listed), is a result of the rule ``klc-parse`` (``level: warning``) with
-  ``keep_going`` (``klc list --keep-going``, the default for these formats): valid CUDA that
-  klc's parser cannot read is klc's limit, not a failure of the scan. Without it, it is an
-  error notification of the invocation, whose ``executionSuccessful`` is then false.
+  code); the rules that rewrite the same code the same way, folded into the site by ``klc
+  list`` (``also``), are in its properties and its message. With ``--all``, each refused
+  match is a result too, of ``kind: notApplicable`` and ``level: none`` (SARIF's rule for
+  any kind but ``fail``), whose message is the why-not reason. A file that could not be
+  listed, or a syntax error left in one after recovery (the rest of it is listed), is a
+  result of the rule ``klc-parse`` (``level: warning``) with ``keep_going`` (``klc list
+  --keep-going``, the default for these formats): valid CUDA that klc's parser cannot read
+  is klc's limit, not a failure of the scan. Without it, it is an error notification of the
+  invocation, whose ``executionSuccessful`` is then false.
 - GitHub: one ``::notice file=…,line=…,col=…,endLine=…,endColumn=…,title=…::message``
-  workflow command per site (refused ones with ``--all`` too, titled "does not apply"), and
-  for a file that could not be listed and a syntax error left in one, ``::warning`` with
-  ``keep_going``, else ``::error``.
+  workflow command per site, its message naming the rules folded into it (refused ones
+  with ``--all`` too, titled "does not apply"), and for a file that could not be listed
+  and a syntax error left in one, ``::warning`` with ``keep_going``, else ``::error``.
 """
 
 from __future__ import annotations
@@ -139,6 +141,8 @@ def _message(site: dict[str, Any]) -> str:
     extra = [f"holes {holes}"] if holes else []
     if verdict:
         extra.append(f"card: {verdict}")
+    if site.get("also"):  # the rules that rewrite this code the same way (klc list folds them)
+        extra.append(f"the same rewrite: {', '.join(site['also'])}")
     return (f"{site['rule']} applies{fn}: {site.get('intent') or ''}".rstrip(": ")
             + (f" ({'; '.join(extra)})" if extra else ""))
 
@@ -192,6 +196,7 @@ def sarif_log(listings: Iterable[Any], rules: Sequence[Any],
             }
             if site["applicable"]:
                 result["level"] = "note"
+                result["properties"]["also"] = list(site.get("also") or ())
             else:
                 result["kind"] = "notApplicable"
                 result["level"] = "none"

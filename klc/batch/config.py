@@ -69,6 +69,9 @@ class BatchConfig:
     # the command's -I/-D/--include-from (klc.cuda.flags, as $KLC_BUILD_FLAGS): local worker
     # processes inherit the environment, Ray tasks set it from here
     build_flags: str = field(default_factory=lambda: os.environ.get("KLC_BUILD_FLAGS", ""))
+    # each hunk of a diff (--diff, an HTML report) names the rules that made it (--annotate);
+    # it changes how a diff reads, never what is written, so it is not part of ``digest``
+    annotate: bool = False
 
     @classmethod
     def from_paths(cls, paths: Sequence[str], **kw: Any) -> BatchConfig:

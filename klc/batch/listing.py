@@ -31,6 +31,8 @@ class SiteRow(NamedTuple):
     applicable: bool
     why_not: str
     fixed: str = ""  # the hole values the site's geometry fixes: "tile=32 threads=1024"
+    # the rules that rewrite this site's code the same way, folded into it (klc list)
+    also: tuple[str, ...] = ()
 
 
 @dataclass
@@ -256,6 +258,8 @@ def render_pieces(path: str, rows: list[SiteRow], info: dict[str, tuple[str, str
             add((f" ({location}) {holes}".rstrip() + "\n", ""))
             if intent:
                 add((f"    {intent}\n", ""))
+            if s.also:
+                add((f"    the same rewrite: {', '.join(s.also)}\n", "dim"))
         else:
             add((loc, "yellow"))
             add((f"{fn}: {s.rule}", ""))

@@ -31,6 +31,7 @@ from klc.errors import KlcError, shown
 from klc.interrupts import tune_gc
 
 if TYPE_CHECKING:
+    from klc.rewrite import Applied
     from klc.rule import Rule
 
 # The work on one file (in a worker process or a Ray task)
@@ -105,7 +106,12 @@ def _process(state: WorkerState, data: bytes, path: str, res: FileResult) -> Non
         res.status = PARSE_FAILED
         res.reason = f"{p.describe(path)}{more}; the file was not rewritten"
         return
-    new = _optimize(state, unit, res) if state.config.optimize else _apply(state, unit, res)
+    done = None
+    if state.config.optimize:
+        new = _optimize(state, unit, res)
+    else:
+        done = _apply(state, unit, res)
+        new = done.source if done is not None else None
     if new is None:
         return
     res.status, res.output = REWRITTEN, new
@@ -113,13 +119,15 @@ def _process(state: WorkerState, data: bytes, path: str, res: FileResult) -> Non
         compile_check(state.config, res, unit, new)
         if res.output is None:
             return
-    if state.want_diff:
-        res.diff = unified_diff(data, new, path)
+    if state.want_diff:  # the one diff writer, as klc apply prints it (--annotate too)
+        res.diff = done.diff(path, annotate=state.config.annotate) if done is not None \
+            else unified_diff(data, new, path)
     if state.config.gate and state.gate_inline:
         gate_result(state.config, res, data, new)
 
 
-def _apply(state: WorkerState, unit: Any, res: FileResult) -> bytes | None:
+def _apply(state: WorkerState, unit: Any, res: FileResult) -> Applied | None:
+    """The rules applied once: what they did when they changed the file, else None."""
     from klc.pipeline import spec_of
     from klc.rewrite import apply_unit
 
@@ -141,7 +149,7 @@ def _apply(state: WorkerState, unit: Any, res: FileResult) -> bytes | None:
     res.skipped = len(done.outcome.skipped)
     res.notes.extend(done.outcome.notes)
     if done.changed:
-        return done.source
+        return done
     if done.refused:
         res.status, res.reason = REFUSED, done.refusal()
     return None

@@ -51,6 +51,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                       help="rewrite files in place, each atomically (temporary file + rename)")
     mode.add_argument("--diff", action="store_true",
                       help="print a unified diff of every rewritten file, write nothing")
+    p.add_argument("--annotate", action="store_true",
+                   help="name the rules that made each hunk of the diffs (--diff, an HTML "
+                   "report), after its @@ line, as klc apply --annotate does")
     p.add_argument("-j", "--jobs", type=int, default=None, metavar="N",
                    help="worker processes (default: the CPUs this process may use)")
     p.add_argument("--gate", action="store_true",
@@ -122,6 +125,12 @@ def _config(args: argparse.Namespace) -> Any:
             opts.append((names.get(key, key), value))
     if args.optimize:
         check_llm_options(args)
+    if args.annotate and not (args.diff or (args.report or "").lower().endswith(".html")):
+        raise KlcError("--annotate labels the hunks of diffs: give --diff or --report "
+                       "FILE.html")
+    if args.annotate and args.optimize:
+        raise KlcError("--annotate labels the hunks of one run of rules; an --optimize "
+                       "report names the rule of each step (--report)")
     if args.tree_only and args.optimize:
         raise KlcError("--tree-only applies rules once; --optimize lists sites its own way")
     stages: tuple[str, ...] = ("compile", "verify", "profile")
@@ -144,7 +153,8 @@ def _config(args: argparse.Namespace) -> Any:
                                   optimize=args.optimize, arch=args.arch,
                                   gate_timeout=args.gate_timeout,
                                   optimize_options=tuple(opts), tree_only=args.tree_only,
-                                  compile_check=_compile_check(args), gate_stages=stages)
+                                  compile_check=_compile_check(args), gate_stages=stages,
+                                  annotate=args.annotate)
 
 
 def _rule_paths(given: list[str]) -> tuple[list[str], list[str]]:

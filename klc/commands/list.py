@@ -4,11 +4,15 @@
 this module chooses and lays out what they found:
 
 - ``--only``/``--exclude`` keep the rules whose names match (globs);
+- where two rules rewrite the same code the same way (``unroll_loop`` and
+  ``add_bare_pragma_unroll`` on one loop: the same anchor, the same code written but for
+  hole values), one step before any format (``fold_agreeing``) keeps the site of the first
+  rule and names the others in it (JSON: ``"also"``; SARIF: the result's ``also`` property
+  and its message; GitHub: the message; text: "the same rewrite: ..."); ``--full`` keeps
+  every site on its own;
 - the text listing is compact by default: per file, the structural skills first (each site
-  with its intent), then each cheap one once, with the other lines it applies at; where two
-  rules rewrite the same code the same way (``unroll_loop`` and ``add_bare_pragma_unroll`` on
-  one loop: the same anchor, the same code written but for hole values) one is shown and
-  the others are named as agreeing. ``--full`` (and ``--all``) show every site;
+  with its intent), then each cheap one once, with the other lines it applies at.
+  ``--full`` (and ``--all``) show each site on its own line;
 - ``--keep-going`` (the default for ``--format sarif|github``): a file the parser cannot
   read whole, or not at all, is a finding (text: a line of the listing; SARIF: a result of
   the rule ``klc-parse``; GitHub: a warning) and the command exits 0;
@@ -59,8 +63,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument("--exclude", action="append", default=[], metavar="RULE_GLOB",
                    help="leave out the rules whose names match (repeatable; globs)")
     p.add_argument("--full", action="store_true",
-                   help="every site on its own (default: structural skills first, each cheap "
-                   "skill once per file with its other lines, agreeing rules folded)")
+                   help="every site on its own, in every format (default: a rule that "
+                   "rewrites a site the same way as another is named in that site's entry; "
+                   "text: structural skills first, each cheap skill once per file with its "
+                   "other lines)")
     p.add_argument("--keep-going", action=argparse.BooleanOptionalAction, default=None,
                    help="a file the parser cannot read is a finding, not a failure: exit 0 "
                    "(the default for --format sarif|github)")
@@ -91,6 +97,7 @@ def run(args: argparse.Namespace) -> int:
                                                                                 "github"))
     first = next(found, None)  # (the rules are loaded and checked before the first file)
     keep = _rule_filter(loaded_rules(), args.only, args.exclude)
+    shape = _Shapes({r.name: r for r in loaded_rules() if r.name in keep})
     for path, why in problems:
         err.print(f"klc: error: {shown(path)}: {why}", markup=False)
     failed = [bool(problems)]
@@ -99,6 +106,8 @@ def run(args: argparse.Namespace) -> int:
         for listing in itertools.chain([first] if first is not None else [], found):
             listing.sites = [s for s in listing.sites if s["rule"] in keep]
             listing.rows = [r for r in listing.rows if r.rule in keep]
+            if not args.full:  # the one deduplication, before any format
+                fold_agreeing(listing, shape)
             if not keep_going:  # else each is a finding of the listing
                 failed[0] = failed[0] or bool(listing.error or listing.problems)
                 for problem in _unread(listing):
@@ -118,7 +127,7 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(sites, indent=2))
     else:  # printed file by file, as the workers send them
         rules = {r.name: r for r in loaded_rules() if r.name in keep}
-        _print_text(listed(), rules, full, len(paths) == 1, keep_going)
+        _print_text(listed(), rules, full, shape, len(paths) == 1, keep_going)
     return 2 if failed[0] else 0
 
 
@@ -153,13 +162,12 @@ def _problem_json(path: str, problem: str) -> dict[str, Any]:
             "intent": "klc could not read this code: the rest of the file is listed"}
 
 
-def _print_text(listings: Iterable[Any], rules: dict[str, Any], full: bool, one_file: bool,
-                keep_going: bool) -> None:
+def _print_text(listings: Iterable[Any], rules: dict[str, Any], full: bool, shape: Any,
+                one_file: bool, keep_going: bool) -> None:
     from klc.batch.listing import render_pieces
     from klc.findings import problem_position
 
     info = _rule_info(rules)
-    shape = _Shapes(rules) if not full else None
     plain = not (out.is_terminal or out.color_system is not None)
     for listing in listings:
         pieces: list[tuple[str, str]] = []
@@ -219,49 +227,77 @@ class _Shapes:
         self.structural = {name: reach(r).structural for name, r in rules.items()}
 
 
+def fold_agreeing(listing: Any, shape: _Shapes) -> None:
+    """Fold the sites of a file's listing that another rule rewrites the same way (the same
+    place, the same ``rewrite_key``) into the site of the first rule (the rules' order), which
+    names them (``also``: a site's JSON key, a row's field); refused matches are kept as they
+    are. The listing's order is kept."""
+    order, keys = shape.order, shape.keys
+
+    def fields(s: Any) -> tuple[str, int, int, bool]:
+        return (s["rule"], s["line"], s["col"], s["applicable"]) if isinstance(s, dict) \
+            else (s.rule, s.line, s.col, s.applicable)
+
+    for attr in ("sites", "rows"):
+        items = getattr(listing, attr)
+        first: dict[tuple[int, int, tuple[str, ...]], int] = {}  # place -> the kept item
+        also: dict[int, list[str]] = {}
+        folded: set[int] = set()
+        for i in sorted(range(len(items)), key=lambda i: (*fields(items[i])[1:3],
+                                                          order.get(fields(items[i])[0], 0))):
+            rule, line, col, ok = fields(items[i])
+            if not ok or rule not in keys:
+                continue
+            place = (line, col, keys[rule])
+            if place in first and fields(items[first[place]])[0] != rule:
+                also.setdefault(first[place], []).append(rule)
+                folded.add(i)
+            else:
+                first.setdefault(place, i)
+        kept = []
+        for i, s in enumerate(items):
+            if i in folded:
+                continue
+            names = list(dict.fromkeys(also.get(i, ())))
+            if isinstance(s, dict):
+                kept.append({**s, "also": names} if fields(s)[3] else s)
+            else:
+                kept.append(s._replace(also=tuple(names)))
+        setattr(listing, attr, kept)
+
+
 def _compact(path: str, rows: list[Any], shape: Any,
              info: dict[str, tuple[str, str, str, str]]) -> list[tuple[str, str]]:
     """A file's compact listing (module doc): structural skills first, cheap ones grouped by
-    rule, agreeing rules folded into the first of them."""
+    rule (the rules agreeing with a site are folded into it already: ``fold_agreeing``)."""
     from klc.batch.listing import render_pieces
 
-    order, keys, structural = shape.order, shape.keys, shape.structural
-    agree: dict[tuple[str, int, int], list[str]] = {}  # a kept site -> the rules agreeing
-    kept: list[Any] = []
-    by_place: dict[tuple[int, int, tuple[str, ...]], str] = {}
-    for row in sorted(rows, key=lambda r: (r.line, r.col, order.get(r.rule, 0))):
-        place = (row.line, row.col, keys[row.rule])
-        if row.applicable and place in by_place and by_place[place] != row.rule:
-            agree.setdefault((by_place[place], row.line, row.col), []).append(row.rule)
-            continue
-        by_place.setdefault(place, row.rule)
-        kept.append(row)
+    order, structural = shape.order, shape.structural
     pieces: list[tuple[str, str]] = []
     groups: dict[str, list[Any]] = {}
-    for row in kept:
+    for row in sorted(rows, key=lambda r: (r.line, r.col, order.get(r.rule, 0))):
         if structural[row.rule] or not row.applicable:
-            pieces += render_pieces(path, [row], info)
-            pieces += _agreeing([row], agree)
+            pieces += render_pieces(path, [row._replace(also=())], info)
+            pieces += _agreeing([row])
         else:
             groups.setdefault(row.rule, []).append(row)
     for _, group in sorted(groups.items(), key=lambda kv: order.get(kv[0], 0)):
-        pieces += render_pieces(path, group[:1], info)
+        pieces += render_pieces(path, [group[0]._replace(also=())], info)
         if len(group) > 1:
             lines = ", ".join(str(line) for line in dict.fromkeys(r.line for r in group[1:]))
             pieces.append((f"    and {len(group) - 1} more site"
                            f"{'s' if len(group) > 2 else ''} in this file, at line"
                            f"{'s' if ',' in lines else ''} {lines}\n", "dim"))
-        pieces += _agreeing(group, agree)
+        pieces += _agreeing(group)
     return pieces
 
 
-def _agreeing(sites: list[Any], agree: dict[tuple[str, int, int], list[str]]
-              ) -> list[tuple[str, str]]:
+def _agreeing(sites: list[Any]) -> list[tuple[str, str]]:
     """The line naming the rules that rewrite these sites the same way (and at how many of
     them, where not at all)."""
     counts: dict[str, int] = {}
     for row in sites:
-        for other in agree.get((row.rule, row.line, row.col), ()):
+        for other in row.also:
             counts[other] = counts.get(other, 0) + 1
     if not counts:
         return []

@@ -176,7 +176,10 @@ class Function:
     def params(self) -> tuple[Param, ...]:
         if self._params is None:
             src, plist = self.param_list
-            self._params = tuple(_read_params(src, plist)) if plist is not None else ()
+            params = tuple(_read_params(src, plist)) if plist is not None else ()
+            if len(params) == 1 and not params[0].name and params[0].type == "void":
+                params = ()  # f(void): no parameter, as C++ reads it
+            self._params = params
         return self._params
 
     @property

@@ -50,6 +50,12 @@ HOST_HEADERS = frozenset({
     "nvToolsExt.h", "set", "unordered_set", "list", "deque", "queue", "stack", "ostream",
     "istream", "mutex", "optional", "filesystem", "cerrno", "errno.h", "getopt.h",
 })
+# Umbrella headers NVRTC refuses whose device parts a kernel uses: compiled as klc's shim of
+# the same name length that includes those parts (klc/nvrtc_include)
+DEVICE_PARTS = {"cub/cub.cuh": "klc_cub.cuh"}
+# The warp intrinsics without a mask, which CUDA declares only below compute capability 7.0:
+# a file that calls one is compiled with klc_warp_legacy.h pre-included
+_LEGACY_WARP_RE = re.compile(rb"\b__(?:shfl(?:_up|_down|_xor)?|any|all|ballot)[ \t]*\(")
 _INCLUDE_RE = re.compile(rb"^[ \t]*#[ \t]*include[ \t]*[<\"]([^>\"]+)[>\"][^\n]*", re.M)
 _LOG_LINE_RE = re.compile(r"^(?P<file>.*?)\((?P<line>\d+)\): (?P<rest>.*)$")
 _PTXAS_ENTRY_RE = re.compile(r"Compiling entry function '([^']+)'")
@@ -233,13 +239,75 @@ def prepare_device_source(unit: Unit) -> Prepared:
             _blank(buf, f.start, f.end)
             line, col = unit.position(f.start)
             removed.append(f"host function {f.name} at {line}:{col}")
+    for node, what in _host_declarations(unit):
+        _blank(buf, node.start_byte, node.end_byte)
+        line, col = unit.position(node.start_byte)
+        removed.append(f"{what} {_declared(unit, node)} at {line}:{col}")
     for m in _INCLUDE_RE.finditer(unit.source):
         header = m.group(1).decode("utf-8", "replace")
         if header in HOST_HEADERS:
             _blank(buf, m.start(), m.end())
             line, col = unit.position(m.start())
             removed.append(f"#include <{header}> at {line}:{col}")
+        elif header in DEVICE_PARTS:  # (the same length: every column stays the file's)
+            buf[m.start(1):m.end(1)] = DEVICE_PARTS[header].encode()
+            line, col = unit.position(m.start())
+            removed.append(f"#include <{header}> at {line}:{col} (compiled as its device "
+                           f"headers, {DEVICE_PARTS[header]})")
     return Prepared(bytes(buf), tuple(removed))
+
+
+_DEVICE_STORAGE_RE = re.compile(rb"\b(__device__|__constant__|__managed__|__shared__|const|"
+                                rb"constexpr|typedef)\b")
+_DEVICE_FUNCTION_RE = re.compile(rb"\b(__device__|__global__|constexpr)\b")
+
+
+def _host_declarations(unit: Unit) -> list[tuple[Any, str]]:
+    """The namespace-scope declarations of host code, which NVRTC refuses and device code
+    cannot use: variables without ``__device__``/``__constant__``/``__managed__`` that are
+    not ``const`` (``unsigned long long rng_seed;``, ``float* d_buf = nullptr;``), and
+    prototypes of host functions (``void launch(float* y, int n);``). A declaration that
+    defines a type is kept."""
+    found = []
+    stack = list(unit.root.named_children)
+    while stack:
+        n = stack.pop()
+        if n.type == "namespace_definition":
+            body = n.child_by_field_name("body")
+            stack.extend(body.named_children if body is not None else ())
+            continue
+        if n.type != "declaration":
+            continue
+        declarators = n.children_by_field_name("declarator")
+        kind = n.child_by_field_name("type")
+        if not declarators or (kind is not None and kind.child_by_field_name("body")
+                               is not None):
+            continue
+        head = unit.source[n.start_byte:declarators[0].start_byte]
+        functions = [_is_function(d) for d in declarators]
+        if all(functions):
+            if _DEVICE_FUNCTION_RE.search(head) is None:
+                found.append((n, "host function declaration"))
+        elif not any(functions) and _DEVICE_STORAGE_RE.search(head) is None:
+            found.append((n, "host variable"))
+    return sorted(found, key=lambda f: f[0].start_byte)
+
+
+def _is_function(d: Any) -> bool:
+    while d is not None and d.type in ("pointer_declarator", "reference_declarator",
+                                       "init_declarator"):
+        d = d.child_by_field_name("declarator")
+    return d is not None and d.type == "function_declarator"
+
+
+def _declared(unit: Unit, n: Any) -> str:
+    names = []
+    for d in n.children_by_field_name("declarator"):
+        while d is not None and d.type != "identifier" and d.child_by_field_name(
+                "declarator") is not None:
+            d = d.child_by_field_name("declarator")
+        names.append(unit.text(d) if d is not None else "?")
+    return ", ".join(names)
 
 
 # --------------------------------------------------------------------------------------
@@ -376,7 +444,8 @@ def compile_source(source: bytes, path: str, *, arch: str,
     # nvcc's implicit cuda_runtime.h brings the host's <math.h> (M_PI, INFINITY) into every
     # file: klc_math.h (in the shims' folder) is pre-included for the same effect
     opts = (f"-arch={arch}", *BASE_OPTIONS, *options, *(f"-I{d}" for d in inc),
-            "--pre-include=klc_math.h")
+            "--pre-include=klc_math.h",
+            *(("--pre-include=klc_warp_legacy.h",) if _LEGACY_WARP_RE.search(source) else ()))
     h = hashlib.sha256()
     for part in (source, *opts, "\0", *name_expressions, nvrtc_version(),
                  headers_fingerprint()):

@@ -156,7 +156,10 @@ class _Drafter:
                 hi = k.expr(bound)
             except Unknown:
                 continue
-            self.ranges[var] = (lo, hi if op == "<=" else f"({hi} - 1)")
+            if op in (">", ">="):  # counting down from its start to just above the bound
+                self.ranges[var] = (hi if op == ">=" else f"({hi} + 1)", lo)
+            else:
+                self.ranges[var] = (lo, hi if op == "<=" else f"({hi} - 1)")
         for tv in self.tvars:
             if tv.extent is not None:
                 self.ranges[tv.name] = ("0", f"({tv.extent} - 1)")
@@ -375,9 +378,10 @@ class _Drafter:
             if not self._shape(p, acc, samples, env0):
                 continue
             self._init(p)
-        self.guessed.append("args.*.role: " + ", ".join(f"{n} {r}" for n, r in
-                                                        self.roles.items())
-                            + " (const-ness and writes)")
+        if self.roles:
+            self.guessed.append("args.*.role: " + ", ".join(f"{n} {r}" for n, r in
+                                                            self.roles.items())
+                                + " (const-ness and writes)")
 
     def _samples(self) -> list[Sample]:
         """Size values near the drafted ones (so that their order of magnitude, k << n,
@@ -422,6 +426,9 @@ class _Drafter:
                              f"index of {p.name}: {self.k.text(acc[0].node)}")
             self.shapes[p.name] = ["TODO"]
             return False
+        # the drafted sizes are a target too: a shape that fits the samples alone (128 for
+        # every sample of a launch of ceil_div(size, 64) blocks) may miss them (size 64)
+        targets.append((dict(self.sizes), best0[0] + 1))
         raw = best0[1]
         if self.host is not None:  # the kernel's size parameters as the host's expressions
             raw = subst(raw, self._host_values())

@@ -347,7 +347,8 @@ class _Resolver:
             dims = self._dim3_var(var, fn, depth)
             if dims is not None:
                 i = "xyz".index(member)
-                return dims[i] if i < len(dims) else "1"
+                axis = dims[i] if i < len(dims) else "1"  # (an operand: grid.x / 2)
+                return axis if re.fullmatch(r"\w+", axis.strip()) else f"({axis})"
             raise _Unresolved(f"{var}{op}{member} is not set in the file")
         # a field of a configuration read at run time (p->dim, cfg.hidden): a free size,
         # one name for every place that reads it

@@ -11,9 +11,10 @@ from typing import Any
 
 from tree_sitter import Node
 
+from klc.cuda.macros import definitions_of
 from klc.cuda.model import Function, Unit
 from klc.errors import KlcError
-from klc.spec_draft.exprs import tidy
+from klc.spec_draft.exprs import evaluate_or_none, tidy
 
 DEFAULT_BLOCK = 256
 _BUILTINS = {"blockIdx", "threadIdx", "blockDim", "gridDim"}
@@ -27,6 +28,29 @@ class DraftError(KlcError):
 
 class Unknown(Exception):
     """An expression the drafter cannot turn into a spec expression."""
+
+
+# the step of a loop counting down: i--, --i, i -= k, i >>= k, i /= k
+_DOWN = re.compile(r"(--\s*\w+|\w+\s*--|\w+\s*(-|>>|/)=\s*.+)")
+
+
+_REGIONS = ("compound_statement", "for_statement", "while_statement", "do_statement",
+            "if_statement", "switch_statement", "conditional_expression", "case_statement")
+
+
+def _scope(node: Node) -> Node | None:
+    """What runs a write whenever it runs: the block it is a statement of (a declaration's
+    name is visible there), or the statement or expression that runs it under a condition
+    (``if (c) x = 1;``, ``c ? x = 1 : 0``, ``c && (x = 1)``) or in a loop."""
+    n = node.parent
+    while n is not None and n.type not in _REGIONS and not (
+            n.type == "binary_expression" and _op(n) in ("&&", "||")):
+        n = n.parent
+    return n
+
+
+def _encloses(scope: Node | None, at: int) -> bool:
+    return scope is not None and scope.start_byte <= at < scope.end_byte
 
 
 def _op(node: Node) -> str:
@@ -66,6 +90,9 @@ class Kernel:
         self.data_index: dict[str, str] = {}  # free var standing for a buffer's values: buffer
         self.accesses: list[Access] = []
         self.keep: set[str] = set()  # guarded thread indices: free variables, not expanded
+        # every write of a local: (its node, the value a plain one gives or None), in order
+        self.writes: dict[str, list[tuple[Node, Node | None]]] = {}
+        self.macros = definitions_of(unit.source)
         self._collect(fn.node)
 
     def text(self, node: Node) -> str:
@@ -84,6 +111,7 @@ class Kernel:
         body = root.child_by_field_name("body")
         if body is None:
             raise DraftError(f"{self.unit.where(self.fn.start)}: {self.fn.name} has no body")
+        whiles = []
         for n in self.walk(body):
             if n.type == "init_declarator":
                 name = n.child_by_field_name("declarator")
@@ -93,12 +121,24 @@ class Kernel:
                     name = name.child_by_field_name("declarator")
                 if name is not None and name.type == "identifier" and value is not None:
                     self.defs.setdefault(self.text(name), []).append(value)
+                    self.writes.setdefault(self.text(name), []).append((n, value))
+            elif n.type == "declaration":  # "int x;": a new variable, no value yet
+                for d in n.children_by_field_name("declarator"):
+                    if d.type == "identifier":
+                        self.writes.setdefault(self.text(d), []).append((n, None))
             elif n.type in ("assignment_expression", "update_expression"):
                 target = n.child_by_field_name("left") or n.child_by_field_name("argument")
                 if target is not None and target.type == "identifier":
                     self.assigned.add(self.text(target))
+                    plain = n.type == "assignment_expression" and _op(n) == "="
+                    self.writes.setdefault(self.text(target), []).append(
+                        (n, n.child_by_field_name("right") if plain else None))
             elif n.type == "for_statement":
                 self._loop(n)
+            elif n.type == "while_statement":
+                whiles.append(n)
+        for n in whiles:
+            self._while(n)
 
     def _loop(self, n: Node) -> None:
         init = n.child_by_field_name("initializer")
@@ -118,12 +158,46 @@ class Kernel:
                     d.child_by_field_name("right")
                 break
         cond = _strip(cond)
-        if var is None or cond.type != "binary_expression" or _op(cond) not in ("<", "<="):
+        if var is None or cond.type != "binary_expression" or _op(cond) not in _CMP:
             return
         left = _strip(cond.child_by_field_name("left"))
         if left.type != "identifier" or self.text(left) != var:
             return
+        if _op(cond) in (">", ">="):  # a loop counting down: from its start to the bound
+            step = n.child_by_field_name("update")
+            if step is None or not _DOWN.fullmatch(" ".join(self.text(step).split()),
+                                                   ) or var not in self.text(step):
+                return
         self.loops[var] = (start, cond.child_by_field_name("right"), _op(cond))
+
+    def _while(self, n: Node) -> None:
+        """``while (v < bound) { ... v += step; }`` (a grid-stride loop): ``v`` ranges from
+        the value it enters with to the bound, when the loop's body only ever adds to it and
+        nothing else writes it but its one definition before the loop."""
+        cond = n.child_by_field_name("condition")
+        body = n.child_by_field_name("body")
+        if cond is not None and cond.type == "condition_clause":
+            cond = cond.child_by_field_name("value")
+        if cond is None or body is None:
+            return
+        cond = _strip(cond)
+        if cond.type != "binary_expression" or _op(cond) not in ("<", "<="):
+            return
+        left = _strip(cond.child_by_field_name("left"))
+        var = self.text(left)
+        writes = self.writes.get(var, [])
+        if left.type != "identifier" or var in self.loops or not writes:
+            return
+        first, value = writes[0]
+        if value is None or first.type != "init_declarator" or first.start_byte > n.start_byte:
+            return
+        for w, _ in writes[1:]:
+            inside = body.start_byte <= w.start_byte < body.end_byte
+            step = " ".join(self.text(w).split())
+            if not inside or not re.fullmatch(rf"(\+\+{var}|{var}\+\+|{var} \+= [^-].*)",
+                                              step):
+                return
+        self.loops[var] = (value, cond.child_by_field_name("right"), _op(cond))
 
     # -- expressions ----------------------------------------------------------------------
 
@@ -140,7 +214,7 @@ class Kernel:
                 raise Unknown(txt)
             return f"({txt})" if txt.startswith("-") else txt
         if t == "identifier":
-            return self.name(self.text(node), depth)
+            return self.name(self.text(node), depth, node.start_byte)
         if t == "field_expression":
             arg = node.child_by_field_name("argument")
             fld = node.child_by_field_name("field")
@@ -169,13 +243,64 @@ class Kernel:
             raise Unknown(self.text(node))
         raise Unknown(self.text(node))
 
-    def name(self, name: str, depth: int) -> str:
+    def name(self, name: str, depth: int, at: int | None = None) -> str:
+        """A name's spec expression where it is read (``at``): a parameter, a loop or thread
+        variable, a local's definition that reaches there (``reaching``), or a constant
+        ``#define``."""
         if name in self.params or name in self.loops or name in self.keep:
             return name
         defs = self.defs.get(name, [])
         if len(defs) == 1 and name not in self.assigned:
             return f"({self.expr(defs[0], depth + 1)})"
+        value = self.reaching(name, at) if at is not None else None
+        if value is not None:
+            return f"({self.expr(value, depth + 1)})"
+        if name not in self.writes:
+            constant = self.constant_macro(name)
+            if constant is not None:
+                return constant
         raise Unknown(name)
+
+    def reaching(self, name: str, at: int) -> Node | None:
+        """The value of the one write of a local that reaches a read of it at ``at``: the
+        last write before it, a declaration in a block that holds the read or a plain
+        assignment in such a block (so it runs whenever the read does), with no write of it
+        after the read in a loop around the read (which would reach the read on the next
+        trip). None where that is not so (a write under a condition, a compound one)."""
+        writes = self.writes.get(name, [])
+        shadowed = [(w, v) for w, v in writes if w.start_byte < at
+                    and (w.type not in ("init_declarator", "declaration")
+                         or _encloses(_scope(w), at))]
+        if not shadowed:
+            return None
+        last, value = shadowed[-1]
+        if value is None or not _encloses(_scope(last), at):
+            return None
+        n = self.unit.tree.root_node.descendant_for_byte_range(at, at)
+        while n is not None and n != self.fn.node:
+            if n.type in ("for_statement", "while_statement", "do_statement") and any(
+                    n.start_byte <= w.start_byte < n.end_byte and w.start_byte > at
+                    for w, _ in writes):
+                return None
+            n = n.parent
+        return value
+
+    def constant_macro(self, name: str, depth: int = 0) -> str | None:
+        """An object-like ``#define`` of the file whose value is an integer constant (``#define
+        SEGM 4``, ``#define N (1 << 10)``, through other such macros), as that number."""
+        macro = self.macros.get(name)
+        if depth > 20 or macro is None or macro[0] is not None or not macro[1]:
+            return None
+        text = macro[1]
+        for word in set(re.findall(r"[A-Za-z_]\w*", text)):
+            inner = self.constant_macro(word, depth + 1)
+            if inner is None:
+                return None
+            text = re.sub(rf"\b{word}\b", inner, text)
+        text = re.sub(r"\b(0[xX][0-9a-fA-F]+|\d+)[uUlL]+\b", r"\1", text).replace("/", "//")
+        value = evaluate_or_none(text, {}) if re.fullmatch(r"[\d\s()+\-*/%<>&|^xXa-fA-F]+",
+                                                           text) else None
+        return str(value) if value is not None and value >= 0 else None
 
     def pointer_base(self, node: Node) -> tuple[str, str] | None:
         """(buffer parameter, offset expression) for ``p``, ``q`` where ``q = p + off``
@@ -210,6 +335,9 @@ class Kernel:
         problems = []
         body = self.fn.node.child_by_field_name("body")
         for n in self.walk(body):
+            if n.type in ("call_expression", "pointer_expression"):
+                self._address_access(n)
+                continue
             if n.type != "subscript_expression":
                 continue
             try:
@@ -235,6 +363,32 @@ class Kernel:
             self.accesses.append(Access(buf, index, write, read, n))
         return problems
 
+    def _address_access(self, n: Node) -> None:
+        """A buffer reached without a subscript: ``*p`` (or ``*(p + i)``), and ``p`` (or
+        ``p + i``) as the address an atomic updates (``atomicAdd(c, v)``): the element at
+        that offset, read and written as an atomic does, or as the dereference is used."""
+        if n.type == "call_expression":
+            fn, args = n.child_by_field_name("function"), n.child_by_field_name("arguments")
+            if fn is None or args is None or not args.named_children or \
+                    not re.fullmatch(r"atomic[A-Z]\w*", self.text(fn)):
+                return
+            target, use = args.named_children[0], (True, True)
+        elif _op(n) == "*" and n.named_children:
+            target, use = n.named_children[0], self._use(n)
+        else:
+            return
+        target = _strip(target)
+        try:
+            if target.type == "binary_expression" and _op(target) == "+":
+                base = self.pointer_base(target.child_by_field_name("left"))
+                off = self.expr(target.child_by_field_name("right")) if base else "0"
+            else:
+                base, off = self.pointer_base(target), "0"
+        except Unknown:
+            return  # (an offset it cannot read: the buffer's other accesses decide)
+        if base is not None:
+            self.accesses.append(Access(base[0], f"({base[1]} + {off})", *use, n))
+
     def _use(self, n: Node) -> tuple[bool, bool]:
         """(written, read) for one subscript node."""
         parent = n.parent
@@ -257,8 +411,12 @@ class Kernel:
 
 def read_guards(k: Kernel) -> dict[str, tuple[str, str]]:
     """Bounds on variables from the kernel's conditions: ``if (i < n)``, ``if (i >= n)
-    return;``, ``i < n ? ... : ...``, joined with ``&&``; var -> (op, bound expr)."""
+    return;``, ``i < n ? ... : ...``, joined with ``&&``; var -> (op, bound expr). A bound
+    holds for every access of the variable only where it is its one bound: a variable that
+    two conditions bound differently (``if (i < n - 32) s[k] = in[i + 32];`` then ``if (i >=
+    n - 4) return;``) keeps none, so that no access is drafted under another's guard."""
     out: dict[str, tuple[str, str]] = {}
+    seen: dict[str, set[tuple[str, str]]] = {}
     body = k.fn.node.child_by_field_name("body")
 
     def conjuncts(node: Node) -> Iterator[Node]:
@@ -289,6 +447,7 @@ def read_guards(k: Kernel) -> dict[str, tuple[str, str]]:
         except Unknown:
             return
         out.setdefault(name, (op, bound))
+        seen.setdefault(name, set()).add((op, bound))
 
     for n in k.walk(body):
         if n.type == "if_statement":
@@ -316,7 +475,7 @@ def read_guards(k: Kernel) -> dict[str, tuple[str, str]]:
             if cond is not None:
                 for c in conjuncts(cond):
                     record(c, negate=False)
-    return out
+    return {name: bound for name, bound in out.items() if len(seen[name]) == 1}
 
 
 @dataclass

@@ -152,3 +152,40 @@ def test_batch_takes_builtin_rules_by_name_too(project: Path,
     assert rc == 0 and "+    if (i < n) y[i] = __expf(x[i]);" in both and "const float* x" in both
     rc, out, err = klc(capsys, "batch", "src", "--rule", "no_such_rule_here", "--diff")
     assert (rc, out) == (2, "") and "no_such_rule_here: no such rule file" in err
+
+
+def test_batch_annotates_its_diff_as_apply_does(project: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    rules = project / "both.rule"
+    restrict = Path(__file__).resolve().parents[2] / "skills" / "qualifiers.rule"
+    fast = Path(__file__).resolve().parents[2] / "skills" / "fast_math.rule"
+    rules.write_text(restrict.read_text() + "\n" + fast.read_text())
+    picked = ("--rule", "add_const_param", "--rule", "precise_exp_to_fast")
+    rc, applied, _ = klc(capsys, "apply", str(rules), "src/k.cu", *picked, "--annotate")
+    assert rc == 0
+    only = [w for w in picked if w != "--rule"]
+    rc, batch, _ = klc(capsys, "batch", "src", "--rule", str(rules), "--only", only[0],
+                       "--only", only[1], "--diff", "--annotate", "-j", "1", "-q",
+                       "--no-compile-check")
+    assert rc == 0 and batch == applied, (batch, applied)
+    hunks = [line for line in batch.splitlines() if line.startswith("@@")]
+    assert [h.split(" @@ ")[1] for h in hunks] == \
+        ["klc: add_const_param", "klc: add_const_param, precise_exp_to_fast"], hunks
+    applies(batch, project)
+    rc, plain, _ = klc(capsys, "batch", "src", "--rule", str(rules), "--only", only[0],
+                       "--only", only[1], "--diff", "-j", "1", "-q", "--no-compile-check")
+    assert rc == 0 and " klc: " not in plain
+    assert [ln for ln in plain.splitlines() if ln.startswith("@@")] == \
+        [h.split(" klc:")[0] for h in hunks]
+
+
+def test_batch_annotate_without_a_diff_is_refused(project: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    for extra in ((), ("--out", str(project / "out")), ("--diff", "--optimize")):
+        rc, out, err = klc(capsys, "batch", "src", "--rule", "fast_math", "--annotate", "-q",
+                           *extra)
+        assert rc == 2 and out == "", (extra, out)
+        line, = err.strip().splitlines()
+        assert line.startswith("klc: error: --annotate "), line
+    assert not (project / "out").exists()
+    assert (project / "src" / "k.cu").read_bytes() == KERNEL

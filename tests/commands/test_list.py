@@ -5,6 +5,7 @@ first, each cheap skill once per file, rules that rewrite the same code the same
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -119,3 +120,46 @@ def test_rules_lists_the_builtin_rules_with_intent(capsys: pytest.CaptureFixture
     assert all(r["intent"] and r["reach"] for r in rows)
     rc, out, err = run_list(capsys)
     assert (rc, out) == (2, "") and "give KERNEL files or folders (or --rules)" in err
+
+
+def test_every_format_folds_the_same_rewrites_alike(kernel: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """One deduplication before any format: the text, JSON, SARIF and GitHub listings keep
+    the same sites, and each names the rules folded into it; ``--full`` keeps them all."""
+    rc, out, _ = run_list(capsys, "--json", str(kernel))
+    assert rc == 0
+    sites = json.loads(out)
+    loops = [(s["line"], s["also"]) for s in sites if s["rule"] == "unroll_loop"]
+    assert loops == [(13, ["add_bare_pragma_unroll"]), (14, ["add_bare_pragma_unroll"]),
+                     (15, ["add_bare_pragma_unroll"])]
+    assert not any(s["rule"] == "add_bare_pragma_unroll" for s in sites)
+    kept = sorted((s["rule"], s["line"], s["col"]) for s in sites)
+    rc, out, _ = run_list(capsys, "--format", "sarif", str(kernel))
+    assert rc == 0
+    results = json.loads(out)["runs"][0]["results"]
+    located = sorted((r["ruleId"], r["locations"][0]["physicalLocation"]["region"]
+                      ["startLine"], r["locations"][0]["physicalLocation"]["region"]
+                      ["startColumn"]) for r in results)
+    assert located == kept
+    for r in results:
+        folded = ["add_bare_pragma_unroll"] if r["ruleId"] == "unroll_loop" else []
+        assert r["properties"]["also"] == folded, r
+        assert ("the same rewrite: add_bare_pragma_unroll" in r["message"]["text"]) == \
+            bool(folded)
+    rc, out, _ = run_list(capsys, "--format", "github", str(kernel))
+    assert rc == 0
+    notes = [ln for ln in out.splitlines() if ln.startswith("::notice ")]
+    assert sorted(re.search(r"title=klc%3A (\w+)", n).group(1) for n in notes) == \
+        [k[0] for k in kept]  # type: ignore[union-attr]
+    assert sum("the same rewrite: add_bare_pragma_unroll" in n for n in notes) == 3
+    rc, out, _ = run_list(capsys, "--all", str(kernel))  # --all's layout: one line per site
+    assert rc == 0 and "add_bare_pragma_unroll (" not in out
+    assert out.count("    the same rewrite: add_bare_pragma_unroll\n") == 3
+    for fmt in ("json", "sarif", "github"):
+        rc, out, _ = run_list(capsys, "--full", "--format", fmt, str(kernel))
+        assert rc == 0 and out.count("add_bare_pragma_unroll") >= 3, fmt
+        assert "the same rewrite" not in out, fmt
+    rc, out, _ = run_list(capsys, "--full", "--json", str(kernel))
+    assert sorted((s["rule"], s["line"]) for s in json.loads(out)
+                  if "unroll" in s["rule"]) == sorted(
+        (r, n) for r in ("unroll_loop", "add_bare_pragma_unroll") for n in (13, 14, 15))
