@@ -401,6 +401,18 @@ def test_a_name_with_a_newline_or_an_escape_is_shown_escaped(
     assert ok
 
 
+def test_a_newline_name_of_a_file_read_in_part_is_shown_escaped(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """A file that parses only in part (a syntax error recovered) gets its problem line and,
+    alone in its folder, the "no rule applies" line: both name it escaped, never raw."""
+    name = "\n\nbroken.cu"
+    (tmp_path / name).write_bytes(b"__global__ void f( {")
+    for argv in (["list", str(tmp_path)], ["list", "--keep-going", str(tmp_path)]):
+        _, out, err = klc(capsys, *argv)
+        assert name not in out + err, argv
+        assert "\\n\\nbroken.cu" in out + err, (argv, out, err)
+
+
 # -- smaller argument checks ------------------------------------------------------------------
 
 

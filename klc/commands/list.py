@@ -174,14 +174,15 @@ def _print_text(listings: Iterable[Any], rules: dict[str, Any], full: bool, shap
         for problem in _unread(listing) if keep_going else ():
             line, col, what = problem_position(listing.path, problem)
             rest = "; the rest of the file is listed" if listing.problems else ""
-            pieces += [(f"{listing.path}:{line}:{col}" if line else listing.path, "yellow"),
+            name = shown(listing.path)
+            pieces += [(f"{name}:{line}:{col}" if line else name, "yellow"),
                        (": ", ""), ("klc-parse", "bold"), (f": not read: {what}{rest}\n", "")]
         if listing.rows:
             pieces += render_pieces(listing.path, listing.rows, info) if full else \
                 _compact(listing.path, listing.rows, shape, info)
         if not pieces:
             if one_file and not listing.error:
-                out.print(f"{listing.path}: no rule applies ({len(rules)} rules, "
+                out.print(f"{shown(listing.path)}: no rule applies ({len(rules)} rules, "
                           f"{listing.refused} refused matches; --all shows why)",
                           markup=False)
             continue
