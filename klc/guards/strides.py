@@ -26,12 +26,13 @@ from typing import Any
 
 from tree_sitter import Node
 
-from klc.analysis.constants import block_dims, constant_of
+from klc.analysis.constants import block_dims, constant_of, kernel_spec, spec_for
 from klc.analysis.declarations import function_declarations, lookup
 from klc.analysis.launch import field_of, is_linear_index, strip_casts
 from klc.analysis.tree import binding_node, in_span, nodes_of, operator_of, quoted, text_of, unparen
 from klc.analysis.writes import is_assigned
 from klc.cuda.model import Function
+from klc.guards.constants import _as_spec_expr
 from klc.guards.registry import (
     ArgSpec,
     GuardContext,
@@ -44,6 +45,8 @@ from klc.guards.registry import (
     predicate,
 )
 from klc.match import Binding
+from klc.spec import Bound, default_verify_sizes
+from klc.spec.expr import evaluate, launch_dims
 
 _AXIS = ArgSpec("axis", frozenset({"name"}), frozenset({"x", "y", "z"}))
 _JUMPS = ("return_statement", "goto_statement", "break_statement", "continue_statement")
@@ -436,3 +439,86 @@ def block_in_strides(ctx: GuardContext, region: str = "kernel") -> Verdict:
                        "loops: every thread of the block ran it", m.start())
     return _yes(f"`{fn.name}` reads the thread's position only in {len(loops)} block-stride "
                 "loop(s), whose elements one thread visits in order", start)
+
+
+# --------------------------------------------------------------------------------------
+# A row's loop split into tiles over the grid
+
+
+@predicate("tiles_cover", _AXIS, _metavar("$TS"), _metavar("$N"),
+           reads=("arguments", "declarations", "spec"))
+def tiles_cover(ctx: GuardContext, axis: str, ts: Binding, n: Binding) -> Verdict:
+    """The grid's tiles along AXIS cover the range: at every size the spec runs (its sizes,
+    its verify sizes or those the gate derives), the grid's extent along AXIS times $TS is at
+    least $N ($TS and $N kernel parameters by their spec values, locals set once by their
+    initialisers, or constants). A loop ``for (v = blockIdx.a * TS; v < min(blockIdx.a * TS
+    + TS, N); v++)`` then visits every element of [0, N) in some block."""
+    bound = spec_for(ctx)
+    spec = kernel_spec(bound)
+    if spec is None:
+        return _no(ctx, f"no spec: the tiles of {quoted(ts)} along {axis} are not known to "
+                   f"cover {quoted(n)}", ts.start)
+    try:
+        ts_expr = _as_spec_expr(ctx, ts.text, ts.start, spec, 0)
+        n_expr = _as_spec_expr(ctx, n.text, n.start, spec, 0)
+    except ValueError as e:
+        return _no(ctx, f"the tiles have no value in the spec's terms: {e}", ts.start)
+    k = "xyz".index(axis)
+    try:
+        runs = list(spec.verify_sizes) or default_verify_sizes(
+            spec.sizes, launch_dims(spec.block, bound.env() if isinstance(bound, Bound)
+                                    else spec.env())[0])
+        for sizes in (spec.sizes, *runs):
+            env = bound.env(sizes) if isinstance(bound, Bound) else spec.env(sizes)
+            extent = launch_dims(spec.grid, env)[k]
+            tile, total = evaluate(ts_expr, env), evaluate(n_expr, env)
+            if tile <= 0 or extent * tile < total:
+                return _no(ctx, f"at sizes {sizes} the grid's {extent} tiles of {tile} along "
+                           f"{axis} do not cover {quoted(n)} = {total}", ts.start)
+    except Exception as e:  # a value the spec's sizes do not give: not proven
+        return _no(ctx, f"the spec's sizes give the tiles no value ({e})", ts.start)
+    return _yes(f"at every spec size the grid's tiles of {quoted(ts)} along {axis} cover "
+                f"{quoted(n)}", ts.start)
+
+
+@predicate("grid_axis_read_once", _AXIS, reads=("position",))
+def grid_axis_read_once(ctx: GuardContext, axis: str) -> Verdict:
+    """The kernel reads the grid along AXIS once: one ``blockIdx.a``, inside the anchor, and
+    no ``gridDim.a`` (nor do the helpers and macros it uses); outside the anchor it updates no
+    memory in place and calls no atomic. With fewer blocks along AXIS, the code outside the
+    anchor runs fewer times and computes the same."""
+    got = _kernel_region(ctx, "kernel")
+    if isinstance(got, Verdict):
+        return got
+    start, end, _label, fn = got
+    m0, m1 = ctx.match.start, ctx.match.end
+    unit, src = ctx.unit, ctx.unit.source
+    words = re.compile(rb"\b(blockIdx|gridDim)\s*\.\s*" + axis.encode() + rb"\b")
+    helper = _helpers_read(ctx, fn, words)
+    if helper is not None:
+        return _no(ctx, f"{helper}, used by `{fn.name}`, reads blockIdx.{axis} or gridDim.{axis}")
+    reads = list(words.finditer(src, start, end))
+    for m in reads:
+        if not m0 <= m.start() < m1 or m.group(1) == b"gridDim":
+            return _no(ctx, f"`{m.group(0).decode()}` is read at {unit.where(m.start())}",
+                       m.start())
+    if len(reads) != 1:
+        return _no(ctx, f"`{fn.name}` reads blockIdx.{axis} {len(reads)} times, not once")
+    for node in in_span(nodes_of(unit, "assignment_expression", "update_expression"),
+                        start, end):
+        if m0 <= node.start_byte < m1:
+            continue
+        if node.type == "assignment_expression":
+            if operator_of(node) == "=":
+                continue
+            target = node.child_by_field_name("left")
+        else:
+            target = node.child_by_field_name("argument")
+        if target is not None and unparen(target).type != "identifier":
+            return _no(ctx, f"`{text_of(src, node)}` ({unit.where(node.start_byte)}) updates "
+                       "memory in place: every block along the axis ran it", node.start_byte)
+    for m in _ATOMIC.finditer(src, start, end):
+        if not m0 <= m.start() < m1:
+            return _no(ctx, f"an atomic ({unit.where(m.start())}) outside the anchor: every "
+                       "block along the axis ran it", m.start())
+    return _yes(f"`{fn.name}` reads blockIdx.{axis} once, in the anchor", start)
