@@ -33,12 +33,15 @@ def _squeeze(text: str) -> str:
     return re.sub(r"\s+", "", text)
 
 
-def _is_pitch(ctx: GuardContext, node: Node, c_text: str, c_value: int | None) -> bool:
-    """``node`` is the padded pitch: ``C + 1`` (``1 + C``) as written, or a constant equal to
-    C's value plus one."""
+def _is_pitch(ctx: GuardContext, node: Node, c_text: str, c_value: int | None,
+              pad: int = 1) -> bool:
+    """``node`` is the row pitch: with ``pad`` 1 the padded ``C + 1`` (``1 + C``) as written,
+    with ``pad`` 0 ``C`` itself, or a constant equal to C's value plus ``pad``."""
     src = ctx.unit.source
     bare = unparen(node)
-    if bare.type == "binary_expression" and operator_of(bare) == "+":
+    if pad == 0 and _squeeze(text_of(src, bare)) == c_text:
+        return True
+    if pad == 1 and bare.type == "binary_expression" and operator_of(bare) == "+":
         a, b = bare.child_by_field_name("left"), bare.child_by_field_name("right")
         if a is not None and b is not None and {_squeeze(text_of(src, a)),
                                                 _squeeze(text_of(src, b))} == {c_text, "1"}:
@@ -46,19 +49,21 @@ def _is_pitch(ctx: GuardContext, node: Node, c_text: str, c_value: int | None) -
     if c_value is None or (bare.type == "identifier" and \
             lookup(ctx, text_of(src, bare), bare.start_byte) is not None):
         return False
-    return _value(ctx, bare) == c_value + 1
+    return _value(ctx, bare) == c_value + pad
 
 
-def _pitch_product(ctx: GuardContext, node: Node, c_text: str, c_value: int | None) -> bool:
+def _pitch_product(ctx: GuardContext, node: Node, c_text: str, c_value: int | None,
+                   pad: int = 1) -> bool:
     bare = unparen(node)
     if bare.type != "binary_expression" or operator_of(bare) != "*":
         return False
     a, b = bare.child_by_field_name("left"), bare.child_by_field_name("right")
     return a is not None and b is not None and (
-        _is_pitch(ctx, b, c_text, c_value) or _is_pitch(ctx, a, c_text, c_value))
+        _is_pitch(ctx, b, c_text, c_value, pad) or _is_pitch(ctx, a, c_text, c_value, pad))
 
 
-def _row_alias(ctx: GuardContext, node: Node, c_text: str, c_value: int | None) -> str | None:
+def _row_alias(ctx: GuardContext, node: Node, c_text: str, c_value: int | None,
+               pad: int = 1) -> str | None:
     """The name of a never-reassigned local initialised to ``X * pitch`` that ``node`` is."""
     src = ctx.unit.source
     bare = unparen(node)
@@ -67,7 +72,7 @@ def _row_alias(ctx: GuardContext, node: Node, c_text: str, c_value: int | None) 
     decl = lookup(ctx, text_of(src, bare), bare.start_byte)
     fn = ctx.function
     if decl is None or decl.origin != "local" or decl.init is None or decl.pointer \
-            or fn is None or not _pitch_product(ctx, decl.init, c_text, c_value):
+            or fn is None or not _pitch_product(ctx, decl.init, c_text, c_value, pad):
         return None
     if is_assigned(ctx, decl.name, decl.end, fn.body_end):
         return None
@@ -84,14 +89,28 @@ def _terms(node: Node) -> list[Node]:
 
 
 @predicate("flat_padded_tile", _metavar("$TILE"), _metavar("$C"),
-           reads=("arguments", "declarations", "spec"))
+           reads=("arguments", "declarations", "spec"), pass_only=True)
 def flat_padded_tile(ctx: GuardContext, tile: Binding, c: Binding) -> Verdict:
     """Every use of the flat array $TILE after its declaration is a subscript (never a
     pointer into it, its address never taken) whose index is a row offset plus columns:
     ``X * P``, ``X * P + Y`` (either order), ``X * P + Y + Z``, or ``L + Y`` (either order)
     with ``L`` a local initialised to ``X * P`` and never reassigned, read only so; P the
     padded pitch, ``$C + 1`` as written or a constant equal to it. Removing the padding then
-    rewrites every access."""
+    rewrites every access. Pass-only: the inverse skill checks ``flat_tile_rows``."""
+    return _tile_rows(ctx, tile, c, 1)
+
+
+@predicate("flat_tile_rows", _metavar("$TILE"), _metavar("$C"),
+           reads=("arguments", "declarations", "spec"))
+def flat_tile_rows(ctx: GuardContext, tile: Binding, c: Binding) -> Verdict:
+    """``flat_padded_tile`` for the unpadded tile: every use of $TILE is a row of pitch $C
+    (``$C`` as written or a constant equal to it) plus columns, in the same shapes, so that
+    padding it (pad_flat_smem_tile) rewrites every access."""
+    return _tile_rows(ctx, tile, c, 0)
+
+
+def _tile_rows(ctx: GuardContext, tile: Binding, c: Binding, pad: int) -> Verdict:
+    pitch = f"{c.text.strip()} + 1" if pad else c.text.strip()
     fn = ctx.function
     if fn is None:
         return _no(ctx, f"{quoted(tile)} is not in a function", tile.start)
@@ -133,14 +152,14 @@ def flat_padded_tile(ctx: GuardContext, tile: Binding, c: Binding) -> Verdict:
             index = args[0]
         uses += 1
         terms = _terms(index)
-        prods = [t for t in terms if _pitch_product(ctx, t, c_text, c_value)]
-        rows = [a for t in terms if (a := _row_alias(ctx, t, c_text, c_value)) is not None]
+        prods = [t for t in terms if _pitch_product(ctx, t, c_text, c_value, pad)]
+        rows = [a for t in terms if (a := _row_alias(ctx, t, c_text, c_value, pad)) is not None]
         shape_ok = (len(prods) == 1 and not rows and (
             len(terms) <= 2 or (len(terms) == 3 and terms[0] is prods[0]))) \
             or (len(rows) == 1 and not prods and len(terms) == 2)
         if not shape_ok:
             return _no(ctx, f"`{snippet(text_of(src, sub))}` ({unit.where(sub.start_byte)}) "
-                       f"is not a row of pitch {c.text.strip()} + 1 plus a column",
+                       f"is not a row of pitch {pitch} plus a column",
                        sub.start_byte)
         for a in rows:
             aliases[a] = aliases.get(a, 0) + 1
@@ -152,8 +171,8 @@ def flat_padded_tile(ctx: GuardContext, tile: Binding, c: Binding) -> Verdict:
         if count != n + 1:  # its declaration and the tile's indices
             return _no(ctx, f"the row offset `{a}` is read elsewhere than in `{name}`'s "
                        "indices", tile.start)
-    return _yes(f"every use of `{name}` ({uses}) is a row of pitch {c.text.strip()} + 1 plus "
-                "a column", tile.start)
+    return _yes(f"every use of `{name}` ({uses}) is a row of pitch {pitch} plus a column",
+                tile.start)
 
 
 @predicate("row_pitch", _metavar("$P"), _metavar("$C"), reads=("arguments", "spec"))
@@ -165,3 +184,38 @@ def row_pitch(ctx: GuardContext, p: Binding, c: Binding) -> Verdict:
     if _is_pitch(ctx, node, _squeeze(c.text), _value(ctx, cnode)):
         return _yes(f"{quoted(p)} is {c.text.strip()} + 1", p.start)
     return _no(ctx, f"{quoted(p)} is not {c.text.strip()} + 1", p.start)
+
+
+@predicate("tile_row_offset", _metavar("$L"), _metavar("$TILE"),
+           reads=("arguments", "declarations"))
+def tile_row_offset(ctx: GuardContext, local: Binding, tile: Binding) -> Verdict:
+    """The local $L is read only as a term of $TILE's indices (``t[L + c]``): a row offset
+    of the tile, which a change of the tile's pitch may change with it."""
+    fn = ctx.function
+    if fn is None:
+        return _no(ctx, f"{quoted(local)} is not in a function", local.start)
+    unit, src = ctx.unit, ctx.unit.source
+    name, tname = local.text.strip(), tile.text.strip()
+    reads = 0
+    for m in re.finditer(rb"(?<![\w.>])" + re.escape(name.encode()) + rb"\b", src[:fn.body_end]):
+        if m.start() < local.end:
+            continue
+        node = unit.root.descendant_for_byte_range(m.start(), m.end())
+        if node is None or node.type != "identifier" or node.start_byte != m.start():
+            continue
+        top = node
+        while top.parent is not None and (top.parent.type == "parenthesized_expression" or (
+                top.parent.type == "binary_expression" and operator_of(top.parent) == "+")):
+            top = top.parent
+        sub = top.parent
+        if sub is not None and sub.type == "subscript_argument_list":
+            sub = sub.parent
+        arr = sub.child_by_field_name("argument") if sub is not None and \
+            sub.type == "subscript_expression" else None
+        if arr is None or text_of(src, unparen(arr)) != tname:
+            return _no(ctx, f"`{name}` is read at {unit.where(m.start())}, not as a row offset "
+                       f"of `{tname}`", m.start())
+        reads += 1
+    if not reads:
+        return _no(ctx, f"`{name}` is never read as a row offset of `{tname}`", local.start)
+    return _yes(f"`{name}` is read only as a row offset of `{tname}` ({reads} times)", local.start)
