@@ -103,7 +103,7 @@ def flat_padded_tile(ctx: GuardContext, tile: Binding, c: Binding) -> Verdict:
 @predicate("flat_tile_rows", _metavar("$TILE"), _metavar("$C"),
            reads=("arguments", "declarations", "spec"))
 def flat_tile_rows(ctx: GuardContext, tile: Binding, c: Binding) -> Verdict:
-    """``flat_padded_tile`` for the unpadded tile: every use of $TILE is a row of pitch $C
+    """The unpadded tile of ``flat_padded_tile``: every use of $TILE is a row of pitch $C
     (``$C`` as written or a constant equal to it) plus columns, in the same shapes, so that
     padding it (pad_flat_smem_tile) rewrites every access."""
     return _tile_rows(ctx, tile, c, 0)
