@@ -500,7 +500,7 @@ def _named(o: Observation) -> str:
     walk's folder or the expert says so (bench/experts/materialize.py writes one per
     third-party expert: ``package==version path``, then one ``path:line name#i ...`` line per
     piece of code it took, the kernel last):
-    ``vllm_embedding (vllm 0.33.0, csrc/x.cu, kernel vocab_parallel_embedding_kernel)``."""
+    ``row_sums (somepkg 1.2.3, the file, kernel row_sum_kernel)``."""
     family = str(o.lineage["family"])
     for folder in (o.directory.parent, Path(str(o.lineage.get("expert", ""))).parent):
         record = folder / "SOURCE"
