@@ -58,10 +58,12 @@ CONSTRUCTS: tuple[Construct, ...] = (
     _c("grid-stride loop", r"gridDim\.[xyz]\s*\*\s*blockDim\.[xyz]|blockDim\.[xyz]\s*\*\s*"
        r"gridDim\.[xyz]|\bCUDA_1D_KERNEL_LOOP\b|\(\s*gridDim\.[xyz]\s*\)\s*\*\s*blockDim",
        ("hoisted_grid_stride_to_inline", "grid_stride_to_one_element",
-        "grid_stride_to_one_per_thread",
-        "grid_stride_sum_to_one_element"), "many elements per thread, strided by the grid"),
+        "grid_stride_to_one_per_thread", "grid_stride_sum_to_one_element",
+        "grid_stride_to_guarded_element", "grid_y_stride_to_guarded_row"),
+       "many elements per thread, strided by the grid"),
     _c("block-stride loop", r"(?:\+=|=\s*\w+\s*\+)\s*(?:blockDim\.x|bdimx|loop_stride|"
-       r"iteration_stride|TPB)\b", ("block_per_row_to_thread_per_row",),
+       r"iteration_stride|TPB)\b", ("block_per_row_to_thread_per_row",
+                                    "block_stride_to_one_thread"),
        "a row (or tile) walked by the threads of a block"),
     _c("128-bit access", r"reinterpret_cast\s*<\s*(?:const\s+)?" + _VEC + r"\b|\b" + _VEC
        + r"\s*(?:const\s*)?\*", ("devectorize_float4_loop", "devectorize_float4_store",
@@ -70,13 +72,13 @@ CONSTRUCTS: tuple[Construct, ...] = (
                                  "devectorize_float4_deref"),
        "a vector (float4, half2, ...) load or store"),
     _c("cache hint", r"\b__(?:ldg|ldcs|ldcg|ldca|ldlu|ldcv|stcs|stcg|stwb|stwt)\s*\("
-       r"|\bVLLM_LDG\b", ("remove_ldg", "remove_ldcs", "remove_stcs"),
+       r"|\bVLLM_LDG\b", ("remove_ldg", "remove_ldcs", "remove_stcs", "remove_load_hint_macro"),
        "a load or store with a cache operator"),
     _c("fast-math intrinsic", r"\b__(?:expf|fdividef|logf|sinf|cosf|powf|exp10f)\s*\(",
        ("fast_exp_to_precise", "fast_divide_to_precise"), "a fast approximate intrinsic"),
     _c("padded shared tile", r"__shared__[^;]*\[[^\]]*\+\s*1\s*\]|__shared__[^;]*\[\s*33\s*\]"
        r"|\[\s*32\s*\*\s*\(\s*32\s*\+\s*1\s*\)\s*\]",
-       ("remove_smem_padding", "remove_smem_padding_33"),
+       ("remove_smem_padding", "remove_smem_padding_33", "remove_flat_smem_padding"),
        "a shared tile padded against bank conflicts"),
     _c("extern shared buffer", r"\bextern\s+__shared__", (), "dynamic shared memory"),
     _c("shared-memory staging", r"__shared__", ("transpose_tile_to_direct",
@@ -199,6 +201,21 @@ def _unused_declaration(code: str, offset: int) -> bool:
     return re.search(r"\b" + re.escape(m.group(1)) + r"\b", code[end:]) is None
 
 
+_DEFINE = re.compile(r"[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)")
+
+
+def _unused_macro(code: str, offset: int) -> bool:
+    """Does the hit at ``offset`` lie in a ``#define`` whose name nothing outside its
+    definitions uses? (A pass that rewrote every use of a macro leaves its definition.)"""
+    line_start = code.rfind("\n", 0, offset) + 1
+    m = _DEFINE.match(code, line_start)
+    if m is None:
+        return False
+    uses = [u for u in re.finditer(r"\b" + re.escape(m.group(1)) + r"\b", code)
+            if _DEFINE.match(code, code.rfind("\n", 0, u.start()) + 1) is None]
+    return not uses
+
+
 def _walk_made(code: str, offset: int) -> bool:
     """Is the hit on a line that declares one of the names the passes' first versions write
     (``klc_lanes``, ``klc_red``: the shared memory of a naive reduction), so not the
@@ -230,6 +247,7 @@ def explain(source: bytes, rules: Iterable[Any], attempts: Iterable[Any]) -> lis
         hits = ([(o, n) for o, n in _device_calls(code)] if c.name == "called device function"
                 else [(m.start(), m.group(0)) for m in c.pattern.finditer(code)
                       if not _unused_declaration(code, m.start())
+                      and not _unused_macro(code, m.start())
                       and not _walk_made(code, m.start())])
         if not hits:
             continue

@@ -495,6 +495,27 @@ def _sentence(text: str) -> str:
     return text if text.endswith((".", "!", "?")) else text + "."
 
 
+def _named(o: Observation) -> str:
+    """The walk's family, and where its expert came from when a ``SOURCE`` file beside the
+    walk's folder or the expert says so (bench/experts/materialize.py writes one per
+    third-party expert: ``package==version path``, then one ``path:line name#i ...`` line per
+    piece of code it took, the kernel last):
+    ``row_sums (somepkg 1.2.3, the file, kernel row_sum_kernel)``."""
+    family = str(o.lineage["family"])
+    for folder in (o.directory.parent, Path(str(o.lineage.get("expert", ""))).parent):
+        record = folder / "SOURCE"
+        try:
+            lines = record.read_text().splitlines() if record.is_file() else []
+        except OSError:
+            lines = []
+        if len(lines) >= 2 and "==" in lines[0] and len(lines[-1].split()) >= 2:
+            package, _, rest = lines[0].partition("==")
+            version, _, path = rest.partition(" ")
+            kernel = lines[-1].split()[1].split("#")[0]
+            return f"{family} ({package} {version}, {path.strip()}, kernel {kernel})"
+    return family
+
+
 def _provenance(o: Observation) -> str:
     data, st = o.lineage, o.step
     return (f"{data['expert']} (sha256 {str(data.get('expert_sha256'))[:12]}), lineage "
@@ -614,7 +635,7 @@ def _with_card(item: Learned, lineages: list[tuple[dict[str, Any], Path]]) -> Ru
     card = Card(
         intent=inv.rule.description,
         where=(f"Code of the shape that the simplification {p.name} leaves ({p.path}); "
-               f"learned from {', '.join(dict.fromkeys(o.lineage['family'] for o in obs))}"),
+               f"learned from {', '.join(dict.fromkeys(_named(o) for o in obs))}"),
         conditions=_conditions(filled, obs),
         effect=tuple(t for _, t in effects),
         pitfalls=tuple(_pitfalls(p.name, lineages)) or (

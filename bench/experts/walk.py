@@ -41,9 +41,11 @@ SPELLING = frozenset({"cg_tile_shfl_to_intrinsic", "cg_block_sync_to_syncthreads
 
 
 def walk_one(path: Path, out: Path, passes: list[str], stages: tuple[str, ...]) -> dict:
+    from klc import plugins
     from klc.errors import KlcError
     from klc.lineage import walk, write_lineage
 
+    plugins.load()  # a worker process: the rule loader's kinds and predicates, once
     t0 = time.perf_counter()
     try:
         lineage = walk(path, passes, stages=stages)

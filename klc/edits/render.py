@@ -182,6 +182,24 @@ def _slot_precedences(template: str) -> dict[int, int]:
     return slots
 
 
+def in_context(text: str, nodes: tuple[Node, ...] | list[Node]) -> str:
+    """The rendered replacement of one matched expression, in parentheses where the code
+    around the match binds tighter than the replacement does (`a + t / (1 << 5)` whose
+    `t / (1 << 5)` becomes `t >> 5` is `a + (t >> 5)`): the rewrite keeps the meaning of
+    the code around it, as substituted values keep the template's."""
+    if len(nodes) != 1 or nodes[0].parent is None:
+        return text
+    node = nodes[0]
+    if _precedence(node) is None:  # a statement, a declaration: written as it is
+        return text
+    have = _hole_precedence(text)
+    if have is None or have >= PRIMARY:
+        return text
+    if have < _slot(node, node.parent):
+        return f"({text})"
+    return text
+
+
 def _slot(node: Node, parent: Node) -> int:
     kind = parent.type
     if kind == "binary_expression":

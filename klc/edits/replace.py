@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from klc.edits.base import InvertContext, KindEdit, PlanContext, compile_code, indent_block
 from klc.edits.bytes import ByteEdit, minimal_edit
-from klc.edits.render import SUBST_RE, line_indent, render
+from klc.edits.render import SUBST_RE, in_context, line_indent, render
 from klc.rule import CompileContext, Edit, EditSpec, Rule
 from klc.rule.dots import as_runs
 from klc.rule.printer import block
@@ -69,7 +69,7 @@ def replace_match(match: Match, template: str, holes: dict[str, str],
     line_start = unit.source.rfind(b"\n", 0, match.start) + 1
     if unit.source[line_start:match.start].strip():
         indent = line_indent(unit.source, match.start)
-        text = render(template, match, holes, indent, overrides)
+        text = in_context(render(template, match, holes, indent, overrides), match.nodes)
         return minimal_edit(unit.source, ByteEdit(match.start, match.end,
                                                   _keep_attributes(match, text), "replace"))
     code = next((n for n in match.nodes if not n.type.startswith("preproc")), match.nodes[0])

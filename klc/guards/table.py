@@ -26,8 +26,11 @@ from klc.guards import (
     lanes,
     launch,
     loops,
+    macros,
+    padding,
     reductions,
     regblock,
+    strides,
     types,
     writes,
 )
@@ -36,7 +39,8 @@ from klc.rule.guard import GuardCall
 
 # the generic families, then those of one kind of rewrite each (docs/architecture.md)
 FAMILIES = (declarations, types, constants, writes, launch, alignment, loops, holes,
-            lanes, reductions, gridstride, gridred, columns, coalesce, gemm, regblock, btranspose)
+            lanes, reductions, gridstride, gridred, columns, coalesce, gemm, regblock, btranspose,
+            strides, macros, padding)
 
 PREDICATES: dict[str, Predicate] = collect(FAMILIES)
 

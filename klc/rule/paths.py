@@ -28,8 +28,14 @@ def _shown(path: Path) -> str:
 
 def default_skill_dirs() -> list[str]:
     """The skills library klc ships (the checkout's ``skills/`` in an editable install),
-    whatever the current folder holds: another library is named with ``--skills DIR``."""
-    return [_shown(packaged("skills"))]
+    whatever the current folder holds: ``skills/``, learned from the walks of
+    bench/lineages, and ``skills/experts/``, learned from the walks of third-party experts
+    (bench/experts; the walks stay outside the repository, so ``klc learn`` over
+    bench/lineages neither replaces nor removes them). Another library is named with
+    ``--skills DIR``."""
+    root = packaged("skills")
+    experts = root / "experts"
+    return [_shown(root)] + ([_shown(experts)] if experts.is_dir() else [])
 
 
 def default_pass_dirs() -> list[str]:

@@ -131,3 +131,30 @@ def test_cli_hole_value_is_parenthesised(tmp_path: Path,
     rule.write_text(HOLE_RULE)
     assert main(["apply", str(rule), str(kernel), "--hole", "h=a + b"]) == 0
     assert "+    y[i] = x[i] * (a + b);" in capsys.readouterr().out
+
+
+SHIFT_RULE = """
+rule shift {
+  kind: skill
+  anchor: ```
+    $T / 32
+  ```
+  rewrite replace: ```
+    $T >> 5
+  ```
+}
+"""
+
+
+@pytest.mark.parametrize(("code", "written"), [
+    ("y[a + t / 32] = 0;", "y[a + (t >> 5)] = 0;"),   # `+` binds tighter than `>>`
+    ("y[t / 32] = 0;", "y[t >> 5] = 0;"),             # a whole index needs none
+    ("int w = t / 32;", "int w = t >> 5;"),
+    ("y[(t / 32) * 2] = 0;", "y[(t >> 5) * 2] = 0;"),  # its own parentheses are the code's
+    ("y[0] = t / 32 < a;", "y[0] = t >> 5 < a;"),     # `>>` binds tighter than `<`
+])
+def test_a_replaced_expression_keeps_the_meaning_of_the_code_around_it(code: str,
+                                                                         written: str) -> None:
+    src = (b"__global__ void k(int* y, int t, int a) {\n    " + code.encode() + b"\n}\n")
+    out = apply_rules(parse_bytes(src, "k.cu"), load_rules_text(SHIFT_RULE, "r.rule"))
+    assert out.changed and written in out.source.decode(), out.source.decode()

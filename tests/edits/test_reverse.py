@@ -320,3 +320,19 @@ def test_tile_extents_tied_to_the_block_become_geometry_guards(learned: list[Lea
     assert rel([(16, (16, 16, 1)), (16, (32, 8, 1))]) is None  # not at every site
     assert rel([(1, (1, 1, 1))]) is None
     assert learned_relation("nb", [(256, (256, 1, 1))], bins) is None  # bins, not a tile
+
+
+def test_a_card_names_where_a_third_party_expert_came_from(tmp_path: Path) -> None:
+    from klc.reverse import Observation, _named
+
+    walk_dir = tmp_path / "row_sums" / "walk"
+    walk_dir.mkdir(parents=True)
+    lineage = {"family": "row_sums", "expert": str(tmp_path / "elsewhere" / "expert.cu")}
+    obs = Observation(lineage, walk_dir, {}, {})
+    assert _named(obs) == "row_sums"  # no SOURCE record: the family alone
+    (tmp_path / "row_sums" / "SOURCE").write_text(
+        "somepkg==1.2.3 src/rows.cu\nsrc/common.h:10 helper#0 sha256 00\n"
+        "src/rows.cu:40 row_sum_kernel#0 sha256 11\n")
+    assert _named(obs) == "row_sums (somepkg 1.2.3, src/rows.cu, kernel row_sum_kernel)"
+    (tmp_path / "row_sums" / "SOURCE").write_text("not a record\n")
+    assert _named(obs) == "row_sums"

@@ -19,7 +19,8 @@ def test_the_traits_give_the_tables_the_caches_read() -> None:
         "restrict_safe", "elementwise_only", "double_buffered"}
     assert with_trait(lambda t: t.reads_rule) == {"smem_fits"}
     assert with_trait(lambda t: t.hole_relation) == {"is_product"}
-    assert with_trait(lambda t: t.pass_only) == {"const_removable", "block_y_is", "block_y_tiles"}
+    assert with_trait(lambda t: t.pass_only) == {"const_removable", "block_y_is", "block_y_tiles",
+                                                "flat_padded_tile"}
 
 
 def test_every_predicate_says_what_it_reads() -> None:

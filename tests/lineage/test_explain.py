@@ -75,6 +75,15 @@ def test_comments_are_not_code() -> None:
     assert explain(src, [], []) == []
 
 
+def test_a_macro_nothing_uses_any_more_is_no_construct() -> None:
+    used = b"""#define LOAD(p) __ldg(p)
+__global__ void k(const float* x, float* y) { y[0] = LOAD(x); }
+"""
+    assert [f.construct for f in explain(used, [], [])] == ["cache hint"]
+    left = used.replace(b"LOAD(x)", b"(*(x))")  # remove_load_hint_macro took every use apart
+    assert explain(left, [], []) == []
+
+
 def test_cli_explain_prints_where_the_walk_stops(tmp_path: Path,
                                                  capsys: pytest.CaptureFixture[str]) -> None:
     kernel = tmp_path / "k.cu"

@@ -110,3 +110,22 @@ def test_measurements_file_is_read_written_and_checked(tmp_path: Path) -> None:
     path.write_text(json.dumps({"skills": {"a": {"effect": "1x"}}}))
     with pytest.raises(KlcError, match=r"skill a: effect must be a list of strings"):
         load_measurements(tmp_path)
+
+
+def test_skills_learned_from_third_party_experts_name_them_and_keep_their_measurements(
+) -> None:
+    """skills/experts/ holds skills learned from walks kept outside the repository (the
+    third-party experts of bench/experts): each card's where names every expert's package,
+    version, file and kernel, and each measured skill has its H200 effects and provenance in
+    the folder's own measurements.json (a `klc learn` into skills/ leaves them alone)."""
+    folder = ROOT / "skills" / "experts"
+    rules = [r for p in sorted(folder.glob("*.rule")) for r in load_rules(p)]
+    assert rules
+    doc = json.loads((folder / MEASUREMENTS_FILE).read_text())
+    assert sorted(doc["skills"]) == sorted(r.name for r in rules)
+    for r in rules:
+        named = re.findall(r"\w+ \((\S+) (\S+), (\S+), kernel (\w+)\)", r.card.where)
+        assert named and all(v[0].isdigit() for _, v, _, _ in named), r.card.where
+        m = measured(r)
+        assert m.effect and all("on NVIDIA H200" in e for e in m.effect), r.name
+        assert len(m.provenance) == len(m.effect)

@@ -40,7 +40,8 @@ def test_a_skills_folder_in_the_current_directory_is_not_the_default(
     kernel = tmp_path / "sigmoid.cu"
     shutil.copy2(EXAMPLE, kernel)
     monkeypatch.chdir(tmp_path)
-    assert [Path(d).resolve() for d in default_skill_dirs()] == [packaged("skills").resolve()]
+    assert [Path(d).resolve() for d in default_skill_dirs()] == [
+        packaged("skills").resolve(), (packaged("skills") / "experts").resolve()]
     assert [Path(d).resolve() for d in default_pass_dirs()] == [packaged("passes").resolve()]
     shipped = _listed(capsys, str(kernel))
     assert "only_here" not in shipped and "add_launch_bounds" in shipped
@@ -51,4 +52,5 @@ def test_in_a_checkout_the_libraries_are_shown_relative(monkeypatch) -> None:
     monkeypatch.chdir(ROOT)
     if packaged("skills").resolve() != (ROOT / "skills").resolve():
         return  # klc is installed from a wheel: its library is not this checkout's
-    assert default_skill_dirs() == ["skills"] and default_pass_dirs() == ["passes"]
+    assert default_skill_dirs() == ["skills", "skills/experts"]
+    assert default_pass_dirs() == ["passes"]

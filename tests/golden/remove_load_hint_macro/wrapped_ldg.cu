@@ -1,0 +1,10 @@
+// A gather whose read-only loads go through the project's own macro.
+#define READ_ONLY(p) __ldg(p)
+
+__global__ void gather_scale(float* out, const float* table, const int* idx, float s, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        const int k = READ_ONLY(idx + i);
+        out[i] = s * READ_ONLY(&table[k]);
+    }
+}
