@@ -20,6 +20,7 @@ from klc.guards import (
     constants,
     declarations,
     gemm,
+    gridfold,
     gridred,
     gridstride,
     holes,
@@ -36,7 +37,7 @@ from klc.rule.guard import GuardCall
 
 # the generic families, then those of one kind of rewrite each (docs/architecture.md)
 FAMILIES = (declarations, types, constants, writes, launch, alignment, loops, holes,
-            lanes, reductions, gridstride, gridred, columns, coalesce, gemm, regblock, btranspose)
+            lanes, reductions, gridstride, gridfold, gridred, columns, coalesce, gemm, regblock, btranspose)
 
 PREDICATES: dict[str, Predicate] = collect(FAMILIES)
 
