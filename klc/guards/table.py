@@ -29,6 +29,7 @@ from klc.guards import (
     loops,
     reductions,
     regblock,
+    treeaddr,
     types,
     writes,
 )
@@ -37,7 +38,8 @@ from klc.rule.guard import GuardCall
 
 # the generic families, then those of one kind of rewrite each (docs/architecture.md)
 FAMILIES = (declarations, types, constants, writes, launch, alignment, loops, holes,
-            lanes, reductions, gridstride, gridfold, gridred, columns, coalesce, gemm, regblock, btranspose)
+            lanes, reductions, gridstride, gridfold, gridred, columns, coalesce, gemm, regblock,
+            btranspose, treeaddr)
 
 PREDICATES: dict[str, Predicate] = collect(FAMILIES)
 
