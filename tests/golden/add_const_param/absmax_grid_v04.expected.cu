@@ -30,14 +30,14 @@ flops: 2 * n
 // element.
 #define THREADS 256
 
-__global__ void max_abs_diff(float* a, const float* b, float* dist, int n) {
+__global__ void max_abs_diff(const float* a, const float* b, float* dist, int n) {
     __shared__ float smax[THREADS];
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     int tid = threadIdx.x;
     smax[tid] = i < n ? fabsf(a[i] - b[i]) : 0.0f;
     __syncthreads();
-    for (int half = blockDim.x / 2; half > 0; half >>= 1) {
-        if (tid < half) {
+    for (int half = 1; half < blockDim.x; half *= 2) {
+        if (tid % (2 * half) == 0) {
             smax[tid] = fmaxf(smax[tid], smax[tid + half]);
         }
         __syncthreads();
