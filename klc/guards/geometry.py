@@ -6,9 +6,10 @@ guard states: ``block_dim(x, ==, ?tile)``, ``block_size(<=, ?threads)``,
 ``block_dim_product(x, ?t, ?t)`` (the block's x extent is ``?t * ?t``), ``equals($T, ?t)``
 (a constant of the code), ``is_product(?a, ?b, ?c)`` between holes; and one that is not an
 extent, the operator a reduction combines with (``grid_folded(anchor, $ACC, ?op)``: the
-spelling of the maximum or minimum the code after the site uses, klc/guards/gridfold.py). :func:`site_holes` reads
-those relations as equations and solves them at a site from the site's own launch (the spec's
-block, or every launch of the kernel in the file) and constants, so that a matrix product
+spelling of the maximum or minimum the code after the site uses, klc/guards/gridfold.py).
+:func:`site_holes` reads those relations as equations and solves them at a site from the
+site's own launch (the spec's block, or every launch of the kernel in the file) and
+constants, so that a matrix product
 learned at 16 x 16 takes ``?tile = 32`` on a 32 x 32 block instead of being refused by its
 default (``block.x is 32, and not 32 == 16``). ``klc.pipeline.find_sites`` judges a site at
 these values where no value was given, ``klc.fill.search`` proposes them first, and the
@@ -17,6 +18,7 @@ guards still judge every value (a value outside the hole's declared domain is le
 
 from __future__ import annotations
 
+import contextlib
 import math
 import re
 from typing import TYPE_CHECKING, Any
@@ -156,10 +158,8 @@ def site_holes(rule: Rule, match: Match, spec: Any | None, given: dict[str, str]
                 decl = rule.holes.get(name)
                 if op is not None and decl is not None and name not in given \
                         and name not in out:
-                    try:
+                    with contextlib.suppress(KlcError):  # an operator outside the domain
                         out[name] = decl.validate(op)
-                    except KlcError:  # an operator the hole's domain does not hold
-                        pass
             elif c.name == "is_product" and all(x.kind == "hole" for x in a):
                 p, q, r = (str(x.value) for x in a)
                 if q in known and r in known:

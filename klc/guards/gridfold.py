@@ -121,7 +121,7 @@ def fold_identity(ctx: GuardContext, op: Any, z: Binding, e: Binding) -> Verdict
            ArgSpec("OP", frozenset({"metavar", "hole", "name"})),
            reads=("position", "arguments"))
 def grid_folded(ctx: GuardContext, region: str, acc: Binding, op: Any) -> Verdict:
-    """``grid_additive`` for a maximum or a minimum: REGION is a kernel's one element per
+    """What ``grid_additive`` asks, for a maximum or a minimum: REGION is a kernel's one element per
     thread (``int i = ...; <declarations>; T acc = start; if (i < n) { acc = e; }``), and
     what the threads carry reaches memory only through OP (the operator's spellings, a
     ``__shared__`` array, a shuffle, a ternary with the identity, ``atomicMax`` or

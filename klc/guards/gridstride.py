@@ -237,8 +237,9 @@ class _Check:
         terms = [n.child_by_field_name("right") for n in _walk(body)
                  if n.type == "assignment_expression"
                  and text_of(self.src, n.child_by_field_name("left") or n).strip() == self.once]
-        self.nonneg = (bool(_ZERO.match(start)) or self.fold.name == "min" and self.fold.identity(
-            start) and not _INT_LIMIT.match(start)) and bool(terms) and all(
+        inf_min = self.fold.name == "min" and self.fold.identity(start) and \
+            not _INT_LIMIT.match(start)
+        self.nonneg = (bool(_ZERO.match(start)) or inf_min) and bool(terms) and all(
             t is not None and t.type == "call_expression"
             and _callee(t, self.src) in _ABS_CALLS for t in terms)
         return None
@@ -369,10 +370,12 @@ class _Check:
         sum_in = self.reads_sum(right)
         if target in self.sums and not (sum_in and self.additive(right)) and \
                 not self.identity(text_of(self.src, right)):
-            return self.no(f"the sum `{target}` is given a value that is not a sum", n)
+            return self.no(f"the {self.fold.noun} `{target}` is given a value that is not a "
+                           f"{self.fold.noun}", n)
         if sum_in:
             if not self.additive(right):
-                return self.no("a sum goes into a value that is not a sum", n)
+                return self.no(f"a {self.fold.noun} goes into a value that is not a "
+                               f"{self.fold.noun}", n)
             self.sums.add(target)
             if target in self.shared or _names(right, self.src) & self.shared or \
                     "__shfl" in text_of(self.src, right) or _names(right, self.src) & self.combined:

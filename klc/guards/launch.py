@@ -88,7 +88,9 @@ def thread_linear_index(ctx: GuardContext, e: Binding) -> Verdict:
         name = text_of(src, bare)
         decl = lookup(ctx, name, e.start)
         fn = ctx.function
-        if decl is not None and decl.init is not None and is_linear_index(decl.init, src):
+        if decl is not None and decl.init is not None and (
+                is_linear_index(decl.init, src)
+                or _with_thread_local(ctx, strip_casts(decl.init, src), decl.start)):
             if fn is not None and is_assigned(ctx, name, decl.end, fn.body_end):
                 return _no(ctx, f"`{name}` is initialised to the thread's linear index but "
                            f"reassigned later ({cited(ctx.unit, decl.start, decl.end)})",
