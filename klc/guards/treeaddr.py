@@ -132,3 +132,45 @@ def whole_block_tree(ctx: GuardContext, b: Binding) -> Verdict:
         return _yes(f"{quoted(b)} = {v} = blockDim.x", b.start)
     return _no(ctx, f"{quoted(b)} ({v if v is not None else 'not a known constant'}) is not "
                f"the block's x extent {dims[0]}", b.start)
+
+
+@predicate("scan_total_only", ArgSpec("$$$TOT", frozenset({"metavar", "sequence"})),
+           _metavar("$TEMP"), _metavar("$B"), reads=("arguments", "declarations"))
+def scan_total_only(ctx: GuardContext, tot: Binding, temp: Binding, b: Binding) -> Verdict:
+    """$TEMP is a ``__shared__`` array, and the code $$$TOT (what a block scan runs on thread
+    0 once the segment's total is in its last slot) reads $TEMP only at that slot,
+    ``$TEMP[2 * $B - 1]``, writes no ``__shared__`` array and holds no barrier or shuffle:
+    a scan that fills the other slots in another order leaves it the same values."""
+    src = ctx.unit.source
+    name = "".join(temp.text.split())
+    shared = set(_shared_decls(ctx))
+    if name not in shared:
+        return _no(ctx, f"`{name}` is not a __shared__ array of the kernel", temp.start)
+    slot = f"{name}[2*{''.join(b.text.split())}-1]"
+    nodes = [n for n in (tot.nodes or ((tot.node,) if tot.node is not None else ()))]
+    stack = list(nodes)
+    while stack:
+        n = stack.pop()
+        stack.extend(n.named_children)
+        if n.type == "identifier" and text_of(src, n) == name:
+            p = n.parent
+            if p is None or p.type != "subscript_expression" or _flat(src, p) != slot:
+                return _no(ctx, f"{quoted(tot)} reads `{name}` other than at its last slot "
+                           f"`{slot}`", n.start_byte)
+            q = p.parent
+            if q is not None and q.type in ("assignment_expression", "update_expression") and \
+                    (q.child_by_field_name("left") == p or q.type == "update_expression"):
+                return _no(ctx, f"{quoted(tot)} writes the slot `{slot}`", n.start_byte)
+        if n.type == "call_expression":
+            fn = _flat(src, n.child_by_field_name("function"))
+            if fn.startswith(("__syncthreads", "__syncwarp", "__shfl")):
+                return _no(ctx, f"{quoted(tot)} calls `{fn}`", n.start_byte)
+        if n.type == "assignment_expression":
+            left = n.child_by_field_name("left")
+            while left is not None and left.type == "subscript_expression":
+                left = left.child_by_field_name("argument")
+            if left is not None and text_of(src, left) in shared:
+                return _no(ctx, f"{quoted(tot)} writes the __shared__ array "
+                           f"`{text_of(src, left)}`", n.start_byte)
+    return _yes(f"{quoted(tot)} reads `{name}` only at `{slot}` and writes no shared memory",
+                tot.start)
