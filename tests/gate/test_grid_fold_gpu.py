@@ -42,18 +42,20 @@ def test_the_refused_fold_would_be_wrong() -> None:
 
     src = ROOT / "tests/golden/grid_stride_fold/signed_bits.cu"
     text = read_source(src).decode()
-    bad = (text.replace('grid: ["ceil_div(n, 256)"]', 'grid: ["ceil_div(ceil_div(n, 256), 16)"]')
+    # all values negative; the start of `out` a negative float of a tiny magnitude
+    original = (text.replace("init: normal}\n  - {name: out",
+                             "init: \"normal(-8, 1)\"}\n  - {name: out")
+                .replace("role: inout, init: normal}",
+                         "role: inout, init: \"uniform(-0.001, -0.0009)\"}"))
+    bad = (original.replace('grid: ["ceil_div(n, 256)"]',
+                            'grid: ["ceil_div(ceil_div(n, 256), 16)"]')
            .replace("    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
                     "    float m = -INFINITY;\n    if (i < n) {\n        m = x[i];\n    }\n",
                     "    float m = -INFINITY;\n"
                     "    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; "
-                    "i += blockDim.x * gridDim.x) {\n        m = fmaxf(m, x[i]);\n    }\n")
-           .replace("init: normal}\n  - {name: out", "init: \"normal(-8, 1)\"}\n  - {name: out")
-           .replace("role: inout, init: normal}", "role: inout, init: \"uniform(-0.001, -0.0009)\"}"))
-    assert bad != text and "gridDim" in bad and "normal(-8, 1)" in bad
-    original = text.replace("init: normal}\n  - {name: out",
-                            "init: \"normal(-8, 1)\"}\n  - {name: out").replace(
-        "role: inout, init: normal}", "role: inout, init: \"uniform(-0.001, -0.0009)\"}")
+                    "i += blockDim.x * gridDim.x) {\n        m = fmaxf(m, x[i]);\n    }\n"))
+    assert original != text and "normal(-8, 1)" in original and "-0.0009" in original
+    assert bad != original and "gridDim" in bad
     rec = gate(bad.encode(), "bad.cu", reference=original.encode(), reference_path=str(src),
                stages=("compile", "verify"))
     assert rec.verdict == "failed" and "verify" in rec.reason, rec.reason
