@@ -302,8 +302,10 @@ def passes_pointer(arg: Node, src: bytes) -> bool:
         return True
     if arg.type == "pointer_expression":
         return operator_of(arg) == "&"
-    if arg.type == "binary_expression":
-        return operator_of(arg) in ("+", "-")
+    if arg.type == "binary_expression":  # p + k hands over an address; a[i] - b[i] values
+        return operator_of(arg) in ("+", "-") and any(
+            side is not None and passes_pointer(side, src)
+            for side in (arg.child_by_field_name("left"), arg.child_by_field_name("right")))
     _, operand = cast_target(arg, src)
     return operand is not None and passes_pointer(operand, src)
 

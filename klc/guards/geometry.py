@@ -4,9 +4,12 @@ A skill learned at one block or tile shape applies at any shape that keeps its c
 Its extents are holes (``?tile``, ``?threads``, ``?tm``) whose relations to the launch the
 guard states: ``block_dim(x, ==, ?tile)``, ``block_size(<=, ?threads)``,
 ``block_dim_product(x, ?t, ?t)`` (the block's x extent is ``?t * ?t``), ``equals($T, ?t)``
-(a constant of the code), ``is_product(?a, ?b, ?c)`` between holes. :func:`site_holes` reads
-those relations as equations and solves them at a site from the site's own launch (the spec's
-block, or every launch of the kernel in the file) and constants, so that a matrix product
+(a constant of the code), ``is_product(?a, ?b, ?c)`` between holes; and one that is not an
+extent, the operator a reduction combines with (``grid_folded(anchor, $ACC, ?op)``: the
+spelling of the maximum or minimum the code after the site uses, klc/guards/gridfold.py).
+:func:`site_holes` reads those relations as equations and solves them at a site from the
+site's own launch (the spec's block, or every launch of the kernel in the file) and
+constants, so that a matrix product
 learned at 16 x 16 takes ``?tile = 32`` on a 32 x 32 block instead of being refused by its
 default (``block.x is 32, and not 32 == 16``). ``klc.pipeline.find_sites`` judges a site at
 these values where no value was given, ``klc.fill.search`` proposes them first, and the
@@ -15,6 +18,7 @@ guards still judge every value (a value outside the hole's declared domain is le
 
 from __future__ import annotations
 
+import contextlib
 import math
 import re
 from typing import TYPE_CHECKING, Any
@@ -56,7 +60,7 @@ def geometry_relations(rule: Rule) -> list[Any]:
         if "hole" not in kinds:
             continue
         if c.name in ("block_dim", "block_size", "block_dim_product", "equals",
-                      "const_value", "is_product"):
+                      "const_value", "is_product", "grid_folded"):
             out.append(c)
     _RELATIONS[id(rule)] = (rule, out)
     return out
@@ -147,6 +151,15 @@ def site_holes(rule: Rule, match: Match, spec: Any | None, given: dict[str, str]
                 v = constant_of(ctx, b)[0]
                 if isinstance(v, int) and not isinstance(v, bool):
                     progress |= put(str(hole.value), v)
+            elif c.name == "grid_folded" and a[-1].kind == "hole":
+                from klc.guards.gridfold import fold_operator_at
+
+                name, op = str(a[-1].value), fold_operator_at(ctx)
+                decl = rule.holes.get(name)
+                if op is not None and decl is not None and name not in given \
+                        and name not in out:
+                    with contextlib.suppress(KlcError):  # an operator outside the domain
+                        out[name] = decl.validate(op)
             elif c.name == "is_product" and all(x.kind == "hole" for x in a):
                 p, q, r = (str(x.value) for x in a)
                 if q in known and r in known:

@@ -28,6 +28,8 @@ verification compares the results.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from tree_sitter import Node
 
@@ -48,6 +50,9 @@ from klc.guards.writes import _STORING_CALL
 from klc.match import Binding
 
 _COORDS = ("blockIdx", "gridDim")
+_ABS_CALLS = frozenset({"fabsf", "fabs"})
+_INT_LIMIT = re.compile(r"^[(\s]*-?\s*(?:INT|UINT|LLONG)_M(?:IN|AX)|^[(\s]*0x", re.I)
+_FLOAT_BITS = frozenset({"__float_as_int", "__float_as_uint"})
 _ALLOWED_CALLS = re.compile(r"^(__syncthreads|__syncwarp|__shfl(_down|_up|_xor)?_sync|atomicAdd)$")
 
 
@@ -90,15 +95,40 @@ def _names(node: Node, src: bytes) -> set[str]:
     return {name for name, _ in names_in(node, src)}
 
 
+@dataclass(frozen=True)
+class Fold:
+    """The operator that combines what the threads carry: ``+`` (sums), or a function of two
+    values (``fmaxf``, ``min``, ...; klc/guards/gridfold.py). ``calls``: the spellings that
+    combine two values with it; ``atomics``: the global atomics that combine with it;
+    ``identity``: whether a literal's text is the operator's identity (``0`` for sums)."""
+
+    name: str
+    calls: frozenset[str]
+    atomics: frozenset[str]
+    identity: Callable[[str], bool]
+    noun: str = "sum"  # what a value folded from elements is called in the reasons
+    verb: str = "add"  # what the atomic does
+
+    @property
+    def is_sum(self) -> bool:
+        return self.name == "+"
+
+
+SUM = Fold("+", frozenset(), frozenset({"atomicAdd"}), lambda t: bool(_ZERO.match(t)))
+
+
 class _Check:
-    """One kernel's walk: the sums BODY carries, then the code after the block."""
+    """One kernel's walk: the sums BODY carries, then the code after the block. With a
+    ``fold`` other than ``SUM``, the values the threads carry are combined by that operator
+    instead: "sum" below then means a value folded from elements with it."""
 
     def __init__(self, ctx: GuardContext, body: Node, anchor: Node, stmts: list[Node],
-                 once: str | None) -> None:
+                 once: str | None, fold: Fold = SUM) -> None:
         # anchor: the braced block, or the element's if (a run of top-level statements:
         # stmts[0] declares the index, stmts[-1] is the if, declarations between them)
         self.ctx, self.src, self.body, self.anchor = ctx, ctx.unit.source, body, anchor
-        self.stmts, self.once = stmts, once
+        self.stmts, self.once, self.fold = stmts, once, fold
+        self.nonneg = False  # a fold's values are known >= 0 (set by the element's code)
         self.shared = _shared_arrays(body, self.src)
         self.defined = {f.name for f in ctx.unit.functions}  # helpers that may store
         self.sums: set[str] = set()  # locals and shared arrays that hold sums of elements
@@ -167,10 +197,12 @@ class _Check:
             if op == "=" and target == self.once and target not in _names(right, self.src):
                 self.sums.add(target)  # run once from zero: the rewrite makes it a +=
                 continue
-            if op != "+=" or target in _names(right, self.src):
+            if op != "+=" or target in _names(right, self.src) or not self.fold.is_sum:
                 return self.no("the element's code carries a value from one element to the "
-                               "next that is not a sum", n)
+                               f"next that is not a {self.fold.noun}", n)
             self.sums.add(target)
+        if not self.fold.is_sum:
+            return self.fold_start(body)
         for name in list(self.sums - self.shared):
             for n in _walk(body):
                 if n.type == "identifier" and text_of(self.src, n) == name:
@@ -182,6 +214,34 @@ class _Check:
             if why:
                 return self.no(f"the sum `{name}` does not start at zero before the block "
                                f"({why})", self.anchor)
+        return None
+
+    def fold_start(self, body: Node) -> Verdict | None:
+        """A fold's element code: its one value, the ``once`` local, is assigned once and
+        declared among the anchor's statements (its start, the identity, is for
+        ``fold_identity`` to judge); the value is known >= 0 when the element's term is an
+        absolute value and the start a zero (or, for a minimum, a float infinity)."""
+        if self.sums != ({self.once} if self.once else set()):
+            return self.no(f"the element's code carries no single {self.fold.noun} of elements",
+                           body)
+        start = None
+        for s in self.stmts[1:-1]:
+            for d in s.children_by_field_name("declarator"):
+                v = d.child_by_field_name("value")
+                if names_in(d, self.src)[:1] and names_in(d, self.src)[0][0] == self.once \
+                        and v is not None:
+                    start = text_of(self.src, v).strip()
+        if start is None:
+            return self.no(f"`{self.once}` is not declared with its start among the element's "
+                           "statements", self.anchor)
+        terms = [n.child_by_field_name("right") for n in _walk(body)
+                 if n.type == "assignment_expression"
+                 and text_of(self.src, n.child_by_field_name("left") or n).strip() == self.once]
+        inf_min = self.fold.name == "min" and self.fold.identity(start) and \
+            not _INT_LIMIT.match(start)
+        self.nonneg = (bool(_ZERO.match(start)) or inf_min) and bool(terms) and all(
+            t is not None and t.type == "call_expression"
+            and _callee(t, self.src) in _ABS_CALLS for t in terms)
         return None
 
     # -- everything outside the block ------------------------------------------------
@@ -206,10 +266,10 @@ class _Check:
             return self.no("the kernel leaves early outside the element block", n)
         if t == "call_expression":
             callee = _callee(n, self.src)
-            if callee == "atomicAdd":
+            if callee in self.fold.atomics:
                 return self.atomic(n, after)
             name = callee.split("<")[0].strip()
-            if not _ALLOWED_CALLS.match(callee) and (
+            if (not _ALLOWED_CALLS.match(callee) or callee.startswith("atomic")) and (
                     _STORING_CALL.fullmatch(name) or name in self.defined):
                 return self.no(f"code outside the element block calls `{callee}`, which may "
                                "store to memory", n)
@@ -229,7 +289,9 @@ class _Check:
 
     def zero_tests_only(self, cond: Node) -> bool:
         """Every sum the condition reads is read in a ``sum != 0`` test (skipping an add of
-        zero changes no sum)."""
+        zero changes no sum); a fold's values are read by no condition."""
+        if not self.fold.is_sum:
+            return not self.reads_sum(cond)
         tests = [(b.start_byte, b.end_byte) for b in _walk(cond)
                  if b.type == "binary_expression"
                  and text_of(self.src, b.child_by_field_name("operator") or b).strip() == "!="
@@ -240,25 +302,33 @@ class _Check:
         return all(any(a <= node.start_byte and node.end_byte <= b for a, b in tests)
                    for name, node in names_in(cond, self.src) if name in self.sums)
 
+    def identity(self, text: str) -> bool:
+        """The literal is the fold's identity (zero for a sum; zero too for a maximum of
+        values known to be >= 0)."""
+        return self.fold.identity(text) or (self.nonneg and self.fold.name == "max"
+                                            and bool(_ZERO.match(text)))
+
     def reads_sum(self, node: Node) -> bool:
         return bool(_names(node, self.src) & self.sums)
 
     def atomic(self, call: Node, after: bool) -> Verdict | None:
         args = call.child_by_field_name("arguments")
         if args is None or len(args.named_children) != 2:
-            return self.no("an atomic add without two arguments", call)
+            return self.no(f"an atomic {self.fold.verb} without two arguments", call)
         addr, value = args.named_children
         base = _base(addr, self.src)
         if base in self.shared:
             if after and self.reads_sum(value):
                 self.sums.add(base)
             return None if self.additive(value) or not self.reads_sum(value) else \
-                self.no("an atomic add of a sum that is not a sum", call)
+                self.no(f"an atomic {self.fold.verb} of a {self.fold.noun} that is not a "
+                        f"{self.fold.noun}", call)
         if not after:
-            return self.no("a global atomic add before the element block", call)
+            return self.no(f"a global atomic {self.fold.verb} before the element block", call)
         if not self.reads_sum(value) or not self.additive(value):
-            return self.no("a global atomic add of a value that is not a sum of the elements "
-                           "(it would count threads or blocks)", call)
+            return self.no(f"a global atomic {self.fold.verb} of a value that is not a "
+                           f"{self.fold.noun} of the elements (it would count threads or "
+                           "blocks)", call)
         if self.under_thread_condition(call) and not (
                 self.combined & (_names(value, self.src) | {"__shfl"})
                 or self.combined & self.shared):
@@ -299,11 +369,13 @@ class _Check:
             return None
         sum_in = self.reads_sum(right)
         if target in self.sums and not (sum_in and self.additive(right)) and \
-                not _ZERO.match(text_of(self.src, right)):
-            return self.no(f"the sum `{target}` is given a value that is not a sum", n)
+                not self.identity(text_of(self.src, right)):
+            return self.no(f"the {self.fold.noun} `{target}` is given a value that is not a "
+                           f"{self.fold.noun}", n)
         if sum_in:
             if not self.additive(right):
-                return self.no("a sum goes into a value that is not a sum", n)
+                return self.no(f"a {self.fold.noun} goes into a value that is not a "
+                               f"{self.fold.noun}", n)
             self.sums.add(target)
             if target in self.shared or _names(right, self.src) & self.shared or \
                     "__shfl" in text_of(self.src, right) or _names(right, self.src) & self.combined:
@@ -316,9 +388,10 @@ class _Check:
         values on a condition that reads no sum."""
         t = node.type
         if t == "identifier":
-            return text_of(self.src, node) in self.sums
-        if t == "number_literal":
-            return bool(_ZERO.match(text_of(self.src, node)))
+            name = text_of(self.src, node)
+            return name in self.sums or (not self.fold.is_sum and self.identity(name))
+        if t == "number_literal" or (not self.fold.is_sum and t == "unary_expression"):
+            return self.identity(text_of(self.src, node))
         if t in ("parenthesized_expression", "cast_expression"):
             inner = node.child_by_field_name("value") or (node.named_children[-1]
                                                            if node.named_children else None)
@@ -341,6 +414,15 @@ class _Check:
             args = node.child_by_field_name("arguments")
             return args is not None and len(args.named_children) > 1 and \
                 self.additive(args.named_children[1])
+        if t == "call_expression" and _callee(node, self.src) in self.fold.calls:
+            args = node.child_by_field_name("arguments")
+            return args is not None and len(args.named_children) == 2 and \
+                all(self.additive(a) for a in args.named_children)
+        if t == "call_expression" and _callee(node, self.src) in _FLOAT_BITS and self.nonneg:
+            # the bits of a float >= 0 order as the float does (an integer atomicMax of them)
+            args = node.child_by_field_name("arguments")
+            return args is not None and len(args.named_children) == 1 and \
+                self.additive(args.named_children[0])
         return False
 
 
@@ -358,6 +440,13 @@ def grid_additive(ctx: GuardContext, region: str = "anchor", acc: Binding | None
     only through additions. A grid-stride loop over the element, with fewer blocks, then
     leaves the same results (sums reassociated). With $ACC, BODY's plain ``$ACC = e`` (run
     at most once, from zero) counts as the sum the rewrite makes of it (``$ACC += e``)."""
+    return judge(ctx, region, acc, SUM)
+
+
+def judge(ctx: GuardContext, region: str, acc: Binding | None, fold: Fold) -> Verdict:
+    """``grid_additive`` for the operator ``fold`` (``SUM``, or one of klc/guards/gridfold.py):
+    the kernel's results do not depend on how elements are dealt to threads and blocks when
+    every value they carry is combined by ``fold`` alone."""
     span = _kernel_region(ctx, region)
     if isinstance(span, Verdict):
         return span
@@ -382,10 +471,14 @@ def grid_additive(ctx: GuardContext, region: str = "anchor", acc: Binding | None
         if node is None or node.type != "identifier":
             return _no(ctx, f"{quoted(acc)} is not a plain name", acc.start)
         once = acc.text.strip()
-    check = _Check(ctx, body, anchor, stmts, once)
+    check = _Check(ctx, body, anchor, stmts, once, fold)
     found = check.element_body() or check.outside()
     if found is not None:
         return found
+    if not fold.is_sum:
+        return _yes(f"the {fold.noun} {', '.join(sorted(check.sums))} reaches global memory "
+                    f"through {fold.name} and {' or '.join(sorted(fold.atomics))} alone; "
+                    "nothing outside it names blockIdx or gridDim", start)
     what = (f"the sums {', '.join(sorted(check.sums))} reach global memory by atomic adds"
             if check.sums else "the element's code is all the kernel leaves in memory")
     return _yes(f"{what}; nothing outside it names blockIdx or gridDim", start)

@@ -40,6 +40,7 @@ from klc.analysis.tree import (
     cited,
     in_span,
     nodes_of,
+    operator_of,
     quoted,
     snippet,
     text_of,
@@ -80,11 +81,16 @@ def thread_linear_index(ctx: GuardContext, e: Binding) -> Verdict:
     if is_linear_index(node, src):
         return _yes(f"{quoted(e)} is the thread's linear index", e.start)
     bare = strip_casts(node, src)
+    alias = _with_thread_local(ctx, bare, e.start)
+    if alias:
+        return _yes(f"{quoted(e)} is the thread's linear index ({alias})", e.start)
     if bare.type == "identifier":
         name = text_of(src, bare)
         decl = lookup(ctx, name, e.start)
         fn = ctx.function
-        if decl is not None and decl.init is not None and is_linear_index(decl.init, src):
+        if decl is not None and decl.init is not None and (
+                is_linear_index(decl.init, src)
+                or _with_thread_local(ctx, strip_casts(decl.init, src), decl.start)):
             if fn is not None and is_assigned(ctx, name, decl.end, fn.body_end):
                 return _no(ctx, f"`{name}` is initialised to the thread's linear index but "
                            f"reassigned later ({cited(ctx.unit, decl.start, decl.end)})",
@@ -96,6 +102,34 @@ def thread_linear_index(ctx: GuardContext, e: Binding) -> Verdict:
                        f"({cited(ctx.unit, decl.start, decl.end)})", e.start)
     return _no(ctx, f"{quoted(e)} is not blockIdx.x * blockDim.x + threadIdx.x "
                f"({ctx.unit.where(e.start)})", e.start)
+
+
+def _with_thread_local(ctx: GuardContext, node: Node, at: int) -> str:
+    """``blockIdx.x * blockDim.x + t`` (terms and factors in any order) where ``t`` is a
+    local that ``block_thread_index`` accepts (``int tid = threadIdx.x;``, never
+    reassigned): why it holds, '' when it does not."""
+    src = ctx.unit.source
+    if node.type != "binary_expression" or operator_of(node) != "+":
+        return ""
+    left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+    for prod, t in ((left, right), (right, left)):
+        if prod is None or t is None:
+            continue
+        prod, t = strip_casts(prod, src), strip_casts(t, src)
+        if t.type != "identifier" or prod.type != "binary_expression" or \
+                operator_of(prod) != "*":
+            continue
+        a, b = prod.child_by_field_name("left"), prod.child_by_field_name("right")
+        if a is None or b is None or not any(
+                field_of(strip_casts(p, src), src, "blockIdx", "x")
+                and field_of(strip_casts(q, src), src, "blockDim", "x")
+                for p, q in ((a, b), (b, a))):
+            continue
+        v = block_thread_index(ctx, Binding("$T", t.start_byte, t.end_byte, text_of(src, t),
+                                            (t,)))
+        if v.ok and not v.unknown:
+            return v.reason
+    return ""
 
 
 _INDEX_TYPES = frozenset({"int", "unsigned", "unsigned int", "signed", "signed int", "long",

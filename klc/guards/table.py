@@ -20,6 +20,7 @@ from klc.guards import (
     constants,
     declarations,
     gemm,
+    gridfold,
     gridred,
     gridstride,
     holes,
@@ -31,6 +32,7 @@ from klc.guards import (
     reductions,
     regblock,
     strides,
+    treeaddr,
     types,
     writes,
 )
@@ -39,8 +41,8 @@ from klc.rule.guard import GuardCall
 
 # the generic families, then those of one kind of rewrite each (docs/architecture.md)
 FAMILIES = (declarations, types, constants, writes, launch, alignment, loops, holes,
-            lanes, reductions, gridstride, gridred, columns, coalesce, gemm, regblock, btranspose,
-            strides, macros, padding)
+            lanes, reductions, gridstride, gridfold, gridred, columns, coalesce, gemm, regblock,
+            btranspose, treeaddr, strides, macros, padding)
 
 PREDICATES: dict[str, Predicate] = collect(FAMILIES)
 

@@ -330,6 +330,7 @@ def test_no_write_and_writes_in() -> None:
     ("float* alias = p + 4; alias[0] = 1.0f;", "stores through it"),
     ("reinterpret_cast<float4*>(p)[t].x = 2.0f;", "stores through it"),
     ("helper(p + t);", "passes it to helper, which may write through it"),
+    ("helper(t + p - 1);", "passes it to helper, which may write through it"),
     ('asm volatile("st.global.f32 [%0], 1.0;" :: "l"(p));', "passes it to inline asm"),
     ("p = q;", "reassigns the pointer"),
 ])
@@ -344,6 +345,14 @@ def test_reads_are_not_writes() -> None:
            "  q[t] = __ldg(&p[t]) + p[t + 1] + fmaxf(p[0], 1.0f);\n  q[p[0] > 0] = 1;\n}\n")
     ctx = context(src, "q[t] = __ldg(&p[t])", P="p")
     yes(ctx, "no_write($P, kernel)")
+
+
+
+def test_a_difference_of_loaded_values_passes_no_pointer() -> None:
+    src = ("__global__ void d(const float* a, const float* b, float* q) {\n"
+           "  int t = threadIdx.x;\n  q[t] = fabsf(a[t] - b[t]) + helper(a[t] + 1.0f);\n}\n")
+    yes(context(src, "fabsf(a[t] - b[t])", P="a"), "no_write($P, kernel)")
+    yes(context(src, "fabsf(a[t] - b[t])", P="b"), "no_write($P, kernel)")
 
 
 def test_no_alias() -> None:
@@ -377,6 +386,11 @@ def test_thread_linear_index() -> None:
     reassigned = ("__global__ void r(float* y) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;"
                   "\n  i += 1;\n  y[i] = 0;\n}\n")
     no(context(reassigned, "y[i] = 0;", I="i"), "thread_linear_index($I)", "reassigned later")
+    tid = ("__global__ void c(float* y) {\n  unsigned int tid = threadIdx.x;\n"
+           "  int i = blockIdx.x * blockDim.x + tid;\n  y[i] = 0;\n}\n")
+    yes(context(tid, "y[i] = 0;", I="i"), "thread_linear_index($I)")
+    moved = tid.replace("y[i] = 0;", "tid += 1; y[i] = 0;")
+    no(context(moved, "y[i] = 0;", I="i"), "thread_linear_index($I)")
 
 
 def test_block_size_from_launch_bounds_is_an_upper_bound() -> None:

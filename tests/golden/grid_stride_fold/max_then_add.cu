@@ -1,0 +1,28 @@
+/* klc-spec
+kernel: sum_of_block_maxima
+sizes: {n: 1048576}
+args:
+  - {name: x, shape: [n], role: in, init: normal}
+  - {name: out, shape: [1], role: inout, init: zeros}
+  - {name: n, value: n}
+grid: ["ceil_div(n, 256)"]
+block: [256]
+bytes: 4 * n
+flops: n
+*/
+// Adds up the blocks' maxima: the result counts blocks, so fewer blocks change it.
+__global__ void sum_of_block_maxima(const float* x, float* out, int n) {
+    __shared__ float s[256];
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float m = -INFINITY;
+    if (i < n) {
+        m = x[i];
+    }
+    s[threadIdx.x] = m;
+    __syncthreads();
+    for (int k = 128; k > 0; k >>= 1) {
+        if (threadIdx.x < k) s[threadIdx.x] = fmaxf(s[threadIdx.x], s[threadIdx.x + k]);
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) atomicAdd(out, s[0]);
+}
