@@ -264,6 +264,7 @@ class _SiteCaches:
         self.candidates = index_nodes(unit, {q.root_type for p in self.patterns
                                              for q in (p, *p.alternatives)})
         self.locals = Locals(unit)
+        self.scoped: dict[tuple[object, ...], list[Node]] = {}  # (klc.match.scope.scoped)
         self.by_anchor: dict[str, list[Match]] = {}
         # per (anchor, targets or guard metavariables): one key per match, the declarations
         # it names (``klc.site_keys.declaration_key``, ``klc.site_keys.guard_key``)
@@ -289,7 +290,7 @@ class _SiteCaches:
                 found = []  # (before its candidates are scoped)
             else:
                 candidates = self.candidates if scope is None else \
-                    scoped(self.unit, pattern, self.candidates, scope)
+                    scoped(self.unit, pattern, self.candidates, scope, self.scoped)
                 found = list(find_matches(pattern, self.unit, None, candidates))
             self.by_anchor[key] = found
         return found
