@@ -8,7 +8,8 @@ and the parsers it runs on. So the rules, with the anchors' compiled patterns be
 are stored under the sha256 of all of them:
 
     layout, Python and klc versions, klc's code digest, the parsers' versions,
-    every rule file's path and bytes, in order
+    the loader's vocabulary (rewrite kinds, predicates), every rule file's path and
+    bytes, in order
 
 Only a load of files that succeeded is stored (a load with a problem is made again, so its
 messages are always the loader's own); rule text given as text (tests, learning) is never
@@ -96,10 +97,11 @@ def _parsers() -> bytes:
     return " ".join(out).encode()
 
 
-def library_key(sources: Sequence[tuple[str, bytes]]) -> str:
-    """The key of a load of these rule files (path, bytes), in this order."""
+def library_key(sources: Sequence[tuple[str, bytes]], vocabulary: bytes = b"") -> str:
+    """The key of a load of these rule files (path, bytes), in this order, against this
+    vocabulary (the rewrite kinds and predicates the loader was given)."""
     parts = [LAYOUT, sys.version.encode(), __version__.encode(), code_digest().encode(),
-             _parsers()]
+             _parsers(), vocabulary]
     for path, data in sources:
         parts += [path.encode(), data]
     return digest(parts)
@@ -170,13 +172,15 @@ def write_entry(root: Path, key: str, value: Any) -> None:
 
 def cached_library(sources: Sequence[tuple[str, bytes]],
                    build: Callable[[], tuple[list[Any], Any]],
-                   valid: Callable[[Any], bool], seed: Callable[[Any], None]) -> list[Any]:
+                   valid: Callable[[Any], bool], seed: Callable[[Any], None],
+                   vocabulary: bytes = b"") -> list[Any]:
     """The rules of these files (path, bytes): from the cache when it holds a valid entry
     for them, else ``build()``'s, stored. ``build`` returns the rules (an empty list: a load
     that failed, never stored) and the compiled anchors that go with them; ``valid`` says
-    whether a stored rule is a rule; ``seed`` hands the stored anchors to the matcher."""
+    whether a stored rule is a rule; ``seed`` hands the stored anchors to the matcher;
+    ``vocabulary``: what the loader compiles against (part of the key)."""
     root = cache_root()
-    key = library_key(sources) if root is not None else ""
+    key = library_key(sources, vocabulary) if root is not None else ""
     if root is not None:
         known = _MEMO.get(key)
         if known is not None:  # (loaded in this process already: the same rule objects)

@@ -115,7 +115,10 @@ def load_rules(path: str | Path) -> list[Rule]:
         rules = load_rules_text(text, str(path))
         return rules, _anchor_table(rules)
 
-    return cached_library([(str(path), data)], build, _is_rule, _seed_anchors)
+    vocabulary = _vocabulary()
+    if vocabulary is None:
+        return load_rules_text(text, str(path))
+    return cached_library([(str(path), data)], build, _is_rule, _seed_anchors, vocabulary)
 
 
 def _decode(data: bytes, path: str) -> str:
@@ -125,6 +128,16 @@ def _decode(data: bytes, path: str) -> str:
         line = data.count(b"\n", 0, e.start) + 1
         col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
         raise KlcError(f"{where(path, line, col)}: not UTF-8 text") from None
+
+
+def _vocabulary() -> bytes | None:
+    """The names of the rewrite kinds and predicates the loader compiles against; None when
+    none are installed (the load then says so, uncached)."""
+    try:
+        plugins = installed()
+    except KlcError:
+        return None
+    return " ".join([*sorted(plugins.edit_kinds), "|", *sorted(plugins.predicates)]).encode()
 
 
 def _is_rule(value: object) -> bool:
@@ -180,7 +193,9 @@ class RuleSet:
                 files.append((str(src), None))
             else:
                 errors.append(f"{src}: no such rule file or folder")
-        read = None if check or errors or not files else _read_all(files)
+        vocabulary = _vocabulary()
+        read = None if check or errors or not files or vocabulary is None \
+            else _read_all(files)
         if read is None:  # (text given as text, or a file that cannot be read as one)
             return cls._load_files(files, errors, strict)
         # files of rules only: the compiled library from its cache (klc.rule.cache) when
@@ -194,7 +209,7 @@ class RuleSet:
             return list(loaded[0].rules), _anchor_table(loaded[0].rules)
 
         rules = cached_library([(p, data) for p, data, _ in read], build, _is_rule,
-                               _seed_anchors)
+                               _seed_anchors, vocabulary or b"")
         if not loaded:
             return cls(tuple(rules))
         if strict and loaded[0].errors:

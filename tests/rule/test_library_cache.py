@@ -188,3 +188,21 @@ def test_the_command_lists_the_same_from_the_cache(tmp_path: Path) -> None:
     assert first.returncode == second.returncode == 0, first.stderr
     assert first.stdout == second.stdout
     assert first.stdout.count(b"\n") > 20
+
+
+def test_an_entry_is_for_the_vocabulary_it_was_compiled_against(
+        lib: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A loader given other rewrite kinds or predicates does not take the library compiled
+    with the first ones from the cache: it compiles it again, into an entry of its own."""
+    from dataclasses import replace
+
+    from klc.rule import registry
+
+    RuleSet.load([str(lib)])
+    assert len(_entries(lib)) == 1
+    full = registry.installed()
+    narrowed = replace(full, predicates=full.predicates - {"const_safe"})
+    monkeypatch.setattr(registry, "_INSTALLED", [narrowed])
+    _again(monkeypatch)
+    RuleSet.load([str(lib)])
+    assert len(_entries(lib)) == 2
