@@ -3,8 +3,9 @@
 Prints the wall and CPU seconds, peak memory and files/s of the command itself, end to end
 (``klc list DIR -j 1`` with libclang where a guard asks, ``--tree-only`` at ``-j 1`` and
 ``-j N``, each run as a user runs it: a new process, walk, workers, the listing written to a
-file; the result cache off, and once more with it warm), of klc's listing in one process
-through its API (parse, match, context, guards with tree-sitter facts only; nothing
+file; the result cache empty and the compiled rule library cached, as on any run after the
+first; once with no cache at all, and once with the result cache warm), of klc's listing in
+one process through its API (parse, match, context, guards with tree-sitter facts only; nothing
 printed), of the plain anchor matching alone, and of ast-grep (``ast-grep-cli`` from PyPI,
 C++ language) scanning the same files with the anchors it can express, as ratios measured in
 one run (median of --runs rounds). The anchors ast-grep takes are ``ast_grep_rule``'s (a
@@ -126,20 +127,35 @@ def _vm_hwm(pid: int) -> int:
 
 
 def time_klc_command(folder: Path, rule_paths: list[str], jobs: int, tree_only: bool = True,
-                     cache: Path | None = None) -> tuple[Ran, int]:
+                     cache: Path | None = None, library: Path | None = None
+                     ) -> tuple[Ran, int]:
     """``klc list [--tree-only] DIR -j N`` as a user runs it (a new process; the listing to a
-    file), without the result cache (``cache``: with it, in that folder): what it took, and
-    the sites it printed. Exit 2 (a file with syntax errors, listed all the same) is a run."""
+    file; klc's modules compiled to bytecode once, as an installed klc has them), without
+    the result cache (``cache``: with it, in that folder). ``library``: a cache folder
+    holding the compiled rule library (``klc.rule.cache``, as any run after the first finds
+    it), copied to a fresh folder whose result cache is empty; without it, every cache is
+    off (``KLC_NO_CACHE=1``: the rule library compiled, as on a first run). What it took,
+    and the sites it printed. Exit 2 (a file with syntax errors, listed all the same) is a
+    run."""
     cmd = [sys.executable, "-m", "klc", "list", *(["--tree-only"] if tree_only else []),
            "-j", str(jobs)]
     for r in rule_paths:
         cmd += ["--skills", r]
     env = dict(os.environ)
-    if cache is None:
-        env["KLC_NO_CACHE"] = "1"
-    else:
-        env.pop("KLC_NO_CACHE", None)
-        env["KLC_CACHE_DIR"] = str(cache)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    with tempfile.TemporaryDirectory() as fresh:
+        if cache is None and library is None:
+            env["KLC_NO_CACHE"] = "1"
+        else:
+            env.pop("KLC_NO_CACHE", None)
+            if cache is None:
+                cache = Path(fresh) / "cache"
+                shutil.copytree(Path(library) / "rules", cache / "rules")  # type: ignore[arg-type]
+            env["KLC_CACHE_DIR"] = str(cache)
+        return _klc_listing(cmd, folder, env)
+
+
+def _klc_listing(cmd: list[str], folder: Path, env: dict[str, str]) -> tuple[Ran, int]:
     with tempfile.TemporaryFile() as out:
         ran, code, err = run_child([*cmd, str(folder)], out, env)
         out.seek(0)
@@ -291,13 +307,17 @@ def main() -> int:
     sg_rules = [(rid, rule) for rid, _, rule in same]
     runs: dict[str, list[Any]] = {}
     counts: dict[str, Any] = {}
+    load0 = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as warm:
-        time_klc_command(args.dir, rule_paths, 1, tree_only=False, cache=Path(warm))  # (filled)
+        # (fills the result cache and the rule library's, and writes klc's bytecode)
+        time_klc_command(args.dir, rule_paths, 1, tree_only=False, cache=Path(warm))
+        lib = Path(warm)
         for _ in range(max(1, args.runs)):
             got: dict[str, tuple[Any, Any]] = {
-                "cmd": time_klc_command(args.dir, rule_paths, 1, tree_only=False),
-                "cmd1": time_klc_command(args.dir, rule_paths, 1),
-                "cmdj": time_klc_command(args.dir, rule_paths, args.jobs),
+                "cmd": time_klc_command(args.dir, rule_paths, 1, tree_only=False, library=lib),
+                "cmd1": time_klc_command(args.dir, rule_paths, 1, library=lib),
+                "cmdj": time_klc_command(args.dir, rule_paths, args.jobs, library=lib),
+                "cold": time_klc_command(args.dir, rule_paths, 1),
                 "warm": time_klc_command(args.dir, rule_paths, 1, tree_only=False,
                                          cache=Path(warm))}
             sg = time_ast_grep(args.dir, sg_rules, 1)  # one thread
@@ -337,6 +357,7 @@ def main() -> int:
     row("klc list DIR -j 1 (libclang where a guard asks)", "cmd", counts["cmd"])
     row("klc list --tree-only DIR -j 1", "cmd1", counts["cmd1"])
     row(f"klc list --tree-only DIR -j {args.jobs}", "cmdj", counts["cmdj"])
+    row("klc list --tree-only DIR -j 1, no cache at all", "cold", counts["cold"])
     row("klc list DIR -j 1, again (the result cache)", "warm", counts["warm"])
     if not args.commands_only:
         row("API, one process: parse+match+context+guards", "list", counts["list"])
@@ -351,7 +372,9 @@ def main() -> int:
               f"{med('cmd', what) / med('sg', what):.2f}x (target <= 3)   --tree-only / ast-grep: "
               f"{med('cmd1', what) / med('sg', what):.2f}x (target <= 2)")
     print(f"-j {args.jobs} speed-up over -j 1 (wall, --tree-only): "
-          f"{med('cmd1') / med('cmdj'):.2f}x (target >= 1.7)")
+          f"{med('cmd1') / med('cmdj'):.2f}x (target >= 1.7); the CPU seconds of -j "
+          f"{args.jobs} over -j 1: {med('cmdj', 'cpu') / med('cmd1', 'cpu'):.2f}x")
+    print(f"load average (1 min) at the start and end: {load0:.2f}, {os.getloadavg()[0]:.2f}")
     if args.commands_only:
         return 0
     print(f"ratio (one thread each, equal work) klc plain matching / ast-grep: "

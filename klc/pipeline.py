@@ -39,6 +39,7 @@ from klc.guards.geometry import site_holes
 from klc.guards.loops import evaluate_declared
 from klc.match import Match, Pattern, find_matches, index_nodes
 from klc.match import pattern_of as _pattern_of
+from klc.match.find import merge_branches, possible
 from klc.match.scope import Scope, scoped
 from klc.rule.fresh import implied_fresh
 from klc.rule.model import TYPE_KINDS
@@ -260,8 +261,10 @@ class _SiteCaches:
     def __init__(self, unit: Unit, rules: list[Rule]) -> None:
         self.unit = unit
         self.patterns = [pattern_of(r) for r in rules]
-        self.candidates = index_nodes(unit, {p.root_type for p in self.patterns})
+        self.candidates = index_nodes(unit, {q.root_type for p in self.patterns
+                                             for q in (p, *p.alternatives)})
         self.locals = Locals(unit)
+        self.scoped: dict[tuple[object, ...], list[Node]] = {}  # (klc.match.scope.scoped)
         self.by_anchor: dict[str, list[Match]] = {}
         # per (anchor, targets or guard metavariables): one key per match, the declarations
         # it names (``klc.site_keys.declaration_key``, ``klc.site_keys.guard_key``)
@@ -280,10 +283,16 @@ class _SiteCaches:
         key = pattern.key if scope is None else f"{pattern.key}\0{scope}"
         found = self.by_anchor.get(key)
         if found is None:
-            candidates = self.candidates if scope is None else \
-                scoped(self.unit, pattern, self.candidates, scope)
-            found = self.by_anchor[key] = list(
-                find_matches(pattern, self.unit, None, candidates))
+            if pattern.alternatives:  # (each branch matched once, whichever rules share it)
+                found = merge_branches(pattern, [self.matches(b, scope)
+                                                 for b in pattern.alternatives])
+            elif not possible(pattern, self.unit):
+                found = []  # (before its candidates are scoped)
+            else:
+                candidates = self.candidates if scope is None else \
+                    scoped(self.unit, pattern, self.candidates, scope, self.scoped)
+                found = list(find_matches(pattern, self.unit, None, candidates))
+            self.by_anchor[key] = found
         return found
 
     def memo(self, anchor: str, i: int) -> dict[tuple[object, ...], Verdict]:

@@ -21,6 +21,7 @@ from functools import cache
 from klc.edits import attribute, insert, launch, qualifier, replace, within
 from klc.guards import FAMILIES, PREDICATES, check_call
 from klc.match import compile_pattern
+from klc.match.anchor import compiled_anchors, seed_anchors
 from klc.rule.registry import EditKind, Plugins, install
 
 # the modules of klc.edits that define rewrite kinds, in the order docs/rules.md lists them
@@ -43,6 +44,7 @@ def edit_kinds() -> dict[str, EditKind]:
 @cache
 def load() -> Plugins:
     """The rule loader's vocabulary, installed on the first call."""
-    plugins = Plugins(edit_kinds(), check_call, compile_pattern, frozenset(PREDICATES))
+    plugins = Plugins(edit_kinds(), check_call, compile_pattern, frozenset(PREDICATES),
+                      compiled_anchors, seed_anchors)
     install(plugins)
     return plugins

@@ -127,14 +127,42 @@ def trip_count(ctx: Place, loop: Node) -> tuple[int | None, str]:
     kind, k = step
     if _assigned_in_body(ctx, loop, var):
         return None, f"`{var}` is also assigned inside the loop body"
-    count, i = 0, lo
-    while COMPARISONS[op](i, hi):
-        count += 1
-        if count > 1 << 20:
-            return None, "the loop runs more than a million iterations (or forever)"
-        i = i + k if kind == "+" else i * k if kind == "*" else i >> k if kind == ">>" \
-            else i << k
+    count = _iterations(lo, op, hi, kind, k)
+    if count is None or count > MAX_TRIPS:
+        return None, "the loop runs more than a million iterations (or forever)"
     return count, ""
+
+
+MAX_TRIPS = 1 << 20  # a trip count above this is not one a rule can use
+
+
+def _iterations(lo: int, op: str, hi: int, kind: str, k: int) -> int | None:
+    """How many times ``for (i = lo; i op hi; i = i kind k)`` runs its body: in closed form
+    for a constant step (``+``), counted for a multiplying or shifting one (a few dozen
+    iterations before it passes any bound, or stays put); None when it never ends (or runs
+    over ``MAX_TRIPS``: then any number above it)."""
+    holds = COMPARISONS[op]
+    if not holds(lo, hi):
+        return 0
+    if kind in (">>", "<<") and k == 0:
+        return None  # (i stays where it is)
+    if kind == "+":
+        if op == "!=":
+            gap = hi - lo
+            return gap // k if k != 0 and gap % k == 0 and gap // k > 0 else None
+        if (k > 0) != (op in ("<", "<=")) or k == 0:
+            return None  # (moves away from the bound, or stays)
+        span = abs(hi - lo) + (0 if op in ("<", ">") else 1)  # the values that hold
+        return -(-span // abs(k))
+    if kind in (">>", "<<") and k < 0:
+        return None  # (a negative shift: not a step C defines)
+    count, i = 0, lo
+    while holds(i, hi):
+        count += 1
+        if count > MAX_TRIPS:
+            return None
+        i = i * k if kind == "*" else i >> k if kind == ">>" else i << k
+    return count
 
 
 def _step(update: Node, src: bytes, var: str, ev: Evaluator) -> tuple[str, int] | None:

@@ -327,8 +327,14 @@ def address_taken(src: bytes, name: str, start: int, end: int) -> bool:
 def kernel_type_pinned(ctx: Place, fn: Function, calls_too: bool = False) -> str:
     """Why the function's parameter types may not change ('' when they may): its name used
     other than as a callee or a launch (any use, with ``calls_too``), declared elsewhere in
-    the file, or in a header the file includes with quotes."""
-    unit, src = ctx.unit, ctx.unit.source
+    the file, or in a header the file includes with quotes. Found once per function (every
+    parameter's guard asks)."""
+    return unit_memo(ctx.unit, f"kernel_type_pinned:{fn.start}:{calls_too}",  # type: ignore[no-any-return]
+                     lambda: _kernel_type_pinned(ctx.unit, fn, calls_too))
+
+
+def _kernel_type_pinned(unit: Unit, fn: Function, calls_too: bool) -> str:
+    src = unit.source
     declarator = fn.node.child_by_field_id(F_DECLARATOR)
     own = (declarator.start_byte, declarator.end_byte) if declarator is not None else (0, 0)
     word = fn.name.encode()

@@ -16,18 +16,16 @@ a listing (damaged, truncated, of another layout) is a miss and is written again
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
-from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 from typing import Any
 
-from klc import __version__
 from klc.errors import KlcError
 from klc.fsutil import atomic_write
+from klc.rule.cache import cache_root, code_digest, digest
+
+__all__ = ["LAYOUT", "ListCache", "code_digest", "default_dir", "digest"]
 
 LAYOUT = b"klc-list-cache/1"
 
@@ -35,35 +33,8 @@ LAYOUT = b"klc-list-cache/1"
 def default_dir() -> Path | None:
     """``$KLC_CACHE_DIR/list`` (default ``~/.cache/klc/list``), None when ``KLC_NO_CACHE``
     is set to anything but 0."""
-    if os.environ.get("KLC_NO_CACHE", "0") not in ("", "0"):
-        return None
-    root = os.environ.get("KLC_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "klc")
-    return Path(root) / "list"
-
-
-@cache
-def code_digest() -> str:
-    """The sha256 of klc's own code (every .py and .lark file of the package): a checkout
-    keeps one version string while its code changes."""
-    h = hashlib.sha256(__version__.encode())
-    root = Path(__file__).resolve().parents[1]
-    for p in sorted(root.rglob("*")):
-        if p.suffix in (".py", ".lark") and p.is_file():
-            data = p.read_bytes()
-            rel = str(p.relative_to(root)).encode()
-            h.update(len(rel).to_bytes(8, "little") + rel + len(data).to_bytes(8, "little"))
-            h.update(data)
-    return h.hexdigest()
-
-
-def digest(parts: Iterable[bytes]) -> str:
-    """sha256 over the parts, each length-prefixed (no two lists of parts hash alike)."""
-    h = hashlib.sha256()
-    for p in parts:
-        h.update(len(p).to_bytes(8, "little"))
-        h.update(p)
-    return h.hexdigest()
+    root = cache_root()
+    return root / "list" if root is not None else None
 
 
 @dataclass(frozen=True)

@@ -1,13 +1,17 @@
 """A rule's anchor as the matcher runs it: the pattern compiled from its text
 (``klc.match.pattern``), expanded by the isomorphisms the rule keeps on (``klc.match.iso``),
-and ``anchor any``'s branches as one pattern; compiled once per process."""
+and ``anchor any``'s branches as one pattern; compiled once per process, or taken from the
+compiled rule library's cache (``klc.rule.cache``: ``compiled_anchors`` gives what it
+stores, ``seed_anchors`` takes it back)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from klc.errors import KlcError
 from klc.match.iso import expand_isomorphisms
 from klc.match.pattern import Pattern, _names, compile_pattern
 
@@ -25,13 +29,51 @@ def _compiled(anchor: str, where: str, kinds: tuple[tuple[str, str], ...] = (),
     return pattern
 
 
+# patterns taken from the rule library's cache, by what ``pattern_of`` compiles them from
+_SEEDED: dict[tuple[Any, ...], Pattern] = {}
+_MAX_SEEDED = 4096
+
+
+def _what(rule: Rule) -> tuple[Any, ...]:
+    """What a rule's pattern is compiled from."""
+    return (rule.anchors or rule.anchor, f"{rule.path}:{rule.anchor_line}:{rule.anchor_col}",
+            rule.metavar_kinds, rule.isos_off)
+
+
 def pattern_of(rule: Rule) -> Pattern:
     """The rule's anchor with its metavariables' kinds, compiled once per process (cached
     by its text); ``anchor any``: its branches, as one pattern's ``alternatives``."""
-    where_ = f"{rule.path}:{rule.anchor_line}:{rule.anchor_col}"
+    what = _what(rule)
+    seeded = _SEEDED.get(what)
+    if seeded is not None:
+        return seeded
     if rule.anchors:
-        return _alternation(rule.anchors, where_, rule.metavar_kinds, rule.isos_off)
-    return _compiled(rule.anchor, where_, rule.metavar_kinds, rule.isos_off)
+        return _alternation(*what)
+    return _compiled(*what)
+
+
+def compiled_anchors(rules: Sequence[Rule]) -> dict[tuple[Any, ...], Pattern]:
+    """The patterns of these rules' anchors, by what they are compiled from; an anchor the
+    matcher refuses is left out (``pattern_of`` says why where it is used)."""
+    table = {}
+    for rule in rules:
+        try:
+            table[_what(rule)] = pattern_of(rule)
+        except KlcError:
+            continue
+    return table
+
+
+def seed_anchors(table: object) -> None:
+    """Take patterns ``compiled_anchors`` gave (read back from the cache): a TypeError, and
+    nothing taken, when it is not such a table."""
+    if not isinstance(table, dict) or not all(
+            isinstance(k, tuple) and len(k) == 4 and isinstance(v, Pattern)
+            for k, v in table.items()):
+        raise TypeError("not a table of compiled anchors")
+    if len(_SEEDED) + len(table) > _MAX_SEEDED:  # (a process that loads many libraries)
+        _SEEDED.clear()
+    _SEEDED.update(table)
 
 
 @lru_cache(maxsize=1024)

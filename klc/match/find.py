@@ -32,29 +32,49 @@ def find_matches(pattern: Pattern, unit: Unit, rule: Rule | None = None,
     the matches of every branch (one per span, the first branch's), keeping the bindings all
     branches make; a match whose statement dots skipped what they may not is none."""
     if pattern.alternatives:
-        found: dict[tuple[int, int], Match] = {}
-        for branch in pattern.alternatives:
-            for mt in find_matches(branch, unit, rule, candidates if candidates is not None
-                                   and branch.root_type in candidates else None):
-                if (mt.start, mt.end) not in found:
-                    mt.bindings = {n: b for n, b in mt.bindings.items() if n in pattern.common
-                                   or n.startswith(RUN_PREFIX)}
-                    found[mt.start, mt.end] = mt
-        yield from sorted(found.values(), key=lambda mt: (mt.start, -mt.end))
+        yield from merge_branches(pattern, (
+            find_matches(branch, unit, rule, candidates if candidates is not None
+                         and branch.root_type in candidates else None)
+            for branch in pattern.alternatives))
         return
     for mt in _matches(pattern, unit, rule, candidates):
         if not pattern.dots or dots_hold(pattern, mt):
             yield mt
 
 
-def _matches(pattern: Pattern, unit: Unit, rule: Rule | None = None,
-             candidates: dict[str, list[Node]] | None = None) -> Iterator[Match]:
-    if any(w not in unit.source for w in pattern.words):
-        return  # early reject: a word of the anchor is not in the file at all
+def merge_branches(pattern: Pattern, branches: Iterable[Iterable[Match]]) -> list[Match]:
+    """``anchor any``'s matches from its branches' (in branch order): one per span, the first
+    branch's, keeping the bindings all branches make, in source order. The branches' matches
+    are left as they are (another rule's anchor may be one of the branches)."""
+    found: dict[tuple[int, int], Match] = {}
+    common = pattern.common
+    for matches in branches:
+        for mt in matches:
+            if (mt.start, mt.end) not in found:
+                found[mt.start, mt.end] = Match(
+                    mt.rule, mt.unit, mt.function, mt.start, mt.end, mt.nodes,
+                    {n: b for n, b in mt.bindings.items() if n in common
+                     or n.startswith(RUN_PREFIX)}, obligations=mt.obligations)
+    return sorted(found.values(), key=lambda mt: (mt.start, -mt.end))
+
+
+def possible(pattern: Pattern, unit: Unit) -> bool:
+    """False when a pattern (not ``anchor any``) cannot match anywhere in the unit: a word of
+    the anchor is not in the file at all, nor a run of its tokens (the early reject)."""
+    source = unit.source
+    if any(w not in source for w in pattern.words):
+        return False
     if pattern.runs:
         squeezed = unit.squeezed
         if any(r not in squeezed for r in pattern.runs):
-            return  # nor a run of its tokens
+            return False
+    return True
+
+
+def _matches(pattern: Pattern, unit: Unit, rule: Rule | None = None,
+             candidates: dict[str, list[Node]] | None = None) -> Iterator[Match]:
+    if not possible(pattern, unit):
+        return
     if candidates is None:
         candidates = index_nodes(unit, [pattern.root_type])
     m = _Matcher(unit.source, unit._kids)

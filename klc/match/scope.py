@@ -34,13 +34,15 @@ class Scope(NamedTuple):
         return not self.device_code or fn.kind in ("global", "device")
 
 
-def scoped(unit: Unit, pattern: Pattern, candidates: dict[str, list[Node]], scope: Scope
-           ) -> dict[str, list[Node]]:
+def scoped(unit: Unit, pattern: Pattern, candidates: dict[str, list[Node]], scope: Scope,
+           memo: dict[tuple[object, ...], list[Node]] | None = None) -> dict[str, list[Node]]:
     """The candidates of a pattern (and of its ``anchor any`` branches) that overlap a
     function the context ``scope`` admits (a match's function holds its first node) and, at
     kernel scope, that are such a function's body (where a run of statements is looked for)
     or a statement of one (a node matched alone): a superset of the candidates whose matches
-    ``check_context`` lets through, found by bisection over the functions' spans."""
+    ``check_context`` lets through, found by bisection over the functions' spans. ``memo``:
+    the lists already made for this unit and these candidates, by scope, type and role
+    (the patterns of many rules share them)."""
     fns = [f for f in unit.functions if scope.admits(f)]
     patterns = (pattern, *pattern.alternatives)
     types = {p.root_type for p in patterns}
@@ -60,6 +62,10 @@ def scoped(unit: Unit, pattern: Pattern, candidates: dict[str, list[Node]], scop
     bisect_left = bisect.bisect_left
     out: dict[str, list[Node]] = {}
     for t in types:
+        key = (scope, t, (t in runs, t in alone) if scope.body else None)
+        if memo is not None and key in memo:
+            out[t] = memo[key]
+            continue
         keep: list[Node] = []
         for n in candidates[t] if t in candidates else unit.nodes_by_type((t,))[t]:
             s, e = n.start_byte, n.end_byte
@@ -71,4 +77,6 @@ def scoped(unit: Unit, pattern: Pattern, candidates: dict[str, list[Node]], scop
                 continue  # not a kernel body, nor a statement of one
             keep.append(n)
         out[t] = keep
+        if memo is not None:
+            memo[key] = keep
     return out

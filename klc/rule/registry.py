@@ -12,7 +12,7 @@ that says so, never a silent empty vocabulary.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -20,7 +20,7 @@ from klc.errors import KlcError
 
 if TYPE_CHECKING:
     from klc.rule.guard import GuardCall
-    from klc.rule.model import Edit
+    from klc.rule.model import Edit, Rule
 
 # a kind's compile: (klc.rule.syntax.EditSpec, klc.rule.compile.CompileContext) -> the edit, or
 # None after reporting its problems to the context (typed loosely: both modules import this)
@@ -29,6 +29,10 @@ CompileEdit = Callable[[Any, Any], "Edit | None"]
 CheckCall = Callable[["GuardCall"], list[tuple[int, int, str]]]
 # raises KlcError when the matcher cannot use an anchor text (text, where)
 CheckAnchor = Callable[[str, str], Any]
+# the matcher's compiled anchors of some rules (picklable, stored beside them by
+# klc.rule.cache), and its taking them back (a TypeError or ValueError when they are not)
+CompileAnchors = Callable[[Sequence["Rule"]], Any]
+SeedAnchors = Callable[[Any], None]
 
 
 @dataclass(frozen=True)
@@ -47,12 +51,15 @@ class EditKind:
 @dataclass(frozen=True)
 class Plugins:
     """The rewrite kinds by keyword, the guards' check of a predicate call, the matcher's
-    check of an anchor and the predicates' names."""
+    check of an anchor, the predicates' names, and the matcher's compiled anchors as the
+    rule library's cache stores and restores them."""
 
     edit_kinds: Mapping[str, EditKind] = field(default_factory=dict)
     check_call: CheckCall | None = None
     check_anchor: CheckAnchor | None = None
     predicates: frozenset[str] = frozenset()  # the predicates' names (a named guard's differ)
+    compile_anchors: CompileAnchors | None = None
+    seed_anchors: SeedAnchors | None = None
 
     def make_edit(self, kind: str, **fields: Any) -> Edit:
         """An edit of a kind from its fields (``make_edit("launch", dim="grid", axis="x",

@@ -5,16 +5,18 @@ refused), and picking rules by name."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from klc.errors import KlcError, shown, where
 from klc.fsutil import read_input
+from klc.rule.cache import cached_library
 from klc.rule.checks import Errors
 from klc.rule.compile import compile_spec
 from klc.rule.defines import definitions, expand_spec
 from klc.rule.model import Rule, RuleError
+from klc.rule.registry import installed
 from klc.rule.syntax import BadText, RuleSpec, parse_file
 
 MAX_RULE_NESTING = 200  # parentheses, brackets and braces open at once in a rule file
@@ -117,19 +119,60 @@ def _load_rules_text(text: str, path: str) -> _FileRules:
 
 
 def load_rules(path: str | Path) -> list[Rule]:
-    """The rules of one ``.rule`` file."""
-    return _load_file(_read_text(path), str(path)).rules
+    """The rules of one ``.rule`` file (from the compiled library's cache when it holds
+    them: ``klc.rule.cache``)."""
+    data = read_input(path, "rule file")  # regular files only, bounded, never blocks
+    text = _decode(data, str(path))
+
+    def build() -> tuple[list[Rule], object]:
+        rules = load_rules_text(text, str(path))
+        return rules, _anchor_table(rules)
+
+    vocabulary = _vocabulary()
+    if vocabulary is None:
+        return load_rules_text(text, str(path))
+    return cached_library([(str(path), data)], build, _is_rule, _seed_anchors, vocabulary)
 
 
 def _read_text(path: str | Path) -> str:
     """A rule file's text (a regular file only, bounded, never blocking; UTF-8)."""
-    data = read_input(path, "rule file")
+    return _decode(read_input(path, "rule file"), str(path))
+
+
+def _decode(data: bytes, path: str) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
         line = data.count(b"\n", 0, e.start) + 1
         col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
-        raise KlcError(f"{where(str(path), line, col)}: not UTF-8 text") from None
+        raise KlcError(f"{where(path, line, col)}: not UTF-8 text") from None
+
+
+def _vocabulary() -> bytes | None:
+    """The names of the rewrite kinds and predicates the loader compiles against; None when
+    none are installed (the load then says so, uncached)."""
+    try:
+        plugins = installed()
+    except KlcError:
+        return None
+    return " ".join([*sorted(plugins.edit_kinds), "|", *sorted(plugins.predicates)]).encode()
+
+
+def _is_rule(value: object) -> bool:
+    return isinstance(value, Rule)
+
+
+def _anchor_table(rules: Sequence[Rule]) -> object:
+    """The matcher's compiled anchors of these rules, to be stored beside them (None where
+    no matcher is installed)."""
+    compile_anchors = installed().compile_anchors
+    return compile_anchors(rules) if compile_anchors is not None else None
+
+
+def _seed_anchors(table: object) -> None:
+    seed = installed().seed_anchors
+    if table is not None and seed is not None:
+        seed(table)
 
 
 # a source of rules: a file or folder path, or (path, text) already read
@@ -140,7 +183,8 @@ Source = str | Path | tuple[str, str]
 class RuleSet:
     """Rules loaded from files and folders, and the problems found (``file:line:col:
     message`` each); a rule named twice keeps its first definition. ``defines``: the named
-    guards the files define (``define guard``), each checked, in the files that loaded."""
+    guards the files define (``define guard``), each checked, in the files that loaded
+    (counted where the files are read and checked: ``klc check``)."""
 
     rules: tuple[Rule, ...]
     errors: tuple[str, ...] = ()
@@ -170,6 +214,32 @@ class RuleSet:
                 files.append((str(src), None))
             else:
                 errors.append(f"{src}: no such rule file or folder")
+        vocabulary = _vocabulary()
+        read = None if check or errors or not files or vocabulary is None \
+            else _read_all(files)
+        if read is None:  # (text given as text, or a file that cannot be read as one)
+            return cls._load_files(files, errors, strict)
+        # files of rules only: the compiled library from its cache (klc.rule.cache) when
+        # it holds these bytes, else loaded here and stored when the load succeeded
+        loaded: list[RuleSet] = []
+
+        def build() -> tuple[list[Rule], object]:
+            loaded.append(cls._load_files([(p, text) for p, _, text in read], [], False))
+            if loaded[0].errors:
+                return [], None
+            return list(loaded[0].rules), _anchor_table(loaded[0].rules)
+
+        rules = cached_library([(p, data) for p, data, _ in read], build, _is_rule,
+                               _seed_anchors, vocabulary or b"")
+        if not loaded:
+            return cls(tuple(rules))
+        if strict and loaded[0].errors:
+            raise RuleError(list(loaded[0].errors))
+        return loaded[0]
+
+    @classmethod
+    def _load_files(cls, files: list[tuple[str, str | None]], errors: list[str],
+                    strict: bool) -> RuleSet:
         rules: list[Rule] = []
         seen: dict[str, Rule] = {}
         defines = 0
@@ -194,6 +264,21 @@ class RuleSet:
         if strict and errors:
             raise RuleError(errors)
         return cls(tuple(rules), tuple(errors), defines)
+
+
+def _read_all(files: list[tuple[str, str | None]]) -> list[tuple[str, bytes, str]] | None:
+    """Every file's path, bytes and text; None when a source is text already or a file
+    cannot be read as rule text (the loader then says why, as for any file)."""
+    out = []
+    for path, text in files:
+        if text is not None:
+            return None
+        try:
+            data = read_input(path, "rule file")
+            out.append((path, data, _decode(data, path)))
+        except KlcError:
+            return None
+    return out
 
 
 def select_rules(rules: list[Rule], names: list[str] | None, path: str) -> list[Rule]:
