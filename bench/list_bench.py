@@ -150,7 +150,10 @@ def time_klc_command(folder: Path, rule_paths: list[str], jobs: int, tree_only: 
             env.pop("KLC_NO_CACHE", None)
             if cache is None:
                 cache = Path(fresh) / "cache"
-                shutil.copytree(Path(library) / "rules", cache / "rules")  # type: ignore[arg-type]
+                cache.mkdir()
+                if (Path(library) / "rules").is_dir():  # type: ignore[arg-type]
+                    # (a klc before the rule library's cache has none)
+                    shutil.copytree(Path(library) / "rules", cache / "rules")  # type: ignore[arg-type]
             env["KLC_CACHE_DIR"] = str(cache)
         return _klc_listing(cmd, folder, env)
 

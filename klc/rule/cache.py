@@ -15,7 +15,8 @@ Only a load of files that succeeded is stored (a load with a problem is made aga
 messages are always the loader's own); rule text given as text (tests, learning) is never
 stored. A process keeps the last few libraries it loaded, by key, in memory too. Entries
 live in ``$KLC_CACHE_DIR/rules`` (default ``~/.cache/klc/rules``;
-``KLC_NO_CACHE=1`` turns the cache off), one file per key, written atomically.
+``KLC_NO_CACHE=1`` turns the cache off), one file per key, written atomically; the
+``MAX_ENTRIES`` written last are kept.
 
 An entry is never trusted blindly: it is read back only when it is a regular file of this
 user that no one else may write, starts with the layout and its own key, and its payload has
@@ -27,6 +28,7 @@ replaced.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import os
@@ -167,7 +169,26 @@ def write_entry(root: Path, key: str, value: Any) -> None:
             os.unlink(target)
         atomic_write(target, data)
     except (OSError, KlcError):
-        pass
+        return
+    _prune(target.parent)
+
+
+MAX_ENTRIES = 32  # libraries kept: each rule file edited, each klc change, makes a new one
+
+
+def _prune(folder: Path) -> None:
+    """Remove the entries beyond the MAX_ENTRIES written last (one removed while still in
+    use is a miss, written again)."""
+    try:
+        entries = [(e.stat().st_mtime_ns, e) for e in folder.glob("*.bin")]
+    except OSError:
+        return
+    if len(entries) <= MAX_ENTRIES:
+        return
+    entries.sort(key=lambda t: t[0], reverse=True)
+    for _, old in entries[MAX_ENTRIES:]:
+        with contextlib.suppress(OSError):
+            old.unlink()
 
 
 def cached_library(sources: Sequence[tuple[str, bytes]],

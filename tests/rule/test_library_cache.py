@@ -206,3 +206,23 @@ def test_an_entry_is_for_the_vocabulary_it_was_compiled_against(
     _again(monkeypatch)
     RuleSet.load([str(lib)])
     assert len(_entries(lib)) == 2
+
+
+def test_the_cache_keeps_the_libraries_written_last(lib: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(library, "MAX_ENTRIES", 2)
+    path = lib / "fast_math.rule"
+    text = path.read_text()
+    written = []
+    for i in range(4):  # four versions of the folder, one entry each
+        path.write_text(text + f"\n// version {i}\n")
+        _again(monkeypatch)
+        before = set(_entries(lib))
+        RuleSet.load([str(lib)])
+        [new] = set(_entries(lib)) - before
+        written.append(new.name)
+    assert [e.name for e in _entries(lib)] == sorted(written[2:])  # the two written last
+    _again(monkeypatch)
+    stamps = [e.stat().st_mtime_ns for e in _entries(lib)]
+    RuleSet.load([str(lib)])  # the last version: read back, nothing written
+    assert [e.stat().st_mtime_ns for e in _entries(lib)] == stamps
