@@ -387,6 +387,26 @@ def outside_edits(old: bytes, new: bytes, edits: list[Any], launch: bool) -> lis
     return bad or [1]
 
 
+def outside_of_rounds(old: bytes, new: bytes, applied: list[Any]) -> list[int]:
+    """``outside_edits`` for each round of a run (``klc.pipeline.compose``): a site judged
+    again after another site's rewrite was matched, and its edits planned, in the code the
+    round before it left, so each round's edits are checked against that round's text and
+    the text the next round starts from (the rewrite's last round: ``new``). Lines are
+    those of the round's text."""
+    rounds: dict[int, tuple[bytes, list[Any], bool]] = {}
+    for a in applied:  # in the order applied: the first round first
+        unit = a.match.unit
+        text, edits, launch = rounds.get(id(unit), (unit.source, [], False))
+        rounds[id(unit)] = (text, edits + list(a.edits), launch or bool(a.launch))
+    if not rounds:
+        return outside_edits(old, new, [], False)
+    texts = [*[r[0] for r in rounds.values()][1:], new]
+    bad: list[int] = []
+    for (text, edits, launch), after in zip(rounds.values(), texts, strict=True):
+        bad += outside_edits(text, after, edits, launch)
+    return bad
+
+
 def outside_lines(old: bytes, new: bytes, spans: list[tuple[int, int]]) -> list[int]:
     """Lines of the original (1-based) that the rewrite changed although no edit span
     touches them."""
@@ -497,8 +517,7 @@ def _check(src: Source, cfg: Config, res: dict[str, Any]) -> None:
         rw["changed"] = True
         rw["sites"] = len(outcome.applied)
         rw["rules"] = sorted({a.match.rule.name for a in outcome.applied})
-        edits = [e for a in outcome.applied for e in a.edits]
-        rw["outside"] = outside_edits(data, new, edits, any(a.launch for a in outcome.applied))
+        rw["outside"] = outside_of_rounds(data, new, outcome.applied)
         layout: list[str] = []
         for a in outcome.applied:
             for e in a.edits:

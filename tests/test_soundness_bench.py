@@ -169,6 +169,35 @@ def test_layout_and_outside_checks() -> None:
     assert sb.outside_edits(src, new, edit, False) == [3]
 
 
+def test_outside_is_judged_round_by_round() -> None:
+    """A site judged again after another site's rewrite (klc.pipeline.compose) plans its
+    edits in the code the round before it left: checked against the original they would
+    read as lines changed outside every edit; round by round none is."""
+    from klc import plugins
+    from klc.cuda.parse import parse_bytes
+    from klc.pipeline import apply_rules
+    from klc.rule import RuleSet
+
+    plugins.load()
+    src = (b"__global__ void lanes(const float* x, float* y, int n) {\n"
+           b"    int tidx = threadIdx.x;\n"
+           b"    int wid = tidx >> 5;\n"
+           b"    int lane = tidx & 0x1f;\n"
+           b"    int i = blockIdx.x * blockDim.x + tidx;\n"
+           b"    if (i < n) y[i] = x[i] * (float)(wid + lane);\n"
+           b"}\n")
+    out = apply_rules(parse_bytes(src, "lanes.cu"), list(RuleSet.load([ROOT / "passes"]).rules),
+                      None, None, False)
+    assert out.origin, "the case needs a site applied in a later round"
+    assert b"tidx / (1 << 5)" in out.source and b"tidx % 32" in out.source
+    flat = [e for a in out.applied for e in a.edits]
+    assert sb.outside_edits(src, out.source, flat, False) != []  # the flat reading is wrong
+    assert sb.outside_of_rounds(src, out.source, out.applied) == []
+    # and a change no round made is still found
+    tampered = out.source.replace(b"int i =", b"long i =")
+    assert sb.outside_of_rounds(src, tampered, out.applied) != []
+
+
 def test_round_robin_takes_files_in_turn() -> None:
     files = [sb.Source(f"{p}{i}", p) for p in ("a", "b") for i in range(3)]
     assert [s.path for s in sb.round_robin(files, 3)] == ["a0", "b0", "a1"]
