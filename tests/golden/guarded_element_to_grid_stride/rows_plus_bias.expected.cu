@@ -18,8 +18,10 @@ bytes: 8 * rows * cols + 4 * cols
 __global__ void rows_plus_bias(float* y, const float* x, const float* bias, int rows,
                                int64_t cols) {
     for (int r = 0; r < rows; r++) {
-        for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < cols; i += blockDim.x * gridDim.x) {
-            y[r * cols + i] = x[r * cols + i] + bias[i];
+        {
+            for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < cols; i += blockDim.x * gridDim.x) {
+                y[r * cols + i] = x[r * cols + i] + bias[i];
+            }
         }
     }
 }

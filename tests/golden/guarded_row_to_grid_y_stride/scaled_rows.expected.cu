@@ -17,11 +17,13 @@ bytes: 8 * rows * cols + 4 * rows
 // columns split over x; the launch puts the rows on grid.y through a dim3.
 __global__ void scaled_rows(float* y, const float* x, const float* scale, int rows,
                             int cols) {
-    for (int row = blockIdx.y; row < rows; row += blockDim.y * gridDim.y) {
-        const float s = scale[row];
-        int c = blockIdx.x * blockDim.x + threadIdx.x;
-        if (c < cols) {
-            y[(long long)row * cols + c] = s * x[(long long)row * cols + c];
+    {
+        for (int row = blockIdx.y; row < rows; row += blockDim.y * gridDim.y) {
+            const float s = scale[row];
+            int c = blockIdx.x * blockDim.x + threadIdx.x;
+            if (c < cols) {
+                y[(long long)row * cols + c] = s * x[(long long)row * cols + c];
+            }
         }
     }
 }
