@@ -39,7 +39,7 @@ from klc.analysis.tree import (
     text_of,
     unparen,
 )
-from klc.analysis.writes import address_taken, is_assigned
+from klc.analysis.writes import address_taken, aliases_of, is_assigned
 from klc.cuda.model import Function
 from klc.guards.constants import _as_spec_expr
 from klc.guards.registry import (
@@ -606,8 +606,10 @@ def _outside_updates(ctx: GuardContext, start: int, end: int) -> Verdict | None:
            ArgSpec("$$$S", frozenset({"metavar", "sequence"})),
            reads=("arguments", "declarations", "position"))
 def iteration_owned_stores(ctx: GuardContext, var: Binding, stmts: Binding) -> Verdict:
-    """Every memory write in $$$S (a store, an in-place update) is ``b[i]`` with ``i`` the
-    loop variable $C plus terms that never change in the function (``c``, ``row * n + c``),
+    """Every memory write in $$$S (a store, an in-place update) is ``b[i]``, ``b`` the
+    memory of a pointer parameter (itself or a pointer made from it: global memory, not a
+    thread's own array), ``i`` the loop variable $C plus terms that $$$S never changes
+    (``c``, ``row * n + c``),
     and the memory of ``b`` (its aliases, the parameter it is a row of) is reached nowhere
     else in the function but as that same ``b[i]`` inside $$$S, nor handed to a call: each
     iteration touches only its own elements of what the loop writes, so the iterations may
@@ -637,6 +639,11 @@ def iteration_owned_stores(ctx: GuardContext, var: Binding, stmts: Binding) -> V
             if w != name and not _fixed_in(ctx, w, stmts):
                 return _no(ctx, f"{what}: `{w}` may change from one iteration to the next",
                            node.start_byte)
+        if not any((q.pointer > 0 or q.array) and access[0] in aliases_of(ctx, q.name)
+                   for q in fn.params):
+            return _no(ctx, f"{what} writes `{access[0]}`, which is not the memory of a pointer "
+                       f"parameter of `{fn.name}` (a thread's own array, or shared memory, that "
+                       "the other threads' iterations would not fill)", node.start_byte)
         if owned.setdefault(access[0], key) != key:
             return _no(ctx, f"{what} writes `{access[0]}` at another index than its other "
                        "writes", node.start_byte)

@@ -88,6 +88,10 @@ def test_owned_stores_read(body: str) -> None:
     ("const int r = blockIdx.x;\nfor (int c = 0; c < n; c++) { y[r * n + c] = x[c]; }\n"
      "float* p = &y[0];",
      "takes the address of memory of `y`"),
+    # a thread's own array: split over threads or blocks, each would fill only its part
+    ("float v[8];\nfloat* w = &v[0];\nfor (int c = 0; c < n; c++) { w[c] = x[c]; }\n"
+     "y[blockIdx.x] = v[0] + v[7];",
+     "which is not the memory of a pointer parameter"),
 ])
 def test_owned_stores_near_misses(body: str, why: str) -> None:
     [(ok, reason)] = verdicts(OWNED, body)
