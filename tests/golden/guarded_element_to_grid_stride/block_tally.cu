@@ -10,6 +10,8 @@ grid: ["ceil_div(n, 256)"]
 block: [256]
 bytes: 8 * n
 */
+#include <cstdint>
+
 // Each block also records that it ran: with fewer blocks, the later slots of `seen` would
 // stay unwritten.
 __global__ void block_tally(float* y, int* seen, const float* x, int64_t n) {

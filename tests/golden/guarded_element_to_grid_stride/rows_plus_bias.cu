@@ -13,6 +13,8 @@ grid: ["ceil_div(cols, 256)"]
 block: [256]
 bytes: 8 * rows * cols + 4 * cols
 */
+#include <cstdint>
+
 // The bias added to every row: the threads along x take one column each, with a 64-bit
 // index cast from blockIdx.x, inside the loop over rows; the host sizes the grid itself.
 __global__ void rows_plus_bias(float* y, const float* x, const float* bias, int rows,

@@ -15,7 +15,7 @@ bytes: 8 * rows * len
 __global__ void row_running_max(float* y, const float* x, int rows, int len) {
     int row = blockIdx.x * blockDim.x + threadIdx.x;
     if (row < rows) {
-        float m = -INFINITY;
+        float m = -3.0e38f;
         for (int j = 0; j < len; j++) {
             m = fmaxf(m, x[row * len + j]);
             y[row * len + j] = m;
