@@ -614,7 +614,9 @@ def iteration_owned_stores(ctx: GuardContext, var: Binding, stmts: Binding) -> V
     else in the function but as that same ``b[i]`` inside $$$S, nor handed to a call: each
     iteration touches only its own elements of what the loop writes, so the iterations may
     run on different threads (or blocks) in any order, with no barrier after them
-    (one_thread_to_block_stride, whole_range_to_grid_y_tiles)."""
+    (one_thread_to_block_stride, whole_range_to_grid_y_tiles). And no memory that $$$S
+    reads is written (or handed to a call) anywhere else in the function: another thread
+    running the code around the loop ahead of this one would change what it reads."""
     from klc.guards.lanes import _access, _family, _hands_family, _lane_index
 
     unit, src, fn = ctx.unit, ctx.unit.source, ctx.function
@@ -674,6 +676,9 @@ def iteration_owned_stores(ctx: GuardContext, var: Binding, stmts: Binding) -> V
                 return _no(ctx, f"{where} reaches the memory of `{base}` other than as "
                            f"`{base}[{key.replace('@', name)}]` in the loop: another "
                            "iteration's element", node.start_byte)
+    why = _reads_written_elsewhere(ctx, fn, stmts)
+    if why is not None:
+        return why
     if not owned:
         return _yes(f"{quoted(stmts)} writes no memory", stmts.start)
     return _yes(f"each write of {quoted(stmts)} touches its iteration's own element of "
@@ -734,3 +739,47 @@ def _dead_local_init(ctx: GuardContext, fn: Function, at: int) -> bool:
                           src[fn.body_start:fn.body_end])
         return len(uses) == 1
     return False
+
+
+def _reads_written_elsewhere(ctx: GuardContext, fn: Function, stmts: Binding
+                             ) -> Verdict | None:
+    """A refusal where $$$S reads memory that the function writes (a store, an in-place
+    update, a call handed the pointer) outside $$$S, or None."""
+    from klc.guards.lanes import _family, _hands_family
+
+    unit, src = ctx.unit, ctx.unit.source
+    reads: dict[str, Node] = {}
+    for node in in_span(nodes_of(unit, "subscript_expression", "pointer_expression"),
+                        stmts.start, stmts.end):
+        if node.type == "pointer_expression" and operator_of(node) != "*":
+            continue
+        for root in pointer_roots(node, src):
+            reads.setdefault(root, node)
+    if not reads:
+        return None
+    families = {root: _family(ctx, fn, root) for root in reads}
+    for node in in_span(nodes_of(unit, "assignment_expression", "update_expression",
+                                 "call_expression"), fn.body_start, fn.body_end):
+        if stmts.start <= node.start_byte < stmts.end:
+            continue
+        if node.type == "call_expression":
+            args = node.child_by_field_name("arguments")
+            parts = [a for a in (args.named_children if args is not None else [])
+                     if a.type != "comment"]
+            hit = next((r for r, fam in families.items()
+                        if any(_hands_family(ctx, fn, a, fam) for a in parts)), None)
+            doing = "hands it to a call"
+        else:
+            target = node.child_by_field_name("left" if node.type == "assignment_expression"
+                                              else "argument")
+            if target is None or unparen(target).type == "identifier":
+                continue
+            roots = pointer_roots(target, src)
+            hit = next((r for r, fam in families.items() if roots & fam), None)
+            doing = "writes it"
+        if hit is not None:
+            return _no(ctx, f"`{text_of(src, reads[hit])}` ({unit.where(reads[hit].start_byte)}) "
+                       f"reads memory that `{text_of(src, node)}` ({unit.where(node.start_byte)})"
+                       f" {doing} outside the loop: a thread ahead of another may change it "
+                       "under its reads", node.start_byte)
+    return None

@@ -18,6 +18,7 @@ sizes: {rows: 64, n: 4096}
 args:
   - {name: y, shape: [rows, n], role: out}
   - {name: x, shape: [rows, n], role: in}
+  - {name: z, shape: [n], role: inout}
   - {name: rows, value: rows}
   - {name: n, value: n}
 grid: [rows]
@@ -45,7 +46,8 @@ rule probe {{
   ```
 }}
 """
-    code = f"{SPEC}__global__ void k(float* y, const float* x, int rows, int n) {{\n{body}\n}}\n"
+    code = (f"{SPEC}__global__ void k(float* y, const float* x, float* z, int rows, int n) "
+            f"{{\n{body}\n}}\n")
     unit = parse_bytes(code.encode(), "k.cu")
     return [(s.ok, s.reason) for s in find_sites(unit, load_rules_text(rule, "t.rule"),
                                                   spec=spec_of(unit))]
@@ -88,6 +90,13 @@ def test_owned_stores_read(body: str) -> None:
     ("const int r = blockIdx.x;\nfor (int c = 0; c < n; c++) { y[r * n + c] = x[c]; }\n"
      "float* p = &y[0];",
      "takes the address of memory of `y`"),
+    # memory the loop reads, written after it: a thread ahead of another changes it
+    ("const int r = blockIdx.x;\nfor (int c = 0; c < n; c++) { y[r * n + c] = z[c]; }\n"
+     "z[r] = 0.0f;",
+     "writes it outside the loop"),
+    ("const int r = blockIdx.x;\nfor (int c = 0; c < n; c++) { y[r * n + c] = z[c]; }\n"
+     "reset(z);",
+     "hands it to a call outside the loop"),
     # a thread's own array: split over threads or blocks, each would fill only its part
     ("float v[8];\nfloat* w = &v[0];\nfor (int c = 0; c < n; c++) { w[c] = x[c]; }\n"
      "y[blockIdx.x] = v[0] + v[7];",
