@@ -29,8 +29,17 @@ from tree_sitter import Node
 from klc.analysis.constants import block_dims, constant_of, kernel_spec, spec_for
 from klc.analysis.declarations import function_declarations, lookup
 from klc.analysis.launch import field_of, is_linear_index, strip_casts
-from klc.analysis.tree import binding_node, in_span, nodes_of, operator_of, quoted, text_of, unparen
-from klc.analysis.writes import is_assigned
+from klc.analysis.tree import (
+    binding_node,
+    in_span,
+    nodes_of,
+    operator_of,
+    pointer_roots,
+    quoted,
+    text_of,
+    unparen,
+)
+from klc.analysis.writes import address_taken, aliases_of, is_assigned
 from klc.cuda.model import Function
 from klc.guards.constants import _as_spec_expr
 from klc.guards.registry import (
@@ -441,6 +450,39 @@ def block_in_strides(ctx: GuardContext, region: str = "kernel") -> Verdict:
                 "loop(s), whose elements one thread visits in order", start)
 
 
+@predicate("thread_coordinates_unread", reads=("position",))
+def thread_coordinates_unread(ctx: GuardContext) -> Verdict:
+    """The kernel reads no thread coordinate (``threadIdx``, ``blockDim``, any axis), warp
+    intrinsic, cooperative group or CUB block collective, nor do the helpers and macros it
+    uses, and outside the anchor it updates no memory in place and calls no atomic: every
+    thread of a larger block runs the code around the anchor alike and computes the same
+    (one_thread_to_block_stride, from a block of one thread)."""
+    got = _kernel_region(ctx, "kernel")
+    if isinstance(got, Verdict):
+        return got
+    start, end, _label, fn = got
+    unit, src = ctx.unit, ctx.unit.source
+    if fn.warp_intrinsics:
+        c = fn.warp_intrinsics[0]
+        return _no(ctx, f"`{fn.name}` calls {c.name} ({unit.where(c.start)})", c.start)
+    for hit in re.finditer(rb"\b(threadIdx|blockDim)\b|cooperative_groups|this_thread_block"
+                           rb"|\bcg::|\bcub::|\bBlock(Reduce|Scan|Load|Store|Exchange|"
+                           rb"RadixSort)\b", src[fn.body_start:fn.body_end]):
+        at = fn.body_start + hit.start()
+        if hit.group(1) is not None and _dead_local_init(ctx, fn, at):
+            continue  # (`const int tid = threadIdx.x;` read nowhere: no thread sees it)
+        return _no(ctx, f"`{fn.name}` reads `{hit.group(0).decode()}` ({unit.where(at)})", at)
+    helper = _helpers_read(ctx, fn, re.compile(rb"\b(threadIdx|blockDim|__shfl\w*|"
+                                               rb"__syncwarp|__ballot_sync|__activemask)\b"))
+    if helper is not None:
+        return _no(ctx, f"{helper}, used by `{fn.name}`, reads the thread's coordinates")
+    why = _outside_updates(ctx, start, end)
+    if why is not None:
+        return why
+    return _yes(f"`{fn.name}` reads no thread coordinate, and outside the anchor updates no "
+                "memory in place", start)
+
+
 # --------------------------------------------------------------------------------------
 # A row's loop split into tiles over the grid
 
@@ -504,6 +546,42 @@ def grid_axis_read_once(ctx: GuardContext, axis: str) -> Verdict:
                        m.start())
     if len(reads) != 1:
         return _no(ctx, f"`{fn.name}` reads blockIdx.{axis} {len(reads)} times, not once")
+    why = _outside_updates(ctx, start, end)
+    if why is not None:
+        return why
+    return _yes(f"`{fn.name}` reads blockIdx.{axis} once, in the anchor", start)
+
+
+@predicate("grid_axis_unread", _AXIS, reads=("position",))
+def grid_axis_unread(ctx: GuardContext, axis: str) -> Verdict:
+    """The kernel reads neither ``blockIdx.a`` nor ``gridDim.a`` (nor do the helpers and
+    macros it uses), and outside the anchor it updates no memory in place and calls no
+    atomic: every block along AXIS computes the same there, so a rewrite that splits the
+    anchor's work over more blocks along AXIS (whole_range_to_grid_y_tiles) changes nothing
+    else."""
+    got = _kernel_region(ctx, "kernel")
+    if isinstance(got, Verdict):
+        return got
+    start, end, _label, fn = got
+    unit, src = ctx.unit, ctx.unit.source
+    words = re.compile(rb"\b(blockIdx|gridDim)\s*\.\s*" + axis.encode() + rb"\b")
+    helper = _helpers_read(ctx, fn, words)
+    if helper is not None:
+        return _no(ctx, f"{helper}, used by `{fn.name}`, reads blockIdx.{axis} or gridDim.{axis}")
+    for m in words.finditer(src, start, end):
+        return _no(ctx, f"`{m.group(0).decode()}` is read at {unit.where(m.start())}",
+                   m.start())
+    why = _outside_updates(ctx, start, end)
+    if why is not None:
+        return why
+    return _yes(f"`{fn.name}` reads neither blockIdx.{axis} nor gridDim.{axis}", start)
+
+
+def _outside_updates(ctx: GuardContext, start: int, end: int) -> Verdict | None:
+    """A refusal for an in-place memory update or an atomic in [start, end) outside the
+    anchor (every block along the axis ran it), or None."""
+    m0, m1 = ctx.match.start, ctx.match.end
+    unit, src = ctx.unit, ctx.unit.source
     for node in in_span(nodes_of(unit, "assignment_expression", "update_expression"),
                         start, end):
         if m0 <= node.start_byte < m1:
@@ -521,4 +599,187 @@ def grid_axis_read_once(ctx: GuardContext, axis: str) -> Verdict:
         if not m0 <= m.start() < m1:
             return _no(ctx, f"an atomic ({unit.where(m.start())}) outside the anchor: every "
                        "block along the axis ran it", m.start())
-    return _yes(f"`{fn.name}` reads blockIdx.{axis} once, in the anchor", start)
+    return None
+
+
+@predicate("iteration_owned_stores", _metavar(),
+           ArgSpec("$$$S", frozenset({"metavar", "sequence"})),
+           reads=("arguments", "declarations", "position"))
+def iteration_owned_stores(ctx: GuardContext, var: Binding, stmts: Binding) -> Verdict:
+    """Every memory write in $$$S (a store, an in-place update) is ``b[i]``, ``b`` the
+    memory of a pointer parameter (itself or a pointer made from it: global memory, not a
+    thread's own array), ``i`` the loop variable $C plus terms that $$$S never changes
+    (``c``, ``row * n + c``),
+    and the memory of ``b`` (its aliases, the parameter it is a row of) is reached nowhere
+    else in the function but as that same ``b[i]`` inside $$$S, nor handed to a call: each
+    iteration touches only its own elements of what the loop writes, so the iterations may
+    run on different threads (or blocks) in any order, with no barrier after them
+    (one_thread_to_block_stride, whole_range_to_grid_y_tiles). And no memory that $$$S
+    reads is written (or handed to a call) anywhere else in the function: another thread
+    running the code around the loop ahead of this one would change what it reads."""
+    from klc.guards.lanes import _access, _family, _hands_family, _lane_index
+
+    unit, src, fn = ctx.unit, ctx.unit.source, ctx.function
+    if fn is None:
+        return _no(ctx, f"{quoted(stmts)} is not in a function", stmts.start)
+    name = " ".join(var.text.split())
+    owned: dict[str, str] = {}
+    for node in in_span(nodes_of(unit, "assignment_expression", "update_expression"),
+                        stmts.start, stmts.end):
+        target = node.child_by_field_name("left" if node.type == "assignment_expression"
+                                          else "argument")
+        if target is None or unparen(target).type == "identifier":
+            continue
+        what = f"`{text_of(src, node)}` ({unit.where(node.start_byte)})"
+        access = _access(unit, unparen(target))
+        key = _lane_index(unit, _index_value(ctx, stmts, access[1]), name) \
+            if access is not None else None
+        if access is None or key is None:
+            return _no(ctx, f"{what} writes memory at an element whose index is not `{name}` "
+                       "plus terms that stay fixed", node.start_byte)
+        for w in sorted(set(re.findall(r"[A-Za-z_]\w*", key)) | {access[0]}):
+            if w != name and not _fixed_in(ctx, w, stmts):
+                return _no(ctx, f"{what}: `{w}` may change from one iteration to the next",
+                           node.start_byte)
+        if not any((q.pointer > 0 or q.array) and access[0] in aliases_of(ctx, q.name)
+                   for q in fn.params):
+            return _no(ctx, f"{what} writes `{access[0]}`, which is not the memory of a pointer "
+                       f"parameter of `{fn.name}` (a thread's own array, or shared memory, that "
+                       "the other threads' iterations would not fill)", node.start_byte)
+        if owned.setdefault(access[0], key) != key:
+            return _no(ctx, f"{what} writes `{access[0]}` at another index than its other "
+                       "writes", node.start_byte)
+    for base, key in owned.items():
+        family = _family(ctx, fn, base)
+        for node in in_span(nodes_of(unit, "subscript_expression", "pointer_expression",
+                                     "call_expression", "gnu_asm_expression"),
+                            fn.body_start, fn.body_end):
+            where = f"`{text_of(src, node)}` ({unit.where(node.start_byte)})"
+            if node.type == "call_expression":
+                args = node.child_by_field_name("arguments")
+                parts = args.named_children if args is not None else []
+                if any(_hands_family(ctx, fn, a, family) for a in parts if a.type != "comment"):
+                    return _no(ctx, f"{where} hands the memory of `{base}` to a call",
+                               node.start_byte)
+                continue
+            if node.type == "gnu_asm_expression":
+                return _no(ctx, f"{where}: asm in `{fn.name}`", node.start_byte)
+            if not (pointer_roots(node, src) & family):
+                continue
+            if node.type == "pointer_expression" and operator_of(node) == "&":
+                return _no(ctx, f"{where} takes the address of memory of `{base}`",
+                           node.start_byte)
+            access = _access(unit, node)
+            inside = stmts.start <= node.start_byte < stmts.end
+            if not inside or access is None or access[0] != base \
+                    or _lane_index(unit, _index_value(ctx, stmts, access[1]), name) != key:
+                return _no(ctx, f"{where} reaches the memory of `{base}` other than as "
+                           f"`{base}[{key.replace('@', name)}]` in the loop: another "
+                           "iteration's element", node.start_byte)
+    why = _reads_written_elsewhere(ctx, fn, stmts)
+    if why is not None:
+        return why
+    if not owned:
+        return _yes(f"{quoted(stmts)} writes no memory", stmts.start)
+    return _yes(f"each write of {quoted(stmts)} touches its iteration's own element of "
+                f"{', '.join(f'`{b}`' for b in owned)}, reached nowhere else", stmts.start)
+
+
+def _index_value(ctx: GuardContext, stmts: Binding, index: Node) -> Node:
+    """The index itself, or, where it is a local declared in $$$S with an initialiser and
+    never assigned, written to through a pointer or redeclared there, its initialiser
+    (``const int64_t at = row * n + c; ... b[at]``)."""
+    unit, src = ctx.unit, ctx.unit.source
+    index = unparen(index)
+    if index.type != "identifier":
+        return index
+    name = text_of(src, index)
+    found = []
+    for node in in_span(nodes_of(unit, "init_declarator"), stmts.start, stmts.end):
+        decl = node.child_by_field_name("declarator")
+        if decl is not None and text_of(src, decl) == name:
+            found.append(node)
+    if len(found) != 1 or found[0].start_byte > index.start_byte \
+            or is_assigned(ctx, name, stmts.start, stmts.end) \
+            or address_taken(src, name, stmts.start, stmts.end):
+        return index
+    value = found[0].child_by_field_name("value")
+    return unparen(value) if value is not None else index
+
+
+def _fixed_in(ctx: GuardContext, word: str, stmts: Binding) -> bool:
+    """Does the variable ``word`` keep one value throughout the iterations of $$$S? Not
+    declared, assigned or incremented in $$$S, and its address never taken in the function
+    (code before the loop may set it: every thread runs that code alike)."""
+    src = ctx.unit.source
+    fn = ctx.function
+    if fn is None or is_assigned(ctx, word, stmts.start, stmts.end) \
+            or address_taken(src, word, fn.body_start, fn.body_end):
+        return False
+    for node in in_span(nodes_of(ctx.unit, "init_declarator", "declaration"), stmts.start,
+                        stmts.end):
+        decl = node.child_by_field_name("declarator")
+        if decl is not None and text_of(src, decl) == word:
+            return False
+    return True
+
+
+def _dead_local_init(ctx: GuardContext, fn: Function, at: int) -> bool:
+    """Is the byte ``at`` in the initialiser of a local whose name is used nowhere else in
+    the function?"""
+    unit, src = ctx.unit, ctx.unit.source
+    for node in in_span(nodes_of(unit, "init_declarator"), fn.body_start, fn.body_end):
+        value = node.child_by_field_name("value")
+        decl = node.child_by_field_name("declarator")
+        if value is None or decl is None or decl.type != "identifier" \
+                or not value.start_byte <= at < value.end_byte:
+            continue
+        name = text_of(src, decl)
+        uses = re.findall(rb"\b" + re.escape(name.encode()) + rb"\b",
+                          src[fn.body_start:fn.body_end])
+        return len(uses) == 1
+    return False
+
+
+def _reads_written_elsewhere(ctx: GuardContext, fn: Function, stmts: Binding
+                             ) -> Verdict | None:
+    """A refusal where $$$S reads memory that the function writes (a store, an in-place
+    update, a call handed the pointer) outside $$$S, or None."""
+    from klc.guards.lanes import _family, _hands_family
+
+    unit, src = ctx.unit, ctx.unit.source
+    reads: dict[str, Node] = {}
+    for node in in_span(nodes_of(unit, "subscript_expression", "pointer_expression"),
+                        stmts.start, stmts.end):
+        if node.type == "pointer_expression" and operator_of(node) != "*":
+            continue
+        for root in pointer_roots(node, src):
+            reads.setdefault(root, node)
+    if not reads:
+        return None
+    families = {root: _family(ctx, fn, root) for root in reads}
+    for node in in_span(nodes_of(unit, "assignment_expression", "update_expression",
+                                 "call_expression"), fn.body_start, fn.body_end):
+        if stmts.start <= node.start_byte < stmts.end:
+            continue
+        if node.type == "call_expression":
+            args = node.child_by_field_name("arguments")
+            parts = [a for a in (args.named_children if args is not None else [])
+                     if a.type != "comment"]
+            hit = next((r for r, fam in families.items()
+                        if any(_hands_family(ctx, fn, a, fam) for a in parts)), None)
+            doing = "hands it to a call"
+        else:
+            target = node.child_by_field_name("left" if node.type == "assignment_expression"
+                                              else "argument")
+            if target is None or unparen(target).type == "identifier":
+                continue
+            roots = pointer_roots(target, src)
+            hit = next((r for r, fam in families.items() if roots & fam), None)
+            doing = "writes it"
+        if hit is not None:
+            return _no(ctx, f"`{text_of(src, reads[hit])}` ({unit.where(reads[hit].start_byte)}) "
+                       f"reads memory that `{text_of(src, node)}` ({unit.where(node.start_byte)})"
+                       f" {doing} outside the loop: a thread ahead of another may change it "
+                       "under its reads", node.start_byte)
+    return None
