@@ -1,6 +1,7 @@
-"""The halo-tile skill on a GPU: every golden rewrite of direct_stencil_to_halo_tile that has a
-spec (a float image at radius 1 on a 16 x 16 block, an unsigned char image at radius 2 on a
-32 x 8 block) and its rewrite of the transfer kernel blur_3x3 compute what their originals
+"""The halo-tile skills on a GPU: every golden rewrite of direct_stencil_to_halo_tile and
+direct_offset_stencil_to_halo_tile that has a spec (float and unsigned char images, radius 1
+and 2, blocks of 16 x 16, 32 x 8 and 32 x 32, a convolution's mask in an argument) and the
+first one's rewrite of the transfer kernel blur_3x3 compute what their originals
 compute; a tile whose halo is loaded one row off is found wrong by the gate, so the
 verification would catch a window that leaves its tile
 (``python3 -m pytest -m gpu tests/gate/test_halo_tile_gpu.py``)."""
@@ -14,8 +15,9 @@ import pytest
 from klc.cuda.parse import parse_bytes, read_source
 
 ROOT = Path(__file__).resolve().parents[2]
-GOLDEN = ROOT / "tests" / "golden" / "direct_stencil_to_halo_tile"
-CASES = sorted(p for p in GOLDEN.glob("*.expected.cu") if b"klc-spec" in p.read_bytes())
+SKILLS = ("direct_stencil_to_halo_tile", "direct_offset_stencil_to_halo_tile")
+CASES = sorted(p for d in SKILLS for p in (ROOT / "tests" / "golden" / d).glob("*.expected.cu")
+               if b"klc-spec" in p.read_bytes())
 BLUR = ROOT / "bench" / "transfer" / "blur_3x3.cu"
 
 
@@ -34,12 +36,15 @@ def _tiled_blur() -> bytes:
 
 
 def test_the_cases_with_a_spec_are_there() -> None:
-    assert {p.name for p in CASES} >= {"gray_u8_box5.expected.cu", "halo_tile_v01.expected.cu"}
+    assert {p.name for p in CASES} >= {"gray_u8_box5.expected.cu", "halo_tile_v01.expected.cu",
+                                       "halo_tile_u8_v01.expected.cu",
+                                       "gauss_u8_literal.expected.cu",
+                                       "conv3x3_mask.expected.cu"}
     assert b"int gy = blockIdx.y * blockDim.y + ty - 1;" in _tiled_blur()
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("expected", CASES, ids=lambda p: p.name)
+@pytest.mark.parametrize("expected", CASES, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_each_golden_rewrite_matches_its_original(expected: Path) -> None:
     from klc.gate import gate
 
