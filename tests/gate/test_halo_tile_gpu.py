@@ -1,9 +1,10 @@
-"""The halo-tile skills on a GPU: every golden rewrite of direct_stencil_to_halo_tile and
-direct_offset_stencil_to_halo_tile that has a spec (float and unsigned char images, radius 1
-and 2, blocks of 16 x 16, 32 x 8 and 32 x 32, a convolution's mask in an argument) and the
-first one's rewrite of the transfer kernel blur_3x3 compute what their originals
-compute; a tile whose halo is loaded one row off is found wrong by the gate, so the
-verification would catch a window that leaves its tile
+"""The halo-tile skills on a GPU: every golden rewrite of direct_stencil_to_halo_tile,
+direct_offset_stencil_to_halo_tile and direct_unweighted_offset_stencil_to_halo_tile that has
+a spec (float and unsigned char images, radius 1 and 2, blocks of 16 x 16, 32 x 8, 32 x 16
+and 32 x 32, a convolution's mask in an argument) and the first one's rewrite of the
+transfer kernel blur_3x3 compute what their originals compute; a tile whose halo is loaded
+one row off is found wrong by the gate, so the verification would catch a window that leaves
+its tile
 (``python3 -m pytest -m gpu tests/gate/test_halo_tile_gpu.py``)."""
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ import pytest
 from klc.cuda.parse import parse_bytes, read_source
 
 ROOT = Path(__file__).resolve().parents[2]
-SKILLS = ("direct_stencil_to_halo_tile", "direct_offset_stencil_to_halo_tile")
+SKILLS = ("direct_stencil_to_halo_tile", "direct_offset_stencil_to_halo_tile",
+          "direct_unweighted_offset_stencil_to_halo_tile")
 CASES = sorted(p for d in SKILLS for p in (ROOT / "tests" / "golden" / d).glob("*.expected.cu")
                if b"klc-spec" in p.read_bytes())
 BLUR = ROOT / "bench" / "transfer" / "blur_3x3.cu"
@@ -39,7 +41,9 @@ def test_the_cases_with_a_spec_are_there() -> None:
     assert {p.name for p in CASES} >= {"gray_u8_box5.expected.cu", "halo_tile_v01.expected.cu",
                                        "halo_tile_u8_v01.expected.cu",
                                        "gauss_u8_literal.expected.cu",
-                                       "conv3x3_mask.expected.cu"}
+                                       "conv3x3_mask.expected.cu",
+                                       "halo_tile_mean_u8_v01.expected.cu",
+                                       "mean_filter_u8.expected.cu"}
     assert b"int gy = blockIdx.y * blockDim.y + ty - 1;" in _tiled_blur()
 
 
