@@ -30,7 +30,8 @@ class SiteRow(NamedTuple):
     function: str
     applicable: bool
     why_not: str
-    fixed: str = ""  # the hole values the site's geometry fixes: "tile=32 threads=1024"
+    # the hole values the site's geometry fixes, a line each: "tile=32\nt=unsigned char"
+    fixed: str = ""
     # the rules that rewrite this site's code the same way, folded into it (klc list)
     also: tuple[str, ...] = ()
 
@@ -199,7 +200,7 @@ def _list_source(path: str, source: bytes) -> FileListing:
         return FileListing(path, [site_json(s) for s in shown], refused, problems=problems)
     position = unit.position
     rows = [SiteRow(s.rule.name, *position(s.match.start), s.function_name, s.ok, s.reason,
-                    " ".join(f"{k}={v}" for k, v in s.holes.items()))
+                    "\n".join(f"{k}={v}" for k, v in s.holes.items()))
             for s in shown]
     listing = FileListing(path, refused=refused, rows=rows, n_rules=len(_STATE["rules"]),
                           problems=problems)
@@ -242,7 +243,9 @@ def render_pieces(path: str, rows: list[SiteRow], info: dict[str, tuple[str, str
     for s in rows:
         location, intent, verdict, holes = info[s.rule]
         if s.fixed:  # ?tile=32: the value this site's launch gives the hole
-            fixed = dict(kv.split("=", 1) for kv in s.fixed.split())
+            # a value with a space (an enum's "unsigned char") is quoted
+            fixed = {k: f'"{v}"' if " " in v else v
+                     for k, v in (kv.split("=", 1) for kv in s.fixed.split("\n"))}
             holes = " ".join(f"{h}={fixed[h[1:]]}" if h[1:] in fixed else h
                              for h in holes.split())
         loc = where(path, s.line, s.col)

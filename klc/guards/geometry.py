@@ -6,7 +6,8 @@ guard states: ``block_dim(x, ==, ?tile)``, ``block_size(<=, ?threads)``,
 ``block_dim_product(x, ?t, ?t)`` (the block's x extent is ``?t * ?t``), ``equals($T, ?t)``
 (a constant of the code), ``is_product(?a, ?b, ?c)`` between holes; and one that is not an
 extent, the operator a reduction combines with (``grid_folded(anchor, $ACC, ?op)``: the
-spelling of the maximum or minimum the code after the site uses, klc/guards/gridfold.py).
+spelling of the maximum or minimum the code after the site uses, klc/guards/gridfold.py), and
+the element type of a buffer (``elem_type($SRC, ?t)``: a tile of the input's type).
 :func:`site_holes` reads those relations as equations and solves them at a site from the
 site's own launch (the spec's block, or every launch of the kernel in the file) and
 constants, so that a matrix product
@@ -60,7 +61,7 @@ def geometry_relations(rule: Rule) -> list[Any]:
         if "hole" not in kinds:
             continue
         if c.name in ("block_dim", "block_size", "block_dim_product", "equals",
-                      "const_value", "is_product", "grid_folded"):
+                      "const_value", "is_product", "grid_folded", "elem_type"):
             out.append(c)
     _RELATIONS[id(rule)] = (rule, out)
     return out
@@ -160,6 +161,14 @@ def site_holes(rule: Rule, match: Match, spec: Any | None, given: dict[str, str]
                         and name not in out:
                     with contextlib.suppress(KlcError):  # an operator outside the domain
                         out[name] = decl.validate(op)
+            elif c.name == "elem_type" and a[0].kind == "metavar" and a[-1].kind == "hole":
+                have = _element_type(ctx, match.bindings.get(str(a[0].value)))
+                name = str(a[-1].value)
+                decl = rule.holes.get(name)
+                if have is not None and decl is not None and name not in given \
+                        and name not in out:
+                    with contextlib.suppress(KlcError):  # a type outside the domain
+                        out[name] = decl.validate(have)
             elif c.name == "is_product" and all(x.kind == "hole" for x in a):
                 p, q, r = (str(x.value) for x in a)
                 if q in known and r in known:
@@ -174,6 +183,24 @@ def site_holes(rule: Rule, match: Match, spec: Any | None, given: dict[str, str]
 
 
 _UNSET_DIMS = object()
+
+
+def _element_type(ctx: Any, b: Any) -> str | None:
+    """The element type of the pointer or array a metavariable bound, from its declaration
+    (qualifiers aside: ``const float*`` is ``float``); None where the tree does not say, or
+    where it is a parameter of the function's template."""
+    from klc.analysis.tree import binding_node
+    from klc.analysis.types import norm_type, type_of
+
+    node = binding_node(b) if b is not None else None
+    typ = type_of(ctx, node) if node is not None else None
+    if typ is None:
+        return None
+    fn = ctx.function
+    have = norm_type(typ.base)
+    if fn is not None and any(t.name == have for t in fn.template_params):
+        return None
+    return str(have)
 
 
 def learned_relation(name: str, rows: list[tuple[int, tuple[int, ...]]], template: str

@@ -31,6 +31,7 @@ from klc.guards import (
     padding,
     reductions,
     regblock,
+    stencil,
     strides,
     treeaddr,
     types,
@@ -42,7 +43,7 @@ from klc.rule.guard import GuardCall
 # the generic families, then those of one kind of rewrite each (docs/architecture.md)
 FAMILIES = (declarations, types, constants, writes, launch, alignment, loops, holes,
             lanes, reductions, gridstride, gridfold, gridred, columns, coalesce, gemm, regblock,
-            btranspose, treeaddr, strides, macros, padding)
+            btranspose, treeaddr, strides, macros, padding, stencil)
 
 PREDICATES: dict[str, Predicate] = collect(FAMILIES)
 
