@@ -14,12 +14,13 @@ from pathlib import Path
 import pytest
 
 from klc.cuda.parse import parse_bytes, read_source
+from klc.spec import find_spec_block
 
 ROOT = Path(__file__).resolve().parents[2]
 SKILLS = ("direct_stencil_to_halo_tile", "direct_offset_stencil_to_halo_tile",
           "direct_unweighted_offset_stencil_to_halo_tile")
 CASES = sorted(p for d in SKILLS for p in (ROOT / "tests" / "golden" / d).glob("*.expected.cu")
-               if b"klc-spec" in p.read_bytes())
+               if find_spec_block(p.read_bytes()) is not None)
 BLUR = ROOT / "bench" / "transfer" / "blur_3x3.cu"
 
 
@@ -44,6 +45,8 @@ def test_the_cases_with_a_spec_are_there() -> None:
                                        "conv3x3_mask.expected.cu",
                                        "halo_tile_mean_u8_v01.expected.cu",
                                        "mean_filter_u8.expected.cu"}
+    # a case that only names the spec in a comment launches from its host code: not one
+    assert "mean_filter_define.expected.cu" not in {p.name for p in CASES}
     assert b"int gy = blockIdx.y * blockDim.y + ty - 1;" in _tiled_blur()
 
 
