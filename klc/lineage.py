@@ -427,10 +427,13 @@ def check_replace(out_dir: str | Path, stages: tuple[str, ...], force: bool = Fa
 
 def walk(expert_path: str | Path, passes_dir: Passes | None = None, *,
          stages: tuple[str, ...] = ("compile", "verify", "profile"), arch: str | None = None,
-         progress: Progress | None = None, max_steps: int = MAX_STEPS) -> Lineage:
+         progress: Progress | None = None, max_steps: int = MAX_STEPS,
+         only: list[str] | None = None) -> Lineage:
     """Walk the expert backward (see the module doc). Bad input raises KlcError before any
     gate runs: a missing or unreadable file, a syntax problem, no spec or a spec that does
-    not fit the kernel, a passes folder with a broken rule or ORDER."""
+    not fit the kernel, a passes folder with a broken rule or ORDER. ``only``: walk with
+    these passes alone, in this order (a recorded walk's ``order``: the walk again as its
+    passes made it, whatever passes came after it)."""
     from klc.cuda.parse import parse_bytes, read_source
     from klc.gate import gate
     from klc.gate.compile import DEFAULT_ARCH, check_arch
@@ -453,6 +456,12 @@ def walk(expert_path: str | Path, passes_dir: Passes | None = None, *,
 
         passes_dir = default_pass_dirs()[0]
     rules, order_source = load_passes(passes_dir)
+    if only is not None:
+        by_name = {r.name: r for r in rules}
+        missing = [n for n in only if n not in by_name]
+        if missing:
+            raise KlcError(f"no pass named {', '.join(missing)} in {passes_dir}")
+        rules = [by_name[n] for n in only]
     stages, gating, note = resolve_stages(tuple(stages))
     target = check_arch(arch) if arch else None
     p = Path(path)

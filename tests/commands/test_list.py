@@ -79,7 +79,8 @@ def test_compact_default_folds_and_groups(kernel: Path,
     from klc.rule import RuleSet
     from klc.rule.reach import reach
 
-    rules = {r.name: r for r in RuleSet.load([str(ROOT / "skills")]).rules}
+    rules = {r.name: r for r in RuleSet.load([str(ROOT / "skills"),
+                                              str(ROOT / "skills" / "experts")]).rules}
     shape = [reach(rules[h]).structural for h in heads]
     assert any(shape) and not all(shape)
     assert shape == sorted(shape, reverse=True), heads

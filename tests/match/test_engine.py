@@ -341,7 +341,8 @@ def test_golden_cases_pass() -> None:
     from klc.golden import run_golden
 
     results = run_golden(str(ROOT / "tests/golden"),
-                         [str(ROOT / "passes"), str(ROOT / "skills")])
+                         [str(ROOT / "passes"), str(ROOT / "passes" / "warp_sums"),
+                          str(ROOT / "skills"), str(ROOT / "skills" / "experts")])
     failed = [f"{r.case}: {r.message}" for r in results if not r.ok]
     assert not failed
     assert len(results) >= 12

@@ -123,7 +123,6 @@ def test_learned_skill_privatises_the_heldout_histogram(skills: dict[str, Learne
     (("block: [256]", "block: [64, 4]"), "256", "threadIdx.x does not number its threads"),
     (("    int i = blockIdx", "    if (threadIdx.x == 0 && n < 0) return;\n    int i = blockIdx"),
      "256", "comes before the end of the anchor"),
-    (("unsigned int* bins", "int* bins"), "256", "the element type of `bins` is int"),
     (("{name: bins, shape: [256]", "{name: bins, shape: [n]"), "256",
      "`data[i]` has type int, which does not bound it below 256; the spec allocates `bins` "
      "with shape [n]: 67108864 elements, more than 256"),
@@ -142,6 +141,22 @@ def test_the_skill_refuses_what_it_cannot_privatise(skills: dict[str, Learned],
                        spec_of(unit))
     assert len(sites) == 1 and not sites[0].ok
     assert why in sites[0].reason, sites[0].reason
+
+
+def test_int_bins_get_an_int_private_copy(skills: dict[str, Learned]) -> None:
+    """The private copy's element type is a geometry hole read from `bins` (elem_type): int
+    counters give an int copy, and the rewrite compiles."""
+    from klc.gate import gate
+
+    src = HELDOUT.read_text().replace("unsigned int* bins", "int* bins", 1)
+    unit = parse_bytes(src.encode(), "h.cu")
+    rule = skills["privatize_atomic_histogram"].rule
+    sites = find_sites(unit, [rule], {"nb": "256"}, spec_of(unit))
+    assert len(sites) == 1 and sites[0].ok and sites[0].holes.get("t") == "int", sites
+    out = apply_rules(unit, [rule], {"nb": "256"}, spec_of(unit)).source
+    assert b"__shared__ int " in out and b"unsigned int" not in out.split(b"__shared__")[1][:40]
+    rec = gate(out, "h.cu", arch="sm_90", stages=("compile",))
+    assert rec.verdict == "passed", rec.reason
 
 
 @pytest.mark.gpu
