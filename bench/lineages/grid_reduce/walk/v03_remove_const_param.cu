@@ -37,8 +37,8 @@ __global__ void grid_mean(float* x, float* out, size_t n) {
     }
     buf[threadIdx.x] = s;
     __syncthreads();
-    for (int k = blockDim.x / 2; k > 0; k >>= 1) {
-        if (threadIdx.x < k) {
+    for (int k = 1; k < blockDim.x; k *= 2) {
+        if (threadIdx.x % (2 * k) == 0) {
             buf[threadIdx.x] += buf[threadIdx.x + k];
         }
         __syncthreads();

@@ -26,14 +26,14 @@ flops: n
 // every version gives the same partials bit for bit.
 // bytes: x read once, the partials written. flops: one comparison per element.
 template <int BLOCK>
-__global__ void block_absmax(float* x, float* partial, int n) {
+__global__ void block_absmax(const float* x, float* partial, int n) {
     __shared__ float s[BLOCK];
     const unsigned int tid = threadIdx.x;
     int i = blockIdx.x * BLOCK + tid;
     s[tid] = i < n ? fabsf(x[i]) : 0.0f;
     __syncthreads();
-    for (int k = BLOCK / 2; k > 0; k >>= 1) {
-        if (tid < k) {
+    for (int k = 1; k < BLOCK; k *= 2) {
+        if (tid % (2 * k) == 0) {
             s[tid] = fmaxf(s[tid], s[tid + k]);
         }
         __syncthreads();

@@ -29,15 +29,11 @@ tolerance: {rtol: 0.0001, atol: 0.01}
 // element.
 #define THREADS 256
 
-__global__ void dot_atomic(float* x, const float* y, float* result, int n) {
+__global__ void dot_atomic(float* x, float* y, float* result, int n) {
     __shared__ float cache[THREADS];
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     int cacheIndex = threadIdx.x;
-    float temp = 0.0f;
-    if (i < n) {
-        temp = x[i] * y[i];
-    }
-    cache[cacheIndex] = temp;
+    cache[cacheIndex] = i < n ? x[i] * y[i] : 0.0f;
     __syncthreads();
     int half = THREADS / 2;
     while (half != 0) {

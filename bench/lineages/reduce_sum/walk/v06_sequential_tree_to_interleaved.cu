@@ -30,7 +30,7 @@ tolerance: {rtol: 0.001, atol: 0.001}
 //   - one atomicAdd per block.
 template <int BLOCK>
 __global__ void 
-reduce_sum(float* x, float* out, int n) {
+reduce_sum(const float* __restrict__ x, float* __restrict__ out, int n) {
     __shared__ float red[BLOCK];
     __shared__ float warp_sums[BLOCK / 32];
     float acc = 0.0f;
@@ -42,8 +42,8 @@ reduce_sum(float* x, float* out, int n) {
     }
     red[threadIdx.x] = acc;
     __syncthreads();
-    for (int stride = BLOCK / 2; stride > 0; stride >>= 1) {
-        if (threadIdx.x < stride) {
+    for (int stride = 1; stride < BLOCK; stride *= 2) {
+        if (threadIdx.x % (2 * stride) == 0) {
             red[threadIdx.x] += red[threadIdx.x + stride];
         }
         __syncthreads();

@@ -28,13 +28,13 @@ tolerance: {rtol: 0.00001, atol: 0.00001}
 // partials are bit for bit those of the loop.
 // bytes: x read once, the partials written. flops: one add per element.
 template <int BLOCK>
-__global__ void block_tree_sum(float* x, float* partial, int n) {
+__global__ void block_tree_sum(const float* x, float* partial, int n) {
     __shared__ float s[BLOCK];
     int i = blockIdx.x * BLOCK + threadIdx.x;
     s[threadIdx.x] = i < n ? x[i] : 0.0f;
     __syncthreads();
-    for (int k = BLOCK / 2; k > 0; k >>= 1) {
-        if (threadIdx.x < k) {
+    for (int k = 1; k < BLOCK; k *= 2) {
+        if (threadIdx.x % (2 * k) == 0) {
             s[threadIdx.x] += s[threadIdx.x + k];
         }
         __syncthreads();
