@@ -288,10 +288,16 @@ def evaluate_declared(names: tuple[str, ...], ctx: GuardContext) -> Verdict | No
     code's own variables (which the rewrite replaces) do not count
     (``klc.guards.loops.fresh_in_function``); pending while a hole has no value. None when
     every name is fresh (or pending), else the first refusal."""
+    given: dict[str, str] = {}
     for name in names:
         value = ctx.holes.get(name)
         if value is None:
             continue  # pending: judged again once the hole has a value
+        other = given.setdefault(value.strip(), name)
+        if other != name:
+            # two declarations of one name in the rewrite: neither is fresh for the other
+            return Verdict(False, f"?{name} {DECLARED_NAME}: `{value.strip()}` is also the "
+                           f"value of ?{other}, which the rewrite declares too", None)
         v = fresh_in_function(ctx, value.strip(), replaced=True,
                               kept=kept_runs(ctx.match.rule, name))
         if not v.ok:

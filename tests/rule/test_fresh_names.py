@@ -376,3 +376,20 @@ def test_a_declaration_scoped_before_the_kept_run_is_no_clash() -> None:
     """``for (int ?t ...) { }`` ends before the kept body: its `v` is another scope's."""
     sites = find_sites(parse_bytes(BODY_DECLARES_V, "k.cu"), load_rules_text(SCOPED, "s.rule"))
     assert [s.ok for s in sites] == [True]
+
+
+def test_two_declared_holes_given_one_name_are_refused(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """Each name a rewrite declares must be fresh for the others too: ?ts and ?s both given
+    `tile_len` would declare it twice; given two names, the rewrite goes through."""
+    path = tmp_path / "clip_rows.cu"
+    path.write_bytes((GOLDEN / "whole_range_to_grid_y_tiles" / "clip_rows.cu").read_bytes())
+    rules = str(ROOT / "skills" / "experts" / "strided_loops.rule")
+    argv = ["apply", rules, "--rule", "whole_range_to_grid_y_tiles", str(path),
+            "--hole", "tiles=64", "--hole", "ts=tile_len"]
+    assert main([*argv, "--hole", "s=tile_len"]) == 1
+    err = capsys.readouterr().err
+    assert "?s names a variable the rewrite declares: `tile_len` is also the value of ?ts" in err
+    assert main([*argv, "--hole", "s=tile_first"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("tile_len") >= 2 and "tile_first" in out
