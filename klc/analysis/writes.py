@@ -373,3 +373,86 @@ def _kernel_type_pinned(unit: Unit, fn: Function, calls_too: bool) -> str:
             return (f"`{fn.name}` is named in the included {m.group(1).decode()}: a declaration "
                     "there would no longer agree")
     return ""
+
+
+# calls that may store to memory whatever this file defines (atomics, store intrinsics,
+# copies, printf, fences)
+STORING_CALL = re.compile(r"atomic\w*|__st\w*|mem(cpy|set|move)|printf|__threadfence\w*")
+
+
+def helper_stores(unit: Unit, name: str) -> tuple[int, str] | None:
+    """Where and why a call of ``name``, a function this file defines, may store to memory;
+    None when no definition of that name does: every assignment or ``++``/``--`` in its body
+    targets a local variable of its own or a parameter passed by value (not ``*p``, ``a[i]``,
+    ``s.f``, a reference, a ``__shared__``, ``static`` or file-scope variable), it holds no
+    ``asm`` and calls nothing that may store (the file's functions judged the same way; a
+    call back into a function being judged counts as storing). A read-only helper (a pad
+    check, an index computation) may then run once per lane where a rewrite spreads a loop
+    over many."""
+    memo = unit_memo(unit, "helper_stores", dict)
+    if name not in memo:
+        memo[name] = _helper_stores(unit, name, memo)
+    return memo[name]
+
+
+_JUDGING = (-1, "calls itself")
+
+
+def _helper_stores(unit: Unit, name: str, memo: dict[str, Any]) -> tuple[int, str] | None:
+    memo[name] = _JUDGING
+    src = unit.source
+    defined = {f.name for f in unit.functions}
+    for fn in unit.functions:
+        if fn.name != name:
+            continue
+        if fn.asm:
+            return fn.asm[0][0], f"`{name}` holds inline asm"
+        params = {p.name: p for p in fn.params}
+        local = function_declarations(unit, fn)
+        for node in in_span(nodes_of(unit, "assignment_expression", "update_expression"),
+                            fn.body_start, fn.body_end):
+            target = node.child_by_field_id(F_LEFT if node.type == "assignment_expression"
+                                            else F_ARGUMENT)
+            why = _stored_target(src, target, node.start_byte, local, params)
+            if why:
+                return node.start_byte, \
+                    f"`{name}` {why}: {cited(unit, node.start_byte, node.end_byte)}"
+        for node in in_span(nodes_of(unit, "call_expression"), fn.body_start, fn.body_end):
+            callee = node.child_by_field_id(F_FUNCTION)
+            called = text_of(src, callee).split("<")[0].strip() if callee is not None else ""
+            if STORING_CALL.fullmatch(called):
+                return node.start_byte, (f"`{name}` calls `{called}`: "
+                                         f"{cited(unit, node.start_byte, node.end_byte)}")
+            if called in defined:
+                inner = memo[called] if called in memo else helper_stores(unit, called)
+                if inner is not None:
+                    return node.start_byte, (f"`{name}` calls `{called}`, which may store "
+                                             f"({unit.where(node.start_byte)})")
+    return None
+
+
+def _stored_target(src: bytes, target: Node | None, at: int, local: list[Any],
+                   params: Mapping[str, Any]) -> str:
+    """Why writing ``target`` at ``at`` stores to memory ('' when it writes a variable of
+    the function's own)."""
+    if target is None:
+        return "writes what it cannot name"
+    target = unparen(target)
+    if target.type != "identifier":
+        return "stores to memory"
+    word = text_of(src, target)
+    decl = None
+    for d in local:
+        if d.name == word and d.start < at and (decl is None or d.start > decl.start):
+            decl = d
+    if decl is not None:
+        if decl.reference:
+            return f"writes through the reference `{word}`"
+        kept = sorted(decl.qualifiers & {"__shared__", "static"})
+        if kept:
+            return f"writes the {' '.join(kept)} `{word}`"
+        return ""
+    p = params.get(word)
+    if p is not None:
+        return f"writes through the reference parameter `{word}`" if p.reference else ""
+    return f"writes `{word}`, declared outside it"

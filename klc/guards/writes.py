@@ -33,8 +33,10 @@ from klc.analysis.tree import (
 )
 from klc.analysis.writes import (
     REASSIGNS,
+    STORING_CALL,
     aliases_of,
     buffer_name,
+    helper_stores,
     kernel_type_pinned,
     memory_writes,
     writes_around,
@@ -358,7 +360,7 @@ def restrict_safe(ctx: GuardContext, x: Binding) -> Verdict:
                 f"that matters: {'; '.join(why)}", x.start)
 
 
-_STORING_CALL = re.compile(r"atomic\w*|__st\w*|mem(cpy|set|move)|printf|__threadfence\w*")
+_STORING_CALL = STORING_CALL
 
 
 @predicate("stores_nothing", ArgSpec("$$$S", frozenset({"metavar", "sequence"})),
@@ -383,10 +385,16 @@ def stores_nothing(ctx: GuardContext, stmts: Binding) -> Verdict:
     for node in in_span(nodes_of(unit, "call_expression"), start, end):
         callee = node.child_by_field_name("function")
         name = text_of(src, callee).split("<")[0].strip() if callee is not None else ""
-        if _STORING_CALL.fullmatch(name) or name in defined:
+        if _STORING_CALL.fullmatch(name) or (name in defined and helper_stores(unit, name)):
             return _no(ctx, f"`{snippet(text_of(src, node))}` ({unit.where(node.start_byte)}) "
-                       "may store to memory", node.start_byte)
+                       f"may store to memory{_helper_why(unit, name)}", node.start_byte)
     return _yes(f"{quoted(stmts)} stores nothing", start)
+
+
+def _helper_why(unit: Unit, name: str) -> str:
+    """`` (why)`` for a call of a helper this file defines ('' for another call)."""
+    found = helper_stores(unit, name) if name in {f.name for f in unit.functions} else None
+    return f" ({found[1]})" if found else ""
 
 
 def _write_targets(unit: Unit, start: int, end: int) -> list[tuple[Node, Node]]:

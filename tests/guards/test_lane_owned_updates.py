@@ -434,3 +434,41 @@ def test_no_storing_calls_refuses_a_helper_of_the_file() -> None:
     (site,) = find_sites(unit, load_rules_text(PROBE, "p.rule"))
     v = evaluate(parse_guard("no_storing_calls($$$BODY)"), GuardContext(site.match))
     assert not v.ok and "`add(&out[row], in[row])`" in v.reason, v.reason
+
+
+@pytest.mark.parametrize(("helper", "ok", "reason"), [
+    # read-only helpers: locals and by-value parameters written, pure helpers called
+    ("__device__ bool skip(const int* ids, int k) {\n    int id = ids[k];\n"
+     "    if (id < 0) return true;\n    k += 1;\n    return false;\n}\n", True,
+     "calls nothing that stores"),
+    ("__device__ int twice(int v) { return v * 2; }\n"
+     "__device__ bool skip(const int* ids, int k) { return twice(ids[k]) < 0; }\n", True,
+     "calls nothing that stores"),
+    # storing helpers, each with the helper's own reason
+    ("__device__ bool skip(int* ids, int k) { ids[k] = 0; return false; }\n", False,
+     "`skip` stores to memory"),
+    ("__device__ bool skip(const int* ids, int& k) { k = ids[0]; return false; }\n", False,
+     "writes through the reference parameter `k`"),
+    ("__device__ int hits;\n__device__ bool skip(const int* ids, int k) { hits++; "
+     "return false; }\n", False, "writes `hits`, declared outside it"),
+    ("__device__ bool skip(const int* ids, int k) { __shared__ int s; s = k; "
+     "return s < 0; }\n", False, "writes the __shared__ `s`"),
+    ("__device__ void bump(int* c) { atomicAdd(c, 1); }\n"
+     "__device__ bool skip(int* ids, int k) { bump(ids); return false; }\n", False,
+     "`skip` calls `bump`, which may store"),
+    ("__device__ bool skip(const int* ids, int k) {\n"
+     "    return k > 0 ? skip(ids, k - 1) : false;\n}\n", False, "calls `skip`"),
+    ("__device__ bool skip(const int* ids, int k) { asm volatile(\"\"); return false; }\n",
+     False, "holds inline asm"),
+])
+def test_no_storing_calls_judges_the_files_helpers(helper: str, ok: bool, reason: str) -> None:
+    """A call of a function this file defines is judged by that function's body (and the
+    functions it calls): a pad check or an index helper that stores nothing may run once per
+    lane; one that writes memory, a reference, a __shared__ or file-scope variable may not."""
+    source = helper + KERNEL.replace(
+        "BODY", "        if (!skip((const int*)in, row)) {\n            out[row] = in[row];\n"
+        "        }")
+    unit = parse_bytes(source.encode(), "k.cu")
+    (site,) = find_sites(unit, load_rules_text(PROBE, "p.rule"))
+    v = evaluate(parse_guard("no_storing_calls($$$BODY)"), GuardContext(site.match))
+    assert v.ok == ok and reason in v.reason, v.reason
