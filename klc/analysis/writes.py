@@ -246,6 +246,7 @@ def _write_entries(unit: Unit, lo: int, hi: int) -> list[tuple[int, int, frozens
     ``writes_to`` asks of each guard's region and buffers)."""
     src = unit.source
     out: list[tuple[int, int, frozenset[str], str]] = []
+    defined = {f.name for f in unit.functions}
     nodes = nodes_of(unit, "assignment_expression", "update_expression", "call_expression",
                      "gnu_asm_expression")
     for node in in_span(nodes, lo, hi):
@@ -282,6 +283,9 @@ def _write_entries(unit: Unit, lo: int, hi: int) -> list[tuple[int, int, frozens
                                 f"calls its method {method}, which may write to it"))
             if _READ_ONLY_CALLS.match(method) or "<<<" in unit.text(node):
                 continue
+            if method == callee.split("<", 1)[0] and method in defined \
+                    and helper_stores(unit, method) is None:
+                continue  # a function of this file that stores nothing
             for k, arg in enumerate(a for a in args.named_children if a.type != "comment"):
                 roots = pointer_roots(arg, src)
                 if not roots or not passes_pointer(arg, src):
@@ -393,6 +397,29 @@ def helper_stores(unit: Unit, name: str) -> tuple[int, str] | None:
     if name not in memo:
         memo[name] = _helper_stores(unit, name, memo)
     return memo[name]
+
+
+def helper_call_unsafe(ctx: Place, call: Node, start: int, end: int) -> str:
+    """Why a call of a helper this file defines may not run once per lane in [start, end)
+    ('' when it may): the helper may store (``helper_stores``), or it is handed a pointer
+    to memory that the code in [start, end) writes (its reads would then see other lanes'
+    stores, or miss them)."""
+    unit, src = ctx.unit, ctx.unit.source
+    callee = call.child_by_field_id(F_FUNCTION)
+    name = text_of(src, callee).split("<")[0].strip() if callee is not None else ""
+    found = helper_stores(unit, name)
+    if found is not None:
+        return found[1]
+    args = call.child_by_field_id(F_ARGUMENTS)
+    for arg in args.named_children if args is not None else ():
+        if not passes_pointer(arg, src):
+            continue
+        for root in sorted(pointer_roots(arg, src)):
+            w = next(memory_writes(ctx, root, start, end, own=False), None)
+            if w is not None:
+                return (f"`{name}` is handed `{root}`, which the code writes "
+                        f"({unit.where(w[0])})")
+    return ""
 
 
 _JUDGING = (-1, "calls itself")

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from tree_sitter import Node
 
 from klc.analysis.tree import binding_node, names_in, quoted, snippet, text_of
-from klc.analysis.writes import helper_stores
+from klc.analysis.writes import helper_call_unsafe
 from klc.guards.lanes import _ZERO, _not_zero_at
 from klc.guards.launch import top_level_statement
 from klc.guards.registry import (
@@ -272,7 +272,8 @@ class _Check:
             name = callee.split("<")[0].strip()
             if (not _ALLOWED_CALLS.match(callee) or callee.startswith("atomic")) and (
                     _STORING_CALL.fullmatch(name) or (name in self.defined
-                    and helper_stores(self.ctx.unit, name))):
+                    and helper_call_unsafe(self.ctx, n, self.body.start_byte,
+                                           self.body.end_byte))):
                 return self.no(f"code outside the element block calls `{callee}`, which may "
                                "store to memory", n)
             if callee.startswith("__shfl") and after:

@@ -29,7 +29,7 @@ from klc.analysis.types import has_type_kind
 from klc.analysis.writes import (
     address_taken,
     aliases_of,
-    helper_stores,
+    helper_call_unsafe,
     is_assigned,
     passes_pointer,
 )
@@ -37,7 +37,7 @@ from klc.cuda.model import Function, Unit
 from klc.cuda.syntax import F_ARGUMENT, F_ARGUMENTS, F_BODY, F_INDICES, F_LEFT, F_RIGHT
 from klc.guards.loops import no_jumps
 from klc.guards.registry import ArgSpec, GuardContext, Verdict, _no, _yes, predicate
-from klc.guards.writes import _STORING_CALL, _helper_why, assigns_only_locals
+from klc.guards.writes import _STORING_CALL, assigns_only_locals
 from klc.match import Binding
 
 _SEQUENTIAL = re.compile(  # for (int C = A; C < N; C++), in the spellings the isomorphisms
@@ -777,8 +777,9 @@ def no_storing_calls(ctx: GuardContext, stmts: Binding) -> Verdict:
     for node in in_span(nodes_of(unit, "call_expression"), start, end):
         callee = node.child_by_field_name("function")
         name = text_of(src, callee).split("<")[0].strip() if callee is not None else ""
-        if _STORING_CALL.fullmatch(name) or (name in defined and helper_stores(unit, name)):
+        why = helper_call_unsafe(ctx, node, start, end) if name in defined else ""
+        if _STORING_CALL.fullmatch(name) or why:
             return _no(ctx, f"`{snippet(text_of(src, node))}` ({unit.where(node.start_byte)}) "
-                       f"may store to memory{_helper_why(unit, name)}: every lane (or thread) "
-                       "of the row would call it", node.start_byte)
+                       f"may store to memory{f' ({why})' if why else ''}: every lane (or "
+                       "thread) of the row would call it", node.start_byte)
     return _yes(f"{quoted(stmts)} calls nothing that stores", start)

@@ -27,7 +27,7 @@ from klc.analysis.writes import is_assigned
 from klc.cuda.syntax import F_BODY, LOOP_TYPES
 from klc.guards.registry import ArgSpec, GuardContext, Verdict, _no, _region, _yes, predicate
 from klc.match import Binding
-from klc.rule.fresh import kept_runs
+from klc.rule.fresh import kept_runs, shared_scope
 
 
 @predicate("trip_count_known", ArgSpec("loop", frozenset({"metavar", "name"}),
@@ -288,14 +288,16 @@ def evaluate_declared(names: tuple[str, ...], ctx: GuardContext) -> Verdict | No
     code's own variables (which the rewrite replaces) do not count
     (``klc.guards.loops.fresh_in_function``); pending while a hole has no value. None when
     every name is fresh (or pending), else the first refusal."""
-    given: dict[str, str] = {}
+    given: dict[str, list[str]] = {}
     for name in names:
         value = ctx.holes.get(name)
         if value is None:
             continue  # pending: judged again once the hole has a value
-        other = given.setdefault(value.strip(), name)
-        if other != name:
-            # two declarations of one name in the rewrite: neither is fresh for the other
+        before = given.setdefault(value.strip(), [])
+        other = next((o for o in before if shared_scope(ctx.match.rule, o, name)), None)
+        before.append(name)
+        if other is not None:
+            # two declarations of one name where they meet: neither is fresh for the other
             return Verdict(False, f"?{name} {DECLARED_NAME}: `{value.strip()}` is also the "
                            f"value of ?{other}, which the rewrite declares too", None)
         v = fresh_in_function(ctx, value.strip(), replaced=True,

@@ -36,7 +36,7 @@ from klc.analysis.writes import (
     STORING_CALL,
     aliases_of,
     buffer_name,
-    helper_stores,
+    helper_call_unsafe,
     kernel_type_pinned,
     memory_writes,
     writes_around,
@@ -385,16 +385,11 @@ def stores_nothing(ctx: GuardContext, stmts: Binding) -> Verdict:
     for node in in_span(nodes_of(unit, "call_expression"), start, end):
         callee = node.child_by_field_name("function")
         name = text_of(src, callee).split("<")[0].strip() if callee is not None else ""
-        if _STORING_CALL.fullmatch(name) or (name in defined and helper_stores(unit, name)):
+        why = helper_call_unsafe(ctx, node, start, end) if name in defined else ""
+        if _STORING_CALL.fullmatch(name) or why:
             return _no(ctx, f"`{snippet(text_of(src, node))}` ({unit.where(node.start_byte)}) "
-                       f"may store to memory{_helper_why(unit, name)}", node.start_byte)
+                       f"may store to memory{f' ({why})' if why else ''}", node.start_byte)
     return _yes(f"{quoted(stmts)} stores nothing", start)
-
-
-def _helper_why(unit: Unit, name: str) -> str:
-    """`` (why)`` for a call of a helper this file defines ('' for another call)."""
-    found = helper_stores(unit, name) if name in {f.name for f in unit.functions} else None
-    return f" ({found[1]})" if found else ""
 
 
 def _write_targets(unit: Unit, start: int, end: int) -> list[tuple[Node, Node]]:

@@ -128,6 +128,64 @@ def kept_in_scope(template: str) -> tuple[tuple[str, frozenset[str]], ...]:
     return tuple((h, frozenset(r)) for h, r in found.items())
 
 
+@lru_cache(maxsize=2048)
+def declaration_scopes(template: str) -> tuple[tuple[str, int, int], ...]:
+    """(hole, start, end) for each declaration of a hole in the template: from the
+    declaration to the end of its scope (the rest of its block; the for statement whose
+    initialiser declares it), in offsets of the template's parse."""
+    pieces: list[str] = []
+    last = 0
+    for ref in code_refs(template):
+        if ref.kind == "hole":
+            pieces += [template[last:ref.start], _HOLE_WORD + ref.name]
+            last = ref.end
+    text = "".join(pieces) + template[last:]
+    tree, src = None, b""
+    for prefix, suffix in _WRAPS:
+        src = (prefix + text + suffix).encode()
+        tree = parser().parse(src)
+        if not tree.root_node.has_error:
+            break
+    assert tree is not None
+    out: list[tuple[str, int, int]] = []
+    for node in _walk(tree.root_node):
+        if node.type not in _DECLARING:
+            continue
+        for decl in node.children_by_field_id(F_DECLARATOR):
+            name = _declared_name(decl)
+            word = src[name.start_byte:name.end_byte].decode("utf-8", "replace") \
+                if name is not None else ""
+            if word.startswith(_HOLE_WORD):
+                parent = node.parent
+                end = (parent.end_byte if parent is not None and node.type != "for_range_loop"
+                       else node.end_byte)
+                out.append((word[len(_HOLE_WORD):], node.start_byte, end))
+    return tuple(out)
+
+
+def shared_scope(rule: Rule, a: str, b: str) -> bool:
+    """Could the declarations of holes ``a`` and ``b`` meet in one scope (one the other's
+    redeclaration)? Yes when one template declares both and the scope of one holds the
+    declaration of the other, and whenever different templates declare them (the code they
+    write may land in one block); not for two loops' own variables side by side."""
+    seen: dict[str, set[int]] = {a: set(), b: set()}
+    k = 0
+    for e in rule.edits:
+        if not e.writes_code:
+            continue
+        for text in e.templates():
+            k += 1
+            scopes = declaration_scopes(text)
+            for h, _, _ in scopes:
+                if h in seen:
+                    seen[h].add(k)
+            for h1, s1, e1 in scopes:
+                for h2, s2, _ in scopes:
+                    if {h1, h2} == {a, b} and h1 != h2 and s1 <= s2 < e1:
+                        return True
+    return bool(seen[a] and seen[b] and seen[a] != seen[b])
+
+
 def kept_runs(rule: Rule, hole: str) -> frozenset[str]:
     """The runs (``$$$X`` names, ``...`` for statement dots) that the rule's templates write
     back inside the scope of their declaration of ``hole``."""

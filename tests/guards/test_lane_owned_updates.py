@@ -472,3 +472,19 @@ def test_no_storing_calls_judges_the_files_helpers(helper: str, ok: bool, reason
     (site,) = find_sites(unit, load_rules_text(PROBE, "p.rule"))
     v = evaluate(parse_guard("no_storing_calls($$$BODY)"), GuardContext(site.match))
     assert v.ok == ok and reason in v.reason, v.reason
+
+
+def test_no_storing_calls_refuses_a_reader_of_what_the_code_writes() -> None:
+    """A helper that stores nothing but reads a buffer the code writes would see (or miss)
+    other lanes' stores once the loop is spread over lanes."""
+    helper = "__device__ float prev(const float* p, int i) { return i > 0 ? p[i - 1] : 0.0f; }\n"
+    body = "        out[row] = in[row] + prev(out, row);"
+    unit = parse_bytes((helper + KERNEL.replace("BODY", body)).encode(), "k.cu")
+    (site,) = find_sites(unit, load_rules_text(PROBE, "p.rule"))
+    v = evaluate(parse_guard("no_storing_calls($$$BODY)"), GuardContext(site.match))
+    assert not v.ok and "`prev` is handed `out`, which the code writes" in v.reason, v.reason
+    reads_in = KERNEL.replace("BODY", "        out[row] = in[row] + prev(in, row);")
+    unit = parse_bytes((helper + reads_in).encode(), "k.cu")
+    (site,) = find_sites(unit, load_rules_text(PROBE, "p.rule"))
+    v = evaluate(parse_guard("no_storing_calls($$$BODY)"), GuardContext(site.match))
+    assert v.ok, v.reason
