@@ -393,3 +393,40 @@ def test_two_declared_holes_given_one_name_are_refused(
     assert main([*argv, "--hole", "s=tile_first"]) == 0
     out = capsys.readouterr().out
     assert out.count("tile_len") >= 2 and "tile_first" in out
+
+
+def test_declared_holes_meet_only_where_their_scopes_do() -> None:
+    from klc.rule.fresh import shared_scope
+
+    text = RULE_TWO_SCOPES
+    (rule,) = load_rules_text(text, "two.rule")
+    assert not shared_scope(rule, "a", "b")  # two loops' own variables, side by side
+    assert shared_scope(rule, "a", "c")  # ?c is declared inside ?a's loop
+    assert shared_scope(rule, "c", "a")
+    assert shared_scope(rule, "b", "d")  # ?d in another template: judged as meeting
+
+
+RULE_TWO_SCOPES = """
+rule two_scopes {
+  kind: skill
+  anchor: ```
+    $X = $Y;
+  ```
+  hole a: ident default i
+  hole b: ident default j
+  hole c: ident default k
+  hole d: ident default m
+  rewrite replace: ```
+    for (int ?a = 0; ?a < 4; ?a++) {
+        int ?c = ?a;
+        $X += ?c;
+    }
+    for (int ?b = 0; ?b < 4; ?b++) {
+        $X += $Y;
+    }
+  ```
+  rewrite insert_body_start: ```
+    int ?d = 0;
+  ```
+}
+"""
