@@ -168,6 +168,28 @@ def is_assigned(ctx: Place, name: str, start: int, end: int) -> bool:
     return False
 
 
+def index_value(ctx: Place, start: int, end: int, index: Node) -> Node:
+    """The index itself, or, where it is a local declared once in [start, end) before it with
+    an initialiser and never assigned, written to through a pointer or redeclared there, its
+    initialiser (``const int64_t at = row * n + c; ... b[at]``): the element an access reaches,
+    spelled in the variables it is computed from."""
+    unit, src = ctx.unit, ctx.unit.source
+    index = unparen(index)
+    if index.type != "identifier":
+        return index
+    name = text_of(src, index)
+    found = []
+    for node in in_span(nodes_of(unit, "init_declarator"), start, end):
+        decl = node.child_by_field_name("declarator")
+        if decl is not None and text_of(src, decl) == name:
+            found.append(node)
+    if len(found) != 1 or found[0].start_byte > index.start_byte \
+            or is_assigned(ctx, name, start, end) or address_taken(src, name, start, end):
+        return index
+    value = found[0].child_by_field_name("value")
+    return unparen(value) if value is not None else index
+
+
 def writes_to(ctx: Place, names: frozenset[str], start: int, end: int
               ) -> Iterator[tuple[int, int, str]]:
     """Places in [start, end) that may write memory reached through one of ``names``."""

@@ -30,6 +30,7 @@ from klc.analysis.writes import (
     address_taken,
     aliases_of,
     helper_call_unsafe,
+    index_value,
     is_assigned,
     passes_pointer,
 )
@@ -378,7 +379,8 @@ def lane_owned_updates(ctx: GuardContext, stmts: Binding) -> Verdict:
         access = _access(unit, target)
         header = _header(unit, loop)
         assert header is not None
-        key = _lane_index(unit, access[1], header[0]) if access is not None else None
+        key = _lane_index(unit, index_value(ctx, stmts.start, stmts.end, access[1]),
+                          header[0]) if access is not None else None
         if access is None or key is None:
             return _no(ctx, f"{what} {doing} at an element whose index is not the loop "
                        f"variable `{header[0]}` plus terms that stay fixed", node.start_byte)
@@ -468,7 +470,8 @@ def _touched_elsewhere(ctx: GuardContext, fn: Function, stmts: Binding, base: st
         loop = _outermost_loop(node, stmts.start, stmts.end)
         header = _header(unit, loop) if loop is not None else None
         if access is None or header is None or access[0] != base \
-                or _lane_index(unit, access[1], header[0]) != key \
+                or _lane_index(unit, index_value(ctx, stmts.start, stmts.end, access[1]),
+                               header[0]) != key \
                 or "".join(header[1].split()) != "".join(start.split()) \
                 or _strided(ctx, loop):
             return f"{where} reaches the memory of `{base}` other than as {shown} in a loop " \

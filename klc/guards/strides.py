@@ -39,7 +39,7 @@ from klc.analysis.tree import (
     text_of,
     unparen,
 )
-from klc.analysis.writes import address_taken, aliases_of, is_assigned
+from klc.analysis.writes import address_taken, aliases_of, index_value, is_assigned
 from klc.cuda.model import Function
 from klc.guards.constants import _as_spec_expr
 from klc.guards.registry import (
@@ -686,25 +686,8 @@ def iteration_owned_stores(ctx: GuardContext, var: Binding, stmts: Binding) -> V
 
 
 def _index_value(ctx: GuardContext, stmts: Binding, index: Node) -> Node:
-    """The index itself, or, where it is a local declared in $$$S with an initialiser and
-    never assigned, written to through a pointer or redeclared there, its initialiser
-    (``const int64_t at = row * n + c; ... b[at]``)."""
-    unit, src = ctx.unit, ctx.unit.source
-    index = unparen(index)
-    if index.type != "identifier":
-        return index
-    name = text_of(src, index)
-    found = []
-    for node in in_span(nodes_of(unit, "init_declarator"), stmts.start, stmts.end):
-        decl = node.child_by_field_name("declarator")
-        if decl is not None and text_of(src, decl) == name:
-            found.append(node)
-    if len(found) != 1 or found[0].start_byte > index.start_byte \
-            or is_assigned(ctx, name, stmts.start, stmts.end) \
-            or address_taken(src, name, stmts.start, stmts.end):
-        return index
-    value = found[0].child_by_field_name("value")
-    return unparen(value) if value is not None else index
+    """``index_value`` over the statements $$$S."""
+    return index_value(ctx, stmts.start, stmts.end, index)
 
 
 def _fixed_in(ctx: GuardContext, word: str, stmts: Binding) -> bool:
