@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from tree_sitter import Node
 
-from klc.analysis.declarations import function_declarations
+from klc.analysis.declarations import function_declarations, lookup
 from klc.analysis.tree import (
     Place,
     binding_node,
@@ -166,6 +166,27 @@ def is_assigned(ctx: Place, name: str, start: int, end: int) -> bool:
                 and text_of(src, unparen(target)) == name:
             return True
     return False
+
+
+def set_once(ctx: Place, name: str, at: int) -> tuple[Any, str]:
+    """The declaration of ``name`` that a use at ``at`` reads, when that variable holds its
+    initialiser's value wherever it is read: a local with an initialiser, neither a pointer
+    nor a reference, never assigned, incremented or decremented after its declaration in the
+    function. (declaration, '') then; else (the declaration or None, why not: a phrase to
+    follow "`name` is" or "but"). The guards that accept "X itself, or a local initialised
+    to X" test the initialiser themselves and word their refusals."""
+    decl = lookup(ctx, name, at)
+    fn = ctx.function
+    if decl is None:
+        return None, "not declared before its use"
+    where = cited(ctx.unit, decl.start, decl.end)
+    if decl.origin != "local" or decl.init is None:
+        return decl, f"not a local with an initialiser ({where})"
+    if decl.pointer or decl.reference:
+        return decl, f"a pointer or a reference ({where})"
+    if fn is not None and is_assigned(ctx, name, decl.end, fn.body_end):
+        return decl, f"reassigned later ({where})"
+    return decl, ""
 
 
 def index_value(ctx: Place, start: int, end: int, index: Node) -> Node:

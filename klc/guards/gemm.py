@@ -21,7 +21,7 @@ from klc.analysis.tree import (
     text_of,
     unparen,
 )
-from klc.analysis.writes import is_assigned
+from klc.analysis.writes import is_assigned, set_once
 from klc.guards.registry import (
     ArgSpec,
     GuardContext,
@@ -89,7 +89,7 @@ def thread_index(ctx: GuardContext, e: Binding, axis: str) -> Verdict:
         return _no(ctx, f"{quoted(e)} is not blockIdx.{axis} * blockDim.{axis} + "
                    f"threadIdx.{axis} ({ctx.unit.where(e.start)})", e.start)
     name = text_of(src, bare)
-    decl = lookup(ctx, name, e.start)
+    decl, why = set_once(ctx, name, e.start)
     if decl is None or decl.origin != "local" or decl.init is None:
         return _no(ctx, f"`{name}` is not a local initialised to the thread's global {axis} "
                    f"index", e.start)
@@ -99,9 +99,9 @@ def thread_index(ctx: GuardContext, e: Binding, axis: str) -> Verdict:
     if not _is_axis_index(ctx, decl.init, axis):
         return _no(ctx, f"`{name}` is not initialised to blockIdx.{axis} * blockDim.{axis} + "
                    f"threadIdx.{axis} ({where})", e.start)
-    if is_assigned(ctx, name, decl.end, fn.body_end):
+    if why:
         return _no(ctx, f"`{name}` is initialised to the thread's global {axis} index but "
-                   f"reassigned later ({where})", e.start)
+                   f"{why}", e.start)
     return _yes(f"`{name}` = the thread's global {axis} index ({where})", e.start)
 
 

@@ -48,7 +48,7 @@ from klc.analysis.tree import (
     unparen,
 )
 from klc.analysis.types import norm_type, type_of
-from klc.analysis.writes import is_assigned
+from klc.analysis.writes import is_assigned, set_once
 from klc.cuda.model import Function, Unit
 from klc.cuda.parse import parse_bytes
 from klc.cuda.syntax import LOOP_TYPES
@@ -86,15 +86,13 @@ def thread_linear_index(ctx: GuardContext, e: Binding) -> Verdict:
         return _yes(f"{quoted(e)} is the thread's linear index ({alias})", e.start)
     if bare.type == "identifier":
         name = text_of(src, bare)
-        decl = lookup(ctx, name, e.start)
-        fn = ctx.function
+        decl, why = set_once(ctx, name, e.start)
         if decl is not None and decl.init is not None and (
                 is_linear_index(decl.init, src)
                 or _with_thread_local(ctx, strip_casts(decl.init, src), decl.start)):
-            if fn is not None and is_assigned(ctx, name, decl.end, fn.body_end):
+            if why:
                 return _no(ctx, f"`{name}` is initialised to the thread's linear index but "
-                           f"reassigned later ({cited(ctx.unit, decl.start, decl.end)})",
-                           e.start)
+                           f"{why}", e.start)
             return _yes(f"`{name}` = the thread's linear index "
                         f"({cited(ctx.unit, decl.start, decl.end)})", e.start)
         if decl is not None:

@@ -39,7 +39,7 @@ from klc.analysis.tree import (
     text_of,
     unparen,
 )
-from klc.analysis.writes import address_taken, aliases_of, index_value, is_assigned
+from klc.analysis.writes import address_taken, aliases_of, index_value, is_assigned, set_once
 from klc.cuda.model import Function
 from klc.guards.constants import _as_spec_expr
 from klc.guards.registry import (
@@ -124,15 +124,14 @@ def _through_alias(ctx: GuardContext, e: Binding, what: str, test) -> Verdict:  
     bare = strip_casts(node, src)
     if bare.type == "identifier":
         name = text_of(src, bare)
-        decl = lookup(ctx, name, e.start)
-        fn = ctx.function
+        decl, why = set_once(ctx, name, e.start)
         if decl is None:
             return _no(ctx, f"`{name}` is not {what} ({ctx.unit.where(e.start)})", e.start)
         if decl.origin != "local" or decl.init is None or not test(decl.init):
             return _no(ctx, f"`{name}` is not a local initialised to {what}", e.start)
         if decl.pointer or decl.reference:
             return _no(ctx, f"`{name}` is a pointer or a reference, not {what}", e.start)
-        if fn is not None and is_assigned(ctx, name, decl.end, fn.body_end):
+        if why:
             return _no(ctx, f"`{name}` is initialised to {what} but reassigned later", e.start)
         return _yes(f"`{name}` = {what} ({ctx.unit.where(decl.start)})", e.start)
     return _no(ctx, f"{quoted(e)} is not {what} ({ctx.unit.where(e.start)})", e.start)
