@@ -25,43 +25,43 @@ timeout_s: 240
 // (entries of att above the diagonal are never read). The expert of the
 // attention_value_tile lineage: a batched lower-triangular product, tiled, in the 1-D launch
 // of a thread per output (README.md names the pass that removes it):
-//   - the block is a TM x TN tile of one head's output (TM queries, TN channels), each
-//     thread RM x RN of it (rows ty * RM + r, columns tx * RN + c); the block walks the
-//     tiles of all heads with a block-stride loop, so that any grid covers them (the launch
-//     stays the thread-per-output one);
-//   - the keys are walked TK at a time, only up to the tile's last query (causal): the block
-//     copies the TM x TK slice of att (zero above the diagonal and past the last query, which
-//     are never read) and the TK x TN slice of v into shared memory, waits, and every thread
-//     adds its RM x RN products from registers; a step wholly below the diagonal adds every
-//     product, the others only those of keys at or below the row's query;
+//   - the block (GY x GX threads along x) is a (GY * RM) x (GX * RN) tile of one head's
+//     output (queries x channels), each thread RM x RN of it (rows ty * RM + r, columns
+//     tx * RN + c); the block walks the tiles of all heads with a block-stride loop, so
+//     that any grid covers them (the launch stays the thread-per-output one);
+//   - the keys are walked TK at a time, only up to the tile's last query (causal): the
+//     block copies the (GY * RM) x TK slice of att (zero above the diagonal and past the
+//     last query, which are never read) and the TK x (GX * RN) slice of v into shared
+//     memory, waits, and every thread adds its RM x RN products from registers; a step
+//     wholly below the diagonal adds every product, the others only those of keys at or
+//     below the row's query;
 //   - every element is addressed as the first version addresses it: a block that sets the
 //     thread-per-output index of the element (idx, then i, t, bh from it with / and %) and
 //     the row pointers, so the tiles read exactly what a thread per output reads, and each
 //     output adds the same products in the same order;
-//   - the att slice is stored transposed with 4 floats of padding per row (the copy's
-//     threads, consecutive keys of one query, then write 16 banks apart, not 64).
+//   - the att slice is stored transposed, its rows padded by 4 floats: a warp's copy (4
+//     queries x 8 consecutive keys) writes 32 different banks.
 // bytes: the lower triangle of att, v read and out written. flops: a multiply-add per
 // (t2 <= t, i).
-#define TM 64
-#define TN 64
-#define TK 16
-#define RM 4
-#define RN 4
 #define GY 16
 #define GX 16
+#define RM 8
+#define RN 4
+#define TK 8
+#define THREADS 256
 
-__global__ void __launch_bounds__(256)
+__global__ void __launch_bounds__(THREADS)
 attention_value_tile(float* __restrict__ out, const float* __restrict__ att,
                      const float* __restrict__ v, int BH, int T, int HS) {
-    __shared__ float as[TK][TM + 4];
-    __shared__ float vs[TK][TN];
+    __shared__ float as[TK][GY * RM + 4];
+    __shared__ float vs[TK][GX * RN];
     const int ty = threadIdx.x / GX;
     const int tx = threadIdx.x % GX;
-    const int ntt = (T + TM - 1) / TM;
-    const int nti = (HS + TN - 1) / TN;
+    const int ntt = (T + GY * RM - 1) / (GY * RM);
+    const int nti = (HS + GX * RN - 1) / (GX * RN);
     for (int tile = blockIdx.x; tile < BH * ntt * nti; tile += gridDim.x) {
-        const int i0 = tile % nti * TN;
-        const int t0 = tile / nti % ntt * TM;
+        const int i0 = tile % nti * (GX * RN);
+        const int t0 = tile / nti % ntt * (GY * RM);
         const int b0 = tile / (nti * ntt);
         float sums[RM][RN];
         for (int ri = 0; ri < RM; ri++) {
@@ -69,8 +69,8 @@ attention_value_tile(float* __restrict__ out, const float* __restrict__ att,
                 sums[ri][ci] = 0.0f;
             }
         }
-        for (int k0 = 0; k0 < T && k0 < t0 + TM; k0 += TK) {
-            for (int ei = threadIdx.x; ei < TK * TM; ei += GY * GX) {
+        for (int k0 = 0; k0 < T && k0 < t0 + GY * RM; k0 += TK) {
+            for (int ei = threadIdx.x; ei < TK * GY * RM; ei += THREADS) {
                 const int idx = (b0 * T + t0 + ei / TK) * HS;
                 int i = idx % HS;
                 int t = (idx / HS) % T;
@@ -80,15 +80,15 @@ attention_value_tile(float* __restrict__ out, const float* __restrict__ att,
                 const int t2 = k0 + ei % TK;
                 as[ei % TK][ei / TK] = (t0 + ei / TK < T && t2 <= t) ? att_row[t2] : 0.0f;
             }
-            for (int ei = threadIdx.x; ei < TK * TN; ei += GY * GX) {
-                const int idx = (b0 * T + t0) * HS + i0 + ei % TN;
+            for (int ei = threadIdx.x; ei < TK * GX * RN; ei += THREADS) {
+                const int idx = (b0 * T + t0) * HS + i0 + ei % (GX * RN);
                 int i = idx % HS;
                 int t = (idx / HS) % T;
                 int bh = idx / (HS * T);
                 const float* att_row = att + ((size_t)bh * T + t) * T;
                 const float* vb = v + (size_t)bh * T * HS;
-                const int t2 = k0 + ei / TN;
-                vs[ei / TN][ei % TN] = (t2 < T && i0 + ei % TN < HS) ? vb[t2 * HS + i] : 0.0f;
+                const int t2 = k0 + ei / (GX * RN);
+                vs[ei / (GX * RN)][ei % (GX * RN)] = (t2 < T && i0 + ei % (GX * RN) < HS) ? vb[t2 * HS + i] : 0.0f;
             }
             __syncthreads();
             if (k0 + TK <= t0 + 1) {

@@ -26,7 +26,7 @@ timeout_s: 240
 // The row of att holds the scores before they are exponentiated.
 // The expert of the attention_key_tile lineage; each optimization is one separable code
 // shape (README.md names the pass that removes it):
-//   - __launch_bounds__(256);
+//   - __launch_bounds__(THREADS);
 //   - const __restrict__ inputs, a __restrict__ output (all used as row pointers);
 //   - one warp per query row (as in the attention_rows lineage): lanes own the keys
 //     t2 % 32 of the causal row in every sweep, the maximum and the sum are combined by xor
@@ -42,10 +42,10 @@ timeout_s: 240
 //     so the scores are the same numbers.
 // bytes: att written (4 B NH T T), q and k read once (8 B NH T HS). flops: the dot products
 // (2 HS per pair, T (T + 1) / 2 pairs per head) and the softmax (4 per kept pair).
-#define WARPS 8
+#define THREADS 256
 #define KEY_DIMS 32
 
-__global__ void __launch_bounds__(256)
+__global__ void __launch_bounds__(THREADS)
 attention_key_tile(float* __restrict__ att, const float* __restrict__ q,
                    const float* __restrict__ k, int B, int NH, int T, int HS) {
     const int idx = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
@@ -58,7 +58,7 @@ attention_key_tile(float* __restrict__ att, const float* __restrict__ q,
         float* row = att + (size_t)idx * T;
         const float scale = 1.0f / sqrtf((float)HS);
         float maxval = -INFINITY;
-        __shared__ float keys[WARPS][32][KEY_DIMS + 1];
+        __shared__ float keys[THREADS / 32][32][KEY_DIMS + 1];
         for (int t0 = 0; t0 <= t; t0 += 32) {
             float dot = 0.0f;
             for (int i0 = 0; i0 < HS; i0 += KEY_DIMS) {

@@ -26,7 +26,7 @@ timeout_s: 240
 // The row of att holds the scores before they are exponentiated.
 // The expert of the attention_key_tile lineage; each optimization is one separable code
 // shape (README.md names the pass that removes it):
-//   - __launch_bounds__(256);
+//   - __launch_bounds__(THREADS);
 //   - const __restrict__ inputs, a __restrict__ output (all used as row pointers);
 //   - one warp per query row (as in the attention_rows lineage): lanes own the keys
 //     t2 % 32 of the causal row in every sweep, the maximum and the sum are combined by xor
@@ -42,7 +42,7 @@ timeout_s: 240
 //     so the scores are the same numbers.
 // bytes: att written (4 B NH T T), q and k read once (8 B NH T HS). flops: the dot products
 // (2 HS per pair, T (T + 1) / 2 pairs per head) and the softmax (4 per kept pair).
-#define WARPS 8
+#define THREADS 256
 #define KEY_DIMS 32
 
 __global__ void 

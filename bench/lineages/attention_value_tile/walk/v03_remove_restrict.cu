@@ -25,30 +25,30 @@ timeout_s: 240
 // (entries of att above the diagonal are never read). The expert of the
 // attention_value_tile lineage: a batched lower-triangular product, tiled, in the 1-D launch
 // of a thread per output (README.md names the pass that removes it):
-//   - the block is a TM x TN tile of one head's output (TM queries, TN channels), each
-//     thread RM x RN of it (rows ty * RM + r, columns tx * RN + c); the block walks the
-//     tiles of all heads with a block-stride loop, so that any grid covers them (the launch
-//     stays the thread-per-output one);
-//   - the keys are walked TK at a time, only up to the tile's last query (causal): the block
-//     copies the TM x TK slice of att (zero above the diagonal and past the last query, which
-//     are never read) and the TK x TN slice of v into shared memory, waits, and every thread
-//     adds its RM x RN products from registers; a step wholly below the diagonal adds every
-//     product, the others only those of keys at or below the row's query;
+//   - the block (GY x GX threads along x) is a (GY * RM) x (GX * RN) tile of one head's
+//     output (queries x channels), each thread RM x RN of it (rows ty * RM + r, columns
+//     tx * RN + c); the block walks the tiles of all heads with a block-stride loop, so
+//     that any grid covers them (the launch stays the thread-per-output one);
+//   - the keys are walked TK at a time, only up to the tile's last query (causal): the
+//     block copies the (GY * RM) x TK slice of att (zero above the diagonal and past the
+//     last query, which are never read) and the TK x (GX * RN) slice of v into shared
+//     memory, waits, and every thread adds its RM x RN products from registers; a step
+//     wholly below the diagonal adds every product, the others only those of keys at or
+//     below the row's query;
 //   - every element is addressed as the first version addresses it: a block that sets the
 //     thread-per-output index of the element (idx, then i, t, bh from it with / and %) and
 //     the row pointers, so the tiles read exactly what a thread per output reads, and each
 //     output adds the same products in the same order;
-//   - the att slice is stored transposed with 4 floats of padding per row (the copy's
-//     threads, consecutive keys of one query, then write 16 banks apart, not 64).
+//   - the att slice is stored transposed, its rows padded by 4 floats: a warp's copy (4
+//     queries x 8 consecutive keys) writes 32 different banks.
 // bytes: the lower triangle of att, v read and out written. flops: a multiply-add per
 // (t2 <= t, i).
-#define TM 64
-#define TN 64
-#define TK 16
-#define RM 4
-#define RN 4
 #define GY 16
 #define GX 16
+#define RM 8
+#define RN 4
+#define TK 8
+#define THREADS 256
 
 __global__ void 
 attention_value_tile(float* __restrict__ out, const float* att,
