@@ -39,8 +39,11 @@ timeout_s: 240
 //     thread-per-output index of the element (idx, then i, t, bh from it with / and %) and
 //     the row pointers, so the tiles read exactly what a thread per output reads, and each
 //     output adds the same products in the same order;
-//   - the att slice is stored transposed, its rows padded by 4 floats: a warp's copy (4
-//     queries x 8 consecutive keys) writes 32 different banks.
+//   - a step's copy first loads all of the thread's elements of both slices into registers
+//     (unrolled loops: the loads are in flight together, and the unpacking of each
+//     element's index does not change from step to step), then stores them; the att slice
+//     is stored transposed, its rows padded by 4 floats: a warp's copy (4 queries x 8
+//     consecutive keys) writes 32 different banks.
 // bytes: the lower triangle of att, v read and out written. flops: a multiply-add per
 // (t2 <= t, i).
 #define GY 16
@@ -70,7 +73,11 @@ attention_value_tile(float* __restrict__ out, const float* __restrict__ att,
             }
         }
         for (int k0 = 0; k0 < T && k0 < t0 + GY * RM; k0 += TK) {
-            for (int ei = threadIdx.x; ei < TK * GY * RM; ei += THREADS) {
+            float la[(TK * GY * RM + THREADS - 1) / THREADS];
+            float lv[(TK * GX * RN + THREADS - 1) / THREADS];
+#pragma unroll
+            for (int lj = 0; lj < (TK * GY * RM + THREADS - 1) / THREADS; lj++) {
+                const int ei = threadIdx.x + lj * THREADS;
                 const int idx = (b0 * T + t0 + ei / TK) * HS;
                 int i = idx % HS;
                 int t = (idx / HS) % T;
@@ -78,9 +85,11 @@ attention_value_tile(float* __restrict__ out, const float* __restrict__ att,
                 const float* att_row = att + ((size_t)bh * T + t) * T;
                 const float* vb = v + (size_t)bh * T * HS;
                 const int t2 = k0 + ei % TK;
-                as[ei % TK][ei / TK] = (t0 + ei / TK < T && t2 <= t) ? att_row[t2] : 0.0f;
+                la[lj] = (ei < TK * GY * RM && t0 + ei / TK < T && t2 <= t) ? att_row[t2] : 0.0f;
             }
-            for (int ei = threadIdx.x; ei < TK * GX * RN; ei += THREADS) {
+#pragma unroll
+            for (int lj = 0; lj < (TK * GX * RN + THREADS - 1) / THREADS; lj++) {
+                const int ei = threadIdx.x + lj * THREADS;
                 const int idx = (b0 * T + t0) * HS + i0 + ei % (GX * RN);
                 int i = idx % HS;
                 int t = (idx / HS) % T;
@@ -88,7 +97,21 @@ attention_value_tile(float* __restrict__ out, const float* __restrict__ att,
                 const float* att_row = att + ((size_t)bh * T + t) * T;
                 const float* vb = v + (size_t)bh * T * HS;
                 const int t2 = k0 + ei / (GX * RN);
-                vs[ei / (GX * RN)][ei % (GX * RN)] = (t2 < T && i0 + ei % (GX * RN) < HS) ? vb[t2 * HS + i] : 0.0f;
+                lv[lj] = (ei < TK * GX * RN && t2 < T && i0 + ei % (GX * RN) < HS) ? vb[t2 * HS + i] : 0.0f;
+            }
+#pragma unroll
+            for (int lj = 0; lj < (TK * GY * RM + THREADS - 1) / THREADS; lj++) {
+                const int ei = threadIdx.x + lj * THREADS;
+                if (ei < TK * GY * RM) {
+                    as[ei % TK][ei / TK] = la[lj];
+                }
+            }
+#pragma unroll
+            for (int lj = 0; lj < (TK * GX * RN + THREADS - 1) / THREADS; lj++) {
+                const int ei = threadIdx.x + lj * THREADS;
+                if (ei < TK * GX * RN) {
+                    vs[ei / (GX * RN)][ei % (GX * RN)] = lv[lj];
+                }
             }
             __syncthreads();
             if (k0 + TK <= t0 + 1) {

@@ -47,12 +47,23 @@ __global__ void attention_softmax_rows(float* att, const float* q, const float* 
         for (int t0 = 0; t0 <= t; t0 += 32) {
             float dot = 0.0f;
             for (int i0 = 0; i0 < HS; i0 += 32) {
-                __syncwarp();
-                for (int j = 0; j < 32; j++) {
-                    const int t2 = t0 + j;
-                    for (int i = i0 + lane; i < i0 + 32; i += 32) {
+                float kv[32];
+                #pragma unroll
+                for (int kj = 0; kj < 32; kj++) {
+                    const int t2 = t0 + kj;
+                    #pragma unroll
+                    for (int kd = 0; kd < 32 / 32; kd++) {
+                        const int i = i0 + kd * 32 + lane;
                         const float* kt = kb + (size_t)t2 * HS;
-                        keys[threadIdx.x / 32][j][i - i0] = (t2 <= t && i < HS) ? kt[i] : 0.0f;
+                        kv[kj * (32 / 32) + kd] = (t2 <= t && i < HS) ? kt[i] : 0.0f;
+                    }
+                }
+                __syncwarp();
+                #pragma unroll
+                for (int kj = 0; kj < 32; kj++) {
+                    #pragma unroll
+                    for (int kd = 0; kd < 32 / 32; kd++) {
+                        keys[threadIdx.x / 32][kj][kd * 32 + lane] = kv[kj * (32 / 32) + kd];
                     }
                 }
                 __syncwarp();

@@ -39,8 +39,11 @@ timeout_s: 240
 //     thread-per-output index of the element (idx, then i, t, bh from it with / and %) and
 //     the row pointers, so the tiles read exactly what a thread per output reads, and each
 //     output adds the same products in the same order;
-//   - the att slice is stored transposed, its rows padded by 4 floats: a warp's copy (4
-//     queries x 8 consecutive keys) writes 32 different banks.
+//   - a step's copy first loads all of the thread's elements of both slices into registers
+//     (unrolled loops: the loads are in flight together, and the unpacking of each
+//     element's index does not change from step to step), then stores them; the att slice
+//     is stored transposed, its rows padded by 4 floats: a warp's copy (4 queries x 8
+//     consecutive keys) writes 32 different banks.
 // bytes: the lower triangle of att, v read and out written. flops: a multiply-add per
 // (t2 <= t, i).
 #define GY 16
@@ -70,7 +73,11 @@ attention_value_tile(float* __restrict__ out, const float* __restrict__ att,
             }
         }
         for (int k0 = 0; k0 < T && k0 < t0 + 16 * 8; k0 += 8) {
-            for (int ei = threadIdx.x; ei < 8 * 16 * 8; ei += 256) {
+            float la[(8 * 16 * 8 + 256 - 1) / 256];
+            float lv[(8 * 16 * 4 + 256 - 1) / 256];
+            #pragma unroll
+            for (int lj = 0; lj < (8 * 16 * 8 + 256 - 1) / 256; lj++) {
+                const int ei = threadIdx.x + lj * 256;
                 const int idx = (b0 * T + t0 + ei / 8) * HS;
                 int i = idx % HS;
                 int t = (idx / HS) % T;
@@ -78,9 +85,11 @@ attention_value_tile(float* __restrict__ out, const float* __restrict__ att,
                 const float* att_row = att + ((size_t)bh * T + t) * T;
                 const float* vb = v + (size_t)bh * T * HS;
                 const int t2 = k0 + ei % 8;
-                as[ei % 8][ei / 8] = (t0 + ei / 8 < T && t2 <= t) ? att_row[t2] : 0.0f;
+                la[lj] = (ei < 8 * 16 * 8 && t0 + ei / 8 < T && t2 <= t) ? att_row[t2] : 0.0f;
             }
-            for (int ei = threadIdx.x; ei < 8 * 16 * 4; ei += 256) {
+            #pragma unroll
+            for (int lj = 0; lj < (8 * 16 * 4 + 256 - 1) / 256; lj++) {
+                const int ei = threadIdx.x + lj * 256;
                 const int idx = (b0 * T + t0) * HS + i0 + ei % (16 * 4);
                 int i = idx % HS;
                 int t = (idx / HS) % T;
@@ -88,7 +97,21 @@ attention_value_tile(float* __restrict__ out, const float* __restrict__ att,
                 const float* att_row = att + ((size_t)bh * T + t) * T;
                 const float* vb = v + (size_t)bh * T * HS;
                 const int t2 = k0 + ei / (16 * 4);
-                vs[ei / (16 * 4)][ei % (16 * 4)] = (t2 < T && i0 + ei % (16 * 4) < HS) ? vb[t2 * HS + i] : 0.0f;
+                lv[lj] = (ei < 8 * 16 * 4 && t2 < T && i0 + ei % (16 * 4) < HS) ? vb[t2 * HS + i] : 0.0f;
+            }
+            #pragma unroll
+            for (int lj = 0; lj < (8 * 16 * 8 + 256 - 1) / 256; lj++) {
+                const int ei = threadIdx.x + lj * 256;
+                if (ei < 8 * 16 * 8) {
+                    as[ei % 8][ei / 8] = la[lj];
+                }
+            }
+            #pragma unroll
+            for (int lj = 0; lj < (8 * 16 * 4 + 256 - 1) / 256; lj++) {
+                const int ei = threadIdx.x + lj * 256;
+                if (ei < 8 * 16 * 4) {
+                    vs[ei / (16 * 4)][ei % (16 * 4)] = lv[lj];
+                }
             }
             __syncthreads();
             if (k0 + 8 <= t0 + 1) {

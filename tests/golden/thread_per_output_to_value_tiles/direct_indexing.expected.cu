@@ -38,21 +38,41 @@ __global__ void attention_values_direct(float* out, const float* att, const floa
             }
         }
         for (int k0 = 0; k0 < T && k0 < t0 + 16 * 8; k0 += 8) {
-            for (int ei = threadIdx.x; ei < 8 * 16 * 8; ei += 256) {
+            float la[(8 * 16 * 8 + 256 - 1) / 256];
+            float lv[(8 * 16 * 4 + 256 - 1) / 256];
+            #pragma unroll
+            for (int lj = 0; lj < (8 * 16 * 8 + 256 - 1) / 256; lj++) {
+                const int ei = threadIdx.x + lj * 256;
                 const int idx = (b0 * T + t0 + ei / 8) * HS;
                 int i = idx % HS;
                 int t = (idx / HS) % T;
                 int bh = idx / (HS * T);
                 const int t2 = k0 + ei % 8;
-                as[ei % 8][ei / 8] = (t0 + ei / 8 < T && t2 <= t) ? att[(bh * T + t) * T + t2] : 0.0f;
+                la[lj] = (ei < 8 * 16 * 8 && t0 + ei / 8 < T && t2 <= t) ? att[(bh * T + t) * T + t2] : 0.0f;
             }
-            for (int ei = threadIdx.x; ei < 8 * 16 * 4; ei += 256) {
+            #pragma unroll
+            for (int lj = 0; lj < (8 * 16 * 4 + 256 - 1) / 256; lj++) {
+                const int ei = threadIdx.x + lj * 256;
                 const int idx = (b0 * T + t0) * HS + i0 + ei % (16 * 4);
                 int i = idx % HS;
                 int t = (idx / HS) % T;
                 int bh = idx / (HS * T);
                 const int t2 = k0 + ei / (16 * 4);
-                vs[ei / (16 * 4)][ei % (16 * 4)] = (t2 < T && i0 + ei % (16 * 4) < HS) ? v[(bh * T + t2) * HS + i] : 0.0f;
+                lv[lj] = (ei < 8 * 16 * 4 && t2 < T && i0 + ei % (16 * 4) < HS) ? v[(bh * T + t2) * HS + i] : 0.0f;
+            }
+            #pragma unroll
+            for (int lj = 0; lj < (8 * 16 * 8 + 256 - 1) / 256; lj++) {
+                const int ei = threadIdx.x + lj * 256;
+                if (ei < 8 * 16 * 8) {
+                    as[ei % 8][ei / 8] = la[lj];
+                }
+            }
+            #pragma unroll
+            for (int lj = 0; lj < (8 * 16 * 4 + 256 - 1) / 256; lj++) {
+                const int ei = threadIdx.x + lj * 256;
+                if (ei < 8 * 16 * 4) {
+                    vs[ei / (16 * 4)][ei % (16 * 4)] = lv[lj];
+                }
             }
             __syncthreads();
             if (k0 + 8 <= t0 + 1) {

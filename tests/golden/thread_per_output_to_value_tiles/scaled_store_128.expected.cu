@@ -37,7 +37,11 @@ __global__ void attention_values_scaled(float* out, const float* att, const floa
             }
         }
         for (int k0 = 0; k0 < T && k0 < t0 + 8 * 8; k0 += 8) {
-            for (int ei = threadIdx.x; ei < 8 * 8 * 8; ei += 128) {
+            float la[(8 * 8 * 8 + 128 - 1) / 128];
+            float lv[(8 * 16 * 4 + 128 - 1) / 128];
+            #pragma unroll
+            for (int lj = 0; lj < (8 * 8 * 8 + 128 - 1) / 128; lj++) {
+                const int ei = threadIdx.x + lj * 128;
                 const int idx = (b0 * T + t0 + ei / 8) * HS;
                 int i = idx % HS;
                 int t = (idx / HS) % T;
@@ -45,9 +49,11 @@ __global__ void attention_values_scaled(float* out, const float* att, const floa
                 const float* w = att + ((size_t)bh * T + t) * T;
                 const float* vals = v + (size_t)bh * T * HS + i;
                 const int t2 = k0 + ei % 8;
-                as[ei % 8][ei / 8] = (t0 + ei / 8 < T && t2 <= t) ? w[t2] : 0.0f;
+                la[lj] = (ei < 8 * 8 * 8 && t0 + ei / 8 < T && t2 <= t) ? w[t2] : 0.0f;
             }
-            for (int ei = threadIdx.x; ei < 8 * 16 * 4; ei += 128) {
+            #pragma unroll
+            for (int lj = 0; lj < (8 * 16 * 4 + 128 - 1) / 128; lj++) {
+                const int ei = threadIdx.x + lj * 128;
                 const int idx = (b0 * T + t0) * HS + i0 + ei % (16 * 4);
                 int i = idx % HS;
                 int t = (idx / HS) % T;
@@ -55,7 +61,21 @@ __global__ void attention_values_scaled(float* out, const float* att, const floa
                 const float* w = att + ((size_t)bh * T + t) * T;
                 const float* vals = v + (size_t)bh * T * HS + i;
                 const int t2 = k0 + ei / (16 * 4);
-                vs[ei / (16 * 4)][ei % (16 * 4)] = (t2 < T && i0 + ei % (16 * 4) < HS) ? vals[(size_t)t2 * HS] : 0.0f;
+                lv[lj] = (ei < 8 * 16 * 4 && t2 < T && i0 + ei % (16 * 4) < HS) ? vals[(size_t)t2 * HS] : 0.0f;
+            }
+            #pragma unroll
+            for (int lj = 0; lj < (8 * 8 * 8 + 128 - 1) / 128; lj++) {
+                const int ei = threadIdx.x + lj * 128;
+                if (ei < 8 * 8 * 8) {
+                    as[ei % 8][ei / 8] = la[lj];
+                }
+            }
+            #pragma unroll
+            for (int lj = 0; lj < (8 * 16 * 4 + 128 - 1) / 128; lj++) {
+                const int ei = threadIdx.x + lj * 128;
+                if (ei < 8 * 16 * 4) {
+                    vs[ei / (16 * 4)][ei % (16 * 4)] = lv[lj];
+                }
             }
             __syncthreads();
             if (k0 + 8 <= t0 + 1) {

@@ -45,7 +45,11 @@ __global__ void attention_value_sum(float* out, const float* att, const float* v
             }
         }
         for (int k0 = 0; k0 < T && k0 < t0 + 16 * 8; k0 += 8) {
-            for (int ei = threadIdx.x; ei < 8 * 16 * 8; ei += 256) {
+            float la[(8 * 16 * 8 + 256 - 1) / 256];
+            float lv[(8 * 16 * 4 + 256 - 1) / 256];
+            #pragma unroll
+            for (int lj = 0; lj < (8 * 16 * 8 + 256 - 1) / 256; lj++) {
+                const int ei = threadIdx.x + lj * 256;
                 const int idx = (b0 * T + t0 + ei / 8) * HS;
                 int i = idx % HS;
                 int t = (idx / HS) % T;
@@ -53,9 +57,11 @@ __global__ void attention_value_sum(float* out, const float* att, const float* v
                 const float* att_row = att + ((size_t)bh * T + t) * T;
                 const float* vb = v + (size_t)bh * T * HS;
                 const int t2 = k0 + ei % 8;
-                as[ei % 8][ei / 8] = (t0 + ei / 8 < T && t2 <= t) ? att_row[t2] : 0.0f;
+                la[lj] = (ei < 8 * 16 * 8 && t0 + ei / 8 < T && t2 <= t) ? att_row[t2] : 0.0f;
             }
-            for (int ei = threadIdx.x; ei < 8 * 16 * 4; ei += 256) {
+            #pragma unroll
+            for (int lj = 0; lj < (8 * 16 * 4 + 256 - 1) / 256; lj++) {
+                const int ei = threadIdx.x + lj * 256;
                 const int idx = (b0 * T + t0) * HS + i0 + ei % (16 * 4);
                 int i = idx % HS;
                 int t = (idx / HS) % T;
@@ -63,7 +69,21 @@ __global__ void attention_value_sum(float* out, const float* att, const float* v
                 const float* att_row = att + ((size_t)bh * T + t) * T;
                 const float* vb = v + (size_t)bh * T * HS;
                 const int t2 = k0 + ei / (16 * 4);
-                vs[ei / (16 * 4)][ei % (16 * 4)] = (t2 < T && i0 + ei % (16 * 4) < HS) ? vb[t2 * HS + i] : 0.0f;
+                lv[lj] = (ei < 8 * 16 * 4 && t2 < T && i0 + ei % (16 * 4) < HS) ? vb[t2 * HS + i] : 0.0f;
+            }
+            #pragma unroll
+            for (int lj = 0; lj < (8 * 16 * 8 + 256 - 1) / 256; lj++) {
+                const int ei = threadIdx.x + lj * 256;
+                if (ei < 8 * 16 * 8) {
+                    as[ei % 8][ei / 8] = la[lj];
+                }
+            }
+            #pragma unroll
+            for (int lj = 0; lj < (8 * 16 * 4 + 256 - 1) / 256; lj++) {
+                const int ei = threadIdx.x + lj * 256;
+                if (ei < 8 * 16 * 4) {
+                    vs[ei / (16 * 4)][ei % (16 * 4)] = lv[lj];
+                }
             }
             __syncthreads();
             if (k0 + 8 <= t0 + 1) {

@@ -33,9 +33,10 @@ timeout_s: 240
 //     shuffles;
 //   - the keys of the score sweep staged in shared memory, a tile per warp: the warp walks
 //     its keys 32 at a time (key t0 + lane is the lane's), and the head dimension KEY_DIMS at
-//     a time; for each chunk the lanes copy the 32 keys' KEY_DIMS values into the warp's
-//     tile row by row (lane i - i0 of each key row: a coalesced 128-byte read of k, where
-//     the lane-strided sweep read 32 rows HS apart for every element), __syncwarp, and each
+//     a time; for each chunk the lanes load the 32 keys' KEY_DIMS values into registers
+//     (unrolled: 32 coalesced 128-byte reads of k in flight, where the lane-strided sweep
+//     read 32 rows HS apart for every element), __syncwarp (the tile's last readers are
+//     done), store them into the warp's tile row by row, __syncwarp, and each
 //     lane takes its key's products from its row of the tile (rows padded to KEY_DIMS + 1
 //     floats: the 32 lanes read 32 banks). Keys past t and dimensions past HS are staged as
 //     zeros and never used; every lane adds its key's products in the same order as before,
@@ -62,12 +63,23 @@ attention_key_tile(float* __restrict__ att, const float* __restrict__ q,
         for (int t0 = 0; t0 <= t; t0 += 32) {
             float dot = 0.0f;
             for (int i0 = 0; i0 < HS; i0 += KEY_DIMS) {
-                __syncwarp();
-                for (int j = 0; j < 32; j++) {
-                    const int t2 = t0 + j;
-                    for (int i = i0 + lane; i < i0 + KEY_DIMS; i += 32) {
+                float kv[KEY_DIMS];
+#pragma unroll
+                for (int kj = 0; kj < 32; kj++) {
+                    const int t2 = t0 + kj;
+#pragma unroll
+                    for (int kd = 0; kd < KEY_DIMS / 32; kd++) {
+                        const int i = i0 + kd * 32 + lane;
                         const float* kt = kb + (size_t)t2 * HS;
-                        keys[threadIdx.x / 32][j][i - i0] = (t2 <= t && i < HS) ? kt[i] : 0.0f;
+                        kv[kj * (KEY_DIMS / 32) + kd] = (t2 <= t && i < HS) ? kt[i] : 0.0f;
+                    }
+                }
+                __syncwarp();
+#pragma unroll
+                for (int kj = 0; kj < 32; kj++) {
+#pragma unroll
+                    for (int kd = 0; kd < KEY_DIMS / 32; kd++) {
+                        keys[threadIdx.x / 32][kj][kd * 32 + lane] = kv[kj * (KEY_DIMS / 32) + kd];
                     }
                 }
                 __syncwarp();

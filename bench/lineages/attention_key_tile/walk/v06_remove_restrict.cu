@@ -33,9 +33,10 @@ timeout_s: 240
 //     shuffles;
 //   - the keys of the score sweep staged in shared memory, a tile per warp: the warp walks
 //     its keys 32 at a time (key t0 + lane is the lane's), and the head dimension KEY_DIMS at
-//     a time; for each chunk the lanes copy the 32 keys' KEY_DIMS values into the warp's
-//     tile row by row (lane i - i0 of each key row: a coalesced 128-byte read of k, where
-//     the lane-strided sweep read 32 rows HS apart for every element), __syncwarp, and each
+//     a time; for each chunk the lanes load the 32 keys' KEY_DIMS values into registers
+//     (unrolled: 32 coalesced 128-byte reads of k in flight, where the lane-strided sweep
+//     read 32 rows HS apart for every element), __syncwarp (the tile's last readers are
+//     done), store them into the warp's tile row by row, __syncwarp, and each
 //     lane takes its key's products from its row of the tile (rows padded to KEY_DIMS + 1
 //     floats: the 32 lanes read 32 banks). Keys past t and dimensions past HS are staged as
 //     zeros and never used; every lane adds its key's products in the same order as before,

@@ -39,8 +39,11 @@ timeout_s: 240
 //     thread-per-output index of the element (idx, then i, t, bh from it with / and %) and
 //     the row pointers, so the tiles read exactly what a thread per output reads, and each
 //     output adds the same products in the same order;
-//   - the att slice is stored transposed, its rows padded by 4 floats: a warp's copy (4
-//     queries x 8 consecutive keys) writes 32 different banks.
+//   - a step's copy first loads all of the thread's elements of both slices into registers
+//     (unrolled loops: the loads are in flight together, and the unpacking of each
+//     element's index does not change from step to step), then stores them; the att slice
+//     is stored transposed, its rows padded by 4 floats: a warp's copy (4 queries x 8
+//     consecutive keys) writes 32 different banks.
 // bytes: the lower triangle of att, v read and out written. flops: a multiply-add per
 // (t2 <= t, i).
 #define GY 16
