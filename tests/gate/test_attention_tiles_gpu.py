@@ -64,7 +64,8 @@ def test_the_value_tiles_take_the_transfer_kernel_and_compile() -> None:
     # another thread grid of the same block: 8 x 32 threads, 16 x 2 outputs each
     other = _tiled_values(gy="8", gx="32", rm="8", rn="2", tk="16")
     assert b"__shared__ float as[16][8 * 8 + 4];" in other
-    assert gate(other, "values_tiled_8x32.cu", stages=("compile",)).stages["compile"].status == "passed"
+    rec = gate(other, "values_tiled_8x32.cu", stages=("compile",))
+    assert rec.stages["compile"].status == "passed", rec.reason
 
 
 def test_the_value_tiles_refuse_a_thread_grid_that_is_not_the_block() -> None:

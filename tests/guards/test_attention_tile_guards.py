@@ -80,7 +80,8 @@ def warp_row(head: str = "", lane: str = "threadIdx.x % 32", bound: str = "t",
              post: str = "o[t2] = dot;") -> str:
     return (f"    const int r = {row};\n    const int lane = {lane};\n{head}"
             "    if (r < N) {\n        int t = r % T;\n"
-            "        const float* qt = q + r * HS;\n        const float* kb = kk + (r / T) * T * HS;\n"
+            "        const float* qt = q + r * HS;\n"
+            "        const float* kb = kk + (r / T) * T * HS;\n"
             f"        for (int t2 = lane; t2 <= {bound}; t2 += 32) {{\n"
             "            const float* kt = kb + t2 * HS;\n            float dot = 0.0f;\n"
             "            for (int i = 0; i < HS; i++) {\n                dot += qt[i] * kt[i];\n"
