@@ -78,7 +78,7 @@ def test_the_value_tiles_refuse_a_thread_grid_that_is_not_the_block() -> None:
                 if r.name == "thread_per_output_to_value_tiles")
     unit = parse_bytes(read_source(VALUES), str(VALUES))
     (site,) = find_sites(unit, [rule], {"gy": "8", "gx": "16"}, spec=spec_of(unit))
-    assert not site.ok and "256 != 8 * 16" in site.reason
+    assert not site.ok and "256 != 16 * 8" in site.reason
 
 
 def test_the_key_tile_takes_the_transfer_kernel_after_the_warp_and_compiles() -> None:

@@ -64,10 +64,10 @@ attention_key_tile(float* __restrict__ att, const float* __restrict__ q,
             float dot = 0.0f;
             for (int i0 = 0; i0 < HS; i0 += KEY_DIMS) {
                 float kv[KEY_DIMS];
-#pragma unroll
+                #pragma unroll
                 for (int kj = 0; kj < 32; kj++) {
                     const int t2 = t0 + kj;
-#pragma unroll
+                    #pragma unroll
                     for (int kd = 0; kd < KEY_DIMS / 32; kd++) {
                         const int i = i0 + kd * 32 + lane;
                         const float* kt = kb + (size_t)t2 * HS;
@@ -75,9 +75,9 @@ attention_key_tile(float* __restrict__ att, const float* __restrict__ q,
                     }
                 }
                 __syncwarp();
-#pragma unroll
+                #pragma unroll
                 for (int kj = 0; kj < 32; kj++) {
-#pragma unroll
+                    #pragma unroll
                     for (int kd = 0; kd < KEY_DIMS / 32; kd++) {
                         keys[threadIdx.x / 32][kj][kd * 32 + lane] = kv[kj * (KEY_DIMS / 32) + kd];
                     }

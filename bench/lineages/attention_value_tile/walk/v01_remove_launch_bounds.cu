@@ -75,7 +75,7 @@ attention_value_tile(float* __restrict__ out, const float* __restrict__ att,
         for (int k0 = 0; k0 < T && k0 < t0 + GY * RM; k0 += TK) {
             float la[(TK * GY * RM + THREADS - 1) / THREADS];
             float lv[(TK * GX * RN + THREADS - 1) / THREADS];
-#pragma unroll
+            #pragma unroll
             for (int lj = 0; lj < (TK * GY * RM + THREADS - 1) / THREADS; lj++) {
                 const int ei = threadIdx.x + lj * THREADS;
                 const int idx = (b0 * T + t0 + ei / TK) * HS;
@@ -87,7 +87,7 @@ attention_value_tile(float* __restrict__ out, const float* __restrict__ att,
                 const int t2 = k0 + ei % TK;
                 la[lj] = (ei < TK * GY * RM && t0 + ei / TK < T && t2 <= t) ? att_row[t2] : 0.0f;
             }
-#pragma unroll
+            #pragma unroll
             for (int lj = 0; lj < (TK * GX * RN + THREADS - 1) / THREADS; lj++) {
                 const int ei = threadIdx.x + lj * THREADS;
                 const int idx = (b0 * T + t0) * HS + i0 + ei % (GX * RN);
@@ -99,14 +99,14 @@ attention_value_tile(float* __restrict__ out, const float* __restrict__ att,
                 const int t2 = k0 + ei / (GX * RN);
                 lv[lj] = (ei < TK * GX * RN && t2 < T && i0 + ei % (GX * RN) < HS) ? vb[t2 * HS + i] : 0.0f;
             }
-#pragma unroll
+            #pragma unroll
             for (int lj = 0; lj < (TK * GY * RM + THREADS - 1) / THREADS; lj++) {
                 const int ei = threadIdx.x + lj * THREADS;
                 if (ei < TK * GY * RM) {
                     as[ei % TK][ei / TK] = la[lj];
                 }
             }
-#pragma unroll
+            #pragma unroll
             for (int lj = 0; lj < (TK * GX * RN + THREADS - 1) / THREADS; lj++) {
                 const int ei = threadIdx.x + lj * THREADS;
                 if (ei < TK * GX * RN) {
