@@ -69,6 +69,7 @@ run_step() {
       done
       return 0 ;;
     learn)
+      mkdir -p "$dir/skills" "$dir/golden"
       timeout "$step_seconds" python3 -m klc learn bench/lineages/*/walk --out "$dir/skills" \
         --golden "$dir/golden" > "$dir/learn.log" 2>&1 && cp "$dir"/skills/* skills/ ;;
     quality)

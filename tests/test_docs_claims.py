@@ -21,6 +21,9 @@ DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "bench
 WORDS = {w: i for i, w in enumerate(["zero", "one", "two", "three", "four", "five", "six",
                                       "seven", "eight", "nine", "ten", "eleven", "twelve"])}
 LEARNED_MARK = "// klc learn:"
+# walks committed gated by compilation only, until `bash bench/device.sh walk FAMILY...`
+# walks them on a GPU (README.md and docs/lineage.md name them)
+COMPILE_ONLY = {"attention_key_tile", "attention_value_tile"}
 
 
 def _number(text: str) -> int:
@@ -36,8 +39,12 @@ def _walks() -> dict[str, str]:
     out = {}
     for p in sorted((ROOT / "bench" / "lineages").glob("*/walk/lineage.json")):
         data = json.loads(p.read_text())
+        family = p.parent.parent.name
+        if family in COMPILE_ONLY:
+            assert data["gating"] == "compile-only", f"{p}: walked on a GPU: not COMPILE_ONLY"
+            continue
         assert data["gating"] == "full", f"{p}: committed walks are measured on a GPU"
-        out[p.parent.parent.name] = data["device"]
+        out[family] = data["device"]
     return out
 
 
@@ -49,7 +56,9 @@ def _rules(folder: str) -> list[str]:
 
 def _count(noun: str) -> int:
     noun = noun.lower()
-    if noun in ("walks", "lineages", "families"):
+    if noun == "walks":  # the walks measured on a GPU
+        return len(list((ROOT / "bench" / "lineages").glob("*/expert.cu"))) - len(COMPILE_ONLY)
+    if noun in ("lineages", "families"):
         return len(list((ROOT / "bench" / "lineages").glob("*/expert.cu")))
     if noun == "skills":
         return len(_rules("skills"))
@@ -111,7 +120,9 @@ def test_walks_and_their_devices() -> None:
     lineage = _text(ROOT / "docs" / "lineage.md")
     m = re.search(r"\((\d+) families;.*?(\d+) were (?:# )?walked on an H200, (\d+) on an H100",
                   lineage)
-    assert m is not None and tuple(map(int, m.groups())) == (len(walks), h200, h100)
+    assert m is not None and tuple(map(int, m.groups())) == (len(walks) + len(COMPILE_ONLY),
+                                                             h200, h100)
+    assert all(f in lineage and f in readme for f in COMPILE_ONLY)
 
 
 def test_the_one_hand_written_skill() -> None:

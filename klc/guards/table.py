@@ -19,6 +19,7 @@ from klc.guards import (
     columns,
     constants,
     declarations,
+    digits,
     gemm,
     gridfold,
     gridred,
@@ -35,6 +36,7 @@ from klc.guards import (
     strides,
     treeaddr,
     types,
+    warptile,
     writes,
 )
 from klc.guards.registry import Predicate, Traits, collect
@@ -43,7 +45,8 @@ from klc.rule.guard import GuardCall
 # the generic families, then those of one kind of rewrite each (docs/architecture.md)
 FAMILIES = (declarations, types, constants, writes, launch, alignment, loops, holes,
             lanes, reductions, gridstride, gridfold, gridred, columns, coalesce, gemm, regblock,
-            btranspose, treeaddr, strides, macros, padding, stencil)
+            btranspose, treeaddr, strides, macros, padding, stencil,
+            warptile, digits)
 
 PREDICATES: dict[str, Predicate] = collect(FAMILIES)
 

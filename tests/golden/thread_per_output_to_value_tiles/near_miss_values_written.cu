@@ -1,0 +1,36 @@
+/* klc-spec
+kernel: attention_values_inplace
+sizes: {BH: 8, T: 256, HS: 64}
+verify_sizes:
+  - {BH: 3, T: 37, HS: 24}
+  - {BH: 1, T: 2, HS: 3}
+args:
+  - {name: out, shape: [BH, T, HS], role: out}
+  - {name: att, shape: [BH, T, T], role: in, init: "uniform(0, 0.01)"}
+  - {name: v, shape: [BH, T, HS], role: in, init: normal}
+  - {name: BH, value: BH}
+  - {name: T, value: T}
+  - {name: HS, value: HS}
+grid: ["ceil_div(BH * T * HS, 256)"]
+block: [256]
+bytes: 2 * BH * T * (T + 1) + 8 * BH * T * HS
+flops: BH * T * (T + 1) * HS
+*/
+// A near miss: the sums are written over the values they read (v is also the output), so a
+// tile that reads values after another tile stored its outputs would see them changed.
+// Not rewritten.
+__global__ void attention_values_inplace(float* out, const float* att, float* v,
+                                         int BH, int T, int HS) {
+    int idx = blockIdx.x * blockDim.x + threadIdx.x;
+    if (idx < BH * T * HS) {
+        int i = idx % HS;
+        int t = (idx / HS) % T;
+        int bh = idx / (HS * T);
+        float acc = 0.0f;
+        for (int t2 = 0; t2 <= t; t2++) {
+            acc += att[(bh * T + t) * T + t2] * v[(bh * T + t2) * HS + i];
+        }
+        v[idx] = acc;
+        out[idx] = acc;
+    }
+}
