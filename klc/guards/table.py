@@ -13,6 +13,7 @@ import difflib
 from collections.abc import Callable
 
 from klc.guards import (
+    accumulate,
     alignment,
     btranspose,
     coalesce,
@@ -43,7 +44,7 @@ from klc.rule.guard import GuardCall
 # the generic families, then those of one kind of rewrite each (docs/architecture.md)
 FAMILIES = (declarations, types, constants, writes, launch, alignment, loops, holes,
             lanes, reductions, gridstride, gridfold, gridred, columns, coalesce, gemm, regblock,
-            btranspose, treeaddr, strides, macros, padding, stencil)
+            btranspose, treeaddr, strides, macros, padding, stencil, accumulate)
 
 PREDICATES: dict[str, Predicate] = collect(FAMILIES)
 
