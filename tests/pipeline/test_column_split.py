@@ -150,3 +150,57 @@ def test_a_split_of_a_sum_that_starts_at_one_is_wrong(skills: dict[str, Learned]
     rec = gate(bad.encode(), "bad.cu", reference=ref.encode(), reference_path="ref.cu",
                stages=("compile", "verify"))
     assert rec.verdict == "failed" and "verify" in rec.reason, rec.reason
+
+
+EXPERT2 = ROOT / "bench/lineages/column_split2/expert.cu"
+LNGRADS = ROOT / "bench/transfer/layernorm_param_grads.cu"
+
+
+@pytest.fixture(scope="module")
+def skills2(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Learned]:
+    d = tmp_path_factory.mktemp("column_split2")
+    write_lineage(walk(EXPERT2, ROOT / "passes", stages=("compile",)), d)
+    data = json.loads((d / "lineage.json").read_text())
+    assert [v["step"]["pass"] for v in data["versions"][1:]] == [
+        "row_split2_to_block_column_early_return",
+        "block_column_reduce2_to_thread_per_column_early_return"]
+    return {item.rule.name: item for item in learn([d], ROOT / "passes")}
+
+
+def layernorm_split(skills2: dict[str, Learned], gy: str = "8") -> tuple[bytes, bytes]:
+    """(block column, then rows split over gy blocks) layer norm parameter gradients: the
+    two-sum, early-return spelling."""
+    src = LNGRADS.read_bytes()
+    one = _apply(skills2["thread_per_column_to_block_column_reduce2_early_return"], src,
+                 str(LNGRADS), {"f": "4", "ty": "32"})
+    two = _apply(skills2["block_column2_to_row_split_early_return"], one, str(LNGRADS),
+                 {"gy": gy})
+    return one, two
+
+
+def test_layernorm_param_grads_split_over_grid_y(skills2: dict[str, Learned]) -> None:
+    from klc.gate import gate
+
+    one, two = layernorm_split(skills2)
+    text = two.decode()
+    assert "for (int n = blockIdx.y * blockDim.y + threadIdx.y; n < N; " \
+        "n += blockDim.y * gridDim.y) {" in text
+    assert "atomicAdd(&dweight[c], dw);" in text and "atomicAdd(&dbias[c], db);" in text
+    rec = gate(two, str(LNGRADS), arch="sm_90", stages=("compile",))
+    assert rec.verdict == "passed", rec.reason
+    # one output overwritten instead of accumulated: no match (each block would overwrite)
+    unit = parse_bytes(one.replace(b"dbias[c] += db;", b"dbias[c] = db;"), "l.cu")
+    assert find_sites(unit, [skills2["block_column2_to_row_split_early_return"].rule],
+                      {"gy": "8"}, spec_of(unit)) == []
+
+
+@pytest.mark.gpu
+def test_split_layernorm_param_grads_verify_on_the_gpu(skills2: dict[str, Learned]) -> None:
+    from klc.gate import gate
+
+    one, two = layernorm_split(skills2, "16")
+    reference = LNGRADS.read_bytes()
+    for version in (one, two):
+        rec = gate(version, str(LNGRADS), reference=reference, reference_path=str(LNGRADS),
+                   stages=("compile", "verify"))
+        assert rec.verdict == "passed", rec.reason
