@@ -36,6 +36,7 @@ from klc.guards import (
     strides,
     treeaddr,
     types,
+    window,
     writes,
 )
 from klc.guards.registry import Predicate, Traits, collect
@@ -44,7 +45,7 @@ from klc.rule.guard import GuardCall
 # the generic families, then those of one kind of rewrite each (docs/architecture.md)
 FAMILIES = (declarations, types, constants, writes, launch, alignment, loops, holes,
             lanes, reductions, gridstride, gridfold, gridred, columns, coalesce, gemm, regblock,
-            btranspose, treeaddr, strides, macros, padding, stencil, accumulate)
+            btranspose, treeaddr, strides, macros, padding, stencil, accumulate, window)
 
 PREDICATES: dict[str, Predicate] = collect(FAMILIES)
 
