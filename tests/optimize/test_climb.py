@@ -84,9 +84,9 @@ def test_coarsening_holes_and_the_next_value() -> None:
     # a hole that grows the grid (a row split) or reshapes the block is no coarsening
     assert coarsening_holes(lib["block_column_to_row_split"]) == []
     assert coarsening_holes(lib["thread_per_column_to_block_column_reduce"]) == []
-    fold = lib["grid_stride_fold"]  # {2, 4, 8, 16, 32, 64}
+    fold = lib["grid_stride_fold"]  # {2, 4, ..., 256}
     assert larger_value(fold, "factor", "16") == "32"
-    assert larger_value(fold, "factor", "64") is None
+    assert larger_value(fold, "factor", "256") is None
     assert larger_value(fold, "op", "fmaxf") is None
     # a range (1..65535): twice the value, while inside it; a grid.y *= hole is no coarsening
     experts = RuleSet.load([str(ROOT / "skills/experts/strided_loops.rule")]).rules
@@ -99,15 +99,16 @@ def test_coarsening_holes_and_the_next_value() -> None:
 def test_a_recipe_climbs_its_factor_while_it_pays(tmp_path: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """absmax_grid's recipe replays grid_stride_fold at the walk's ?factor=16; with each
-    doubling faster (1 + 16 / k ms), the climb tries 32 then 64 (the top of the domain) and
-    keeps 64."""
+    doubling faster (1 + 16 / k ms), the climb tries 32, 64 and 128 (three steps, as many as
+    phase B has) and keeps 128."""
     lib = rules()
     g = ByFactor(lambda k: 4.0 if k == 1 else 1.0 + 16 / k)
     res = _run(ABSMAX, g, tmp_path, monkeypatch, list(lib.values()), budget=8)
-    assert g.factors[:4] == [1, 16, 32, 64], g.factors
+    assert g.factors[:5] == [1, 16, 32, 64, 128], g.factors
+    assert 256 not in g.factors, g.factors
     first = res.steps[0]
-    assert first.kind == "recipe" and first.skill.endswith("with ?factor=64"), first.skill
-    assert grid_factor(res.source) == 64
+    assert first.kind == "recipe" and first.skill.endswith("with ?factor=128"), first.skill
+    assert grid_factor(res.source) == 128
 
 
 def test_a_recipe_stops_climbing_at_the_first_step_that_does_not_pay(
