@@ -136,10 +136,13 @@ class Replay:
 
 
 def replay(recipe: Recipe, source: bytes, path: str, rules: dict[str, Rule],
-           min_gain: float = 0.05) -> Replay | None:
+           min_gain: float = 0.05, holes_at: dict[int, dict[str, str]] | None = None
+           ) -> Replay | None:
     """Apply the recipe's skills in order from the first that applies; return the reached
     version the walk measured fastest, when the walk measured it faster than where the
-    replay started by more than ``min_gain``; else None."""
+    replay started by more than ``min_gain``; else None. ``holes_at``: hole values that
+    replace the walk's at step i (a coarsening factor tried above the walk's:
+    ``klc.optimize.climb``)."""
     from klc.cuda.parse import parse_bytes
     from klc.fill.shape import block_holes, launch_anchors, site_holes
     from klc.pipeline import apply_rules, apply_site, find_sites, spec_of
@@ -159,6 +162,7 @@ def replay(recipe: Recipe, source: bytes, path: str, rules: dict[str, Rule],
         try:
             spec = spec_of(unit)
             holes = {k: v for k, v in step.holes.items() if k in rule.holes}
+            holes.update((holes_at or {}).get(i, {}))
             found = find_sites(unit, [rule], holes, spec)
             if found:  # the walk's block, not its factors, at this kernel; and the holes
                 # its own launch fixes (a tile of 32 on a 32 x 32 block), not the walk's

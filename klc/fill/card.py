@@ -45,6 +45,8 @@ def card_values(rule: Rule, name: str, decl: HoleDecl) -> list[str]:
         others = "|".join(re.escape(n) for n in rule.holes if n != name)
         taken = {m.start(1) for m in re.finditer(rf"\?(?:{others})\s*=\s*(\d+)", text)} \
             if others else set()
+        # nor does a walk's step number (``column_split step 2 with ?f=2``)
+        taken |= {m.start(1) for m in re.finditer(r"\bsteps? (\d+)\b", text)}
         for m in re.finditer(r"(?<![\w.^])(\d+)(?![\w.^%])", text):
             if decl.contains(m.group(1)) and m.start(1) not in taken:
                 out.append(m.group(1))

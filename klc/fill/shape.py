@@ -25,8 +25,8 @@ if TYPE_CHECKING:
     from klc.pipeline import Site
     from klc.rule import Rule
 
-__all__ = ["block_holes", "geometry_relations", "launch_anchors", "learned_block",
-           "site_holes"]
+__all__ = ["block_holes", "coarsening_holes", "geometry_relations", "larger_value",
+           "launch_anchors", "learned_block", "site_holes"]
 
 # klc.reverse._conditions writes the optimized version's geometry as "block [x, y, z]"
 _LEARNED_BLOCK = re.compile(r"\bblock \[(\d+), (\d+), (\d+)\]")
@@ -51,6 +51,40 @@ def block_holes(rule: Rule) -> list[tuple[int, str, str]]:
                 and e.factor.startswith("?"):
             out.append(("xyz".index(e.axis), e.op, e.factor[1:]))
     return out
+
+
+def coarsening_holes(rule: Rule) -> list[str]:
+    """The integer holes that divide the grid (``rewrite launch grid.<axis> /= ?h``): how
+    many elements, rows or blocks' worth of work each thread or block takes on (a grid-stride
+    loop's coarsening factor). Any value keeps such a loop correct; the best one depends on
+    the kernel and the device, not on the lineage the skill was learned from."""
+    from klc.edits.launch import Launch
+
+    out = []
+    for e in rule.edits:
+        if isinstance(e, Launch) and e.dim == "grid" and e.op == "/" \
+                and isinstance(e.factor, str) and e.factor.startswith("?"):
+            decl = rule.holes.get(e.factor[1:])
+            if decl is not None and decl.type == "int" and decl.name not in out:
+                out.append(decl.name)
+    return out
+
+
+def larger_value(rule: Rule, name: str, value: str) -> str | None:
+    """The next value of an integer hole's domain above ``value``: the next listed value of a
+    set (``{2, 4, ..., 64}``: 16 -> 32), twice the value in a range; None at the top."""
+    decl = rule.holes.get(name)
+    if decl is None or decl.type != "int":
+        return None
+    try:
+        v = int(str(value).strip())
+    except ValueError:
+        return None
+    if decl.values is not None:
+        above = sorted(int(x) for x in decl.values if int(x) > v)
+        return str(above[0]) if above else None
+    nxt = 2 * v if v > 0 else 1
+    return str(nxt) if decl.contains(nxt) else None
 
 
 def launch_anchors(rule: Rule, site: Site, spec: Any | None) -> dict[str, str]:

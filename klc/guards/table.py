@@ -13,6 +13,7 @@ import difflib
 from collections.abc import Callable
 
 from klc.guards import (
+    accumulate,
     alignment,
     btranspose,
     coalesce,
@@ -37,6 +38,7 @@ from klc.guards import (
     treeaddr,
     types,
     warptile,
+    window,
     writes,
 )
 from klc.guards.registry import Predicate, Traits, collect
@@ -46,7 +48,7 @@ from klc.rule.guard import GuardCall
 FAMILIES = (declarations, types, constants, writes, launch, alignment, loops, holes,
             lanes, reductions, gridstride, gridfold, gridred, columns, coalesce, gemm, regblock,
             btranspose, treeaddr, strides, macros, padding, stencil,
-            warptile, digits)
+            warptile, digits, accumulate, window)
 
 PREDICATES: dict[str, Predicate] = collect(FAMILIES)
 

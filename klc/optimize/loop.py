@@ -15,6 +15,7 @@ from klc.errors import KlcError
 from klc.fill import FillRequest, Trial
 from klc.fill.search import SearchFiller
 from klc.fill.trial import candidate_sites
+from klc.optimize.climb import climb_recipe, climb_site
 from klc.optimize.judge import NoiseJudge
 from klc.optimize.memory import RetryMemory
 from klc.optimize.options import EXPLORE, MAX_ENABLING, MAX_ROUNDS, OptimizeOptions
@@ -226,7 +227,13 @@ class _Loop:
         near = self.ranking.near(cur.pct_of_sol)
         if promising and self.left() > 0 and not near:  # near SOL: no phase B
             best = max(promising, key=lambda c: c.log.speedup or 0.0)
-            for values in self.propose(cur, best.target, min(EXPLORE, self.left())):
+            # a coarsening that paid climbs first (klc/optimize/climb.py); the filler's
+            # ranked values get the rest of phase B
+            climbed = climb_site(self, cur, best) if best.log.outcome == "improved" else []
+            ran.extend(climbed)
+            proposed_any |= bool(climbed)
+            more = min(EXPLORE - len(climbed), self.left())
+            for values in (self.propose(cur, best.target, more) if more > 0 else []):
                 if self.left() <= 0:
                     break
                 proposed_any = True
@@ -295,7 +302,7 @@ class _Loop:
         self.visited.add(sha256(best.source))
         if log.outcome != "improved":
             return None
-        return RecipeTrial(best.label, best.source, record, log)
+        return climb_recipe(self, cur, best, RecipeTrial(best.label, best.source, record, log))
 
     def compare_recipe(self, cur: Version, rt: RecipeTrial) -> Version:
         """Keep the recipe's kernel, or a faster one of the round's own moves from the same

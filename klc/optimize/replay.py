@@ -63,6 +63,18 @@ class RecipeReplay:
                 best = rp
         return best
 
+    def again(self, rp: Replay, cur: Version, holes_at: dict[int, dict[str, str]]
+              ) -> Replay | None:
+        """``rp``'s recipe replayed once more from ``cur`` with other hole values at some of
+        its steps (``klc.recipes.replay``'s ``holes_at``); None when it stops or reaches
+        nothing the walk measured faster."""
+        from klc.recipes import replay
+
+        try:
+            return replay(rp.recipe, cur.source, self.path, self.rules, holes_at=holes_at)
+        except KlcError:
+            return None
+
     @staticmethod
     def rival(cur: Version, rt: RecipeTrial, ran: list[Candidate], visited: set[str],
               judge: NoiseJudge) -> Candidate | None:
