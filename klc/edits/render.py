@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from klc.cuda.syntax import F_LEFT, F_OPERATOR, parse_expression, parser
 from klc.errors import KlcError
@@ -64,7 +64,7 @@ def render(template: str, match: Match, holes: dict[str, str], indent: str = "",
             if b is None:
                 raise KlcError(f"{match.rule.location}: ${name} is not bound by the anchor")
             text = overrides[name] if overrides and name in overrides else b.text
-            text = _moved(text, _source_line_indent(match.unit.source, b.start),
+            text = _moved(text, _bound_indent(match.unit.source, b),
                           _landing_indent(out, indent))
             if m.group(2) is not None and b.node is not None and not (overrides and
                                                                       name in overrides):
@@ -222,6 +222,22 @@ def _source_line_indent(source: bytes, offset: int) -> str:
     start = source.rfind(b"\n", 0, offset) + 1
     line = source[start:offset].decode("utf-8", "replace")
     return line[: len(line) - len(line.lstrip())]
+
+
+def _bound_indent(source: bytes, b: Any) -> str:
+    """The indentation bound text moves from: that of its own line, except for a block
+    (``{...}``) that starts after other code on its line: then that of the line where the
+    statement it belongs to starts (a loop's body whose `{` ends the second line of a long
+    header sits one level inside the loop's first line, not inside the continuation)."""
+    line_start = source.rfind(b"\n", 0, b.start) + 1
+    node = b.node
+    if node is None or node.type != "compound_statement" \
+            or not source[line_start:b.start].strip():
+        return _source_line_indent(source, b.start)
+    owner = node.parent
+    while owner is not None and not owner.type.endswith("statement"):
+        owner = owner.parent
+    return _source_line_indent(source, owner.start_byte if owner is not None else b.start)
 
 
 def _landing_indent(out: list[str], indent: str) -> str:
