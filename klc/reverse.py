@@ -213,6 +213,16 @@ def mechanical_inverse(rule: Rule) -> Inverse:
             holes[name] = declared or HoleDecl(name, "expr")
     guard_parts = _mechanical_guard(rule, bound, set(holes))
     if inv is not None and inv.guard is not None:
+        # a hole that only the inverse block's guard names (a geometry relation such as
+        # ``block_dim(y, ==, ?t)``) and declares: the skill keeps it. Added after the pass
+        # guard's conjuncts are chosen: the pass's own relations for it held before its
+        # rewrite, not before the skill's
+        for name in sorted({str(a.value) for call in calls(inv.guard) for a in call.args
+                            if a.kind == "hole"} - set(holes)):
+            if name in inv.holes:
+                holes[name] = inv.holes[name]
+                sources.setdefault(name, ("pass", name))
+    if inv is not None and inv.guard is not None:
         guard_parts += _conjuncts(inv.guard)
     guard: GuardExpr | None = None
     if len(guard_parts) == 1:
@@ -627,8 +637,8 @@ def _with_card(item: Learned, lineages: list[tuple[dict[str, Any], Path]]) -> Ru
     if relations:
         parts = list(guard.operands) if isinstance(guard, GuardAnd) else \
             ([guard] if guard is not None else [])
-        guard = GuardAnd(tuple(parts + relations)) if len(parts) + len(relations) > 1 \
-            else relations[0]
+        both = parts + [r for r in relations if r not in parts]  # once, where stated
+        guard = GuardAnd(tuple(both)) if len(both) > 1 else both[0]
     filled = replace(inv, rule=replace(inv.rule, holes=holes, guard=guard))
     effects = [effect_line(o, filled) for o in obs]
     p = inv.pass_rule
