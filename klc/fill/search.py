@@ -50,6 +50,7 @@ from klc.fill.trial import (
     slower_note,
     static_check,
 )
+from klc.rule.fresh import required_fresh
 
 if TYPE_CHECKING:
     from klc.pipeline import Site
@@ -66,17 +67,19 @@ MAX_FRESH_SUFFIX = 99  # offset, offset_1, ..., offset_99
 # Fresh names for declared ident holes
 
 
-def fresh_value(site: Site, name: str) -> str:
+def fresh_value(site: Site, name: str, strict: bool = False) -> str:
     """The first of ``name``, ``name_1``, ``name_2``, ... that is fresh in the site's function
     as the pipeline judges a declared hole's value (``klc.guards.loops.fresh_in_function``);
-    ``name`` itself when none is (the site is then refused, saying why)."""
+    ``name`` itself when none is (the site is then refused, saying why). ``strict``: as the
+    guard's own ``fresh_name(?h)`` judges it, where the matched code's variables count too
+    (a rewrite that declares ``?accs`` beside the kernel's own ``acc``)."""
     from klc.guards import GuardContext
     from klc.guards.loops import fresh_in_function
 
     ctx = GuardContext(site.match)
     for k in range(MAX_FRESH_SUFFIX + 1):
         word = f"{name}_{k}" if k else name
-        if fresh_in_function(ctx, word, replaced=True).ok:
+        if fresh_in_function(ctx, word, replaced=not strict).ok:
             return word
     return name
 
@@ -87,11 +90,12 @@ def with_fresh_defaults(rule: Rule, site: Site) -> Rule:
     that the search proposes a value the site's guards accept; the rule itself when nothing
     changes."""
     holes = dict(rule.holes)
+    strict = required_fresh(rule.guard)
     for name in declared_idents(rule):
         decl = holes[name]
         if decl.default is None:
             continue
-        value = fresh_value(site, str(decl.default))
+        value = fresh_value(site, str(decl.default), name in strict)
         if value != str(decl.default):
             holes[name] = dataclasses.replace(decl, default=value)
     if holes == rule.holes:
