@@ -80,6 +80,14 @@ def _in_domain(rule: Rule, name: str, value: int) -> str | None:
         return None
 
 
+def _int_default(rule: Rule, name: str) -> int | None:
+    decl = rule.holes.get(name)
+    d = decl.default if decl is not None else None
+    if isinstance(d, int) and not isinstance(d, bool):
+        return d
+    return int(d) if isinstance(d, str) and d.isdigit() else None
+
+
 def site_holes(rule: Rule, match: Match, spec: Any | None, given: dict[str, str] | None = None,
                clang: bool = False) -> dict[str, str]:
     """Hole name -> the value the site's own launch and constants give it, for each hole of
@@ -177,6 +185,16 @@ def site_holes(rule: Rule, match: Match, spec: Any | None, given: dict[str, str]
                     progress |= put(r, known[p] // known[q])
                 elif p in known and r in known and known[r] and known[p] % known[r] == 0:
                     progress |= put(q, known[p] // known[r])
+                elif p in known and q not in known and r not in known:
+                    # the product is the site's (a tile edge of 16) and neither factor is
+                    # given: one factor at its default where it divides the product (?factor
+                    # 4 of 16 gives ?r 4), else the other's
+                    for a, b in ((q, r), (r, q)):
+                        d = _int_default(rule, a)
+                        if d and known[p] % d == 0 and a not in given and \
+                                _in_domain(rule, b, known[p] // d) is not None:
+                            progress |= put(a, d) | put(b, known[p] // d)
+                            break
         if not progress:
             break
     return out
