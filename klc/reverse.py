@@ -157,6 +157,21 @@ def _skill_anchor(rule: Rule, where_: str) -> tuple[str, str]:
     return anchor, removed
 
 
+def _undo_order(edits: list[Any]) -> list[Any]:
+    """The anchor swap first; launch edits of one extent (``grid.x *= 4`` then ``grid.x *=
+    ?v``) undone in the opposite order (``/= ?v`` then ``/= 4``), as an inverse composes,
+    so that the skill's spec expression cancels the pass's; every other edit in place."""
+    slots: dict[tuple[str, str], list[int]] = {}
+    for i, e in enumerate(edits):
+        if getattr(e, "kind", "") == "launch" and getattr(e, "op", "") in ("*", "/"):
+            slots.setdefault((e.dim, e.axis), []).append(i)
+    out = list(edits)
+    for where in slots.values():
+        for i, j in zip(where, reversed(where), strict=True):
+            out[i] = edits[j]
+    return out
+
+
 def mechanical_inverse(rule: Rule) -> Inverse:
     """The inverse skill of a simplification, holes still without observed values (each
     keeps the pass's or the inverse block's declaration; erased values get a placeholder
@@ -197,7 +212,7 @@ def mechanical_inverse(rule: Rule) -> Inverse:
         return to_holes(text, names)
 
     ix = InvertContext(rule, where_, anchor, bound, attr_text, skill_text, erased_hole)
-    ordered = sorted(_kind_edits(rule), key=lambda e: not e.leads)  # the anchor swap first
+    ordered = _undo_order(sorted(_kind_edits(rule), key=lambda e: not e.leads))
     edits = [inverted for e in ordered if (inverted := e.invert(ix)) is not None]
     used_pass_holes = {h for e in edits for h in e.holes_used()}
     for name in sorted(used_pass_holes):

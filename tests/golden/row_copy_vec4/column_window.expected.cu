@@ -11,7 +11,7 @@ args:
   - {name: cols, value: cols}
   - {name: ld, value: ld}
   - {name: c0, value: c0}
-grid: ["ceil_div(ceil_div(ceil_div(cols, 32), 4), 2)", "ceil_div(rows, 8)"]
+grid: ["ceil_div(ceil_div(ceil_div(cols, 32), 2), 4)", "ceil_div(rows, 8)"]
 block: [32, 8]
 bytes: 8 * rows * cols
 flops: 0

@@ -12,7 +12,7 @@ args:
   - {name: idx, shape: [n_idx], role: in, init: "randint(0, n_src)"}
   - {name: n_idx, value: n_idx}
   - {name: width, value: width}
-grid: ["ceil_div(ceil_div(((ceil_div(width, 256)) * 4) * 2, 4), 2)", "ceil_div(n_idx, 8)"]
+grid: ["ceil_div(width, 256)", "ceil_div(n_idx, 8)"]
 block: [32, 8]
 bytes: 4 * n_idx * width + 8 * n_idx + 4 * width * min(n_src, n_idx) // 2
 flops: 0
