@@ -147,9 +147,13 @@ def replay(recipe: Recipe, source: bytes, path: str, rules: dict[str, Rule],
     version the walk measured fastest, when the walk measured it faster than where the
     replay started by more than ``min_gain``; else None."""
     from klc.cuda.parse import parse_bytes
-    from klc.fill.search import fresh_value
-    from klc.fill.shape import block_holes, launch_anchors, site_holes
-    from klc.fill.trial import declared_idents
+    from klc.fill.shape import (
+        block_holes,
+        declared_idents,
+        fresh_value,
+        launch_anchors,
+        site_holes,
+    )
     from klc.pipeline import apply_rules, apply_site, find_sites, spec_of
     from klc.rule.fresh import required_fresh
     from klc.rule.reach import structural

@@ -40,10 +40,9 @@ from typing import TYPE_CHECKING, Any
 from klc.errors import KlcError
 from klc.fill import FillRequest
 from klc.fill.card import card_values
-from klc.fill.shape import launch_anchors
+from klc.fill.shape import declared_idents, fresh_value, launch_anchors
 from klc.fill.trial import (
     StaticCheck,
-    declared_idents,
     is_slower,
     resolve_arch,
     site_key,
@@ -58,30 +57,12 @@ if TYPE_CHECKING:
 
 WARMUP = 4  # ranked assignments proposed before the sampler takes over (large domains)
 MAX_ASKS = 64  # sampler draws per proposal before giving up on finding an untried one
-MAX_FRESH_SUFFIX = 99  # offset, offset_1, ..., offset_99
 
 
 
 
 # --------------------------------------------------------------------------------------
 # Fresh names for declared ident holes
-
-
-def fresh_value(site: Site, name: str, strict: bool = False) -> str:
-    """The first of ``name``, ``name_1``, ``name_2``, ... that is fresh in the site's function
-    as the pipeline judges a declared hole's value (``klc.guards.loops.fresh_in_function``);
-    ``name`` itself when none is (the site is then refused, saying why). ``strict``: as the
-    guard's own ``fresh_name(?h)`` judges it, where the matched code's variables count too
-    (a rewrite that declares ``?accs`` beside the kernel's own ``acc``)."""
-    from klc.guards import GuardContext
-    from klc.guards.loops import fresh_in_function
-
-    ctx = GuardContext(site.match)
-    for k in range(MAX_FRESH_SUFFIX + 1):
-        word = f"{name}_{k}" if k else name
-        if fresh_in_function(ctx, word, replaced=not strict).ok:
-            return word
-    return name
 
 
 def with_fresh_defaults(rule: Rule, site: Site) -> Rule:

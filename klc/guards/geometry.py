@@ -80,6 +80,26 @@ def _in_domain(rule: Rule, name: str, value: int) -> str | None:
         return None
 
 
+def _solve_product(rule: Rule, names: list[str], known: dict[str, int],
+                   put: Any) -> bool:
+    """``?p = ?q * ?r``: the third value once two are known; where only the product is (a
+    tile edge of 16 the site's block fixes), one factor at its default where it divides the
+    product (?factor 4 of 16 gives ?r 4), else the other's. Whether a value was put."""
+    p, q, r = names
+    if q in known and r in known:
+        return bool(put(p, known[q] * known[r]))
+    if p in known and q in known and known[q] and known[p] % known[q] == 0:
+        return bool(put(r, known[p] // known[q]))
+    if p in known and r in known and known[r] and known[p] % known[r] == 0:
+        return bool(put(q, known[p] // known[r]))
+    if p in known and q not in known and r not in known:
+        for a, b in ((q, r), (r, q)):
+            d = _int_default(rule, a)
+            if d and known[p] % d == 0 and _in_domain(rule, b, known[p] // d) is not None:
+                return bool(put(a, d) | put(b, known[p] // d))
+    return False
+
+
 def _int_default(rule: Rule, name: str) -> int | None:
     decl = rule.holes.get(name)
     d = decl.default if decl is not None else None
@@ -178,23 +198,7 @@ def site_holes(rule: Rule, match: Match, spec: Any | None, given: dict[str, str]
                     with contextlib.suppress(KlcError):  # a type outside the domain
                         out[name] = decl.validate(have)
             elif c.name == "is_product" and all(x.kind == "hole" for x in a):
-                p, q, r = (str(x.value) for x in a)
-                if q in known and r in known:
-                    progress |= put(p, known[q] * known[r])
-                elif p in known and q in known and known[q] and known[p] % known[q] == 0:
-                    progress |= put(r, known[p] // known[q])
-                elif p in known and r in known and known[r] and known[p] % known[r] == 0:
-                    progress |= put(q, known[p] // known[r])
-                elif p in known and q not in known and r not in known:
-                    # the product is the site's (a tile edge of 16) and neither factor is
-                    # given: one factor at its default where it divides the product (?factor
-                    # 4 of 16 gives ?r 4), else the other's
-                    for a, b in ((q, r), (r, q)):
-                        d = _int_default(rule, a)
-                        if d and known[p] % d == 0 and a not in given and \
-                                _in_domain(rule, b, known[p] // d) is not None:
-                            progress |= put(a, d) | put(b, known[p] // d)
-                            break
+                progress |= _solve_product(rule, [str(x.value) for x in a], known, put)
         if not progress:
             break
     return out
