@@ -4,7 +4,8 @@ A skill learned at one block or tile shape applies at any shape that keeps its c
 Its extents are holes (``?tile``, ``?threads``, ``?tm``) whose relations to the launch the
 guard states: ``block_dim(x, ==, ?tile)``, ``block_size(<=, ?threads)``,
 ``block_dim_product(x, ?t, ?t)`` (the block's x extent is ``?t * ?t``), ``equals($T, ?t)``
-(a constant of the code), ``is_product(?a, ?b, ?c)`` between holes; and one that is not an
+(a constant of the code), ``is_product(?a, ?b, ?c)`` between holes, ``vector_elems($X, ?w,
+16)`` (the elements of $X's type in 16 bytes); and one that is not an
 extent, the operator a reduction combines with (``grid_folded(anchor, $ACC, ?op)``: the
 spelling of the maximum or minimum the code after the site uses, klc/guards/gridfold.py), and
 the element type of a buffer (``elem_type($SRC, ?t)``: a tile of the input's type).
@@ -61,7 +62,7 @@ def geometry_relations(rule: Rule) -> list[Any]:
         if "hole" not in kinds:
             continue
         if c.name in ("block_dim", "block_size", "block_dim_product", "equals",
-                      "const_value", "is_product", "grid_folded", "elem_type"):
+                      "const_value", "is_product", "grid_folded", "elem_type", "vector_elems"):
             out.append(c)
     _RELATIONS[id(rule)] = (rule, out)
     return out
@@ -78,6 +79,16 @@ def _in_domain(rule: Rule, name: str, value: int) -> str | None:
         return decl.validate(str(value))
     except KlcError:  # a value the declaration refuses is no proposal
         return None
+
+
+def _elements_in(ctx: Any, b: Any, nbytes: Any) -> int | None:
+    """How many elements of the buffer ``b`` binds make ``nbytes`` bytes (vector_elems)."""
+    from klc.guards.types import element_bytes
+
+    size = element_bytes(ctx, b) if b is not None else None
+    if size and isinstance(nbytes, int) and nbytes % size == 0:
+        return nbytes // size
+    return None
 
 
 def _solve_product(rule: Rule, names: list[str], known: dict[str, int],
@@ -197,6 +208,9 @@ def site_holes(rule: Rule, match: Match, spec: Any | None, given: dict[str, str]
                         and name not in out:
                     with contextlib.suppress(KlcError):  # a type outside the domain
                         out[name] = decl.validate(have)
+            elif c.name == "vector_elems" and a[0].kind == "metavar" and a[1].kind == "hole":
+                per = _elements_in(ctx, match.bindings.get(str(a[0].value)), a[2].value)
+                progress |= per is not None and put(str(a[1].value), per)
             elif c.name == "is_product" and all(x.kind == "hole" for x in a):
                 progress |= _solve_product(rule, [str(x.value) for x in a], known, put)
         if not progress:

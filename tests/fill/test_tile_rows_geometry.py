@@ -148,5 +148,52 @@ def test_row_copy_groups_are_a_hole_the_launch_follows() -> None:
         text = out.source.decode()
         assert f"blockIdx.x * blockDim.x * {v} + threadIdx.x) * 4" in text
         assert f'"ceil_div(ceil_div(ceil_div(width, 32), {v}), 4)"' in text
-        assert "*reinterpret_cast<const float4*>(&src[r * width + col])" in text
+        assert "*reinterpret_cast<const uint4*>(&src[r * width + col])" in text
         compiled(out.source)
+
+
+ROWS = """
+__global__ void rows(T *__restrict__ out, const T *__restrict__ in, const int *__restrict__ pick,
+                     int n, int width) {{
+    int c = blockIdx.x * blockDim.x + threadIdx.x;
+    int r = blockIdx.y * blockDim.y + threadIdx.y;
+    if (r < n && c < width) {{
+        int s = pick[r];
+        out[(size_t)r * width + c] = in[(size_t)s * width + c];
+    }}
+}}
+void launch(T *out, const T *in, const int *pick, int n, int width) {{
+    dim3 block(32, 8);
+    dim3 grid((width + 31) / 32, (n + 7) / 8);
+    rows<<<grid, block>>>(out, in, pick, n, width);
+}}
+"""
+
+
+@pytest.mark.parametrize(("typ", "head", "w"), [
+    ("float", "", 4), ("int", "", 4), ("__half", "#include <cuda_fp16.h>\n", 8),
+    ("__nv_bfloat16", "#include <cuda_bf16.h>\n", 8), ("unsigned char", "", 16),
+    ("short", "", 8), ("double", "", 2)])
+def test_row_copy_groups_take_the_element_size(typ: str, head: str, w: int) -> None:
+    rule = skill("row_copy_vec4")
+    src = head + ROWS.format().replace("T *", f"{typ} *")
+    s = site(src, rule)
+    assert s.ok, s.reason
+    assert s.holes["w"] == str(w) and s.holes["t"] == typ
+    out = apply_rules(parse_bytes(src.encode(), "k.cu"), [rule])
+    text = out.source.decode()
+    assert f"(blockIdx.x * blockDim.x * 2 + threadIdx.x) * {w};" in text
+    # the host launch: a grid 2 * w times narrower along x
+    assert f"dim3 grid((width + {32 * 2 * w - 1}) / {32 * 2 * w}, (n + 7) / 8);" in text
+    compiled(out.source)
+
+
+def test_row_copy_refuses_a_conversion_and_an_unsized_type() -> None:
+    rule = skill("row_copy_vec4")
+    mixed = "#include <cuda_fp16.h>\n" + ROWS.format().replace(
+        "T *__restrict__ out", "float *__restrict__ out").replace("T *", "__half *")
+    s = site(mixed, rule)
+    assert not s.ok and "not float" in s.reason, s.reason
+    pairs = ROWS.format().replace("T *", "float2 *")
+    s = site(pairs, rule)
+    assert not s.ok and "float2" in s.reason, s.reason

@@ -27,11 +27,11 @@ __global__ void column_window(float *dst, const float *src, int rows, int cols, 
     for (int v = 0; v < 2; ++v) {
         int c = col0 + v * blockDim.x * 4;
         if (r < rows && c < cols) {
-            if (c + 3 < cols
+            if (c + 4 <= cols
                 && ((reinterpret_cast<unsigned long long>(&dst[(size_t)r * cols + c])
                      | reinterpret_cast<unsigned long long>(&src[(size_t)r * ld + c0 + c])) & 15) == 0) {
-                *reinterpret_cast<float4*>(&dst[(size_t)r * cols + c]) =
-                    *reinterpret_cast<const float4*>(&src[(size_t)r * ld + c0 + c]);
+                *reinterpret_cast<uint4*>(&dst[(size_t)r * cols + c]) =
+                    *reinterpret_cast<const uint4*>(&src[(size_t)r * ld + c0 + c]);
             } else {
                 for (int k = 0; k < 4 && c + k < cols; ++k) {
                     dst[(size_t)r * cols + c + k] = src[(size_t)r * ld + c0 + c + k];

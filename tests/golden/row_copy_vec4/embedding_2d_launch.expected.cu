@@ -11,11 +11,11 @@ __global__ void embed_lookup(float *__restrict__ out, const float *__restrict__ 
         int d = col0 + v * blockDim.x * 4;
         if (n < n_tok && d < dim) {
             int id = ids[n];
-            if (d + 3 < dim
+            if (d + 4 <= dim
                 && ((reinterpret_cast<unsigned long long>(&out[(size_t)n * dim + d])
                      | reinterpret_cast<unsigned long long>(&table[(size_t)id * dim + d])) & 15) == 0) {
-                *reinterpret_cast<float4*>(&out[(size_t)n * dim + d]) =
-                    *reinterpret_cast<const float4*>(&table[(size_t)id * dim + d]);
+                *reinterpret_cast<uint4*>(&out[(size_t)n * dim + d]) =
+                    *reinterpret_cast<const uint4*>(&table[(size_t)id * dim + d]);
             } else {
                 for (int k = 0; k < 4 && d + k < dim; ++k) {
                     out[(size_t)n * dim + d + k] = table[(size_t)id * dim + d + k];

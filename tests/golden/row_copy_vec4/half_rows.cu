@@ -1,4 +1,4 @@
-// Near miss: half-precision rows (the float4 copy is for float elements).
+// Half-precision rows: eight to a 16-byte group (?w = 8 from the element size).
 #include <cuda_fp16.h>
 
 __global__ void embed_lookup(__half *__restrict__ out, const __half *__restrict__ table,

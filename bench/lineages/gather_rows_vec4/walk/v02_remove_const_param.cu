@@ -20,11 +20,13 @@ flops: 0
 // Row gather: out[i, :] = src[idx[i], :] for i < n_idx, row-major float rows of `width`
 // elements. The expert of the gather_rows_vec4 lineage: a 2-D launch (x over columns, y
 // over the selected rows) whose every thread copies two groups of four consecutive columns
-// of its row, a block's width of groups apart (each warp access stays contiguous):
-//   - one 128-bit access for each group (a float4 load and store) where both addresses are
-//     16-byte aligned and the four columns are in the row (every row of a width that is a
-//     multiple of 4, from aligned buffers); elsewhere (a ragged row end, a width whose rows
-//     start unaligned) the four columns one by one, each checked against the width;
+// of its row (16 bytes of floats each), a block's width of groups apart (each warp access
+// stays contiguous):
+//   - one 128-bit access for each group (a uint4 load and store: the bytes as they are)
+//     where both addresses are 16-byte aligned and the four columns are in the row (every
+//     row of a width that is a multiple of 4, from aligned buffers); elsewhere (a ragged row
+//     end, a width whose rows start unaligned) the four columns one by one, each checked
+//     against the width;
 //   - an eighth of the threads along x (the grid's x extent counts columns / 256): two
 //     independent 16-byte loads in flight per thread.
 // The alignment test is on the addresses themselves, so any width and any buffer work.
