@@ -65,7 +65,7 @@ def test_the_row_copy_skill_cancels_its_pass_in_the_spec() -> None:
     rules = {r.name: r for r in load_rule_dir(ROOT / "passes")}
     inv = mechanical_inverse(rules["row_copy_vec4_to_scalar"]).rule
     assert [(e.op, e.factor) for e in inv.edits if e.kind == "launch"] == [("/", "?v"),
-                                                                           ("/", 4)]
+                                                                           ("/", "?w")]
     tiles = mechanical_inverse(rules["tile_rows_per_thread_to_one"]).rule
     assert {"t", "r", "factor", "j"} == set(tiles.holes)
     assert "square_block" in {c.name for c in calls(tiles.guard)}
