@@ -14,7 +14,7 @@ from klc.cuda.parse import parse_bytes, read_source
 
 ROOT = Path(__file__).resolve().parents[2]
 SKILLS = ("tile_rows_per_thread", "rows_per_thread_transpose", "tile_rows_loop_transpose",
-          "row_copy_vec4")
+          "row_copy_vec4", "row_copy_vec4_rows_first")
 CASES = sorted(p for d in SKILLS for p in (ROOT / "tests" / "golden" / d).glob("*.expected.cu")
                if b"klc-spec" in p.read_bytes())
 
