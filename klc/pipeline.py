@@ -20,7 +20,7 @@ import operator
 import re
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tree_sitter import Node
 
@@ -674,8 +674,11 @@ def _apply_round(unit: Unit, sites: list[Site], values: dict[str, dict[str, str]
             if key not in seen_text:  # one __shared__ declaration per kernel, not per site
                 seen_text.add(key)
                 edits.append(e)
-        for change in rw.launch:
-            if (kernel, change) not in launch:
+        seen_here: dict[Any, int] = {}
+        for change in rw.launch:  # a change another site of the run made already is made
+            # once; one a site makes twice (grid.x /= 4 and grid.x /= ?v at ?v = 4), twice
+            seen_here[change] = seen_here.get(change, 0) + 1
+            if launch.count((kernel, change)) < seen_here[change]:
                 launch.append((kernel, change))
         outcome.applied.append(rw)
     if not outcome.applied:

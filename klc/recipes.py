@@ -118,6 +118,12 @@ def load(dirs: list[Path]) -> list[Recipe]:
     return out
 
 
+def launch_only(rule: Rule) -> bool:
+    """Whether every edit of the rule is to the launch (a block or grid extent), none to
+    the code: a step of geometry alone, which a replay may pass over."""
+    return bool(rule.edits) and all(e.changes_launch for e in rule.edits)
+
+
 @dataclass
 class Replay:
     """What replaying a recipe from one kernel reached."""
@@ -144,8 +150,15 @@ def replay(recipe: Recipe, source: bytes, path: str, rules: dict[str, Rule],
     replace the walk's at step i (a coarsening factor tried above the walk's:
     ``klc.optimize.climb``)."""
     from klc.cuda.parse import parse_bytes
-    from klc.fill.shape import block_holes, launch_anchors, site_holes
+    from klc.fill.shape import (
+        block_holes,
+        declared_idents,
+        fresh_value,
+        launch_anchors,
+        site_holes,
+    )
     from klc.pipeline import apply_rules, apply_site, find_sites, spec_of
+    from klc.rule.fresh import required_fresh
     from klc.rule.reach import structural
 
     steps = recipe.steps
@@ -171,11 +184,22 @@ def replay(recipe: Recipe, source: bytes, path: str, rules: dict[str, Rule],
                 if anchors and any(holes.get(k) != v for k, v in anchors.items()):
                     holes.update(anchors)
                     found = find_sites(unit, [rule], holes, spec)
+            if found:  # a name the walk declared that this kernel already uses (its own
+                # `acc`): the first fresh variant, as the search filler proposes it
+                strict = required_fresh(rule.guard)
+                fresh = {k: fresh_value(found[0], str(holes[k]), k in strict)
+                         for k in declared_idents(rule) if k in holes}
+                if any(holes[k] != v for k, v in fresh.items()):
+                    holes.update(fresh)
+                    found = find_sites(unit, [rule], holes, spec)
             ok = [s for s in found if s.ok]
             if not ok:
-                if start is None or not structural(rule):
+                if start is None or not structural(rule) or launch_only(rule):
                     continue  # (a qualifier or an attribute the code may already have, as
-                    # `const` on an input: the walk's later steps do not depend on it)
+                    # `const` on an input: the walk's later steps do not depend on it; a
+                    # block shape the kernel need not reach, as a 16 x 16 block grown to
+                    # the 32 x 32 a kernel launches already: the later steps' guards judge
+                    # its own shape)
                 break
             sites = None if rule.changes_launch else sorted(
                 ok, key=lambda s: (s.match.end - s.match.start, s.match.start))

@@ -157,6 +157,21 @@ def _skill_anchor(rule: Rule, where_: str) -> tuple[str, str]:
     return anchor, removed
 
 
+def _undo_order(edits: list[Any]) -> list[Any]:
+    """The anchor swap first; launch edits of one extent (``grid.x *= 4`` then ``grid.x *=
+    ?v``) undone in the opposite order (``/= ?v`` then ``/= 4``), as an inverse composes,
+    so that the skill's spec expression cancels the pass's; every other edit in place."""
+    slots: dict[tuple[str, str], list[int]] = {}
+    for i, e in enumerate(edits):
+        if getattr(e, "kind", "") == "launch" and getattr(e, "op", "") in ("*", "/"):
+            slots.setdefault((e.dim, e.axis), []).append(i)
+    out = list(edits)
+    for where in slots.values():
+        for i, j in zip(where, reversed(where), strict=True):
+            out[i] = edits[j]
+    return out
+
+
 def mechanical_inverse(rule: Rule) -> Inverse:
     """The inverse skill of a simplification, holes still without observed values (each
     keeps the pass's or the inverse block's declaration; erased values get a placeholder
@@ -197,7 +212,7 @@ def mechanical_inverse(rule: Rule) -> Inverse:
         return to_holes(text, names)
 
     ix = InvertContext(rule, where_, anchor, bound, attr_text, skill_text, erased_hole)
-    ordered = sorted(_kind_edits(rule), key=lambda e: not e.leads)  # the anchor swap first
+    ordered = _undo_order(sorted(_kind_edits(rule), key=lambda e: not e.leads))
     edits = [inverted for e in ordered if (inverted := e.invert(ix)) is not None]
     used_pass_holes = {h for e in edits for h in e.holes_used()}
     for name in sorted(used_pass_holes):
@@ -212,6 +227,16 @@ def mechanical_inverse(rule: Rule) -> Inverse:
                 undeclared.add(name)
             holes[name] = declared or HoleDecl(name, "expr")
     guard_parts = _mechanical_guard(rule, bound, set(holes))
+    if inv is not None and inv.guard is not None:
+        # a hole that only the inverse block's guard names (a geometry relation such as
+        # ``block_dim(y, ==, ?t)``) and declares: the skill keeps it. Added after the pass
+        # guard's conjuncts are chosen: the pass's own relations for it held before its
+        # rewrite, not before the skill's
+        for name in sorted({str(a.value) for call in calls(inv.guard) for a in call.args
+                            if a.kind == "hole"} - set(holes)):
+            if name in inv.holes:
+                holes[name] = inv.holes[name]
+                sources.setdefault(name, ("pass", name))
     if inv is not None and inv.guard is not None:
         guard_parts += _conjuncts(inv.guard)
     guard: GuardExpr | None = None
@@ -627,8 +652,8 @@ def _with_card(item: Learned, lineages: list[tuple[dict[str, Any], Path]]) -> Ru
     if relations:
         parts = list(guard.operands) if isinstance(guard, GuardAnd) else \
             ([guard] if guard is not None else [])
-        guard = GuardAnd(tuple(parts + relations)) if len(parts) + len(relations) > 1 \
-            else relations[0]
+        both = parts + [r for r in relations if r not in parts]  # once, where stated
+        guard = GuardAnd(tuple(both)) if len(both) > 1 else both[0]
     filled = replace(inv, rule=replace(inv.rule, holes=holes, guard=guard))
     effects = [effect_line(o, filled) for o in obs]
     p = inv.pass_rule

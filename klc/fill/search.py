@@ -40,16 +40,16 @@ from typing import TYPE_CHECKING, Any
 from klc.errors import KlcError
 from klc.fill import FillRequest
 from klc.fill.card import card_values
-from klc.fill.shape import launch_anchors
+from klc.fill.shape import declared_idents, fresh_value, launch_anchors
 from klc.fill.trial import (
     StaticCheck,
-    declared_idents,
     is_slower,
     resolve_arch,
     site_key,
     slower_note,
     static_check,
 )
+from klc.rule.fresh import required_fresh
 
 if TYPE_CHECKING:
     from klc.pipeline import Site
@@ -57,7 +57,6 @@ if TYPE_CHECKING:
 
 WARMUP = 4  # ranked assignments proposed before the sampler takes over (large domains)
 MAX_ASKS = 64  # sampler draws per proposal before giving up on finding an untried one
-MAX_FRESH_SUFFIX = 99  # offset, offset_1, ..., offset_99
 
 
 
@@ -66,32 +65,18 @@ MAX_FRESH_SUFFIX = 99  # offset, offset_1, ..., offset_99
 # Fresh names for declared ident holes
 
 
-def fresh_value(site: Site, name: str) -> str:
-    """The first of ``name``, ``name_1``, ``name_2``, ... that is fresh in the site's function
-    as the pipeline judges a declared hole's value (``klc.guards.loops.fresh_in_function``);
-    ``name`` itself when none is (the site is then refused, saying why)."""
-    from klc.guards import GuardContext
-    from klc.guards.loops import fresh_in_function
-
-    ctx = GuardContext(site.match)
-    for k in range(MAX_FRESH_SUFFIX + 1):
-        word = f"{name}_{k}" if k else name
-        if fresh_in_function(ctx, word, replaced=True).ok:
-            return word
-    return name
-
-
 def with_fresh_defaults(rule: Rule, site: Site) -> Rule:
     """The rule with the default of each ident hole its rewrite declares replaced by a fresh
     variant at this site (``offset`` -> ``offset_1`` where the kernel has an ``offset``), so
     that the search proposes a value the site's guards accept; the rule itself when nothing
     changes."""
     holes = dict(rule.holes)
+    strict = required_fresh(rule.guard)
     for name in declared_idents(rule):
         decl = holes[name]
         if decl.default is None:
             continue
-        value = fresh_value(site, str(decl.default))
+        value = fresh_value(site, str(decl.default), name in strict)
         if value != str(decl.default):
             holes[name] = dataclasses.replace(decl, default=value)
     if holes == rule.holes:

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 from klc.content import sha256 as _sha
 from klc.errors import KlcError
 from klc.fill.card import card_speedup
+from klc.fill.shape import declared_idents
 
 if TYPE_CHECKING:
     from klc.cuda.model import Unit
@@ -63,18 +64,6 @@ def hole_dependent(rule: Rule) -> bool:
         return False
     return any(a.kind == "hole" for c in calls(rule.guard) for a in c.args) or \
         any(c.name == "smem_fits" for c in calls(rule.guard))
-
-
-def declared_idents(rule: Rule) -> tuple[str, ...]:
-    """The ident holes whose values the rule's rewrites (``within`` blocks included) declare
-    as new variables (``klc.rule.fresh``): each must be a name the function does not use."""
-    from klc.rule.fresh import declared_holes
-
-    out = dict.fromkeys(declared_holes(rule.edits, rule.holes))
-    for e in rule.edits:
-        for sub in e.subrules():
-            out.update(dict.fromkeys(declared_holes(sub.edits, rule.holes)))
-    return tuple(out)
 
 
 # the order in which skills are recommended, by their card's verdict ("" : a hand-written

@@ -4,7 +4,8 @@ A skill learned at one block or tile shape applies at any shape that keeps its c
 Its extents are holes (``?tile``, ``?threads``, ``?tm``) whose relations to the launch the
 guard states: ``block_dim(x, ==, ?tile)``, ``block_size(<=, ?threads)``,
 ``block_dim_product(x, ?t, ?t)`` (the block's x extent is ``?t * ?t``), ``equals($T, ?t)``
-(a constant of the code), ``is_product(?a, ?b, ?c)`` between holes; and one that is not an
+(a constant of the code), ``is_product(?a, ?b, ?c)`` between holes, ``vector_elems($X, ?w,
+16)`` (the elements of $X's type in 16 bytes); and one that is not an
 extent, the operator a reduction combines with (``grid_folded(anchor, $ACC, ?op)``: the
 spelling of the maximum or minimum the code after the site uses, klc/guards/gridfold.py), and
 the element type of a buffer (``elem_type($SRC, ?t)``: a tile of the input's type).
@@ -61,7 +62,7 @@ def geometry_relations(rule: Rule) -> list[Any]:
         if "hole" not in kinds:
             continue
         if c.name in ("block_dim", "block_size", "block_dim_product", "equals",
-                      "const_value", "is_product", "grid_folded", "elem_type"):
+                      "const_value", "is_product", "grid_folded", "elem_type", "vector_elems"):
             out.append(c)
     _RELATIONS[id(rule)] = (rule, out)
     return out
@@ -78,6 +79,44 @@ def _in_domain(rule: Rule, name: str, value: int) -> str | None:
         return decl.validate(str(value))
     except KlcError:  # a value the declaration refuses is no proposal
         return None
+
+
+def _elements_in(ctx: Any, b: Any, nbytes: Any) -> int | None:
+    """How many elements of the buffer ``b`` binds make ``nbytes`` bytes (vector_elems)."""
+    from klc.guards.types import element_bytes
+
+    size = element_bytes(ctx, b) if b is not None else None
+    if size and isinstance(nbytes, int) and nbytes % size == 0:
+        return nbytes // size
+    return None
+
+
+def _solve_product(rule: Rule, names: list[str], known: dict[str, int],
+                   put: Any) -> bool:
+    """``?p = ?q * ?r``: the third value once two are known; where only the product is (a
+    tile edge of 16 the site's block fixes), one factor at its default where it divides the
+    product (?factor 4 of 16 gives ?r 4), else the other's. Whether a value was put."""
+    p, q, r = names
+    if q in known and r in known:
+        return bool(put(p, known[q] * known[r]))
+    if p in known and q in known and known[q] and known[p] % known[q] == 0:
+        return bool(put(r, known[p] // known[q]))
+    if p in known and r in known and known[r] and known[p] % known[r] == 0:
+        return bool(put(q, known[p] // known[r]))
+    if p in known and q not in known and r not in known:
+        for a, b in ((q, r), (r, q)):
+            d = _int_default(rule, a)
+            if d and known[p] % d == 0 and _in_domain(rule, b, known[p] // d) is not None:
+                return bool(put(a, d) | put(b, known[p] // d))
+    return False
+
+
+def _int_default(rule: Rule, name: str) -> int | None:
+    decl = rule.holes.get(name)
+    d = decl.default if decl is not None else None
+    if isinstance(d, int) and not isinstance(d, bool):
+        return d
+    return int(d) if isinstance(d, str) and d.isdigit() else None
 
 
 def site_holes(rule: Rule, match: Match, spec: Any | None, given: dict[str, str] | None = None,
@@ -169,14 +208,11 @@ def site_holes(rule: Rule, match: Match, spec: Any | None, given: dict[str, str]
                         and name not in out:
                     with contextlib.suppress(KlcError):  # a type outside the domain
                         out[name] = decl.validate(have)
+            elif c.name == "vector_elems" and a[0].kind == "metavar" and a[1].kind == "hole":
+                per = _elements_in(ctx, match.bindings.get(str(a[0].value)), a[2].value)
+                progress |= per is not None and put(str(a[1].value), per)
             elif c.name == "is_product" and all(x.kind == "hole" for x in a):
-                p, q, r = (str(x.value) for x in a)
-                if q in known and r in known:
-                    progress |= put(p, known[q] * known[r])
-                elif p in known and q in known and known[q] and known[p] % known[q] == 0:
-                    progress |= put(r, known[p] // known[q])
-                elif p in known and r in known and known[r] and known[p] % known[r] == 0:
-                    progress |= put(q, known[p] // known[r])
+                progress |= _solve_product(rule, [str(x.value) for x in a], known, put)
         if not progress:
             break
     return out

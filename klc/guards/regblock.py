@@ -134,8 +134,9 @@ def row_only_via(ctx: GuardContext, row: Binding, x: Binding) -> Verdict:
 def pure_prefix(ctx: GuardContext, region: str = "anchor") -> Verdict:
     """Every statement of the kernel body before REGION (which starts at the top level of
     the body) declares locals whose initializers read no memory, call nothing and assign
-    nothing: run by fewer threads (a launch edit that shrinks the block), it changes
-    nothing anyone sees."""
+    nothing, or a ``__shared__`` array (storage of the block, no code a thread runs): run
+    by fewer threads (a launch edit that shrinks the block), it changes nothing anyone
+    sees."""
     span = _region(ctx, region)
     if isinstance(span, Verdict):
         return span
@@ -156,6 +157,9 @@ def pure_prefix(ctx: GuardContext, region: str = "anchor") -> Verdict:
             return _no(ctx, f"`{snippet(text_of(src, stmt))}` ({unit.where(stmt.start_byte)}) "
                        f"comes before {label} and is not a declaration", stmt.start_byte)
         words = text_of(src, stmt)
+        if re.search(r"\b__shared__\b", words) and "=" not in words \
+                and not re.search(r"\b(static|extern|__device__|__constant__)\b", words):
+            continue  # a block's shared array: storage, nothing a thread runs
         if re.search(r"\b(static|extern|__shared__|__device__|__constant__)\b", words):
             return _no(ctx, f"`{snippet(words)}` ({unit.where(stmt.start_byte)}) declares "
                        "storage that is not a thread's local", stmt.start_byte)

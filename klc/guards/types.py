@@ -69,3 +69,54 @@ def is_pointer(ctx: GuardContext, x: Binding) -> Verdict:
         return _yes(f"{quoted(x)} is a pointer (clang)", x.start)
     return _no(ctx, f"{quoted(x)} is not a pointer: its type is {fact.spelling} "
                f"({ctx.unit.where(x.start)})", x.start)
+
+
+# the bytes of the scalar element types a 128-bit copy moves bit for bit (names as
+# ``norm_type`` spells them); a type not here (a struct, a typedef clang does not resolve to
+# one of these) has no known size and refuses
+_SCALAR_BYTES = {
+    "char": 1, "signed char": 1, "unsigned char": 1, "bool": 1, "int8_t": 1, "uint8_t": 1,
+    "short": 2, "unsigned short": 2, "int16_t": 2, "uint16_t": 2, "__half": 2,
+    "__nv_bfloat16": 2,
+    "float": 4, "int": 4, "unsigned int": 4, "int32_t": 4, "uint32_t": 4,
+    "double": 8, "long": 8, "unsigned long": 8, "long long": 8, "unsigned long long": 8,
+    "int64_t": 8, "uint64_t": 8, "size_t": 8,
+}
+
+
+@predicate("vector_elems", _metavar(), ArgSpec("W", frozenset({"int", "hole"})),
+           ArgSpec("BYTES", frozenset({"int"})), reads=("declarations", "layout"),
+           per_declaration=True)
+def vector_elems(ctx: GuardContext, x: Binding, w: object, nbytes: object) -> Verdict:
+    """W elements of the element type of $X make BYTES bytes: ``vector_elems($SRC, ?w, 16)``
+    is 4 for float or int, 8 for __half, 16 for unsigned char, so that one 128-bit access
+    (a ``uint4``) moves W consecutive elements bit for bit. The type's size comes from its
+    declaration (or clang, through a typedef); a type of unknown size refuses."""
+    node = binding_node(x)
+    typ = type_of(ctx, node) if node is not None else None
+    if typ is not None:
+        have, how = norm_type(typ.base), typ.how
+    else:
+        fact, why = type_fact(ctx, x)
+        if fact is None:
+            return _unknown(ctx, f"the type of {quoted(x)} ({ctx.unit.where(x.start)}): {why}",
+                            x.start)
+        have, how = norm_type(fact.element_type), "clang"
+    size = _SCALAR_BYTES.get(have)
+    if size is None:
+        return _no(ctx, f"the element type of {quoted(x)} is {have} ({how}): not a scalar of "
+                   "known size", x.start)
+    if not isinstance(w, int) or not isinstance(nbytes, int) or isinstance(w, bool):
+        return _no(ctx, f"vector_elems: {w!r} or {nbytes!r} is not an integer", x.start)
+    if size * w == nbytes:
+        return _yes(f"{w} elements of {quoted(x)} ({have}, {size} bytes) make {nbytes} bytes",
+                    x.start)
+    return _no(ctx, f"{w} elements of {quoted(x)} ({have}, {size} bytes) are {size * w} "
+               f"bytes, not {nbytes}", x.start)
+
+
+def element_bytes(ctx: GuardContext, x: Binding) -> int | None:
+    """The size of $X's element type where the tree says it (klc.guards.geometry)."""
+    node = binding_node(x)
+    typ = type_of(ctx, node) if node is not None else None
+    return _SCALAR_BYTES.get(norm_type(typ.base)) if typ is not None else None

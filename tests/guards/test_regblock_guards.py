@@ -123,3 +123,15 @@ def test_block_y_tiles_multiplies_the_block_y_extent() -> None:
     assert verdict("block_y_tiles(16, 4)", product(), by=4)[0]
     assert not verdict("block_y_tiles(16, 4)", product(), by=16)[0]
     assert verdict("block_y_tiles(16, 2)", product(), by=8)[0]
+
+
+def test_pure_prefix_takes_a_shared_array_and_not_extern_or_initialised_storage() -> None:
+    # a block's __shared__ array is storage, not code a thread runs: fewer threads after a
+    # launch edit change nothing about it (tile_rows_per_thread shrinks the block below one)
+    ok, reason = verdict("pure_prefix(anchor)", product(),
+                         ROWCOL + "    __shared__ float tile[16][16 + 1];\n")
+    assert ok, reason
+    for extra in ("    extern __shared__ float dyn[];\n", "    static __device__ int hits;\n",
+                  "    __shared__ float tile[16][16];\n    tile[0][0] = A[0];\n"):
+        ok, reason = verdict("pure_prefix(anchor)", product(), ROWCOL + extra)
+        assert not ok, extra

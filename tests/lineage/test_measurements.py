@@ -70,7 +70,11 @@ def test_a_learned_skill_reads_its_effects_beside_it() -> None:
     r = rules["add_const_param"]
     assert r.card.effect == () and r.card.provenance == ()
     m = measured(r)
-    assert m.effect and all("on NVIDIA" in e for e in m.effect)
+    # every effect measured on a GPU, but a walk gated by compilation only says so (its
+    # lineage is named in docs/lineage.md, "Walks without a GPU")
+    assert any("on NVIDIA" in e for e in m.effect)
+    assert all("on NVIDIA" in e or (e.startswith("not measured yet: ")
+                                    and e.endswith("(compile-only walk)")) for e in m.effect)
     assert len(m.provenance) == len(m.effect)
     assert r.card.verdict == "neutral" and r.card.conditions.count(". ") >= 2
 

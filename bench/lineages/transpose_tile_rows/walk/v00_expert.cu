@@ -1,0 +1,51 @@
+/* klc-spec
+kernel: transpose_tile_rows
+template: {TILE: 32, ROWS: 8}
+sizes: {rows: 8192, cols: 8192}
+verify_sizes:
+  - {rows: 256, cols: 512}
+  - {rows: 1000, cols: 333}
+  - {rows: 31, cols: 67}
+  - {rows: 3, cols: 5}
+args:
+  - {name: out, shape: [cols, rows], role: out}
+  - {name: in, shape: [rows, cols], role: in, init: normal}
+  - {name: rows, value: rows}
+  - {name: cols, value: cols}
+grid: ["ceil_div(cols, TILE)", "ceil_div(rows, TILE)"]
+block: [TILE, ROWS]
+bytes: 8 * rows * cols
+flops: 0
+*/
+// out (cols x rows) = transpose of in (rows x cols), both row-major: out[c * rows + r] =
+// in[r * cols + c]. The expert of the transpose_tile_rows lineage: the tiled transpose of
+// the transpose_tile lineage (the spelling of a first 2-D transpose, staged through a
+// padded shared tile), with several rows per thread on top:
+//   - the block is TILE x ROWS threads and its tile TILE x TILE elements: the tile's edge is
+//     the block's x extent (blockDim.x), and each thread copies blockDim.x / blockDim.y rows
+//     of it in a loop whose step is the block's y extent (blockDim.y), in the read phase and
+//     in the write phase: four independent loads in flight per thread, a quarter of the
+//     threads, and the same tile;
+//   - the block's tile is staged in shared memory (coalesced reads of `in`, barrier,
+//     coalesced writes of `out` from the tile's columns);
+//   - one column of padding ([TILE][TILE + 1]): a tile column spans all 32 banks.
+// Bounds are checked per element, so any rows and cols work.
+template <int TILE, int ROWS>
+__global__ void transpose_tile_rows(float* out, const float* in, int rows, int cols) {
+    __shared__ float tile[TILE][TILE + 1];
+    int c = blockIdx.x * blockDim.x + threadIdx.x;
+    for (int j = 0; j < blockDim.x; j += blockDim.y) {
+        int r = blockIdx.y * blockDim.x + threadIdx.y + j;
+        if (r < rows && c < cols) {
+            tile[threadIdx.y + j][threadIdx.x] = in[r * cols + c];
+        }
+    }
+    __syncthreads();
+    for (int j = 0; j < blockDim.x; j += blockDim.y) {
+        int c = blockIdx.x * blockDim.x + threadIdx.y + j;
+        int r = blockIdx.y * blockDim.x + threadIdx.x;
+        if (r < rows && c < cols) {
+            out[c * rows + r] = tile[threadIdx.x][threadIdx.y + j];
+        }
+    }
+}

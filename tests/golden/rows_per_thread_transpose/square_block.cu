@@ -1,0 +1,25 @@
+/* klc-spec
+kernel: transpose_32x8
+sizes: {rows: 8192, cols: 8192}
+verify_sizes:
+  - {rows: 256, cols: 512}
+  - {rows: 131, cols: 1001}
+  - {rows: 3, cols: 5}
+args:
+  - {name: out, shape: [cols, rows], role: out}
+  - {name: in, shape: [rows, cols], role: in, init: normal}
+  - {name: rows, value: rows}
+  - {name: cols, value: cols}
+grid: ["ceil_div(cols, 16)", "ceil_div(rows, 16)"]
+block: [16, 16]
+bytes: 8 * rows * cols
+flops: 0
+*/
+// out = in^T, one element per thread of a 16 x 16 block, no shared memory.
+__global__ void transpose_32x8(float* out, const float* in, int rows, int cols) {
+    int c = blockIdx.x * blockDim.x + threadIdx.x;
+    int r = blockIdx.y * blockDim.y + threadIdx.y;
+    if (r < rows && c < cols) {
+        out[c * rows + r] = in[r * cols + c];
+    }
+}
