@@ -35,8 +35,7 @@ __global__ void class_count(const long* labels, int* counts, long n) {
         block_counts[b] = 0;
     }
     __syncthreads();
-    for (long i = (long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
-         i += (long)blockDim.x * gridDim.x) {
+    for (long i = (long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long)blockDim.x * gridDim.x) {
         atomicAdd(&block_counts[labels[i]], 1);
     }
     __syncthreads();
