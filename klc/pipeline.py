@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import operator
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from tree_sitter import Node
 
@@ -43,7 +44,7 @@ from klc.match.find import merge_branches, possible
 from klc.match.scope import Scope, scoped
 from klc.rule.fresh import implied_fresh
 from klc.rule.model import TYPE_KINDS
-from klc.site_keys import Locals, declaration_edits, declaration_key, guard_key, guard_vars
+from klc.site_keys import Locals, declaration_edits, first_uses, guard_key, guard_vars
 from klc.spec import Bound
 
 if TYPE_CHECKING:
@@ -238,7 +239,7 @@ def find_sites(unit: Unit, rules: list[Rule], holes: dict[str, str] | None = Non
             anchor = pattern.key if scope is None else f"{pattern.key}\0{scope}"
             judge = _RuleSites(caches, rule, anchor, found, holes or {}, spec, clang,
                                refused)
-            sites += filter(None, (judge.site(i) for i in range(len(found))))
+            sites += filter(None, map(judge.site, judge.order))
     # in source order, then by rule name (two stable sorts on C-level keys)
     sites.sort(key=_by_rule_name)
     sites.sort(key=_by_start)
@@ -266,9 +267,10 @@ class _SiteCaches:
         self.locals = Locals(unit)
         self.scoped: dict[tuple[object, ...], list[Node]] = {}  # (klc.match.scope.scoped)
         self.by_anchor: dict[str, list[Match]] = {}
-        # per (anchor, targets or guard metavariables): one key per match, the declarations
-        # it names (``klc.site_keys.declaration_key``, ``klc.site_keys.guard_key``)
-        self.site_keys: dict[tuple[str, tuple[str, ...]], list[object]] = {}
+        # per (anchor, targets): the matches that are sites of their own, the first use of
+        # each declaration (``klc.site_keys.first_uses``); per (anchor, guard metavariables):
+        # one key per match, the declarations it names (``klc.site_keys.guard_key``)
+        self.firsts: dict[tuple[str, tuple[str, ...]], list[int]] = {}
         self.guard_keys: dict[tuple[str, tuple[str, ...]], list[object]] = {}
         # predicate verdicts at one match, by (anchor, match): shared by the rules that share
         # the anchor, except for predicates that read the rule (``GuardContext.memo``)
@@ -299,6 +301,7 @@ class _SiteCaches:
         return self.memos.setdefault((anchor, i), {})
 
 
+@lru_cache(maxsize=1024)
 def _scope(rule: Rule) -> Scope | None:
     """The functions a rule can apply in, None when anywhere (``context: any`` or ``loop``,
     and a rewrite that host code compiles too)."""
@@ -306,6 +309,28 @@ def _scope(rule: Rule) -> Scope | None:
     scope = Scope("global" in context or "kernel_scope" in context, "device" in context,
                    bool(device_only_names(rule)), "kernel_scope" in context)
     return scope if any(scope) else None
+
+
+class _RuleFacts(NamedTuple):
+    """What ``_RuleSites`` reads of a rule, the same in every unit (``_rule_facts``)."""
+
+    targets: tuple[str, ...]  # ``declaration_edits``
+    guard_vars: tuple[str, ...] | None  # ``guard_vars``
+    has_within: bool  # a ``rewrite within``
+    fresh: tuple[str, ...]  # ``implied_fresh``: ident holes the rewrite declares
+    launch_edits: str  # the launch changes the rewrite makes, as the rule writes them
+    device_names: tuple[str, ...]  # ``device_only_names``
+    typed: tuple[tuple[str, str], ...]  # ``metavar $X: pointer`` and the like
+
+
+@lru_cache(maxsize=1024)
+def _rule_facts(rule: Rule) -> _RuleFacts:
+    return _RuleFacts(
+        declaration_edits(rule), guard_vars(rule), any(e.subrules() for e in rule.edits),
+        implied_fresh(rule),
+        "; ".join(line.strip().removeprefix("rewrite launch ")
+                  for e in rule.edits if e.changes_launch for line in e.lines(rule)),
+        device_only_names(rule), tuple((n, k) for n, k in rule.metavar_kinds if k in TYPE_KINDS))
 
 
 class _RuleSites:
@@ -321,44 +346,37 @@ class _RuleSites:
         self.holes = resolve_holes(rule, holes, strict=False)
         self.given = holes
         self.spec, self.clang = spec, clang
-        self.targets = declaration_edits(rule)  # uses of one declaration: one site
-        self.site_keys: list[object] = []
+        facts_ = _rule_facts(rule)
+        self.targets = facts_.targets  # uses of one declaration: one site
+        # the matches judged: with targets, the first use of each declaration (and every
+        # match whose targets name no declaration), the rest being the same sites
+        self.order: Sequence[int] = range(len(found))
         if self.targets:
-            keys = caches.site_keys.get((anchor, self.targets))
-            if keys is None:
-                keys = caches.site_keys[(anchor, self.targets)] = [
-                    declaration_key(m, self.targets, caches.locals) for m in found]
-            self.site_keys = keys
-        self.seen: set[object] = set()
-        self.guard_vars = guard_vars(rule)  # a guard judged once per declaration
+            order = caches.firsts.get((anchor, self.targets))
+            if order is None:
+                order = caches.firsts[(anchor, self.targets)] = first_uses(
+                    found, self.targets, caches.locals)
+            self.order = order
+        self.guard_vars = facts_.guard_vars  # a guard judged once per declaration
         self.guard_keys: list[object] = []
         if self.guard_vars is not None:
             self.guard_keys = caches.guard_keys.setdefault((anchor, self.guard_vars),
                                                            [_UNSET] * len(found))
             self.guard_id = caches.guard_ids.setdefault(rule.guard, len(caches.guard_ids))
-        self.has_within = any(e.subrules() for e in rule.edits)  # rewrite within
-        self.fresh = implied_fresh(rule)  # ident holes the rewrite declares as variables
-        # the launch changes the rewrite makes (as the rule writes them), "" for none
-        self.launch_edits = "; ".join(line.strip().removeprefix("rewrite launch ")
-                                      for e in rule.edits if e.changes_launch
-                                      for line in e.lines(rule))
+        self.has_within = facts_.has_within
+        self.fresh = facts_.fresh
+        self.launch_edits = facts_.launch_edits
         self._spec_kernel: object = _UNSET
-        self.device_names = device_only_names(rule)
-        self.typed = [(n, k) for n, k in rule.metavar_kinds if k in TYPE_KINDS]
+        self.device_names = facts_.device_names
+        self.typed = facts_.typed
         # a context that reads only the function: judged once per function
         self.by_function = set(rule.context) <= {"any", "global", "device"}
         self.contexts: dict[int, str] = {}
         self.no_problems = not caches.unit.problems
 
     def site(self, i: int) -> Site | None:
-        """The site of match ``i``; None when it is no site of its own (another use of the
-        same declaration, or a binding of another type than ``metavar $X: pointer`` says)."""
-        if self.targets:
-            key = self.site_keys[i]
-            if key is not None:
-                if key in self.seen:
-                    return None  # another use of the same variable: the same site
-                self.seen.add(key)
+        """The site of match ``i`` (one of ``order``); None when it is no site of its own (a
+        binding of another type than ``metavar $X: pointer`` says)."""
         shared, rule = self.found[i], self.rule
         m = Match(rule, self.caches.unit, shared.function, shared.start, shared.end, shared.nodes,
                   shared.bindings, obligations=shared.obligations)

@@ -117,3 +117,38 @@ def declaration_key(m: Match, targets: tuple[str, ...], locals_: Locals
             return None
         names.append((name, locals_.before(fn, name, m.start)))
     return fn.start, tuple(names)
+
+
+def first_uses(found: list[Match], targets: tuple[str, ...], locals_: Locals) -> list[int]:
+    """The indices of the matches that are sites of their own for a rule that edits the
+    declarations ``targets`` name: the first use of each declaration (``declaration_key``)
+    and every match whose key is None, in order. One pass with the common case (one target,
+    the names of a function that declares no local of that name) inline."""
+    out: list[int] = []
+    seen: set[object] = set()
+    if len(targets) != 1:
+        for i, m in enumerate(found):
+            key = declaration_key(m, targets, locals_)
+            if key is None:
+                out.append(i)
+            elif key not in seen:
+                seen.add(key)
+                out.append(i)
+        return out
+    target = targets[0]
+    before = locals_.before
+    for i, m in enumerate(found):
+        fn = m.function
+        b = m.bindings.get(target)
+        if fn is None or b is None:
+            out.append(i)
+            continue
+        name = b.text.strip()
+        if not name.isidentifier():
+            out.append(i)
+            continue
+        key = (fn.start, ((name, before(fn, name, m.start)),))
+        if key not in seen:
+            seen.add(key)
+            out.append(i)
+    return out

@@ -3,8 +3,9 @@ runs, each match with its bindings."""
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tree_sitter import Node
 
@@ -48,27 +49,67 @@ def merge_branches(pattern: Pattern, branches: Iterable[Iterable[Match]]) -> lis
     are left as they are (another rule's anchor may be one of the branches)."""
     found: dict[tuple[int, int], Match] = {}
     common = pattern.common
+    kept: dict[tuple[str, ...], tuple[str, ...] | None] = {}  # names kept, None for all
     for matches in branches:
         for mt in matches:
-            if (mt.start, mt.end) not in found:
-                found[mt.start, mt.end] = Match(
-                    mt.rule, mt.unit, mt.function, mt.start, mt.end, mt.nodes,
-                    {n: b for n, b in mt.bindings.items() if n in common
-                     or n.startswith(RUN_PREFIX)}, obligations=mt.obligations)
-    return sorted(found.values(), key=lambda mt: (mt.start, -mt.end))
+            span = (mt.start, mt.end)
+            if span in found:
+                continue
+            bindings = mt.bindings
+            names = tuple(bindings)
+            keep = kept.get(names, _UNKNOWN)
+            if keep is _UNKNOWN:
+                keep = kept[names] = tuple(n for n in bindings if n in common
+                                           or n.startswith(RUN_PREFIX))
+                if len(keep) == len(names):
+                    keep = kept[names] = None
+            found[span] = Match(mt.rule, mt.unit, mt.function, mt.start, mt.end, mt.nodes,
+                                dict(bindings) if keep is None else
+                                {n: bindings[n] for n in keep},  # type: ignore[union-attr]
+                                obligations=mt.obligations)
+    out = list(found.values())
+    out.sort(key=_by_end, reverse=True)  # (two stable sorts: by start, then the longest)
+    out.sort(key=_by_start)
+    return out
+
+
+_UNKNOWN: Any = object()
+_by_start = operator.attrgetter("start")
+_by_end = operator.attrgetter("end")
 
 
 def possible(pattern: Pattern, unit: Unit) -> bool:
     """False when a pattern (not ``anchor any``) cannot match anywhere in the unit: a word of
-    the anchor is not in the file at all, nor a run of its tokens (the early reject)."""
-    source = unit.source
-    if any(w not in source for w in pattern.words):
-        return False
-    if pattern.runs:
-        squeezed = unit.squeezed
-        if any(r not in squeezed for r in pattern.runs):
+    the anchor is not in the file at all, nor a run of its tokens (the early reject). What
+    the unit holds is remembered per word and run (``Unit.memo``): the anchors of a library
+    share many."""
+    present = unit.memo.get(_PRESENT)
+    if present is None:
+        present = unit.memo[_PRESENT] = {}
+    source = None
+    for w in pattern.words:
+        has = present.get(w)
+        if has is None:
+            if source is None:
+                source = unit.source
+            has = present[w] = w in source
+        if not has:
             return False
+    if pattern.runs:
+        squeezed = None
+        for r in pattern.runs:
+            key = b"\0" + r  # (runs are looked for in the squeezed text)
+            has = present.get(key)
+            if has is None:
+                if squeezed is None:
+                    squeezed = unit.squeezed
+                has = present[key] = r in squeezed
+            if not has:
+                return False
     return True
+
+
+_PRESENT = "klc.match: words present"
 
 
 def _matches(pattern: Pattern, unit: Unit, rule: Rule | None = None,
