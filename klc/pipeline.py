@@ -21,7 +21,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from tree_sitter import Node
 
@@ -265,7 +265,7 @@ class _SiteCaches:
         self.candidates = index_nodes(unit, {q.root_type for p in self.patterns
                                              for q in (p, *p.alternatives)})
         self.locals = Locals(unit)
-        self.scoped: dict[tuple[object, ...], list[Node]] = {}  # (klc.match.scope.scoped)
+        self.scoped: dict[tuple[object, ...], Any] = {}  # (klc.match.scope.scoped)
         self.by_anchor: dict[str, list[Match]] = {}
         # per (anchor, targets): the matches that are sites of their own, the first use of
         # each declaration (``klc.site_keys.first_uses``); per (anchor, guard metavariables):

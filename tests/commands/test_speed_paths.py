@@ -470,3 +470,82 @@ def test_incremental_reparse_gives_the_tree_of_a_whole_parse(units: list[Unit],
     at = macro.source.index(b"y[0]")
     same(macro, [ByteEdit(at, at + 1, "z", "replace")])  # far away: the mask is carried
     same(macro, [ByteEdit(0, 0, "int a;\n", "insert")])  # before it: moved
+
+
+HOSTS = b"""\
+#include <cstdio>
+static float table[4] = {1, 2, 3, 4};
+__host__ __device__ float both(float* a, int i) { return a[i] + table[i]; }
+void host_only(float* a, int n) { for (int i = 0; i < n; ++i) a[i] = a[i] + 1; }
+__device__ float dev(const float* a, int i) { return a[i] * 2.0f; }
+__global__ void k1(float* a, float* b, int n) {
+  int i = threadIdx.x;
+  if (i < n) { b[i] = dev(a, i) + a[i + 1]; }
+  __syncthreads();
+  for (int j = 0; j < 4; ++j) { b[j] += a[j]; }
+}
+struct S { float* p; float get(int i) { return p[i] + 1; } };
+__global__ void k2(float* c) { auto f = [&](int i) { return c[i]; }; c[0] = f(1) + c[2]; }
+int main() { float x[4]; host_only(x, 4); printf("%f", x[0] + x[1]); return 0; }
+"""
+
+
+def test_scoped_candidates_are_those_that_overlap_an_admitted_function(
+        units: list[Unit], rules: list) -> None:  # type: ignore[type-arg]
+    """The candidates ``scoped`` keeps (by bisection, a slice per function) are those a plain
+    scan keeps: every node that overlaps a function the scope admits and, at kernel scope,
+    a kernel body (a run's block) or a statement of one (a node matched alone)."""
+    from itertools import product
+
+    from klc.match.scope import Scope, scoped
+
+    pats = [_pattern(r) for r in rules]
+    pats += [compile_pattern(c) for c in ("$X[$I]", "$A + $B", "$X = $V;",
+                                          "__syncthreads();\nfor ($I; $C; $S) $B")]
+    kept = 0
+    for unit in [*units, parse_bytes(HOSTS, "hosts.cu")]:
+        types = sorted({q.root_type for p in pats for q in (p, *p.alternatives)})
+        candidates = unit.nodes_by_type(types)
+        for flags in product((False, True), repeat=4):
+            scope = Scope(*flags)
+            fns = [f for f in unit.functions if scope.admits(f)]
+            bodies = {f.body_start for f in fns}
+            memo: dict = {}  # type: ignore[type-arg]
+            for p in pats:
+                got = scoped(unit, p, candidates, scope, memo)
+                for q in (p, *p.alternatives):
+                    t = q.root_type
+                    runs = any(b.root_type == t and b.is_sequence for b in (p, *p.alternatives))
+                    alone = any(b.root_type == t and not b.is_sequence
+                                for b in (p, *p.alternatives))
+                    plain = [n for n in candidates[t]
+                             if any(f.start < n.end_byte and n.start_byte < f.end for f in fns)
+                             and (not scope.body or (runs and n.start_byte in bodies) or (
+                                 alone and n.parent is not None
+                                 and n.parent.start_byte in bodies))]
+                    assert got[t] == plain, (unit.path, scope, t)
+                    kept += len(plain)
+    assert kept > 1000
+
+
+def test_overlapping_by_slices_is_the_plain_overlap(units: list[Unit]) -> None:
+    """``_overlapping`` (a slice per span, the nodes between spans one by one) keeps what a
+    scan keeps, on spans that cut nodes anywhere: starting inside a node, at its start,
+    at its end, between nodes."""
+    from klc.match.scope import _overlapping
+
+    checked = 0
+    for unit in units:
+        n = len(unit.source)
+        for t, nodes in unit.nodes_by_type(["compound_statement", "binary_expression",
+                                            "subscript_expression", "identifier"]).items():
+            cuts = sorted({0, n, *(x.start_byte for x in nodes[::5]),
+                           *(x.end_byte for x in nodes[::7]), *range(0, n, 97)})
+            for step in (1, 2, 3, 5):
+                starts, ends = cuts[0::2 * step], cuts[step::2 * step]
+                starts = starts[:len(ends)]
+                plain = [x for x in nodes if any(s < x.end_byte and x.start_byte < e
+                                                 for s, e in zip(starts, ends, strict=True))]
+                assert _overlapping(nodes, starts, ends, {}) == plain, (unit.path, t, step)
+                checked += len(plain)
+    assert checked > 1000
