@@ -40,7 +40,7 @@ from klc.guards.geometry import site_holes
 from klc.guards.loops import evaluate_declared
 from klc.match import Match, Pattern, find_matches, index_nodes
 from klc.match import pattern_of as _pattern_of
-from klc.match.find import merge_branches, possible
+from klc.match.find import common_bindings, first_per_span, possible
 from klc.match.scope import Scope, scoped
 from klc.rule.fresh import implied_fresh
 from klc.rule.model import TYPE_KINDS
@@ -238,7 +238,7 @@ def find_sites(unit: Unit, rules: list[Rule], holes: dict[str, str] | None = Non
         if found:
             anchor = pattern.key if scope is None else f"{pattern.key}\0{scope}"
             judge = _RuleSites(caches, rule, anchor, found, holes or {}, spec, clang,
-                               refused)
+                               refused, pattern.common if pattern.alternatives else None)
             sites += filter(None, map(judge.site, judge.order))
     # in source order, then by rule name (two stable sorts on C-level keys)
     sites.sort(key=_by_rule_name)
@@ -271,6 +271,9 @@ class _SiteCaches:
         # each declaration (``klc.site_keys.first_uses``); per (anchor, guard metavariables):
         # one key per match, the declarations it names (``klc.site_keys.guard_key``)
         self.firsts: dict[tuple[str, tuple[str, ...]], list[int]] = {}
+        # the declaration each match names, by target and match (``first_uses``); the
+        # matches themselves are kept alive by ``by_anchor``
+        self.first_keys: dict[tuple[str, ...], dict[int, object]] = {}
         self.guard_keys: dict[tuple[str, tuple[str, ...]], list[object]] = {}
         # predicate verdicts at one match, by (anchor, match): shared by the rules that share
         # the anchor, except for predicates that read the rule (``GuardContext.memo``)
@@ -285,9 +288,10 @@ class _SiteCaches:
         key = pattern.key if scope is None else f"{pattern.key}\0{scope}"
         found = self.by_anchor.get(key)
         if found is None:
-            if pattern.alternatives:  # (each branch matched once, whichever rules share it)
-                found = merge_branches(pattern, [self.matches(b, scope)
-                                                 for b in pattern.alternatives])
+            if pattern.alternatives:  # (each branch matched once, whichever rules share it;
+                # a match keeps all its branch's bindings: ``_RuleSites.site`` keeps those
+                # that all branches make, as ``merge_branches`` does)
+                found = first_per_span([self.matches(b, scope) for b in pattern.alternatives])
             elif not possible(pattern, self.unit):
                 found = []  # (before its candidates are scoped)
             else:
@@ -340,8 +344,9 @@ class _RuleSites:
 
     def __init__(self, caches: _SiteCaches, rule: Rule, anchor: str, found: list[Match],
                  holes: dict[str, str], spec: Spec | Bound | None, clang: bool,
-                 refused: bool = True) -> None:
+                 refused: bool = True, common: frozenset[str] | None = None) -> None:
         self.caches, self.rule, self.anchor, self.found = caches, rule, anchor, found
+        self.common = common  # ``anchor any``: the bindings a match keeps (its branches')
         self.refused = refused
         self.holes = resolve_holes(rule, holes, strict=False)
         self.given = holes
@@ -355,7 +360,8 @@ class _RuleSites:
             order = caches.firsts.get((anchor, self.targets))
             if order is None:
                 order = caches.firsts[(anchor, self.targets)] = first_uses(
-                    found, self.targets, caches.locals)
+                    found, self.targets, caches.locals,
+                    caches.first_keys.setdefault(self.targets, {}))
             self.order = order
         self.guard_vars = facts_.guard_vars  # a guard judged once per declaration
         self.guard_keys: list[object] = []
@@ -378,8 +384,13 @@ class _RuleSites:
         """The site of match ``i`` (one of ``order``); None when it is no site of its own (a
         binding of another type than ``metavar $X: pointer`` says)."""
         shared, rule = self.found[i], self.rule
+        bindings = shared.bindings
+        if self.common is not None:
+            keep = common_bindings(tuple(bindings), self.common)
+            if keep is not None:
+                bindings = {n: bindings[n] for n in keep}
         m = Match(rule, self.caches.unit, shared.function, shared.start, shared.end, shared.nodes,
-                  shared.bindings, obligations=shared.obligations)
+                  bindings, obligations=shared.obligations)
         if not self.refused:  # the applicable sites only: the cheap stages first, then the
             # guard (judged once per declaration), then the types (libclang where the tree
             # cannot tell), then the rest

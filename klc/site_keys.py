@@ -119,11 +119,13 @@ def declaration_key(m: Match, targets: tuple[str, ...], locals_: Locals
     return fn.start, tuple(names)
 
 
-def first_uses(found: list[Match], targets: tuple[str, ...], locals_: Locals) -> list[int]:
+def first_uses(found: list[Match], targets: tuple[str, ...], locals_: Locals,
+               known: dict[int, object] | None = None) -> list[int]:
     """The indices of the matches that are sites of their own for a rule that edits the
     declarations ``targets`` name: the first use of each declaration (``declaration_key``)
-    and every match whose key is None, in order. One pass with the common case (one target,
-    the names of a function that declares no local of that name) inline."""
+    and every match whose key is None, in order. One pass with the common case (one target)
+    inline; ``known``: the keys found already for that target, by match (the rules whose
+    ``anchor any`` share a branch share its matches)."""
     out: list[int] = []
     seen: set[object] = set()
     if len(targets) != 1:
@@ -137,18 +139,22 @@ def first_uses(found: list[Match], targets: tuple[str, ...], locals_: Locals) ->
         return out
     target = targets[0]
     before = locals_.before
+    if known is None:
+        known = {}
     for i, m in enumerate(found):
-        fn = m.function
-        b = m.bindings.get(target)
-        if fn is None or b is None:
+        key = known.get(id(m), _UNSET)
+        if key is _UNSET:
+            fn = m.function
+            b = m.bindings.get(target)
+            name = b.text.strip() if b is not None else ""
+            key = known[id(m)] = None if fn is None or not name.isidentifier() else \
+                (fn.start, ((name, before(fn, name, m.start)),))
+        if key is None:
             out.append(i)
-            continue
-        name = b.text.strip()
-        if not name.isidentifier():
-            out.append(i)
-            continue
-        key = (fn.start, ((name, before(fn, name, m.start)),))
-        if key not in seen:
+        elif key not in seen:
             seen.add(key)
             out.append(i)
     return out
+
+
+_UNSET = object()

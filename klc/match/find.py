@@ -47,30 +47,41 @@ def merge_branches(pattern: Pattern, branches: Iterable[Iterable[Match]]) -> lis
     """``anchor any``'s matches from its branches' (in branch order): one per span, the first
     branch's, keeping the bindings all branches make, in source order. The branches' matches
     are left as they are (another rule's anchor may be one of the branches)."""
-    found: dict[tuple[int, int], Match] = {}
     common = pattern.common
     kept: dict[tuple[str, ...], tuple[str, ...] | None] = {}  # names kept, None for all
+    out = []
+    for mt in first_per_span(branches):
+        bindings = mt.bindings
+        names = tuple(bindings)
+        keep = kept.get(names, _UNKNOWN)
+        if keep is _UNKNOWN:
+            keep = kept[names] = common_bindings(names, common)
+        out.append(Match(mt.rule, mt.unit, mt.function, mt.start, mt.end, mt.nodes,
+                         dict(bindings) if keep is None else
+                         {n: bindings[n] for n in keep},  # type: ignore[union-attr]
+                         obligations=mt.obligations))
+    return out
+
+
+def first_per_span(branches: Iterable[Iterable[Match]]) -> list[Match]:
+    """The matches of ``anchor any``'s branches (in branch order), one per span, the first
+    branch's, as they are (all their bindings: ``merge_branches`` keeps those that all
+    branches make), in source order."""
+    found: dict[tuple[int, int], Match] = {}
     for matches in branches:
         for mt in matches:
-            span = (mt.start, mt.end)
-            if span in found:
-                continue
-            bindings = mt.bindings
-            names = tuple(bindings)
-            keep = kept.get(names, _UNKNOWN)
-            if keep is _UNKNOWN:
-                keep = kept[names] = tuple(n for n in bindings if n in common
-                                           or n.startswith(RUN_PREFIX))
-                if len(keep) == len(names):
-                    keep = kept[names] = None
-            found[span] = Match(mt.rule, mt.unit, mt.function, mt.start, mt.end, mt.nodes,
-                                dict(bindings) if keep is None else
-                                {n: bindings[n] for n in keep},  # type: ignore[union-attr]
-                                obligations=mt.obligations)
+            found.setdefault((mt.start, mt.end), mt)
     out = list(found.values())
     out.sort(key=_by_end, reverse=True)  # (two stable sorts: by start, then the longest)
     out.sort(key=_by_start)
     return out
+
+
+def common_bindings(names: tuple[str, ...], common: frozenset[str]) -> tuple[str, ...] | None:
+    """Of a branch match's bindings (by name, in order), those ``anchor any`` keeps: the
+    metavariables all its branches bind and the runs of statement dots; None for all."""
+    keep = tuple(n for n in names if n in common or n.startswith(RUN_PREFIX))
+    return None if len(keep) == len(names) else keep
 
 
 _UNKNOWN: Any = object()
