@@ -549,3 +549,18 @@ def test_overlapping_by_slices_is_the_plain_overlap(units: list[Unit]) -> None:
                 assert _overlapping(nodes, starts, ends, {}) == plain, (unit.path, t, step)
                 checked += len(plain)
     assert checked > 1000
+
+
+def test_nodes_of_one_shape_share_their_code_and_keep_their_values() -> None:
+    """Code made per pattern node is compiled once per shape (the kinds and tokens are its
+    constants): ``$X + $Y`` and ``$X - $Y`` run one compiled code, each with its own token."""
+    from klc.match.specialise import _specialise
+
+    plus, minus = (compile_pattern(c).elements[0] for c in ("$X + $Y", "$X - $Y"))
+    fast_plus, fast_minus = _specialise(plus), _specialise(minus)
+    assert fast_plus.__code__ is fast_minus.__code__
+    unit = parse_bytes(b"void f(int a, int b) { int c = a + b; int d = a - b; }", "s.cu")
+    sums = unit.nodes_by_type(["binary_expression"])["binary_expression"]
+    m = _Matcher(unit.source, {})
+    got = [(unit.text(n), m.node(plus, n, {}), m.node(minus, n, {})) for n in sums]
+    assert got == [("a + b", True, False), ("a - b", False, True)]
