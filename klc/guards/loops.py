@@ -47,7 +47,8 @@ def trip_count_known(ctx: GuardContext, what: Any) -> Verdict:
 
     if count is None:
         return _no(ctx, lambda: f"the trip count of `{header()}` "
-                   f"({unit.where(node.start_byte)}) is not known: {why}", node.start_byte)
+                   f"({unit.where(node.start_byte)}) is not known: "
+                   f"{why if isinstance(why, str) else why()}", node.start_byte)
     return _yes(lambda: f"`{header()}` runs {count} iterations", node.start_byte)
 
 
