@@ -21,7 +21,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from tree_sitter import Node
 
@@ -40,11 +40,10 @@ from klc.guards.geometry import site_holes
 from klc.guards.loops import evaluate_declared
 from klc.match import Match, Pattern, find_matches, index_nodes
 from klc.match import pattern_of as _pattern_of
-from klc.match.find import common_bindings, first_per_span, possible
+from klc.match.find import common_bindings, first_per_name, first_per_span, possible
 from klc.match.scope import Scope, scoped
 from klc.rule.fresh import implied_fresh
-from klc.rule.model import TYPE_KINDS
-from klc.site_keys import Locals, declaration_edits, first_uses, guard_key, guard_vars
+from klc.site_keys import Locals, first_uses, guard_key, parameter_names, rule_facts
 from klc.spec import Bound
 
 if TYPE_CHECKING:
@@ -234,9 +233,13 @@ def find_sites(unit: Unit, rules: list[Rule], holes: dict[str, str] | None = Non
     sites: list[Site] = []
     for rule, pattern in zip(rules, caches.patterns, strict=True):
         scope = None if refused else _scope(rule)
-        found = caches.matches(pattern, scope)  # 1. match
+        target = None if refused else rule_facts(rule).parameter_target
+        anchor = pattern.key if scope is None else f"{pattern.key}\0{scope}"
+        if target is not None:  # only the first use of each parameter can apply
+            anchor, found = caches.parameter_uses(pattern, scope, target, anchor)
+        else:
+            found = caches.matches(pattern, scope)  # 1. match
         if found:
-            anchor = pattern.key if scope is None else f"{pattern.key}\0{scope}"
             judge = _RuleSites(caches, rule, anchor, found, holes or {}, spec, clang,
                                refused, pattern.common if pattern.alternatives else None)
             sites += filter(None, map(judge.site, judge.order))
@@ -301,6 +304,23 @@ class _SiteCaches:
             self.by_anchor[key] = found
         return found
 
+    def parameter_uses(self, pattern: Pattern, scope: Scope | None, target: str, anchor: str
+                       ) -> tuple[str, list[Match]]:
+        """The matches of an anchor that are the first uses of the parameters of their
+        functions (``target`` names them: ``klc.site_keys.parameter_target``), under their
+        own anchor key; where ``first_per_name`` cannot tell them, all the matches."""
+        key = f"{anchor}\0{target}"
+        found = self.by_anchor.get(key)
+        if found is None:
+            found = first_per_name(pattern, self.unit, lambda b: (
+                self.candidates if scope is None else scoped(
+                    self.unit, b, self.candidates, scope, self.scoped)).get(b.root_type, []),
+                target, parameter_names, self.scoped)
+            if found is None:
+                return anchor, self.matches(pattern, scope)
+            self.by_anchor[key] = found
+        return key, found
+
     def memo(self, anchor: str, i: int) -> dict[tuple[object, ...], Verdict]:
         return self.memos.setdefault((anchor, i), {})
 
@@ -313,28 +333,6 @@ def _scope(rule: Rule) -> Scope | None:
     scope = Scope("global" in context or "kernel_scope" in context, "device" in context,
                    bool(device_only_names(rule)), "kernel_scope" in context)
     return scope if any(scope) else None
-
-
-class _RuleFacts(NamedTuple):
-    """What ``_RuleSites`` reads of a rule, the same in every unit (``_rule_facts``)."""
-
-    targets: tuple[str, ...]  # ``declaration_edits``
-    guard_vars: tuple[str, ...] | None  # ``guard_vars``
-    has_within: bool  # a ``rewrite within``
-    fresh: tuple[str, ...]  # ``implied_fresh``: ident holes the rewrite declares
-    launch_edits: str  # the launch changes the rewrite makes, as the rule writes them
-    device_names: tuple[str, ...]  # ``device_only_names``
-    typed: tuple[tuple[str, str], ...]  # ``metavar $X: pointer`` and the like
-
-
-@lru_cache(maxsize=1024)
-def _rule_facts(rule: Rule) -> _RuleFacts:
-    return _RuleFacts(
-        declaration_edits(rule), guard_vars(rule), any(e.subrules() for e in rule.edits),
-        implied_fresh(rule),
-        "; ".join(line.strip().removeprefix("rewrite launch ")
-                  for e in rule.edits if e.changes_launch for line in e.lines(rule)),
-        device_only_names(rule), tuple((n, k) for n, k in rule.metavar_kinds if k in TYPE_KINDS))
 
 
 class _RuleSites:
@@ -351,7 +349,7 @@ class _RuleSites:
         self.holes = resolve_holes(rule, holes, strict=False)
         self.given = holes
         self.spec, self.clang = spec, clang
-        facts_ = _rule_facts(rule)
+        facts_ = rule_facts(rule)
         self.targets = facts_.targets  # uses of one declaration: one site
         # the matches judged: with targets, the first use of each declaration (and every
         # match whose targets name no declaration), the rest being the same sites
@@ -373,7 +371,7 @@ class _RuleSites:
         self.fresh = facts_.fresh
         self.launch_edits = facts_.launch_edits
         self._spec_kernel: object = _UNSET
-        self.device_names = facts_.device_names
+        self.device_names = device_only_names(rule)
         self.typed = facts_.typed
         # a context that reads only the function: judged once per function
         self.by_function = set(rule.context) <= {"any", "global", "device"}

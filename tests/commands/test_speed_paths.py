@@ -564,3 +564,67 @@ def test_nodes_of_one_shape_share_their_code_and_keep_their_values() -> None:
     m = _Matcher(unit.source, {})
     got = [(unit.text(n), m.node(plus, n, {}), m.node(minus, n, {})) for n in sums]
     assert got == [("a + b", True, False), ("a - b", False, True)]
+
+
+PARAMS = b"""\
+__global__ void shadowed(float* x, float* y, int n, float* z) {
+  float* w = x + 1;              // x offset first: the first use of x
+  y[0] = w[0];
+  {
+    float* x = y;                // a local x: its uses are not the parameter's
+    x[1] = 2.0f;
+  }
+  x[2] = y[n] + z[n];
+  float* z = y;                  // z is a local from here on
+  z[3] = 1.0f;
+}
+__global__ void casts(const float* a, float* b, float* c, int* counts) {
+  float4 v = reinterpret_cast<const float4*>(a)[threadIdx.x];
+  reinterpret_cast<float4*>(b)[threadIdx.x] = v;
+  atomicAdd(counts, 1);
+  c[threadIdx.x] = (c + 1)[0] + 1 + c[0];
+}
+__global__ void nameless(float*, float* q) { q[0] = 1.0f; }
+__global__ void same(float* p, float* p2) { p2[p[0] > 0] = p[1]; }
+__device__ float helper(float* h) { return h[0]; }
+"""
+
+
+def test_first_uses_of_parameters_are_those_of_the_whole_list(units: list[Unit],
+                                                              rules: list) -> None:  # type: ignore[type-arg]
+    """``first_per_name`` (matching only around each parameter's occurrences) gives, for
+    each function and parameter, the first match of the whole list (``anchor any``'s
+    merge) that binds the parameter, and the listing without refusals is the applicable
+    part of the listing with them."""
+    from klc.match.find import first_per_name
+    from klc.match.scope import scoped
+    from klc.pipeline import _scope, _SiteCaches
+    from klc.site_keys import parameter_names, parameter_target
+
+    qualifiers = [r for r in rules if parameter_target(r) is not None]
+    assert {r.name for r in qualifiers} >= {"add_restrict", "add_const_param"}
+    found = 0
+    for unit in [*units, parse_bytes(SHADOWS, "shadows.cu"), parse_bytes(PARAMS, "params.cu"),
+                 parse_bytes(HOSTS, "hosts.cu")]:
+        caches = _SiteCaches(unit, qualifiers)
+        for rule, pattern in zip(qualifiers, caches.patterns, strict=True):
+            target, scope = parameter_target(rule), _scope(rule)
+            assert target is not None and scope is not None
+            whole = caches.matches(pattern, scope)
+            want, seen = [], set()
+            for m in whole:
+                b = m.bindings.get(target)
+                names = parameter_names(m.function) if m.function is not None else []
+                if b is not None and b.text in names and (m.function.start, b.text) not in seen:
+                    seen.add((m.function.start, b.text))
+                    want.append(m)
+            got = first_per_name(pattern, unit, lambda b, u=unit, c=caches, sc=scope: scoped(
+                u, b, c.candidates, sc, {})[b.root_type], target, parameter_names)
+            assert got is not None
+            assert [(m.start, m.end, {k: v.text for k, v in m.bindings.items()}) for m in got] \
+                == [(m.start, m.end, {k: v.text for k, v in m.bindings.items()}) for m in want]
+            found += len(got)
+        fresh = parse_bytes(unit.source, unit.path)
+        applicable = [s for s in find_sites(fresh, rules, clang=False) if s.ok]
+        assert _view(find_sites(unit, rules, clang=False, refused=False)) == _view(applicable)
+    assert found > 50
