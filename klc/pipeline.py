@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import operator
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -39,11 +40,10 @@ from klc.guards.geometry import site_holes
 from klc.guards.loops import evaluate_declared
 from klc.match import Match, Pattern, find_matches, index_nodes
 from klc.match import pattern_of as _pattern_of
-from klc.match.find import merge_branches, possible
+from klc.match.find import common_bindings, first_per_name, first_per_span, possible
 from klc.match.scope import Scope, scoped
 from klc.rule.fresh import implied_fresh
-from klc.rule.model import TYPE_KINDS
-from klc.site_keys import Locals, declaration_edits, declaration_key, guard_key, guard_vars
+from klc.site_keys import Locals, first_uses, guard_key, parameter_names, rule_facts
 from klc.spec import Bound
 
 if TYPE_CHECKING:
@@ -233,12 +233,16 @@ def find_sites(unit: Unit, rules: list[Rule], holes: dict[str, str] | None = Non
     sites: list[Site] = []
     for rule, pattern in zip(rules, caches.patterns, strict=True):
         scope = None if refused else _scope(rule)
-        found = caches.matches(pattern, scope)  # 1. match
+        target = None if refused else rule_facts(rule).parameter_target
+        anchor = pattern.key if scope is None else f"{pattern.key}\0{scope}"
+        if target is not None:  # only the first use of each parameter can apply
+            anchor, found = caches.parameter_uses(pattern, scope, target, anchor)
+        else:
+            found = caches.matches(pattern, scope)  # 1. match
         if found:
-            anchor = pattern.key if scope is None else f"{pattern.key}\0{scope}"
             judge = _RuleSites(caches, rule, anchor, found, holes or {}, spec, clang,
-                               refused)
-            sites += filter(None, (judge.site(i) for i in range(len(found))))
+                               refused, pattern.common if pattern.alternatives else None)
+            sites += filter(None, map(judge.site, judge.order))
     # in source order, then by rule name (two stable sorts on C-level keys)
     sites.sort(key=_by_rule_name)
     sites.sort(key=_by_start)
@@ -264,11 +268,15 @@ class _SiteCaches:
         self.candidates = index_nodes(unit, {q.root_type for p in self.patterns
                                              for q in (p, *p.alternatives)})
         self.locals = Locals(unit)
-        self.scoped: dict[tuple[object, ...], list[Node]] = {}  # (klc.match.scope.scoped)
+        self.scoped: dict[tuple[object, ...], Any] = {}  # (klc.match.scope.scoped)
         self.by_anchor: dict[str, list[Match]] = {}
-        # per (anchor, targets or guard metavariables): one key per match, the declarations
-        # it names (``klc.site_keys.declaration_key``, ``klc.site_keys.guard_key``)
-        self.site_keys: dict[tuple[str, tuple[str, ...]], list[object]] = {}
+        # per (anchor, targets): the matches that are sites of their own, the first use of
+        # each declaration (``klc.site_keys.first_uses``); per (anchor, guard metavariables):
+        # one key per match, the declarations it names (``klc.site_keys.guard_key``)
+        self.firsts: dict[tuple[str, tuple[str, ...]], list[int]] = {}
+        # the declaration each match names, by target and match (``first_uses``); the
+        # matches themselves are kept alive by ``by_anchor``
+        self.first_keys: dict[tuple[str, ...], dict[int, object]] = {}
         self.guard_keys: dict[tuple[str, tuple[str, ...]], list[object]] = {}
         # predicate verdicts at one match, by (anchor, match): shared by the rules that share
         # the anchor, except for predicates that read the rule (``GuardContext.memo``)
@@ -283,9 +291,10 @@ class _SiteCaches:
         key = pattern.key if scope is None else f"{pattern.key}\0{scope}"
         found = self.by_anchor.get(key)
         if found is None:
-            if pattern.alternatives:  # (each branch matched once, whichever rules share it)
-                found = merge_branches(pattern, [self.matches(b, scope)
-                                                 for b in pattern.alternatives])
+            if pattern.alternatives:  # (each branch matched once, whichever rules share it;
+                # a match keeps all its branch's bindings: ``_RuleSites.site`` keeps those
+                # that all branches make, as ``merge_branches`` does)
+                found = first_per_span([self.matches(b, scope) for b in pattern.alternatives])
             elif not possible(pattern, self.unit):
                 found = []  # (before its candidates are scoped)
             else:
@@ -295,10 +304,28 @@ class _SiteCaches:
             self.by_anchor[key] = found
         return found
 
+    def parameter_uses(self, pattern: Pattern, scope: Scope | None, target: str, anchor: str
+                       ) -> tuple[str, list[Match]]:
+        """The matches of an anchor that are the first uses of the parameters of their
+        functions (``target`` names them: ``klc.site_keys.parameter_target``), under their
+        own anchor key; where ``first_per_name`` cannot tell them, all the matches."""
+        key = f"{anchor}\0{target}"
+        found = self.by_anchor.get(key)
+        if found is None:
+            found = first_per_name(pattern, self.unit, lambda b: (
+                self.candidates if scope is None else scoped(
+                    self.unit, b, self.candidates, scope, self.scoped)).get(b.root_type, []),
+                target, parameter_names, self.scoped)
+            if found is None:
+                return anchor, self.matches(pattern, scope)
+            self.by_anchor[key] = found
+        return key, found
+
     def memo(self, anchor: str, i: int) -> dict[tuple[object, ...], Verdict]:
         return self.memos.setdefault((anchor, i), {})
 
 
+@lru_cache(maxsize=1024)
 def _scope(rule: Rule) -> Scope | None:
     """The functions a rule can apply in, None when anywhere (``context: any`` or ``loop``,
     and a rewrite that host code compiles too)."""
@@ -315,53 +342,53 @@ class _RuleSites:
 
     def __init__(self, caches: _SiteCaches, rule: Rule, anchor: str, found: list[Match],
                  holes: dict[str, str], spec: Spec | Bound | None, clang: bool,
-                 refused: bool = True) -> None:
+                 refused: bool = True, common: frozenset[str] | None = None) -> None:
         self.caches, self.rule, self.anchor, self.found = caches, rule, anchor, found
+        self.common = common  # ``anchor any``: the bindings a match keeps (its branches')
         self.refused = refused
         self.holes = resolve_holes(rule, holes, strict=False)
         self.given = holes
         self.spec, self.clang = spec, clang
-        self.targets = declaration_edits(rule)  # uses of one declaration: one site
-        self.site_keys: list[object] = []
+        facts_ = rule_facts(rule)
+        self.targets = facts_.targets  # uses of one declaration: one site
+        # the matches judged: with targets, the first use of each declaration (and every
+        # match whose targets name no declaration), the rest being the same sites
+        self.order: Sequence[int] = range(len(found))
         if self.targets:
-            keys = caches.site_keys.get((anchor, self.targets))
-            if keys is None:
-                keys = caches.site_keys[(anchor, self.targets)] = [
-                    declaration_key(m, self.targets, caches.locals) for m in found]
-            self.site_keys = keys
-        self.seen: set[object] = set()
-        self.guard_vars = guard_vars(rule)  # a guard judged once per declaration
+            order = caches.firsts.get((anchor, self.targets))
+            if order is None:
+                order = caches.firsts[(anchor, self.targets)] = first_uses(
+                    found, self.targets, caches.locals,
+                    caches.first_keys.setdefault(self.targets, {}))
+            self.order = order
+        self.guard_vars = facts_.guard_vars  # a guard judged once per declaration
         self.guard_keys: list[object] = []
         if self.guard_vars is not None:
             self.guard_keys = caches.guard_keys.setdefault((anchor, self.guard_vars),
                                                            [_UNSET] * len(found))
             self.guard_id = caches.guard_ids.setdefault(rule.guard, len(caches.guard_ids))
-        self.has_within = any(e.subrules() for e in rule.edits)  # rewrite within
-        self.fresh = implied_fresh(rule)  # ident holes the rewrite declares as variables
-        # the launch changes the rewrite makes (as the rule writes them), "" for none
-        self.launch_edits = "; ".join(line.strip().removeprefix("rewrite launch ")
-                                      for e in rule.edits if e.changes_launch
-                                      for line in e.lines(rule))
+        self.has_within = facts_.has_within
+        self.fresh = facts_.fresh
+        self.launch_edits = facts_.launch_edits
         self._spec_kernel: object = _UNSET
         self.device_names = device_only_names(rule)
-        self.typed = [(n, k) for n, k in rule.metavar_kinds if k in TYPE_KINDS]
+        self.typed = facts_.typed
         # a context that reads only the function: judged once per function
         self.by_function = set(rule.context) <= {"any", "global", "device"}
         self.contexts: dict[int, str] = {}
         self.no_problems = not caches.unit.problems
 
     def site(self, i: int) -> Site | None:
-        """The site of match ``i``; None when it is no site of its own (another use of the
-        same declaration, or a binding of another type than ``metavar $X: pointer`` says)."""
-        if self.targets:
-            key = self.site_keys[i]
-            if key is not None:
-                if key in self.seen:
-                    return None  # another use of the same variable: the same site
-                self.seen.add(key)
+        """The site of match ``i`` (one of ``order``); None when it is no site of its own (a
+        binding of another type than ``metavar $X: pointer`` says)."""
         shared, rule = self.found[i], self.rule
+        bindings = shared.bindings
+        if self.common is not None:
+            keep = common_bindings(tuple(bindings), self.common)
+            if keep is not None:
+                bindings = {n: bindings[n] for n in keep}
         m = Match(rule, self.caches.unit, shared.function, shared.start, shared.end, shared.nodes,
-                  shared.bindings, obligations=shared.obligations)
+                  bindings, obligations=shared.obligations)
         if not self.refused:  # the applicable sites only: the cheap stages first, then the
             # guard (judged once per declaration), then the types (libclang where the tree
             # cannot tell), then the rest

@@ -7,13 +7,17 @@ its declaration as the guards do."""
 from __future__ import annotations
 
 import bisect
+from functools import lru_cache
+from typing import NamedTuple
 
 from klc.analysis.declarations import declarations_named
 from klc.cuda.model import Function, Unit
 from klc.guards import traits
 from klc.match import Match
 from klc.rule import Rule
-from klc.rule.guard import calls
+from klc.rule.fresh import implied_fresh
+from klc.rule.guard import GuardAnd, GuardCall, calls
+from klc.rule.model import TYPE_KINDS
 
 
 def guard_vars(rule: Rule) -> tuple[str, ...] | None:
@@ -100,6 +104,23 @@ def declaration_edits(rule: Rule) -> tuple[str, ...]:
     return targets
 
 
+def parameter_target(rule: Rule) -> str | None:
+    """The metavariable whose declaration a rule edits (``declaration_edits``: one) when its
+    guard requires, as a term of its top-level ``and``, that it names a parameter
+    (``is_kernel_param``): then only the first use of each parameter of a function can be an
+    applicable site, and ``klc.match.find.first_per_name`` finds those alone. None for any
+    other rule."""
+    targets = declaration_edits(rule)
+    guard = rule.guard
+    if len(targets) != 1 or guard is None:
+        return None
+    for term in guard.operands if isinstance(guard, GuardAnd) else (guard,):
+        if isinstance(term, GuardCall) and term.name == "is_kernel_param" \
+                and [(a.kind, a.value) for a in term.args] == [("metavar", targets[0])]:
+            return targets[0]
+    return None
+
+
 def declaration_key(m: Match, targets: tuple[str, ...], locals_: Locals
                      ) -> tuple[int, tuple[object, ...]] | None:
     """(function, what each target names) when every target binds a plain name: the
@@ -117,3 +138,73 @@ def declaration_key(m: Match, targets: tuple[str, ...], locals_: Locals
             return None
         names.append((name, locals_.before(fn, name, m.start)))
     return fn.start, tuple(names)
+
+
+def first_uses(found: list[Match], targets: tuple[str, ...], locals_: Locals,
+               known: dict[int, object] | None = None) -> list[int]:
+    """The indices of the matches that are sites of their own for a rule that edits the
+    declarations ``targets`` name: the first use of each declaration (``declaration_key``)
+    and every match whose key is None, in order. One pass with the common case (one target)
+    inline; ``known``: the keys found already for that target, by match (the rules whose
+    ``anchor any`` share a branch share its matches)."""
+    out: list[int] = []
+    seen: set[object] = set()
+    if len(targets) != 1:
+        for i, m in enumerate(found):
+            key = declaration_key(m, targets, locals_)
+            if key is None:
+                out.append(i)
+            elif key not in seen:
+                seen.add(key)
+                out.append(i)
+        return out
+    target = targets[0]
+    before = locals_.before
+    if known is None:
+        known = {}
+    for i, m in enumerate(found):
+        key = known.get(id(m), _UNSET)
+        if key is _UNSET:
+            fn = m.function
+            b = m.bindings.get(target)
+            name = b.text.strip() if b is not None else ""
+            key = known[id(m)] = None if fn is None or not name.isidentifier() else \
+                (fn.start, ((name, before(fn, name, m.start)),))
+        if key is None:
+            out.append(i)
+        elif key not in seen:
+            seen.add(key)
+            out.append(i)
+    return out
+
+
+_UNSET = object()
+
+
+class RuleFacts(NamedTuple):
+    """What ``klc.pipeline.find_sites`` reads of a rule, the same in every unit
+    (``rule_facts``)."""
+
+    targets: tuple[str, ...]  # ``declaration_edits``
+    guard_vars: tuple[str, ...] | None  # ``guard_vars``
+    has_within: bool  # a ``rewrite within``
+    fresh: tuple[str, ...]  # ``implied_fresh``: ident holes the rewrite declares
+    launch_edits: str  # the launch changes the rewrite makes, as the rule writes them
+    typed: tuple[tuple[str, str], ...]  # ``metavar $X: pointer`` and the like
+    parameter_target: str | None  # ``parameter_target``
+
+
+@lru_cache(maxsize=1024)
+def rule_facts(rule: Rule) -> RuleFacts:
+    return RuleFacts(
+        declaration_edits(rule), guard_vars(rule), any(e.subrules() for e in rule.edits),
+        tuple(implied_fresh(rule)),
+        "; ".join(line.strip().removeprefix("rewrite launch ")
+                  for e in rule.edits if e.changes_launch for line in e.lines(rule)),
+        tuple((n, k) for n, k in rule.metavar_kinds if k in TYPE_KINDS),
+        parameter_target(rule))
+
+
+def parameter_names(fn: Function) -> list[str]:
+    """The names of a function's parameters (``klc.match.find.first_per_name``)."""
+    return [p.name for p in fn.params]

@@ -72,12 +72,24 @@ class Evaluator:
         self.ctx = ctx
         self.unit = ctx.unit
         self.runtime = runtime
-        self.why = ""
+        self._why: str | Callable[[], str] = ""
         self.definite = False
         # unknown for good: it needs a template parameter no spec or instantiation binds,
         # which clang cannot evaluate either (a value-dependent expression), so not asked
         self.settled = False
         self.sources: list[str] = []  # where names got their values, for reasons
+
+    @property
+    def why(self) -> str:
+        """Why the last value asked was unknown (written when first read)."""
+        why = self._why
+        if why.__class__ is not str:
+            why = self._why = why()  # type: ignore[operator]
+        return why  # type: ignore[return-value]
+
+    @why.setter
+    def why(self, why: str | Callable[[], str]) -> None:
+        self._why = why
 
     def text(self, text: str, depth: int = 0) -> int | float | None:
         parsed = parse_expression(text)
@@ -184,8 +196,9 @@ class Evaluator:
                 if v is not None:
                     self.sources.append(f"{snippet(self.unit.text(decl.start, decl.end))}")
                 return v
-            self.why = (f"`{name}` is a variable, not a constant "
-                        f"({cited(self.unit, decl.start, decl.end)})")
+            unit = self.unit  # (the citation written when the reason is read)
+            self.why = lambda: (f"`{name}` is a variable, not a constant "
+                                f"({cited(unit, decl.start, decl.end)})")
             self.definite = True
             return None
         self.why = f"`{name}` is not defined in this file as a constant"

@@ -3,6 +3,7 @@ about, the loop around a span, and the trip count of a counted ``for`` loop."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from tree_sitter import Node
@@ -80,8 +81,9 @@ _LOOP_WORDS = {"for_range_loop": "range-based for loop", "while_statement": "whi
                "do_statement": "do-while loop"}
 
 
-def trip_count(ctx: Place, loop: Node) -> tuple[int | None, str]:
-    """The number of iterations of a counted ``for`` loop, or None and why not."""
+def trip_count(ctx: Place, loop: Node) -> tuple[int | None, str | Callable[[], str]]:
+    """The number of iterations of a counted ``for`` loop, or None and why not (a reason
+    that cites a declaration is a function that writes it, called when it is read)."""
     src = ctx.unit.source
     if loop.type != "for_statement":
         return None, (f"a {_LOOP_WORDS.get(loop.type, loop.type)} has no counted "
@@ -107,7 +109,8 @@ def trip_count(ctx: Place, loop: Node) -> tuple[int | None, str]:
     ev = Evaluator(ctx)
     lo = ev.node(start_node, src)
     if not isinstance(lo, int):
-        return None, f"the start `{snippet(text_of(src, start_node))}` is not constant: {ev.why}"
+        return None, lambda: (f"the start `{snippet(text_of(src, start_node))}` is not "
+                              f"constant: {ev.why}")
     cond = unparen(cond)
     if cond.type != "binary_expression":
         return None, f"the condition `{snippet(text_of(src, cond))}` is not a comparison"
@@ -120,7 +123,8 @@ def trip_count(ctx: Place, loop: Node) -> tuple[int | None, str]:
         return None, f"the condition `{snippet(text_of(src, cond))}` does not compare `{var}`"
     hi = ev.node(right, src)
     if not isinstance(hi, int):
-        return None, f"the bound `{snippet(text_of(src, right))}` is not constant: {ev.why}"
+        return None, lambda: (f"the bound `{snippet(text_of(src, right))}` is not constant: "
+                              f"{ev.why}")
     step = _step(update, src, var, ev)
     if step is None:
         return None, f"the update `{snippet(text_of(src, update))}` is not a constant step"

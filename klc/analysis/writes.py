@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 
 _READ_ONLY_CALLS = re.compile(r"^(?:__ld\w*|__ldg|min|max|fminf?|fmaxf?|make_\w+|printf|"
                               r"static_cast|reinterpret_cast|const_cast|__shfl\w*|sizeof)$")
+_SCOPE_SEPARATORS = re.compile(r"::|\.|->")
 _STORE_CALLS = re.compile(r"^(?:__st\w+|memcpy|memset|cuda::memcpy_async|__pipeline_memcpy_async"
                           r"|cp_async\w*)$")
 
@@ -316,7 +317,7 @@ def _write_entries(unit: Unit, lo: int, hi: int) -> list[tuple[int, int, frozens
             if fn_node is None or args is None:
                 continue
             callee = "".join(text_of(src, fn_node).split())
-            method = re.split(r"::|\.|->", callee)[-1]
+            method = _SCOPE_SEPARATORS.split(callee)[-1]
             method = method.split("<", 1)[0] if method.endswith(">") else method  # casts
             if fn_node.type == "field_expression":  # obj.f(...): the object may change
                 obj = fn_node.child_by_field_id(F_ARGUMENT)
@@ -324,7 +325,7 @@ def _write_entries(unit: Unit, lo: int, hi: int) -> list[tuple[int, int, frozens
                 if roots:
                     out.append((s, e, frozenset(roots),
                                 f"calls its method {method}, which may write to it"))
-            if _READ_ONLY_CALLS.match(method) or "<<<" in unit.text(node):
+            if _READ_ONLY_CALLS.match(method) or src.find(b"<<<", s, e) >= 0:
                 continue
             if method == callee.split("<", 1)[0] and method in defined \
                     and helper_stores(unit, method) is None:

@@ -27,10 +27,11 @@ def _qualifier(ctx: GuardContext, x: Binding, what: str) -> Verdict:
     if decl is not None:
         has = decl.const if what == "const" else decl.restrict
         spelled = "__restrict__" if what == "restrict" else "const"
-        cite = cited(ctx.unit, decl.start, decl.end)
         if has:
-            return _yes(f"{quoted(x)} is {spelled}", x.start)
-        return _no(ctx, f"{quoted(x)} is not {spelled} ({cite})", decl.start)
+            return _yes(lambda: f"{quoted(x)} is {spelled}", x.start)
+        unit = ctx.unit  # (the reason written when it is read)
+        return _no(ctx, lambda: f"{quoted(x)} is not {spelled} "
+                   f"({cited(unit, decl.start, decl.end)})", decl.start)
     fact, why = type_fact(ctx, x)
     if fact is None:
         return _unknown(ctx, f"{quoted(x)} is not a declared variable and {why}", x.start)
@@ -78,9 +79,10 @@ def is_kernel_param(ctx: GuardContext, x: Binding) -> Verdict:
                    x.start)
     decl = lookup(ctx, text_of(ctx.unit.source, unparen(node)), x.start)
     if decl is not None and decl.origin == "parameter":
-        return _yes(f"{quoted(x)} is a parameter of {fn.name}", x.start)
-    where_ = f" (declared at {cited(ctx.unit, decl.start, decl.end)})" if decl else ""
-    return _no(ctx, f"{quoted(x)} is not a parameter of {fn.name}{where_}", x.start)
+        return _yes(lambda: f"{quoted(x)} is a parameter of {fn.name}", x.start)
+    unit = ctx.unit  # (the reason written when it is read)
+    return _no(ctx, lambda: f"{quoted(x)} is not a parameter of {fn.name}" + (
+        f" (declared at {cited(unit, decl.start, decl.end)})" if decl else ""), x.start)
 
 
 @predicate("same_text", ArgSpec("$A", frozenset({"metavar", "sequence"})),

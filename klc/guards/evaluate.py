@@ -25,8 +25,9 @@ def evaluate(expr: GuardExpr, ctx: GuardContext) -> Verdict:
         v = evaluate(expr.operand, ctx)
         if v.unknown:
             return v
-        reason = f"not ({v.reason})" if v.ok else v.reason
-        return Verdict(not v.ok, reason, v.start)
+        if v.ok:  # (the reason written only when it is read)
+            return Verdict(False, lambda: f"not ({v.reason})", v.start)
+        return Verdict(True, v._reason, v.start)
     # Short-circuit on a decisive known verdict (a known "no" for `and`, a known "yes" for
     # `or`): later operands may be costly (libclang) and cannot change the outcome.
     decisive = isinstance(expr, GuardOr)
@@ -43,14 +44,16 @@ def evaluate(expr: GuardExpr, ctx: GuardContext) -> Verdict:
                     return v
         pending = [v for v in verdicts if v.unknown]
         if pending:
-            return Verdict(True, "; ".join(v.reason for v in pending), pending[0].start, True)
-        return Verdict(True, "; ".join(v.reason for v in verdicts), verdicts[0].start)
+            return Verdict(True, lambda: "; ".join(v.reason for v in pending), pending[0].start,
+                           True)
+        return Verdict(True, lambda: "; ".join(v.reason for v in verdicts), verdicts[0].start)
     for want in ((True, False), (True, True)):
         for v in verdicts:
             if (v.ok, v.unknown) == want:
                 return v
     unknown = any(v.unknown for v in verdicts)
-    return Verdict(False, "; and ".join(v.reason for v in verdicts), verdicts[0].start, unknown)
+    return Verdict(False, lambda: "; and ".join(v.reason for v in verdicts), verdicts[0].start,
+                   unknown)
 
 
 def _call(call: GuardCall, ctx: GuardContext) -> Verdict:

@@ -39,12 +39,17 @@ def trip_count_known(ctx: GuardContext, what: Any) -> Verdict:
     if node is None:
         return _no(ctx, why)
     count, why = trip_count(ctx, node)
-    header = snippet(ctx.unit.text(node.start_byte, (node.child_by_field_id(F_BODY)
-                                                     or node).start_byte))
+    unit = ctx.unit  # (the reasons written when they are read)
+
+    def header() -> str:
+        return snippet(unit.text(node.start_byte, (node.child_by_field_id(F_BODY)
+                                                   or node).start_byte))
+
     if count is None:
-        return _no(ctx, f"the trip count of `{header}` ({ctx.unit.where(node.start_byte)}) "
-                   f"is not known: {why}", node.start_byte)
-    return _yes(f"`{header}` runs {count} iterations", node.start_byte)
+        return _no(ctx, lambda: f"the trip count of `{header()}` "
+                   f"({unit.where(node.start_byte)}) is not known: "
+                   f"{why if isinstance(why, str) else why()}", node.start_byte)
+    return _yes(lambda: f"`{header()}` runs {count} iterations", node.start_byte)
 
 
 @predicate("has_pragma_unroll", ArgSpec("loop", frozenset({"metavar", "name"}),
@@ -58,14 +63,16 @@ def has_pragma_unroll(ctx: GuardContext, what: Any, factor: Any = None) -> Verdi
         return _no(ctx, why)
     fn = ctx.function
     lp = next((lp for lp in (fn.loops if fn else []) if lp.start == node.start_byte), None)
-    where_ = ctx.unit.where(node.start_byte)
+    unit = ctx.unit  # (the reasons written when they are read)
     if lp is None or lp.unroll is None:
-        return _no(ctx, f"the loop at {where_} has no #pragma unroll", node.start_byte)
-    if factor is not None and str(lp.unroll).strip() != str(factor):
-        return _no(ctx, f"the loop at {where_} has #pragma unroll {lp.unroll}, not {factor}",
-                   node.start_byte)
-    return _yes(f"the loop at {where_} has #pragma unroll {lp.unroll}".rstrip(),
-                node.start_byte)
+        return _no(ctx, lambda: f"the loop at {unit.where(node.start_byte)} has no "
+                   "#pragma unroll", node.start_byte)
+    unroll = lp.unroll
+    if factor is not None and str(unroll).strip() != str(factor):
+        return _no(ctx, lambda: f"the loop at {unit.where(node.start_byte)} has "
+                   f"#pragma unroll {unroll}, not {factor}", node.start_byte)
+    return _yes(lambda: f"the loop at {unit.where(node.start_byte)} has #pragma unroll "
+                f"{unroll}".rstrip(), node.start_byte)
 
 
 @predicate("in_loop", reads=("position",))

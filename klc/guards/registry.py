@@ -30,14 +30,47 @@ if TYPE_CHECKING:
     from klc.spec import Bound, Spec
 
 
-@dataclass(unsafe_hash=True)  # immutable by convention: a frozen __init__ costs 3x
 class Verdict:
-    """What a guard decided, and why. ``start`` is the byte offset of the code it judged."""
+    """What a guard decided, and why. ``start`` is the byte offset of the code it judged.
 
-    ok: bool
-    reason: str
-    start: int | None = None
-    unknown: bool = False  # undecided: pending on a hole (ok) or a missing fact (not ok)
+    The reason may be given as a function that writes it: it is written when first read
+    (most refusals of ``klc list`` without ``--all`` are never shown). Immutable by
+    convention; compared and hashed by its fields, the reason written."""
+
+    __slots__ = ("_reason", "ok", "start", "unknown")
+
+    def __init__(self, ok: bool, reason: str | Callable[[], str], start: int | None = None,
+                 unknown: bool = False) -> None:
+        self.ok = ok
+        self._reason = reason
+        self.start = start
+        # undecided: pending on a hole (ok) or a missing fact (not ok)
+        self.unknown = unknown
+
+    @property
+    def reason(self) -> str:
+        reason = self._reason
+        if reason.__class__ is not str:
+            reason = self._reason = reason()  # type: ignore[operator]
+        return reason  # type: ignore[return-value]
+
+    def _key(self) -> tuple[bool, str, int | None, bool]:
+        return (self.ok, self.reason, self.start, self.unknown)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not Verdict:
+            return NotImplemented
+        return self._key() == other._key()  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return (f"Verdict(ok={self.ok!r}, reason={self.reason!r}, start={self.start!r}, "
+                f"unknown={self.unknown!r})")
+
+    def __reduce__(self) -> tuple[type[Verdict], tuple[bool, str, int | None, bool]]:
+        return (Verdict, self._key())
 
 
 @dataclass
@@ -264,7 +297,9 @@ def _traits(name: str, params: tuple[ArgSpec, ...], reads: tuple[str, ...],
 # Verdicts with their reasons, for the predicates
 
 
-def _no(ctx: GuardContext, reason: str, start: int | None = None) -> Verdict:
+def _no(ctx: GuardContext, reason: str | Callable[[], str], start: int | None = None
+        ) -> Verdict:
+    """A refusal; ``reason`` may be a function that writes it (called when it is read)."""
     return Verdict(False, reason, ctx.match.start if start is None else start)
 
 
@@ -273,7 +308,7 @@ def _unknown(ctx: GuardContext, reason: str, start: int | None = None) -> Verdic
                    True)
 
 
-def _yes(reason: str, start: int | None = None) -> Verdict:
+def _yes(reason: str | Callable[[], str], start: int | None = None) -> Verdict:
     return Verdict(True, reason, start)
 
 

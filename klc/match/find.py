@@ -3,8 +3,10 @@ runs, each match with its bindings."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING
+import bisect
+import operator
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any
 
 from tree_sitter import Node
 
@@ -16,7 +18,7 @@ from klc.match.pattern import Pattern, PNode
 from klc.rule.dots import RUN_PREFIX
 
 if TYPE_CHECKING:
-    from klc.cuda.model import Unit
+    from klc.cuda.model import Function, Unit
     from klc.rule import Rule
 
 
@@ -46,29 +48,200 @@ def merge_branches(pattern: Pattern, branches: Iterable[Iterable[Match]]) -> lis
     """``anchor any``'s matches from its branches' (in branch order): one per span, the first
     branch's, keeping the bindings all branches make, in source order. The branches' matches
     are left as they are (another rule's anchor may be one of the branches)."""
-    found: dict[tuple[int, int], Match] = {}
     common = pattern.common
+    kept: dict[tuple[str, ...], tuple[str, ...] | None] = {}  # names kept, None for all
+    out = []
+    for mt in first_per_span(branches):
+        bindings = mt.bindings
+        names = tuple(bindings)
+        keep = kept.get(names, _UNKNOWN)
+        if keep is _UNKNOWN:
+            keep = kept[names] = common_bindings(names, common)
+        out.append(Match(mt.rule, mt.unit, mt.function, mt.start, mt.end, mt.nodes,
+                         dict(bindings) if keep is None else
+                         {n: bindings[n] for n in keep},  # type: ignore[union-attr]
+                         obligations=mt.obligations))
+    return out
+
+
+def first_per_span(branches: Iterable[Iterable[Match]]) -> list[Match]:
+    """The matches of ``anchor any``'s branches (in branch order), one per span, the first
+    branch's, as they are (all their bindings: ``merge_branches`` keeps those that all
+    branches make), in source order."""
+    found: dict[tuple[int, int], Match] = {}
     for matches in branches:
         for mt in matches:
-            if (mt.start, mt.end) not in found:
-                found[mt.start, mt.end] = Match(
-                    mt.rule, mt.unit, mt.function, mt.start, mt.end, mt.nodes,
-                    {n: b for n, b in mt.bindings.items() if n in common
-                     or n.startswith(RUN_PREFIX)}, obligations=mt.obligations)
-    return sorted(found.values(), key=lambda mt: (mt.start, -mt.end))
+            found.setdefault((mt.start, mt.end), mt)
+    out = list(found.values())
+    out.sort(key=_by_end, reverse=True)  # (two stable sorts: by start, then the longest)
+    out.sort(key=_by_start)
+    return out
+
+
+def common_bindings(names: tuple[str, ...], common: frozenset[str]) -> tuple[str, ...] | None:
+    """Of a branch match's bindings (by name, in order), those ``anchor any`` keeps: the
+    metavariables all its branches bind and the runs of statement dots; None for all."""
+    keep = tuple(n for n in names if n in common or n.startswith(RUN_PREFIX))
+    return None if len(keep) == len(names) else keep
+
+
+def first_per_name(pattern: Pattern, unit: Unit, candidates_of: Callable[[Pattern], list[Node]],
+                   target: str, names_of: Callable[[Function], Iterable[str]],
+                   memo: dict[tuple[object, ...], Any] | None = None) -> list[Match] | None:
+    """Of the matches of ``pattern`` (``anchor any``: as ``first_per_span`` gives them, all
+    their bindings), in source order, the first in each function that binds ``target`` to
+    each name ``names_of`` gives for it (a function's parameters): the same matches the
+    whole list holds, found without matching the rest. A match that binds a name has its
+    identifier in its span, so only the candidates around the name's occurrences in the
+    function are matched (in order, each span's branches in order, until one binds it).
+    ``memo``: where the candidate lists' starts are kept (``klc.match.scope``). None (then
+    every match is needed) when a branch is a run of statements or has statement dots, or
+    a name is not an identifier."""
+    branches = pattern.alternatives or (pattern,)
+    if pattern.dots or any(b.is_sequence or b.dots or b.alternatives for b in branches):
+        return None
+    live = [(b, candidates_of(b)) for b in branches if possible(b, unit)]
+    if not live:
+        return []
+    types = {b.root_type for b, _ in live}
+    starts = [_starts_of(nodes, memo) for _, nodes in live]
+    src, root = unit.source, unit.root
+    m = _Matcher(src, unit._kids)
+    winners: dict[tuple[int, int], Match | None] = {}  # the match that holds each span
+    out: list[Match] = []
+    for fn in unit.functions:
+        if not any(bisect.bisect_left(firsts, fn.start) < bisect.bisect_left(firsts, fn.end)
+                   for firsts in starts):
+            continue  # (no candidate starts in this function)
+        names = list(dict.fromkeys(n for n in names_of(fn) if n))
+        if not all(n.isidentifier() for n in names):
+            return None
+        top = root.descendant_for_byte_range(fn.start, fn.end)
+        if top is None:
+            continue
+        cursor = top.walk()
+        for name in names:
+            word = name.encode()
+            size = len(word)
+            seen: set[tuple[int, int]] = set()
+            for at in _occurrences(src, word, fn.start, fn.end):
+                # the candidate kinds on the path down to the occurrence, outermost first:
+                # those not seen at an earlier occurrence all start after it (source order)
+                path = [top] if top.type in types else []
+                cursor.reset(top)
+                while cursor.goto_first_child_for_byte(at) is not None:
+                    node = cursor.node
+                    if node is None or node.start_byte > at or node.end_byte < at + size:
+                        break
+                    if node.type in types:
+                        path.append(node)
+                found = False
+                for node in path:
+                    span = (node.start_byte, node.end_byte)
+                    if span in seen:
+                        continue
+                    seen.add(span)
+                    if span not in winners:
+                        winners[span] = _winner(m, unit, live, starts, *span, path)
+                    won = winners[span]
+                    if won is not None and won.function is fn:
+                        x = won.bindings.get(target)
+                        if x is not None and x.text.strip() == name:
+                            out.append(won)
+                            found = True
+                            break
+                if found:
+                    break
+    out.sort(key=_by_end, reverse=True)
+    out.sort(key=_by_start)
+    return out
+
+
+def _winner(m: _Matcher, unit: Unit, live: list[tuple[Pattern, list[Node]]],
+            starts: list[list[int]], s: int, e: int, around: Iterable[Node]) -> Match | None:
+    """The match that holds the span [s, e) among ``anchor any``'s: the first branch's that
+    matches a candidate of it (its candidates in their order), or None."""
+    nodes = [n for n in around if n.start_byte == s and n.end_byte == e]
+    find = unit.source.find
+    for (b, cands), firsts in zip(live, starts, strict=True):
+        if any(find(w, s, e) < 0 for w in b.words):
+            continue
+        lo = bisect.bisect_left(firsts, s)
+        hi = bisect.bisect_right(firsts, s, lo)
+        for node in cands[lo:hi]:  # (the candidates of this span, in their order)
+            if node.end_byte != e or not any(node == n for n in nodes):
+                continue
+            bound: dict[str, Binding] = {}
+            if m.node(b.elements[0], node, bound):
+                oblige = split_obligations(bound) if _obliges(b) else ()
+                return Match(None, unit, unit.function_at(s), s, e, (node,),  # type: ignore[arg-type]
+                             bound, obligations=oblige)
+    return None
+
+
+def _starts_of(nodes: list[Node], memo: dict[tuple[object, ...], Any] | None) -> list[int]:
+    held = memo.get(("starts", id(nodes))) if memo is not None else None
+    if held is None or held[0] is not nodes:
+        held = (nodes, [n.start_byte for n in nodes])
+        if memo is not None:
+            memo[("starts", id(nodes))] = held
+    return held[1]  # type: ignore[no-any-return]
+
+
+def _occurrences(src: bytes, word: bytes, start: int, end: int) -> Iterator[int]:
+    """Where ``word`` stands in src[start:end] as a word of its own (no letter, digit, ``_``
+    or ``$`` on either side), in order."""
+    find = src.find
+    size = len(word)
+    at = find(word, start, end)
+    while at >= 0:
+        after = at + size
+        if (at == 0 or src[at - 1] not in _WORD_BYTES) and (
+                after >= len(src) or src[after] not in _WORD_BYTES):
+            yield at
+        at = find(word, at + 1, end)
+
+
+_WORD_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_$")
+
+
+_UNKNOWN: Any = object()
+_by_start = operator.attrgetter("start")
+_by_end = operator.attrgetter("end")
 
 
 def possible(pattern: Pattern, unit: Unit) -> bool:
     """False when a pattern (not ``anchor any``) cannot match anywhere in the unit: a word of
-    the anchor is not in the file at all, nor a run of its tokens (the early reject)."""
-    source = unit.source
-    if any(w not in source for w in pattern.words):
-        return False
-    if pattern.runs:
-        squeezed = unit.squeezed
-        if any(r not in squeezed for r in pattern.runs):
+    the anchor is not in the file at all, nor a run of its tokens (the early reject). What
+    the unit holds is remembered per word and run (``Unit.memo``): the anchors of a library
+    share many."""
+    present = unit.memo.get(_PRESENT)
+    if present is None:
+        present = unit.memo[_PRESENT] = {}
+    source = None
+    for w in pattern.words:
+        has = present.get(w)
+        if has is None:
+            if source is None:
+                source = unit.source
+            has = present[w] = w in source
+        if not has:
             return False
+    if pattern.runs:
+        squeezed = None
+        for r in pattern.runs:
+            key = b"\0" + r  # (runs are looked for in the squeezed text)
+            has = present.get(key)
+            if has is None:
+                if squeezed is None:
+                    squeezed = unit.squeezed
+                has = present[key] = r in squeezed
+            if not has:
+                return False
     return True
+
+
+_PRESENT = "klc.match: words present"
 
 
 def _matches(pattern: Pattern, unit: Unit, rule: Rule | None = None,

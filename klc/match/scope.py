@@ -5,7 +5,7 @@ only there; ``klc.pipeline.check_context`` still judges every match)."""
 from __future__ import annotations
 
 import bisect
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from tree_sitter import Node
 
@@ -35,7 +35,7 @@ class Scope(NamedTuple):
 
 
 def scoped(unit: Unit, pattern: Pattern, candidates: dict[str, list[Node]], scope: Scope,
-           memo: dict[tuple[object, ...], list[Node]] | None = None) -> dict[str, list[Node]]:
+           memo: dict[tuple[object, ...], Any] | None = None) -> dict[str, list[Node]]:
     """The candidates of a pattern (and of its ``anchor any`` branches) that overlap a
     function the context ``scope`` admits (a match's function holds its first node) and, at
     kernel scope, that are such a function's body (where a run of statements is looked for)
@@ -66,17 +66,50 @@ def scoped(unit: Unit, pattern: Pattern, candidates: dict[str, list[Node]], scop
         if memo is not None and key in memo:
             out[t] = memo[key]
             continue
-        keep: list[Node] = []
-        for n in candidates[t] if t in candidates else unit.nodes_by_type((t,))[t]:
-            s, e = n.start_byte, n.end_byte
-            i = bisect_left(starts, e) - 1
-            if i < 0 or ends[i] <= s:
-                continue  # in no function the rule may apply in
-            if scope.body and not ((t in runs and s in bodies) or (
-                    t in alone and n.parent is not None and n.parent.start_byte in bodies)):
-                continue  # not a kernel body, nor a statement of one
-            keep.append(n)
+        nodes = candidates[t] if t in candidates else unit.nodes_by_type((t,))[t]
+        if not scope.body:
+            keep = _overlapping(nodes, starts, ends, memo)
+        else:
+            keep = []
+            for n in nodes:
+                s, e = n.start_byte, n.end_byte
+                i = bisect_left(starts, e) - 1
+                if i < 0 or ends[i] <= s:
+                    continue  # in no function the rule may apply in
+                if not ((t in runs and s in bodies) or (
+                        t in alone and n.parent is not None and n.parent.start_byte in bodies)):
+                    continue  # not a kernel body, nor a statement of one
+                keep.append(n)
         out[t] = keep
         if memo is not None:
             memo[key] = keep
     return out
+
+
+def _overlapping(nodes: list[Node], starts: list[int], ends: list[int],
+                 memo: dict[tuple[object, ...], Any] | None) -> list[Node]:
+    """The nodes (in source order) that overlap one of the spans [starts[i], ends[i])
+    (sorted, apart): those that start inside a span are taken a slice at a time, by
+    bisection over the nodes' starts (kept in ``memo`` beside the list they belong to); of
+    the others (between spans), those that reach into the next span."""
+    held = memo.get(("starts", id(nodes))) if memo is not None else None
+    if held is None or held[0] is not nodes:
+        held = (nodes, [n.start_byte for n in nodes])
+        if memo is not None:
+            memo[("starts", id(nodes))] = held
+    node_starts = held[1]
+    bisect_left = bisect.bisect_left
+    keep: list[Node] = []
+    at = 0  # the first node not looked at yet
+    for lo, hi in zip(starts, ends, strict=True):
+        first = bisect_left(node_starts, lo, at)
+        for n in nodes[at:first]:  # (start before the span: kept if they reach into it)
+            if n.end_byte > lo:
+                keep.append(n)
+        at = bisect_left(node_starts, hi, first)
+        while first < at and node_starts[first] == lo:  # (an empty node at the start: not in)
+            if nodes[first].end_byte > lo:
+                keep.append(nodes[first])
+            first += 1
+        keep += nodes[first:at]
+    return keep

@@ -8,6 +8,10 @@ from typing import Any
 from klc.match.model import Binding
 from klc.match.pattern import _IGNORED_TOKENS, PNode
 
+# the code made so far, compiled, by its text
+_CODE: dict[str, Any] = {}
+_MAX_CODE = 4096
+
 
 def _specialise(p: PNode) -> Any:
     """Python code that does what ``_Matcher.generic`` does for ``p``, with the pattern's
@@ -89,8 +93,15 @@ def _specialise(p: PNode) -> Any:
 
     emit(p, "t0", "    ")
     lines.append("    return True")
+    text = "\n".join(lines)
+    code = _CODE.get(text)
+    if code is None:  # (the code depends on the node's shape, its values are constants:
+        # nodes of one shape share it, compiled once)
+        if len(_CODE) >= _MAX_CODE:
+            _CODE.clear()
+        code = _CODE[text] = compile(text, "<anchor node>", "exec")
     scope: dict[str, Any] = {}
-    exec(compile("\n".join(lines), f"<anchor node {p.type}>", "exec"), consts, scope)
+    exec(code, consts, scope)
     fast = scope["fast"]
     object.__setattr__(p, "fast", fast)
     return fast

@@ -470,3 +470,161 @@ def test_incremental_reparse_gives_the_tree_of_a_whole_parse(units: list[Unit],
     at = macro.source.index(b"y[0]")
     same(macro, [ByteEdit(at, at + 1, "z", "replace")])  # far away: the mask is carried
     same(macro, [ByteEdit(0, 0, "int a;\n", "insert")])  # before it: moved
+
+
+HOSTS = b"""\
+#include <cstdio>
+static float table[4] = {1, 2, 3, 4};
+__host__ __device__ float both(float* a, int i) { return a[i] + table[i]; }
+void host_only(float* a, int n) { for (int i = 0; i < n; ++i) a[i] = a[i] + 1; }
+__device__ float dev(const float* a, int i) { return a[i] * 2.0f; }
+__global__ void k1(float* a, float* b, int n) {
+  int i = threadIdx.x;
+  if (i < n) { b[i] = dev(a, i) + a[i + 1]; }
+  __syncthreads();
+  for (int j = 0; j < 4; ++j) { b[j] += a[j]; }
+}
+struct S { float* p; float get(int i) { return p[i] + 1; } };
+__global__ void k2(float* c) { auto f = [&](int i) { return c[i]; }; c[0] = f(1) + c[2]; }
+int main() { float x[4]; host_only(x, 4); printf("%f", x[0] + x[1]); return 0; }
+"""
+
+
+def test_scoped_candidates_are_those_that_overlap_an_admitted_function(
+        units: list[Unit], rules: list) -> None:  # type: ignore[type-arg]
+    """The candidates ``scoped`` keeps (by bisection, a slice per function) are those a plain
+    scan keeps: every node that overlaps a function the scope admits and, at kernel scope,
+    a kernel body (a run's block) or a statement of one (a node matched alone)."""
+    from itertools import product
+
+    from klc.match.scope import Scope, scoped
+
+    pats = [_pattern(r) for r in rules]
+    pats += [compile_pattern(c) for c in ("$X[$I]", "$A + $B", "$X = $V;",
+                                          "__syncthreads();\nfor ($I; $C; $S) $B")]
+    kept = 0
+    for unit in [*units, parse_bytes(HOSTS, "hosts.cu")]:
+        types = sorted({q.root_type for p in pats for q in (p, *p.alternatives)})
+        candidates = unit.nodes_by_type(types)
+        for flags in product((False, True), repeat=4):
+            scope = Scope(*flags)
+            fns = [f for f in unit.functions if scope.admits(f)]
+            bodies = {f.body_start for f in fns}
+            memo: dict = {}  # type: ignore[type-arg]
+            for p in pats:
+                got = scoped(unit, p, candidates, scope, memo)
+                for q in (p, *p.alternatives):
+                    t = q.root_type
+                    runs = any(b.root_type == t and b.is_sequence for b in (p, *p.alternatives))
+                    alone = any(b.root_type == t and not b.is_sequence
+                                for b in (p, *p.alternatives))
+                    plain = [n for n in candidates[t]
+                             if any(f.start < n.end_byte and n.start_byte < f.end for f in fns)
+                             and (not scope.body or (runs and n.start_byte in bodies) or (
+                                 alone and n.parent is not None
+                                 and n.parent.start_byte in bodies))]
+                    assert got[t] == plain, (unit.path, scope, t)
+                    kept += len(plain)
+    assert kept > 1000
+
+
+def test_overlapping_by_slices_is_the_plain_overlap(units: list[Unit]) -> None:
+    """``_overlapping`` (a slice per span, the nodes between spans one by one) keeps what a
+    scan keeps, on spans that cut nodes anywhere: starting inside a node, at its start,
+    at its end, between nodes."""
+    from klc.match.scope import _overlapping
+
+    checked = 0
+    for unit in units:
+        n = len(unit.source)
+        for t, nodes in unit.nodes_by_type(["compound_statement", "binary_expression",
+                                            "subscript_expression", "identifier"]).items():
+            cuts = sorted({0, n, *(x.start_byte for x in nodes[::5]),
+                           *(x.end_byte for x in nodes[::7]), *range(0, n, 97)})
+            for step in (1, 2, 3, 5):
+                starts, ends = cuts[0::2 * step], cuts[step::2 * step]
+                starts = starts[:len(ends)]
+                plain = [x for x in nodes if any(s < x.end_byte and x.start_byte < e
+                                                 for s, e in zip(starts, ends, strict=True))]
+                assert _overlapping(nodes, starts, ends, {}) == plain, (unit.path, t, step)
+                checked += len(plain)
+    assert checked > 1000
+
+
+def test_nodes_of_one_shape_share_their_code_and_keep_their_values() -> None:
+    """Code made per pattern node is compiled once per shape (the kinds and tokens are its
+    constants): ``$X + $Y`` and ``$X - $Y`` run one compiled code, each with its own token."""
+    from klc.match.specialise import _specialise
+
+    plus, minus = (compile_pattern(c).elements[0] for c in ("$X + $Y", "$X - $Y"))
+    fast_plus, fast_minus = _specialise(plus), _specialise(minus)
+    assert fast_plus.__code__ is fast_minus.__code__
+    unit = parse_bytes(b"void f(int a, int b) { int c = a + b; int d = a - b; }", "s.cu")
+    sums = unit.nodes_by_type(["binary_expression"])["binary_expression"]
+    m = _Matcher(unit.source, {})
+    got = [(unit.text(n), m.node(plus, n, {}), m.node(minus, n, {})) for n in sums]
+    assert got == [("a + b", True, False), ("a - b", False, True)]
+
+
+PARAMS = b"""\
+__global__ void shadowed(float* x, float* y, int n, float* z) {
+  float* w = x + 1;              // x offset first: the first use of x
+  y[0] = w[0];
+  {
+    float* x = y;                // a local x: its uses are not the parameter's
+    x[1] = 2.0f;
+  }
+  x[2] = y[n] + z[n];
+  float* z = y;                  // z is a local from here on
+  z[3] = 1.0f;
+}
+__global__ void casts(const float* a, float* b, float* c, int* counts) {
+  float4 v = reinterpret_cast<const float4*>(a)[threadIdx.x];
+  reinterpret_cast<float4*>(b)[threadIdx.x] = v;
+  atomicAdd(counts, 1);
+  c[threadIdx.x] = (c + 1)[0] + 1 + c[0];
+}
+__global__ void nameless(float*, float* q) { q[0] = 1.0f; }
+__global__ void same(float* p, float* p2) { p2[p[0] > 0] = p[1]; }
+__device__ float helper(float* h) { return h[0]; }
+"""
+
+
+def test_first_uses_of_parameters_are_those_of_the_whole_list(units: list[Unit],
+                                                              rules: list) -> None:  # type: ignore[type-arg]
+    """``first_per_name`` (matching only around each parameter's occurrences) gives, for
+    each function and parameter, the first match of the whole list (``anchor any``'s
+    merge) that binds the parameter, and the listing without refusals is the applicable
+    part of the listing with them."""
+    from klc.match.find import first_per_name
+    from klc.match.scope import scoped
+    from klc.pipeline import _scope, _SiteCaches
+    from klc.site_keys import parameter_names, parameter_target
+
+    qualifiers = [r for r in rules if parameter_target(r) is not None]
+    assert {r.name for r in qualifiers} >= {"add_restrict", "add_const_param"}
+    found = 0
+    for unit in [*units, parse_bytes(SHADOWS, "shadows.cu"), parse_bytes(PARAMS, "params.cu"),
+                 parse_bytes(HOSTS, "hosts.cu")]:
+        caches = _SiteCaches(unit, qualifiers)
+        for rule, pattern in zip(qualifiers, caches.patterns, strict=True):
+            target, scope = parameter_target(rule), _scope(rule)
+            assert target is not None and scope is not None
+            whole = caches.matches(pattern, scope)
+            want, seen = [], set()
+            for m in whole:
+                b = m.bindings.get(target)
+                names = parameter_names(m.function) if m.function is not None else []
+                if b is not None and b.text in names and (m.function.start, b.text) not in seen:
+                    seen.add((m.function.start, b.text))
+                    want.append(m)
+            got = first_per_name(pattern, unit, lambda b, u=unit, c=caches, sc=scope: scoped(
+                u, b, c.candidates, sc, {})[b.root_type], target, parameter_names)
+            assert got is not None
+            assert [(m.start, m.end, {k: v.text for k, v in m.bindings.items()}) for m in got] \
+                == [(m.start, m.end, {k: v.text for k, v in m.bindings.items()}) for m in want]
+            found += len(got)
+        fresh = parse_bytes(unit.source, unit.path)
+        applicable = [s for s in find_sites(fresh, rules, clang=False) if s.ok]
+        assert _view(find_sites(unit, rules, clang=False, refused=False)) == _view(applicable)
+    assert found > 50
