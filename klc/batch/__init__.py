@@ -41,44 +41,76 @@ happened.
 
 from __future__ import annotations
 
-from klc.batch.config import (
-    ACCEPTED_GATE_VERDICTS,
-    ERROR,
-    FAILED,
-    GATE_FAILED,
-    JOURNAL_NAME,
-    MAX_REFUSED,
-    MODES,
-    PARSE_FAILED,
-    REFUSED,
-    REWRITTEN,
-    SLOWER_MARGIN,
-    SOURCE_SUFFIXES,
-    STATUSES,
-    SUMMARY_LABELS,
-    TMP_SUFFIX,
-    UNCHANGED,
-    WRITE_MODES,
-    BatchConfig,
-    BatchOptions,
-    BatchSummary,
-    FileResult,
-    check_gate_stages,
-)
-from klc.batch.journal import Journal
-from klc.batch.local import MAX_CHUNK, LocalExecutor, chunks, discover_gpus
-from klc.batch.ray import RayExecutor
-from klc.batch.run import copy_rest, iter_failures, make_executor, run_batch
-from klc.batch.walk import Source, check_out_dir, plan_sources, walk
-from klc.batch.worker import (
-    WorkerState,
-    compile_check,
-    gate_result,
-    optimizer,
-    process_bytes,
-    process_path,
-    unified_diff,
-)
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from klc.batch.config import (
+        ACCEPTED_GATE_VERDICTS,
+        ERROR,
+        FAILED,
+        GATE_FAILED,
+        JOURNAL_NAME,
+        MAX_REFUSED,
+        MODES,
+        PARSE_FAILED,
+        REFUSED,
+        REWRITTEN,
+        SLOWER_MARGIN,
+        SOURCE_SUFFIXES,
+        STATUSES,
+        SUMMARY_LABELS,
+        TMP_SUFFIX,
+        UNCHANGED,
+        WRITE_MODES,
+        BatchConfig,
+        BatchOptions,
+        BatchSummary,
+        FileResult,
+        check_gate_stages,
+    )
+    from klc.batch.journal import Journal
+    from klc.batch.local import MAX_CHUNK, LocalExecutor, chunks, discover_gpus
+    from klc.batch.ray import RayExecutor
+    from klc.batch.run import copy_rest, iter_failures, make_executor, run_batch
+    from klc.batch.walk import Source, check_out_dir, plan_sources, walk
+    from klc.batch.worker import (
+        WorkerState,
+        compile_check,
+        gate_result,
+        optimizer,
+        process_bytes,
+        process_path,
+        unified_diff,
+    )
+
+# where each name of the package lives: a submodule is imported on the first use of one of its
+# names (``klc list`` imports ``klc.batch.listing`` and none of the batch driver's modules)
+_WHERE = {
+    **dict.fromkeys(("ACCEPTED_GATE_VERDICTS", "ERROR", "FAILED", "GATE_FAILED",
+                     "JOURNAL_NAME", "MAX_REFUSED", "MODES", "PARSE_FAILED", "REFUSED",
+                     "REWRITTEN", "SLOWER_MARGIN", "SOURCE_SUFFIXES", "STATUSES",
+                     "SUMMARY_LABELS", "TMP_SUFFIX", "UNCHANGED", "WRITE_MODES", "BatchConfig",
+                     "BatchOptions", "BatchSummary", "FileResult", "check_gate_stages"),
+                    "config"),
+    "Journal": "journal",
+    **dict.fromkeys(("MAX_CHUNK", "LocalExecutor", "chunks", "discover_gpus"), "local"),
+    "RayExecutor": "ray",
+    **dict.fromkeys(("copy_rest", "iter_failures", "make_executor", "run_batch"), "run"),
+    **dict.fromkeys(("Source", "check_out_dir", "plan_sources", "walk"), "walk"),
+    **dict.fromkeys(("WorkerState", "compile_check", "gate_result", "optimizer",
+                     "process_bytes", "process_path", "unified_diff"), "worker"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'klc.batch' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"klc.batch.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "ACCEPTED_GATE_VERDICTS", "ERROR", "FAILED", "GATE_FAILED", "JOURNAL_NAME", "MAX_CHUNK",

@@ -194,10 +194,15 @@ _MODEL_PATTERNS = """
 _MODEL_QUERY: list[Query] = []  # compiled on first use
 
 
-def _by_query(unit: Unit) -> _Found:
+def model_query() -> Query:
+    """The query of ``_by_query``, compiled on first use."""
     if not _MODEL_QUERY:
         _MODEL_QUERY.append(Query(LANGUAGE, _MODEL_PATTERNS))
-    caps = QueryCursor(_MODEL_QUERY[0]).captures(unit.root)
+    return _MODEL_QUERY[0]
+
+
+def _by_query(unit: Unit) -> _Found:
+    caps = QueryCursor(model_query()).captures(unit.root)
     lists = {}
     for name in ("function", "call", "launch", "loop", "declaration", "pragma", "asm",
                  "global"):
