@@ -41,7 +41,6 @@ happened.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -104,12 +103,31 @@ _WHERE = {
 
 
 def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
+    where = _WHERE.get(name)
+    if where is None:
         raise AttributeError(f"module 'klc.batch' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"klc.batch.{module}"), name)
+    value = getattr(_module(where), name)
     globals()[name] = value
     return value
+
+
+def _module(where: str) -> Any:
+    """The submodule, imported (plain imports: no module is imported by a string)."""
+    if where == "config":
+        from klc.batch import config as module
+    elif where == "journal":
+        from klc.batch import journal as module
+    elif where == "local":
+        from klc.batch import local as module
+    elif where == "ray":
+        from klc.batch import ray as module
+    elif where == "run":
+        from klc.batch import run as module
+    elif where == "walk":
+        from klc.batch import walk as module
+    else:
+        from klc.batch import worker as module
+    return module
 
 
 __all__ = [
