@@ -86,16 +86,24 @@ def digest(parts: Iterable[bytes]) -> str:
 
 @cache
 def _parsers() -> bytes:
-    """The versions of the parsers a compiled rule depends on (lark for the rule text,
-    tree-sitter and its CUDA grammar for the anchors), from the modules themselves (the
-    package metadata reader would cost every command tens of milliseconds)."""
-    import lark
+    """What a compiled rule depends on of the parsers: lark for the rule text (its installed
+    module, by path, size and time: importing lark only to read its version would cost a
+    command that finds its library here tens of milliseconds, the package metadata reader as
+    much), tree-sitter and its CUDA grammar for the anchors (their own version numbers)."""
+    from importlib.util import find_spec
+
     import tree_sitter
 
     from klc.cuda.syntax import LANGUAGE
 
+    spec = find_spec("lark")
+    try:
+        st = os.stat(spec.origin) if spec is not None and spec.origin else None
+    except OSError:
+        st = None
+    lark = f"{spec.origin}:{st.st_size}:{st.st_mtime_ns}" if spec and st else "?"
     grammar = ".".join(map(str, LANGUAGE.semantic_version or ())) or "?"
-    return (f"lark={lark.__version__} tree-sitter={tree_sitter.__version__} "
+    return (f"lark={lark} tree-sitter={tree_sitter.__version__} "
             f"tree-sitter-cuda={grammar} abi={LANGUAGE.abi_version} "
             f"kinds={LANGUAGE.node_kind_count} fields={LANGUAGE.field_count}").encode()
 
