@@ -43,6 +43,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+# ``walk`` is both a submodule and its function: imported here, the name is the function (as a
+# submodule imported later would leave it the module)
+from klc.batch.walk import Source, check_out_dir, plan_sources, walk
+
 if TYPE_CHECKING:
     from klc.batch.config import (
         ACCEPTED_GATE_VERDICTS,
@@ -72,7 +76,6 @@ if TYPE_CHECKING:
     from klc.batch.local import MAX_CHUNK, LocalExecutor, chunks, discover_gpus
     from klc.batch.ray import RayExecutor
     from klc.batch.run import copy_rest, iter_failures, make_executor, run_batch
-    from klc.batch.walk import Source, check_out_dir, plan_sources, walk
     from klc.batch.worker import (
         WorkerState,
         compile_check,
@@ -83,8 +86,8 @@ if TYPE_CHECKING:
         unified_diff,
     )
 
-# where each name of the package lives: a submodule is imported on the first use of one of its
-# names (``klc list`` imports ``klc.batch.listing`` and none of the batch driver's modules)
+# where each other name of the package lives: a submodule is imported on the first use of one
+# of its names (``klc list`` imports ``klc.batch.listing`` and none of the batch driver's modules)
 _WHERE = {
     **dict.fromkeys(("ACCEPTED_GATE_VERDICTS", "ERROR", "FAILED", "GATE_FAILED",
                      "JOURNAL_NAME", "MAX_REFUSED", "MODES", "PARSE_FAILED", "REFUSED",
@@ -96,7 +99,6 @@ _WHERE = {
     **dict.fromkeys(("MAX_CHUNK", "LocalExecutor", "chunks", "discover_gpus"), "local"),
     "RayExecutor": "ray",
     **dict.fromkeys(("copy_rest", "iter_failures", "make_executor", "run_batch"), "run"),
-    **dict.fromkeys(("Source", "check_out_dir", "plan_sources", "walk"), "walk"),
     **dict.fromkeys(("WorkerState", "compile_check", "gate_result", "optimizer",
                      "process_bytes", "process_path", "unified_diff"), "worker"),
 }
@@ -123,8 +125,6 @@ def _module(where: str) -> Any:
         from klc.batch import ray as module
     elif where == "run":
         from klc.batch import run as module
-    elif where == "walk":
-        from klc.batch import walk as module
     else:
         from klc.batch import worker as module
     return module
