@@ -14,7 +14,6 @@ import argparse
 import os
 from collections.abc import Callable, Sequence
 
-from klc import __version__
 from klc.commands import (
     apply,
     ast,
@@ -50,7 +49,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="klc, the kernel lineage compiler: structural rewrite rules for CUDA "
         "kernels, learned from expert kernels and applied under a compile/verify/profile gate.",
     )
-    ap.add_argument("--version", action="version", version=f"klc {__version__}")
+    ap.add_argument("--version", action=_Version, nargs=0,
+                    help="show program's version number and exit")
     sub = ap.add_subparsers(dest="command", metavar="COMMAND")
     for mod in COMMAND_MODULES:
         name = mod.__name__.rpartition(".")[2]
@@ -63,6 +63,17 @@ def build_parser() -> argparse.ArgumentParser:
         if name != "spec":  # (spec's subcommands take them: klc spec init -I inc k.cu)
             add_build_flags(p)
     return ap
+
+
+class _Version(argparse.Action):
+    """``--version``: klc's version, read from the package metadata only when asked."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: object, option_string: str | None = None) -> None:
+        import klc
+
+        print(f"klc {klc.__version__}")
+        parser.exit()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

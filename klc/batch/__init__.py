@@ -41,44 +41,94 @@ happened.
 
 from __future__ import annotations
 
-from klc.batch.config import (
-    ACCEPTED_GATE_VERDICTS,
-    ERROR,
-    FAILED,
-    GATE_FAILED,
-    JOURNAL_NAME,
-    MAX_REFUSED,
-    MODES,
-    PARSE_FAILED,
-    REFUSED,
-    REWRITTEN,
-    SLOWER_MARGIN,
-    SOURCE_SUFFIXES,
-    STATUSES,
-    SUMMARY_LABELS,
-    TMP_SUFFIX,
-    UNCHANGED,
-    WRITE_MODES,
-    BatchConfig,
-    BatchOptions,
-    BatchSummary,
-    FileResult,
-    check_gate_stages,
-)
-from klc.batch.journal import Journal
-from klc.batch.local import MAX_CHUNK, LocalExecutor, chunks, discover_gpus
-from klc.batch.ray import RayExecutor
-from klc.batch.run import copy_rest, iter_failures, make_executor, run_batch
+from typing import TYPE_CHECKING, Any
+
+# ``walk`` is both a submodule and its function: imported here, the name is the function (as a
+# submodule imported later would leave it the module)
 from klc.batch.walk import Source, check_out_dir, plan_sources, walk
-from klc.batch.worker import (
-    WorkerState,
-    compile_check,
-    gate_result,
-    optimizer,
-    process_bytes,
-    process_path,
-    unified_diff,
-)
+
+if TYPE_CHECKING:
+    from klc.batch.config import (
+        ACCEPTED_GATE_VERDICTS,
+        ERROR,
+        FAILED,
+        GATE_FAILED,
+        JOURNAL_NAME,
+        MAX_REFUSED,
+        MODES,
+        PARSE_FAILED,
+        REFUSED,
+        REWRITTEN,
+        SLOWER_MARGIN,
+        SOURCE_SUFFIXES,
+        STATUSES,
+        SUMMARY_LABELS,
+        TMP_SUFFIX,
+        UNCHANGED,
+        WRITE_MODES,
+        BatchConfig,
+        BatchOptions,
+        BatchSummary,
+        FileResult,
+        check_gate_stages,
+    )
+    from klc.batch.journal import Journal
+    from klc.batch.local import MAX_CHUNK, LocalExecutor, chunks, discover_gpus
+    from klc.batch.ray import RayExecutor
+    from klc.batch.run import copy_rest, iter_failures, make_executor, run_batch
+    from klc.batch.worker import (
+        WorkerState,
+        compile_check,
+        gate_result,
+        optimizer,
+        process_bytes,
+        process_path,
+        unified_diff,
+    )
+
+# where each other name of the package lives: a submodule is imported on the first use of one
+# of its names (``klc list`` imports ``klc.batch.listing`` and none of the batch driver's modules)
+_WHERE = {
+    **dict.fromkeys(("ACCEPTED_GATE_VERDICTS", "ERROR", "FAILED", "GATE_FAILED",
+                     "JOURNAL_NAME", "MAX_REFUSED", "MODES", "PARSE_FAILED", "REFUSED",
+                     "REWRITTEN", "SLOWER_MARGIN", "SOURCE_SUFFIXES", "STATUSES",
+                     "SUMMARY_LABELS", "TMP_SUFFIX", "UNCHANGED", "WRITE_MODES", "BatchConfig",
+                     "BatchOptions", "BatchSummary", "FileResult", "check_gate_stages"),
+                    "config"),
+    "Journal": "journal",
+    **dict.fromkeys(("MAX_CHUNK", "LocalExecutor", "chunks", "discover_gpus"), "local"),
+    "RayExecutor": "ray",
+    **dict.fromkeys(("copy_rest", "iter_failures", "make_executor", "run_batch"), "run"),
+    **dict.fromkeys(("WorkerState", "compile_check", "gate_result", "optimizer",
+                     "process_bytes", "process_path", "unified_diff"), "worker"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    where = _WHERE.get(name)
+    if where is None:
+        raise AttributeError(f"module 'klc.batch' has no attribute {name!r}")
+    value = getattr(_module(where), name)
+    globals()[name] = value
+    return value
+
+
+def _module(where: str) -> Any:
+    """The submodule, imported (plain imports: no module is imported by a string)."""
+    if where == "config":
+        from klc.batch import config as module
+    elif where == "journal":
+        from klc.batch import journal as module
+    elif where == "local":
+        from klc.batch import local as module
+    elif where == "ray":
+        from klc.batch import ray as module
+    elif where == "run":
+        from klc.batch import run as module
+    else:
+        from klc.batch import worker as module
+    return module
+
 
 __all__ = [
     "ACCEPTED_GATE_VERDICTS", "ERROR", "FAILED", "GATE_FAILED", "JOURNAL_NAME", "MAX_CHUNK",

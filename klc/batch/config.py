@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from klc import __version__
+import klc
 from klc.content import json_sha256
 from klc.errors import KlcError, shown, where
 
@@ -124,7 +124,7 @@ class BatchConfig:
 
     def digest(self) -> str:
         """The configuration's hash: the journal's key, with each file's input hash."""
-        doc = {"klc": __version__, "rules": self.rule_files, "names": self.rule_names,
+        doc = {"klc": klc.__version__, "rules": self.rule_files, "names": self.rule_names,
                "holes": self.holes, "gate": self.gate, "optimize": self.optimize,
                "arch": self.arch, "gate_timeout": self.gate_timeout,
                "optimize_options": [(k, repr(v)) for k, v in self.optimize_options],
@@ -298,7 +298,7 @@ class BatchSummary:
         return any(r.failed for r in self.results) or bool(self.copy_failures)
 
     def to_json(self) -> dict[str, Any]:
-        return {"klc": __version__, "config": self.config_digest, "executor": self.executor,
+        return {"klc": klc.__version__, "config": self.config_digest, "executor": self.executor,
                 "jobs": self.jobs, "gpus": self.gpus, "interrupted": self.interrupted,
                 "notes": self.notes, "copy_failures": self.copy_failures,
                 "elapsed_s": round(self.elapsed_s, 3), "counts": self.counts(),

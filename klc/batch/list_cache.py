@@ -5,7 +5,7 @@ A file's listing is decided by its bytes and path, the rules (what they match an
 what a listing prints of them), the listing's options and klc's own code. So a finished
 ``FileListing`` is stored as JSON under the sha256 of all of them:
 
-    file bytes, path, the rule library's digest, options, klc's version and code digest
+    file bytes, path, the rule library's digest, options, klc's code digest
 
 A file that could not be read is never stored (it is read again next time). Entries live in
 ``$KLC_CACHE_DIR/list`` (default ``~/.cache/klc/list``; ``KLC_NO_CACHE=1`` turns the cache

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -310,16 +309,72 @@ def list_paths(paths: list[str], rule_paths: list[str], *, show_all: bool = Fals
         for p in paths:
             yield list_file(p)
         return
-    # chunks of about 1/16 of a worker's share, at most 16 files: few enough that a task's
-    # cost (a pickle each way) is spread over several files, small enough that the last
-    # ones keep every worker busy to the end
-    size = max(1, min(16, len(paths) // (jobs * 16) or 1))
-    chunks = [paths[i:i + size] for i in range(0, len(paths), size)]
+    yield from _in_workers(paths, jobs, (rule_paths, tree_only, show_all, json_sites, render,
+                                         refused, store))
+
+
+def _in_workers(paths: list[str], jobs: int, initargs: tuple[Any, ...]
+                ) -> Iterator[FileListing]:
+    """The listings of ``paths`` made by ``jobs`` forked worker processes, yielded in the
+    order of ``paths``. The workers start with what this process loaded (the rules, their
+    anchors, the queries the front end runs: ``_warm``), and take the files largest first,
+    in chunks of about the same size (``_chunks``), so that they finish together."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    _warm()
+    chunks = _chunks(paths, jobs)
+    done: dict[int, FileListing] = {}
+    ready = 0  # the next index of ``paths`` to yield
     with ProcessPoolExecutor(jobs, mp_context=_fork_context(), initializer=_init,
-                             initargs=(rule_paths, tree_only, show_all, json_sites,
-                                       render, refused, store)) as pool:
-        for results in pool.map(_chunk, chunks):
-            yield from results
+                             initargs=initargs) as pool:
+        work = pool.map(_chunk, [[paths[i] for i in c] for c in chunks])
+        for indices, results in zip(chunks, work, strict=True):
+            done.update(zip(indices, results, strict=True))
+            while ready in done:
+                yield done.pop(ready)
+                ready += 1
+
+
+def _chunks(paths: list[str], jobs: int) -> list[list[int]]:
+    """The indices of ``paths`` in chunks for ``jobs`` workers: the largest files first (a
+    large file taken last would leave one worker busy alone at the end), each chunk about
+    1/24 of a worker's share of the bytes (a file larger than that alone), at most 16 files
+    (a task's cost, a pickle each way, is spread over a few files; the small ones at the end
+    keep every worker busy to the end)."""
+    sizes = [_size(p) for p in paths]
+    order = sorted(range(len(paths)), key=lambda i: -sizes[i])  # (stable: ties in order)
+    target = max(1, sum(sizes) // (jobs * 24))
+    chunks: list[list[int]] = []
+    chunk: list[int] = []
+    weight = 0
+    for i in order:
+        chunk.append(i)
+        weight += sizes[i]
+        if weight >= target or len(chunk) >= 16:
+            chunks.append(chunk)
+            chunk, weight = [], 0
+    if chunk:
+        chunks.append(chunk)
+    return chunks
+
+
+def _size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0  # (listed as an error, at once)
+
+
+def _warm() -> None:
+    """Compile, before the workers are forked, the queries the front end runs on every file
+    (the per-type index with the types the rules' anchors start at) and on a file with a
+    syntax error: each worker would compile them again."""
+    from klc.cuda.build import index_query, model_query
+    from klc.match import pattern_of
+
+    index_query({q.root_type for r in _STATE["rules"]
+                 for q in (pattern_of(r), *pattern_of(r).alternatives)})
+    model_query()
 
 
 def loaded_rules() -> list[Any]:

@@ -1,26 +1,50 @@
 """The commands' two consoles: stdout and stderr, with no highlighting, no emoji codes
 (``f.cu:100:5`` is no emoji), lines never wrapped (a path stays whole), and no terminal
-command in what they print."""
+command in what they print.
+
+Each is made on first use (rich takes tens of milliseconds to import: a command that prints
+JSON, or nothing, never pays them)."""
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
-
-from rich.console import Console
 
 from klc.errors import terminal_safe
 
 
-class SafeConsole(Console):
-    """A console whose text never carries a terminal command: a control character (ESC of an
-    escape sequence, a carriage return) or a bidi override in what it prints, from a file
-    name or a file's text, is shown escaped (``klc.errors.terminal_safe``); newlines and tabs
-    are kept. (Paths in messages go through ``klc.errors.shown``, which escapes newlines
-    too.)"""
+@cache
+def _console_class() -> type:
+    from rich.console import Console
 
-    def print(self, *objects: Any, **kw: Any) -> None:
-        super().print(*(terminal_safe(o) if isinstance(o, str) else o for o in objects), **kw)
+    class SafeConsole(Console):
+        """A console whose text never carries a terminal command: a control character (ESC
+        of an escape sequence, a carriage return) or a bidi override in what it prints, from
+        a file name or a file's text, is shown escaped (``klc.errors.terminal_safe``);
+        newlines and tabs are kept. (Paths in messages go through ``klc.errors.shown``,
+        which escapes newlines too.)"""
+
+        def print(self, *objects: Any, **kw: Any) -> None:
+            super().print(*(terminal_safe(o) if isinstance(o, str) else o for o in objects),
+                          **kw)
+
+    return SafeConsole
 
 
-out = SafeConsole(highlight=False, soft_wrap=True, emoji=False)
-err = SafeConsole(stderr=True, highlight=False, soft_wrap=True, emoji=False)
+class _LazyConsole:
+    """A ``SafeConsole`` made on the first attribute asked of it."""
+
+    def __init__(self, stderr: bool) -> None:
+        self._stderr = stderr
+        self._console: Any = None
+
+    def __getattr__(self, name: str) -> Any:
+        console = self._console
+        if console is None:
+            console = self._console = _console_class()(
+                stderr=self._stderr, highlight=False, soft_wrap=True, emoji=False)
+        return getattr(console, name)
+
+
+out: Any = _LazyConsole(stderr=False)
+err: Any = _LazyConsole(stderr=True)

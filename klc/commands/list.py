@@ -32,8 +32,6 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from rich.text import Text
-
 from klc.commands import args as arg_types
 from klc.commands.console import err, out
 from klc.errors import KlcError, shown
@@ -189,7 +187,9 @@ def _print_text(listings: Iterable[Any], rules: dict[str, Any], full: bool, shap
         if plain:  # a pipe or a file: the text as it is
             out.file.write("".join(p for p, _ in pieces).rstrip() + "\n")
         else:  # a terminal: one rich Text styled by span (no markup to parse: a path or a
-            text = Text()  # reason holding "[" prints as it is)
+            from rich.text import Text  # reason holding "[" prints as it is)
+
+            text = Text()
             for piece, style in pieces:
                 text.append(piece, style)
             text.rstrip()

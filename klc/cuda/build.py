@@ -1,13 +1,21 @@
-"""Building the model from the tree: one query run collects every construct, and each stage
-of ``build_model`` gives it to the function that holds it.
+"""Building the model from the tree, and the per-type index: each built on its own, on the
+unit's first question about it.
 
-What the parse could not show is read from the masks (``klc.cuda.macros``): a masked
-specifier macro gives its function specifiers or launch bounds, a masked pragma macro an
-unroll. What stays broken is a syntax problem of its function, and a kernel whose definition
-still holds an error is reported as not analyzable, with the reason.
+The model: the constructs it is made of (function definitions, calls that may be intrinsics,
+launches, loops, shared arrays, pragmas, asm, ``__global__`` tokens) are found, and each stage
+of ``build_model`` gives them to the function that holds them. What the parse could not show
+is read from the masks (``klc.cuda.macros``): a masked specifier macro gives its function
+specifiers or launch bounds, a masked pragma macro an unroll. What stays broken is a syntax
+problem of its function, and a kernel whose definition still holds an error is reported as
+not analyzable, with the reason.
 
-Speed: one tree-sitter query pass collects every construct the model needs (no Python walk
-over all nodes); functions are found by bisection on their starts.
+Speed (the front end must cost little more than the bare parse, and a query run visits every
+node of the tree: a quarter of the parse): in a tree without errors the constructs are found
+from the words that start them (scans of the bytes at C speed, then a node lookup at each
+place), the function definitions by a descent through the file's outline only; a tree with
+an error (whose MISSING tokens have no text) by one query run. A function's calls are read on
+first use, from the per-type index. The per-type index is one query run for all the types it
+holds; functions are found by bisection on their starts.
 
 Above the model in ``klc.cuda`` (``docs/architecture.md``, "klc.cuda"): ``klc.cuda.parse``
 hands ``build_model`` to each ``Unit`` it makes.
@@ -18,7 +26,9 @@ from __future__ import annotations
 import bisect
 import operator
 import re
-from collections.abc import Callable, Iterator
+import weakref
+from collections.abc import Callable, Iterable, Iterator
+from typing import NamedTuple
 
 from tree_sitter import Node, Query, QueryCursor
 
@@ -57,34 +67,13 @@ from klc.cuda.syntax import (
     sort_doc_order,
 )
 
-# the node types that guards and anchors ask for most: indexed by the model's query run
+# the node types that guards and anchors ask for most: indexed by the query run that builds
+# the per-type index (``Unit.nodes_by_type``), with the types that run was asked for
 _INDEXED_TYPES = (
     "declaration", "assignment_expression", "update_expression", "return_statement",
     "break_statement", "continue_statement", "expression_statement", "compound_statement",
-    "subscript_expression", "binary_expression", "if_statement", "preproc_def")
-
-# One query collects everything the model needs in a single pass in C, instead of a Python
-# walk over every node: the front end must cost little more than the bare parse.
-_MODEL_QUERY = Query(
-    LANGUAGE,
-    """
-    (function_definition) @function
-    (call_expression) @call
-    (call_expression (kernel_call_syntax)) @launch
-    (for_statement) @loop
-    (for_range_loop) @loop
-    (while_statement) @loop
-    (do_statement) @loop
-    (declaration (type_qualifier "__shared__")) @declaration
-    (preproc_call directive: (preproc_directive)) @pragma
-    (gnu_asm_expression) @asm
-    (comment) @comment
-    "__global__" @global
-    """
-    # the per-type index (Unit.nodes_by_type): the node types that guards and anchors ask for
-    # most, captured in the same traversal as the model (each query run walks the whole tree)
-    + "".join(f"\n    ({t}) @t.{t}" for t in _INDEXED_TYPES),
-)
+    "subscript_expression", "binary_expression", "if_statement", "preproc_def",
+    "function_definition", "call_expression", "gnu_asm_expression", *LOOP_TYPES)
 
 BARRIERS = frozenset(
     {"__syncthreads", "__syncthreads_count", "__syncthreads_and", "__syncthreads_or",
@@ -99,62 +88,294 @@ FUNCTION_SPECIFIERS = frozenset(
 )
 
 
-Captures = dict[str, list[Node]]
 Owner = Callable[[int, int], Function | None]  # the function whose body holds a byte span
 
 
-def build_model(unit: Unit) -> None:
-    """Fill in the unit's model: the per-type index, the functions and what each holds, the
-    launches, and the kernels that could not be modeled. Run once, on the unit's first
-    question about them."""
-    caps = QueryCursor(_MODEL_QUERY).captures(unit.root)
-    _index(unit, caps)
-    _functions(unit, caps)
+def build_model(unit: Unit, types: Iterable[str] | None = None) -> None:
+    """Fill in the unit's model (``types`` None: the functions and what each holds, the
+    launches, the kernels that could not be modeled) or its per-type index (the common node
+    types, ``types`` and the comments), whichever it lacks. Run on the unit's first question
+    about either; neither needs the other."""
+    if types is None:
+        if not unit._modeled:
+            unit._modeled = True
+            _model(unit)
+    elif not unit._indexed:
+        unit._indexed = True
+        _index(unit, types)
+
+
+def _model(unit: Unit) -> None:
+    """The model, in stages, from the constructs ``_found`` found."""
+    found = _found(unit)
+    _functions(unit, found.functions)
     owner = _owner(unit._functions)
     _masked_pragmas(unit, owner)
     _function_problems(unit)
-    _constructs(unit, caps, owner)
-    _unanalyzable(unit, caps)
+    _constructs(unit, found, owner)
+    _unanalyzable(unit, found.globals)
 
 
-def _index(unit: Unit, caps: Captures) -> None:
-    """The per-type index (``Unit.nodes_by_type``) and the comments, from the query run."""
+# --------------------------------------------------------------------------------------
+# The per-type index: one query run
+
+# compiled index queries by their node types: compiled on first use (tens of milliseconds:
+# a command that never asks pays nothing), and a command asks for the same types in every file
+_INDEX_QUERIES: dict[tuple[str, ...], Query] = {}
+
+
+def index_query(types: Iterable[str]) -> tuple[tuple[str, ...], Query]:
+    """The node types the run that builds the per-type index captures (the common ones and
+    ``types``, sorted: one compiled query per set), and its query."""
+    key = tuple(sorted(set(_INDEXED_TYPES).union(types)))
+    q = _INDEX_QUERIES.get(key)
+    if q is None:
+        q = _INDEX_QUERIES[key] = Query(LANGUAGE, "(comment) @comment" + "".join(
+            f"\n({t}) @t.{t}" for t in key))
+    return key, q
+
+
+def _index(unit: Unit, types: Iterable[str]) -> None:
+    """The per-type index (``Unit.nodes_by_type``) and the comments (``Unit.squeezed``),
+    from one query run over the whole tree."""
+    indexed, query = index_query(types)
+    caps = QueryCursor(query).captures(unit.root)
     index = unit._index
-    for name, nodes in caps.items():
-        if name.startswith("t."):
-            index[name[2:]] = nodes  # nested captures can come innermost first: sorted
-            unit._unsorted.add(name[2:])  # on first use
-    unit._comments = caps.get("comment", [])
-    sort_doc_order(unit._comments)
-    index["function_definition"] = caps.get("function", [])
-    index["call_expression"] = caps.get("call", [])
-    index["gnu_asm_expression"] = caps.get("asm", [])  # (no_write asks for them: no 2nd query)
-    # a capture list need not come in document order (a call inside another's arguments, or
-    # a pattern with a child constraint, completes later), and _in bisects these lists by
-    # start: sorted on first use, as the t.* captures are
-    unit._unsorted.update(("function_definition", "call_expression", "gnu_asm_expression"))
-    for t in LOOP_TYPES:
-        index[t] = []
-    for node in caps.get("loop", []):
-        index[node.type].append(node)
-    for t in LOOP_TYPES:
-        sort_doc_order(index[t])
-    for t in _INDEXED_TYPES:
-        index.setdefault(t, [])
+    for t in indexed:
+        # a capture list need not come in document order (a call inside another's
+        # arguments completes later), and lookups bisect these lists by start: sorted on
+        # first use (most types are never asked for)
+        index[t] = caps.get(f"t.{t}", [])
+    unit._unsorted.update(indexed)
+    comments = caps.get("comment", [])
+    sort_doc_order(comments)
+    unit._comments = comments
 
 
-def _functions(unit: Unit, caps: Captures) -> None:
-    """The functions defined in the file, sorted by start."""
-    for node in caps.get("function", []):
-        if _inside_a_body(node):
-            # `CUDA_KERNEL_LOOP(i, n) { ... }` in a kernel reads as a function definition
-            # with no type: it is a statement of the function around it (a loop macro), not
-            # a function of its own (the gate would blank it as host code)
-            continue
+# --------------------------------------------------------------------------------------
+# Finding the constructs: from the text where the tree has no error, by a query where it has
+
+
+class _Found(NamedTuple):
+    """The nodes the model is built from, each list in document order."""
+
+    functions: list[Node]  # function definitions outside any function body
+    calls: list[Node]  # calls that may be barriers, warp intrinsics or atomics (and others)
+    launches: list[Node]  # calls with a <<<...>>> configuration
+    loops: list[Node]
+    shared: list[Node]  # declarations with a __shared__ qualifier
+    pragmas: list[Node]  # "#pragma" lines (preproc_call)
+    asm: list[Node]
+    globals: list[Node]  # every "__global__" token
+
+
+def _found(unit: Unit) -> _Found:
+    """The nodes of the model. A clean tree's constructs are found from the words that start
+    them (``_by_text``: a few scans of the bytes, and a node lookup at each place found),
+    not by a walk over every node; a tree with an error (a MISSING token has no text) by one
+    query run (``_by_query``). Both give the same nodes for a clean tree."""
+    return _by_query(unit) if unit.root.has_error else _by_text(unit)
+
+
+# The model's constructs by one query over the whole tree (a tree with errors)
+_MODEL_PATTERNS = """
+    (function_definition) @function
+    (call_expression) @call
+    (call_expression (kernel_call_syntax)) @launch
+    (for_statement) @loop
+    (for_range_loop) @loop
+    (while_statement) @loop
+    (do_statement) @loop
+    (declaration (type_qualifier "__shared__")) @declaration
+    (preproc_call directive: (preproc_directive)) @pragma
+    (gnu_asm_expression) @asm
+    "__global__" @global
+"""
+_MODEL_QUERY: list[Query] = []  # compiled on first use
+
+
+def model_query() -> Query:
+    """The query of ``_by_query``, compiled on first use."""
+    if not _MODEL_QUERY:
+        _MODEL_QUERY.append(Query(LANGUAGE, _MODEL_PATTERNS))
+    return _MODEL_QUERY[0]
+
+
+def _by_query(unit: Unit) -> _Found:
+    caps = QueryCursor(model_query()).captures(unit.root)
+    lists = {}
+    for name in ("function", "call", "launch", "loop", "declaration", "pragma", "asm",
+                 "global"):
+        nodes = caps.get(name, [])
+        sort_doc_order(nodes)
+        lists[name] = nodes
+    return _Found([n for n in lists["function"] if not _inside_a_body(n)], lists["call"],
+                  lists["launch"], lists["loop"], lists["declaration"], lists["pragma"],
+                  lists["asm"], lists["global"])
+
+
+# the words that start a construct (each a literal: a scan for it runs at C speed), and the
+# node a word's token must be the first (or only) token of
+_KEYWORDS = tuple((re.compile(re.escape(word) + (rb"\b" if word[-1:].isalnum() else b"")),
+                   word.decode(), token) for word, token in (
+    (b"for", "for"), (b"while", "while"), (b"do", "do"), (b"asm", "asm"),
+    (b"__asm__", "__asm__"), (b"__asm", "__asm"), (b"__shared__", "__shared__"),
+    (b"__global__", "__global__"), (b"#pragma", "preproc_directive"), (b"<<<", "<<<")))
+_LOOP_WORDS = frozenset({"for", "while", "do"})
+# a call may be a barrier, warp intrinsic or atomic (``_call_kind``) only if its callee's text
+# holds one of these: an intrinsic's name at its start, or a group's method after ".", "->"
+# or "::" at its end (each pattern starts with a literal: a scan runs at C speed)
+_CALL_WORDS = (re.compile(rb"__(?:syncthreads|syncwarp|barrier_sync|shfl|ballot_sync|any_sync|"
+                          rb"all_sync|uni_sync|activemask|match_a|reduce_)"),
+               re.compile(rb"atomic"))
+_METHOD_WORDS = tuple(re.compile(w) for w in (rb"sync\b", rb"shfl", rb"ballot\b", rb"any\b",
+                                              rb"all\b", rb"reduce\b"))
+
+
+def _by_text(unit: Unit) -> _Found:
+    """The constructs of a clean tree, from the text: each keyword that starts one (``for``,
+    ``__shared__``, ``<<<``, ...) found by a scan of the parsed bytes (masked text is blank),
+    and the construct is the node its token starts; the calls that may be intrinsics found
+    from the words their callees hold. In a tree with no error every token is its text, so
+    these are the nodes a query over the tree gives."""
+    parsed, root = unit.parsed, unit.root
+    at = root.descendant_for_byte_range
+    found: dict[str, dict[tuple[int, int], Node]] = {
+        k: {} for k in ("launch", "loop", "shared", "pragma", "asm", "global", "call")}
+    loops, shared, pragmas = found["loop"], found["shared"], found["pragma"]
+    for pattern, word, token_type in _KEYWORDS:
+        for m in pattern.finditer(parsed):
+            start, end = m.span()
+            token = at(start, end)
+            if token is None or token.type != token_type or token.start_byte != start \
+                    or token.end_byte != end:
+                continue  # in a comment, a string, a longer token, a macro's text
+            parent = token.parent
+            if parent is None:
+                continue
+            kind = parent.type
+            if word == "__global__":
+                found["global"][(start, end)] = token
+            elif word == "__shared__":
+                grand = parent.parent
+                if kind == "type_qualifier" and grand is not None \
+                        and grand.type == "declaration":
+                    shared[(grand.start_byte, grand.end_byte)] = grand
+            elif word == "#pragma":
+                if kind == "preproc_call" and parent.child_by_field_id(F_DIRECTIVE) == token:
+                    pragmas[(parent.start_byte, parent.end_byte)] = parent
+            elif word == "<<<":
+                grand = parent.parent
+                if kind == "kernel_call_syntax" and grand is not None \
+                        and grand.type == "call_expression":
+                    found["launch"][(grand.start_byte, grand.end_byte)] = grand
+            elif parent.start_byte != start:
+                continue  # ("while" of a do loop)
+            elif word in _LOOP_WORDS:
+                if kind in _LOOP_KINDS:
+                    loops[(start, parent.end_byte)] = parent
+            elif kind == "gnu_asm_expression":
+                found["asm"][(start, parent.end_byte)] = parent
+    calls = found["call"]
+    for pattern in _CALL_WORDS:
+        for m in pattern.finditer(parsed):
+            _calls_at(at, m.start(), calls)
+    for pattern in _METHOD_WORDS:
+        for m in pattern.finditer(parsed):
+            start = m.start()
+            before = parsed[max(0, start - 64):start].rstrip()
+            if before.endswith((b".", b"->", b"::")):
+                _calls_at(at, start, calls)
+    lists = {}
+    for k, nodes in found.items():
+        sorted_nodes = list(nodes.values())
+        sort_doc_order(sorted_nodes)
+        lists[k] = sorted_nodes
+    return _Found(_function_nodes(unit), lists["call"], lists["launch"], lists["loop"],
+                  lists["shared"], lists["pragma"], lists["asm"], lists["global"])
+
+
+def _calls_at(at: Callable[[int, int], Node | None], offset: int,
+              calls: dict[tuple[int, int], Node]) -> None:
+    """Every call whose callee holds the byte at ``offset`` (``f(a)(b)``: two), up to the
+    statement that holds them. (A call whose callee holds a statement has a lambda for a
+    callee, which names no intrinsic; a call that may be one is found from the word at its
+    callee's start or end, below any statement.)"""
+    node = at(offset, offset + 1)
+    while node is not None:
+        kind = node.type
+        if kind == "call_expression":
+            callee = node.child_by_field_id(F_FUNCTION)
+            if callee is not None and callee.start_byte <= offset < callee.end_byte:
+                calls[(node.start_byte, node.end_byte)] = node
+        elif kind.endswith("statement") or kind in _CALL_ENDS:
+            return
+        node = node.parent
+
+
+_CALL_ENDS = frozenset({"declaration", "field_declaration", "lambda_expression",
+                        "function_definition", "translation_unit", "preproc_arg"})
+
+
+def _function_nodes(unit: Unit) -> list[Node]:
+    """The function definitions outside any function body, in document order: a descent that
+    never enters a block, nor a subtree without a ``{`` (a definition has a body), so it
+    visits the file's outline, not its code."""
+    find = unit.parsed.find
+    out: list[Node] = []
+    stack = [unit.root]
+    while stack:
+        node = stack.pop()
+        for child in reversed(node.children):
+            kind = child.type
+            if kind == "function_definition":
+                out.append(child)  # (and what its head may define: its body is a block)
+            elif kind == "compound_statement":
+                continue
+            if find(b"{", child.start_byte, child.end_byte) >= 0:
+                stack.append(child)
+    out.sort(key=_by_start)
+    return out
+
+
+_by_start = operator.attrgetter("start_byte")
+
+
+def _functions(unit: Unit, nodes: list[Node]) -> None:
+    """The functions defined in the file (outside any function body: `CUDA_KERNEL_LOOP(i, n)
+    { ... }` in a kernel reads as a function definition with no type, but it is a statement
+    of the function around it, a loop macro, and the gate would blank it as host code),
+    sorted by start."""
+    calls_of = _calls_of(weakref.ref(unit))
+    for node in nodes:
         f = _function(unit, node)
         if f is not None:
+            f.calls_of = calls_of
             unit._functions.append(f)
     unit._functions.sort(key=lambda f: f.start)
+
+
+def _calls_of(unit_ref: Callable[[], Unit | None]) -> Callable[[Function], list[Call]]:
+    """What finds a function's calls on first use: the calls of the unit's index (one query
+    run, shared with matching and guards) inside its body that no function defined inside
+    it holds. The unit is held weakly (a function's unit holds the function)."""
+    def calls_of(f: Function) -> list[Call]:
+        unit = unit_ref()
+        if unit is None:
+            return []
+        nodes = unit.nodes_by_type(("call_expression",))["call_expression"]
+        owner = _owner(unit._functions)
+        calls = []
+        i = bisect.bisect_left(nodes, f.body_start, key=_by_start)
+        while i < len(nodes) and nodes[i].start_byte < f.body_end:
+            node = nodes[i]
+            i += 1
+            callee = node.child_by_field_id(F_FUNCTION)
+            if callee is not None and owner(node.start_byte, node.end_byte) is f:
+                calls.append(Call(_call_name(unit, callee), node.start_byte, node.end_byte))
+        return calls
+
+    return calls_of
 
 
 def _owner(functions: list[Function]) -> Owner:
@@ -201,14 +422,18 @@ def _function_problems(unit: Unit) -> None:
                 f.problems.append(p)
 
 
-def _constructs(unit: Unit, caps: Captures, owner: Owner) -> None:
-    """Calls, launches, loops, shared arrays, pragmas and asm, each given to the function
-    that holds it; launches also to the unit."""
-    for node in caps.get("call", []):
+def _constructs(unit: Unit, found: _Found, owner: Owner) -> None:
+    """Barriers, warp intrinsics and atomics, launches, loops, shared arrays, pragmas and
+    asm, each given to the function that holds it; launches also to the unit."""
+    for node in found.calls:
         f = owner(node.start_byte, node.end_byte)
-        if f is not None:
-            _classify_call(unit, f, node)
-    for node in caps.get("launch", []):
+        callee = node.child_by_field_id(F_FUNCTION) if f is not None else None
+        if f is not None and callee is not None:
+            name = _call_name(unit, callee)
+            kind = _call_kind(name)
+            if kind is not None:
+                getattr(f, kind).append(Call(name, node.start_byte, node.end_byte))
+    for node in found.launches:
         launch = _launch(unit, node)
         if launch is not None:
             unit._launches.append(launch)
@@ -216,16 +441,15 @@ def _constructs(unit: Unit, caps: Captures, owner: Owner) -> None:
             if f is not None:
                 f.launches.append(launch)
     unit._launches.sort(key=lambda lc: lc.start)
-    loops = sorted(caps.get("loop", []), key=lambda n: n.start_byte)
-    for node in loops:
+    for node in found.loops:
         f = owner(node.start_byte, node.end_byte)
         if f is not None:
             f.loops.append(_loop(unit, f, node))
-    for node in caps.get("declaration", []):
+    for node in found.shared:
         f = owner(node.start_byte, node.end_byte)
         if f is not None:
             f.shared.extend(_shared_decls(unit, node))
-    for node in caps.get("pragma", []):
+    for node in found.pragmas:
         f = owner(node.start_byte, node.end_byte)
         directive = node.child_by_field_id(F_DIRECTIVE)
         if f is None or directive is None or unit.text(directive).strip() != "#pragma":
@@ -233,7 +457,7 @@ def _constructs(unit: Unit, caps: Captures, owner: Owner) -> None:
         arg = node.child_by_field_id(F_ARGUMENT)
         f.pragmas.append(Pragma(unit.text(arg).strip() if arg else "", node.start_byte,
                                 node.end_byte))
-    for node in caps.get("asm", []):
+    for node in found.asm:
         f = owner(node.start_byte, node.end_byte)
         if f is not None:
             f.asm.append((node.start_byte, node.end_byte))
@@ -241,18 +465,18 @@ def _constructs(unit: Unit, caps: Captures, owner: Owner) -> None:
     # completes later), and masked pragma macros join the "#pragma" lines: sort each list
     by_start = operator.attrgetter("start")
     for f in unit._functions:
-        for group in (f.barriers, f.warp_intrinsics, f.atomics, f.calls, f.shared, f.pragmas,
+        for group in (f.barriers, f.warp_intrinsics, f.atomics, f.shared, f.pragmas,
                       f.launches):
             if len(group) > 1:
                 group.sort(key=by_start)
         f.asm.sort()
 
 
-def _unanalyzable(unit: Unit, caps: Captures) -> None:
+def _unanalyzable(unit: Unit, globals_: list[Node]) -> None:
     """The ``__global__`` kernels that could not be modeled, or hold a syntax problem, and
     why, in source order."""
     modeled = {f.node.start_byte for f in unit._functions}
-    for tok in caps.get("global", []):
+    for tok in globals_:
         parent = tok.parent
         if parent is not None and parent.type == "function_definition":
             if parent.start_byte in modeled:
@@ -509,33 +733,26 @@ def _call_name(unit: Unit, callee: Node) -> str:
     return "".join(unit.text(callee).split())
 
 
-def _classify_call(unit: Unit, f: Function, node: Node) -> None:
-    callee = node.child_by_field_id(F_FUNCTION)
-    if callee is None:
-        return
-    name = _call_name(unit, callee)
-    call = Call(name, node.start_byte, node.end_byte)
-    f.calls.append(call)
+def _call_kind(name: str) -> str | None:
+    """Which of a function's lists a call of this name joins: "barriers", "warp_intrinsics",
+    "atomics", or None."""
     if name in BARRIERS:
-        f.barriers.append(call)
-        return
+        return "barriers"
     if name.startswith("__"):
-        if name.startswith(WARP_INTRINSIC_PREFIXES):
-            f.warp_intrinsics.append(call)
-        return
+        return "warp_intrinsics" if name.startswith(WARP_INTRINSIC_PREFIXES) else None
     if name.startswith("atomic"):
-        f.atomics.append(call)
-        return
+        return "atomics"
     method = _METHOD_RE.search(name)
     if method is None:
-        return
+        return None
     m = method.group(1)
     if m == "sync":
-        f.barriers.append(call)  # block.sync(), grid.sync(), cluster.sync()
-    elif m in CG_WARP_METHODS or (m == "reduce" and name.endswith("::reduce")):
-        f.warp_intrinsics.append(call)  # warp.shfl_down(...), cg::reduce(warp, ...)
-    elif m.startswith("atomic"):
-        f.atomics.append(call)
+        return "barriers"  # block.sync(), grid.sync(), cluster.sync()
+    if m in CG_WARP_METHODS or (m == "reduce" and name.endswith("::reduce")):
+        return "warp_intrinsics"  # warp.shfl_down(...), cg::reduce(warp, ...)
+    if m.startswith("atomic"):
+        return "atomics"
+    return None
 
 
 _METHOD_RE = re.compile(r"(?:\.|->|::)(\w+)$")

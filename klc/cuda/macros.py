@@ -122,7 +122,9 @@ def _specifier_macros(source: bytes, defs: Definitions) -> list[bytes]:
     a pragma (``CUTLASS_DEVICE``, ``C10_LAUNCH_BOUNDS_1``, ``CUTE_UNROLL``, a local ``#define
     MY_LB(n) __launch_bounds__(n)``). Masking them before the first parse is always right
     and spares the error-driven recovery its re-parses."""
-    names = [n for n in _KNOWN_NAMES if n in source and n.decode() not in defs]
+    present = [prefix for prefix in _KNOWN_PREFIXES if prefix in source]  # (few scans)
+    names = [n for n in _KNOWN_NAMES if n[:n.index(b"_", 1) + 1] in present
+             and n in source and n.decode() not in defs] if present else []
     for name, (_params, body) in defs.items():
         if _is_specifier_body(body, defs):
             names.append(name.encode())
@@ -457,6 +459,9 @@ KNOWN_MACROS: Definitions = {
     "TORCH_HOST_DEVICE": (None, "__host__ __device__"),
 }
 _KNOWN_NAMES = tuple(n.encode() for n in KNOWN_MACROS)
+# what the known names start with (``CUTLASS_``, ``C10_``, ...): a file that holds none of
+# these holds none of the names (one scan of the file each, not one per name)
+_KNOWN_PREFIXES = tuple(dict.fromkeys(n[:n.index(b"_", 1) + 1] for n in _KNOWN_NAMES))
 
 _DEFINE_RE = re.compile(
     rb"#[ \t]*define[ \t]+(\w+)(\([^)\n]*\))?[ \t]*((?:\\\r?\n|[^\n])*)", re.M

@@ -7,9 +7,10 @@ bytes (``Unit.text``), never from the parser's input, because the parser may hav
 *masked* copy (``klc.cuda.macros``).
 
 A ``Unit`` receives what it does not know itself: the function that builds its model from the
-tree (``klc.cuda.build.build_model``, run on the first question about functions, launches or
-node types) and the source of its semantic facts (``klc.cuda.facts.Facts``, libclang, made on
-the first ``Unit.facts``). The shape of those facts is declared here (``UnitFacts``,
+tree (``klc.cuda.build.build_model``, run on the first question about functions or launches,
+and, for the per-type index, on the first question about node types) and the source of its
+semantic facts (``klc.cuda.facts.Facts``, libclang, made on the first ``Unit.facts``). The
+shape of those facts is declared here (``UnitFacts``,
 ``TypeFact``), so this module imports neither (``docs/architecture.md``, "klc.cuda").
 """
 
@@ -161,12 +162,16 @@ class Function:
     barriers: list[Call] = field(default_factory=list)
     warp_intrinsics: list[Call] = field(default_factory=list)
     atomics: list[Call] = field(default_factory=list)
-    calls: list[Call] = field(default_factory=list)
     loops: list[Loop] = field(default_factory=list)
     asm: list[tuple[int, int]] = field(default_factory=list)
     launches: list[Launch] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
+    # every call the function makes is read on first use (``calls``, a property): what finds
+    # them (klc.cuda.build), given this function
+    calls_of: Callable[[Function], list[Call]] | None = field(default=None, repr=False,
+                                                               compare=False)
 
+    _calls: list[Call] | None = field(default=None, init=False, repr=False, compare=False)
     _params: tuple[Param, ...] | None = field(default=None, init=False, repr=False,
                                               compare=False)
     _param_names: dict[str, Param] | None = field(default=None, init=False, repr=False,
@@ -181,6 +186,14 @@ class Function:
                 params = ()  # f(void): no parameter, as C++ reads it
             self._params = params
         return self._params
+
+    @property
+    def calls(self) -> list[Call]:
+        """Every call the function makes (not those of a function defined inside it), in
+        source order."""
+        if self._calls is None:
+            self._calls = self.calls_of(self) if self.calls_of is not None else []
+        return self._calls
 
     @property
     def is_kernel(self) -> bool:
@@ -279,11 +292,14 @@ class UnitFacts(Protocol):
 class Unit:
     """One parsed source file: the original bytes, the tree, and the model built on it.
 
-    ``build`` fills in the model (functions, launches, the per-type index) on the first
-    question about it; ``facts`` makes the unit's semantic facts on the first ``facts``."""
+    ``build(unit, None)`` fills in the model (functions, launches) on the first question
+    about it; ``build(unit, types)`` the per-type index (the common node types and
+    ``types``) and the comments on the first question about node types (neither needs the
+    other); ``facts`` makes the unit's semantic facts on the first ``facts``."""
 
     def __init__(self, path: str, source: bytes, parsed: bytes, tree: Tree, masks: list[Mask],
-                 defines: Definitions | None = None, *, build: Callable[[Unit], None],
+                 defines: Definitions | None = None, *,
+                 build: Callable[[Unit, Iterable[str] | None], None],
                  facts: Callable[[Unit], UnitFacts] | None = None):
         self.path = path
         self.source = source
@@ -300,9 +316,11 @@ class Unit:
         self._kids: dict[int, list[Node]] = {}  # significant children by node id (klc.match)
         self.problems: list[Problem] = []
         _find_problems(self)
-        # the model (functions, launches, the per-type index) is built on first use: a
-        # re-parse that only checks for new syntax problems never needs it
+        # the model (functions, launches) and the per-type index are built on first use,
+        # each on its own: a re-parse that only checks for new syntax problems needs
+        # neither, ``klc parse`` no index, a matcher whose anchors are not in the file no model
         self._modeled = False
+        self._indexed = False
         self._build = build
         self._make_facts = facts
         self._unroll_at: dict[int, str] = {}  # loop start -> unroll argument, from a mask
@@ -320,8 +338,7 @@ class Unit:
 
     def _model(self) -> None:
         if not self._modeled:
-            self._modeled = True
-            self._build(self)
+            self._build(self, None)
 
     @property
     def functions(self) -> list[Function]:
@@ -356,7 +373,8 @@ class Unit:
         prefilter looks for an anchor's runs of tokens in it with ``in``)."""
         squeezed = self._squeezed
         if squeezed is None:
-            self._model()
+            if not self._indexed:  # (the comments come with the index)
+                self._build(self, ())
             parsed, parts, pos = self.parsed, [], 0
             for c in self._comments:  # (in document order, none inside another)
                 if c.start_byte >= pos:
@@ -427,10 +445,12 @@ class Unit:
         return None
 
     def nodes_by_type(self, types: Iterable[str]) -> dict[str, list[Node]]:
-        """Every node of each given type, in source order, by type. The common types come
-        from the model's one query run; others are found by one more query for all of them,
-        and remembered."""
-        self._model()
+        """Every node of each given type, in source order, by type. The first question finds
+        the common types and these in one query run; a type asked later is found by one more
+        query for all of those, and remembered."""
+        types = tuple(types)  # (read more than once)
+        if not self._indexed:
+            self._build(self, types)
         index = self._index
         unsorted = self._unsorted
         for t in types:

@@ -96,7 +96,7 @@ def sort_doc_order(nodes: list[Node]) -> None:
     nodes.sort(key=_by_start)
 
 
-_PROBLEM_QUERY = Query(LANGUAGE, "(ERROR) @error (MISSING) @missing")
+_PROBLEM_QUERY: list[Query] = []  # compiled on first use (most files need none)
 
 
 def problem_nodes(tree: Tree) -> list[Node]:
@@ -115,7 +115,9 @@ def problem_nodes(tree: Tree) -> list[Node]:
     if not found and root.has_error:
         # a MISSING token that is not a visible child (the newline that ends a directive
         # on a last line without one): only a query sees it
-        caps = QueryCursor(_PROBLEM_QUERY).captures(root)
+        if not _PROBLEM_QUERY:
+            _PROBLEM_QUERY.append(Query(LANGUAGE, "(ERROR) @error (MISSING) @missing"))
+        caps = QueryCursor(_PROBLEM_QUERY[0]).captures(root)
         found = caps.get("error", []) + caps.get("missing", [])
     found.sort(key=lambda n: n.start_byte)
     return found

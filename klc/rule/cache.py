@@ -7,7 +7,7 @@ grammar, the compiler, the rewrite kinds and predicates, the matcher that compil
 and the parsers it runs on. So the rules, with the anchors' compiled patterns beside them,
 are stored under the sha256 of all of them:
 
-    layout, Python and klc versions, klc's code digest, the parsers' versions,
+    layout, Python's version, klc's code digest, the parsers' versions,
     the loader's vocabulary (rewrite kinds, predicates), every rule file's path and
     bytes, in order
 
@@ -40,7 +40,6 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from klc import __version__
 from klc.errors import KlcError
 from klc.fsutil import atomic_write
 
@@ -62,9 +61,10 @@ def cache_root() -> Path | None:
 
 @cache
 def code_digest() -> str:
-    """The sha256 of klc's own code (every .py and .lark file of the package): a checkout
-    keeps one version string while its code changes."""
-    h = hashlib.sha256(__version__.encode())
+    """The sha256 of klc's own code (every .py and .lark file of the package): what decides
+    what klc makes of its inputs (a checkout keeps one version string while its code
+    changes; a release changes its code)."""
+    h = hashlib.sha256()
     root = Path(__file__).resolve().parents[1]
     for p in sorted(root.rglob("*")):
         if p.suffix in (".py", ".lark") and p.is_file():
@@ -86,24 +86,32 @@ def digest(parts: Iterable[bytes]) -> str:
 
 @cache
 def _parsers() -> bytes:
-    """The versions of the parsers a compiled rule depends on (lark for the rule text,
-    tree-sitter and its CUDA grammar for the anchors)."""
-    from importlib.metadata import PackageNotFoundError, version
+    """What a compiled rule depends on of the parsers: lark for the rule text (its installed
+    module, by path, size and time: importing lark only to read its version would cost a
+    command that finds its library here tens of milliseconds, the package metadata reader as
+    much), tree-sitter and its CUDA grammar for the anchors (their own version numbers)."""
+    from importlib.util import find_spec
 
-    out = []
-    for name in ("lark", "tree-sitter", "tree-sitter-cuda"):
-        try:
-            out.append(f"{name}={version(name)}")
-        except PackageNotFoundError:
-            out.append(f"{name}=?")
-    return " ".join(out).encode()
+    import tree_sitter
+
+    from klc.cuda.syntax import LANGUAGE
+
+    spec = find_spec("lark")
+    try:
+        st = os.stat(spec.origin) if spec is not None and spec.origin else None
+    except OSError:
+        st = None
+    lark = f"{spec.origin}:{st.st_size}:{st.st_mtime_ns}" if spec and st else "?"
+    grammar = ".".join(map(str, LANGUAGE.semantic_version or ())) or "?"
+    return (f"lark={lark} tree-sitter={tree_sitter.__version__} "
+            f"tree-sitter-cuda={grammar} abi={LANGUAGE.abi_version} "
+            f"kinds={LANGUAGE.node_kind_count} fields={LANGUAGE.field_count}").encode()
 
 
 def library_key(sources: Sequence[tuple[str, bytes]], vocabulary: bytes = b"") -> str:
     """The key of a load of these rule files (path, bytes), in this order, against this
     vocabulary (the rewrite kinds and predicates the loader was given)."""
-    parts = [LAYOUT, sys.version.encode(), __version__.encode(), code_digest().encode(),
-             _parsers(), vocabulary]
+    parts = [LAYOUT, sys.version.encode(), code_digest().encode(), _parsers(), vocabulary]
     for path, data in sources:
         parts += [path.encode(), data]
     return digest(parts)

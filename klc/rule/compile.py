@@ -14,9 +14,6 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable
 
-from lark import Tree
-from lark.exceptions import UnexpectedInput
-
 from klc.errors import KlcError, where
 from klc.rule.checks import (
     Errors,
@@ -376,6 +373,9 @@ def _edits(specs: list[EditSpec], cx: CompileContext) -> tuple[Edit, ...]:
 def parse_guard(text: str, path: str = "<guard>") -> GuardExpr:
     """A guard expression on its own (``is_restrict($X) and not in_loop``), checked against
     the predicate vocabulary: for tools and tests that evaluate guards without a rule."""
+    from lark import Tree
+    from lark.exceptions import UnexpectedInput
+
     check_call = installed().check_call
     prefix = "rule __guard__ { guard: "
     try:

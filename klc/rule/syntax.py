@@ -13,15 +13,19 @@ import os
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
-
-from lark import Lark, Token, Tree
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+from typing import TYPE_CHECKING, Any
 
 from klc.errors import KlcError, where
 from klc.rule.guard import GuardAnd, GuardArg, GuardCall, GuardExpr, GuardNot, GuardOr
 from klc.rule.model import CARD_FIELDS
 from klc.rule.paths import packaged
+
+if TYPE_CHECKING:
+    from lark import Lark, Token, Tree
+    from lark.exceptions import UnexpectedInput
+
+# lark is imported where rule text is parsed (a command that reads the compiled library from
+# its cache, klc.rule.cache, parses none and never imports it)
 
 
 @dataclass(frozen=True)
@@ -136,6 +140,8 @@ class FileSpec:
 @cache
 def grammar() -> Lark:
     """The lark parser of the rule language (built once per process)."""
+    from lark import Lark
+
     text = (packaged("grammar") / "rule.lark").read_text(encoding="utf-8")
     options = {"parser": "lalr", "propagate_positions": True, "maybe_placeholders": True}
     # lark's cache of the parser tables, in klc's own cache folder ($KLC_CACHE_DIR or
@@ -177,6 +183,8 @@ def _expected_words(names: set[str]) -> str:
 
 
 def syntax_error(e: UnexpectedInput, text: str, path: str) -> KlcError:
+    from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken
+
     line, col = getattr(e, "line", 0) or 0, getattr(e, "column", 0) or 0
     if isinstance(e, UnexpectedToken):
         tok = e.token
@@ -227,6 +235,9 @@ def parse_specs(text: str, path: str) -> list[RuleSpec]:
 
 def parse_file(text: str, path: str) -> FileSpec:
     """Step 1: everything a file holds as written: rules, named guards, uses."""
+    from lark import Tree
+    from lark.exceptions import UnexpectedInput
+
     try:
         tree = grammar().parse(text)
     except UnexpectedInput as e:
@@ -249,6 +260,8 @@ def parse_file(text: str, path: str) -> FileSpec:
 
 
 def _rule_spec(tree: Tree, path: str) -> RuleSpec:
+    from lark import Tree
+
     name_tok = tree.children[0]
     fields = tuple(_field_spec(f) for f in tree.children[1:] if isinstance(f, Tree))
     return RuleSpec(str(name_tok), path, tree.meta.line, tree.meta.column, fields)
@@ -310,6 +323,8 @@ def _inverse_item(tree: Tree) -> tuple[str, Any, int, int]:
 
 def _value_token(v: Token | Tree) -> Token:
     """A hole value: a token; a string value becomes a STRING token holding its text."""
+    from lark import Token, Tree
+
     if isinstance(v, Tree):
         t = _text(v)
         return Token("STRING", t.value, line=t.line, column=t.col)
@@ -393,6 +408,8 @@ _GUARD_TREES = frozenset({"guard_call", "guard_neg", "guard_and", "guard_or"})
 
 def _plain(c: Token | Tree) -> Any:
     """A child of a rewrite clause as data (see ``EditSpec``)."""
+    from lark import Token
+
     if isinstance(c, Token):
         return _code(c) if c.type == "CODE" else c
     if c.data == "string":
@@ -404,6 +421,8 @@ def _plain(c: Token | Tree) -> Any:
 
 
 def guard_expr(tree: Tree | Token) -> GuardExpr:
+    from lark import Tree
+
     assert isinstance(tree, Tree)
     kind = str(tree.data)
     line, col = tree.meta.line, tree.meta.column
@@ -418,6 +437,8 @@ def guard_expr(tree: Tree | Token) -> GuardExpr:
 
 
 def _guard_arg(a: Token | Tree) -> GuardArg:
+    from lark import Tree
+
     if isinstance(a, Tree):  # a string
         t = _text(a)
         return GuardArg("string", t.value, t.line, t.col)

@@ -628,3 +628,129 @@ def test_first_uses_of_parameters_are_those_of_the_whole_list(units: list[Unit],
         applicable = [s for s in find_sites(fresh, rules, clang=False) if s.ok]
         assert _view(find_sites(unit, rules, clang=False, refused=False)) == _view(applicable)
     assert found > 50
+
+
+# the words the model is found from, where they start no construct (comments, strings, a
+# macro's text, longer tokens), and the constructs themselves in every spelling the text scan
+# has to find: a do loop's `while`, `__asm__`, two `__shared__` on one declaration, a launch
+# beside a shift, calls that share a start, a lambda called in place, methods of groups
+WORDS = b"""\
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+#define LAUNCH_ALL __global__ void
+#define SYNC() __syncthreads()
+// for while do asm __shared__ __global__ #pragma <<< atomicAdd __shfl_down_sync .sync()
+const char* words = "for (;;) while do asm __shared__ #pragma unroll <<< atomic";
+extern "C" {
+__global__ void in_c(float* p) { p[threadIdx.x] = 0.0f; }
+}
+namespace outer { namespace inner {
+struct Helper {
+  __device__ float twice(float v) const { return 2.0f * v; }
+  template <int N> __device__ void sweep(float* p) {
+    #pragma unroll
+    for (int i = 0; i < N; ++i) p[i] += 1.0f;
+  }
+};
+struct { __device__ int one() { return 1; } } single;
+}}  // namespace outer::inner
+__global__ void words_everywhere(float* x, int* count, int n) {
+  __shared__ __shared__ float tile[32];
+  extern __shared__ float dyn[];
+  auto block = cg::this_thread_block();
+  auto warp = cg::tiled_partition<32>(block);
+  int i = 0;
+  do { tile[i % 32] = x[i]; i++; } while (i < n);
+  while (i > 0) { --i; }
+  for (float v : tile) { x[0] += v; }
+  #pragma unroll 2
+  for (int k = 0; k < 4; k++) x[k] = 0;
+  #pragmaunroll
+  asm volatile("membar.gl;");
+  __asm__("membar.cta;");
+  block.sync();
+  cg::this_thread_block().sync();
+  float s = cg::reduce(warp, x[0], cg::plus<float>());
+  s += warp.shfl_down(s, 1) + __shfl_down_sync(0xffffffff, s, 1);
+  atomicAdd<float>(x, s);
+  ::atomicAdd(count, 1);
+  atomicAdd(count, 1);
+  [&] { atomicAdd(count, 2); __syncwarp(); }();
+  SYNC();
+  int shifted = n << 2 < 3;
+  (void)shifted;
+}
+__global__ void launcher_kernel(float* x) { x[0] = 1.0f; }
+void host(float* x) {
+  launcher_kernel<<<1, 32>>>(x);
+  outer::inner::Helper h;
+  (void)h;
+}
+"""
+
+
+def _spans(nodes: list) -> list[tuple[int, int, str]]:  # type: ignore[type-arg]
+    return [(n.start_byte, n.end_byte, n.type) for n in nodes]
+
+
+def test_the_model_found_from_the_text_is_the_one_a_query_finds(units: list[Unit]) -> None:
+    """In a tree without errors the model's constructs are found from the words that start
+    them (klc.cuda.build._by_text), not by a query over every node (_by_query): the same
+    nodes, in the same order; the calls that may be intrinsics are every call the query finds
+    whose name makes it one (and only calls)."""
+    from klc.cuda.build import _by_query, _by_text, _call_kind, _call_name
+    from klc.cuda.syntax import F_FUNCTION
+
+    frontend = sorted((ROOT / "tests" / "data" / "frontend").glob("*.cu*"))
+    clean = [u for u in [*units, parse_bytes(WORDS, "words.cu"),
+                         *(parse_bytes(p.read_bytes(), str(p)) for p in frontend)]
+             if not u.root.has_error]
+    assert len(clean) > 20 and any(u.path == "words.cu" for u in clean)
+    kinds = 0
+    for unit in clean:
+        text, query = _by_text(unit), _by_query(unit)
+        for name in ("functions", "launches", "loops", "shared", "pragmas", "asm", "globals"):
+            want = getattr(query, name)
+            if name == "pragmas":  # (the query takes every directive; the model "#pragma")
+                want = [n for n in want if unit.text(n.child_by_field_id(
+                    unit.tree.language.field_id_for_name("directive"))).strip() == "#pragma"]
+            assert _spans(getattr(text, name)) == _spans(want), (unit.path, name)
+        every = {(n.start_byte, n.end_byte) for n in query.calls}
+        assert {(n.start_byte, n.end_byte) for n in text.calls} <= every, unit.path
+        found = {(n.start_byte, n.end_byte) for n in text.calls}
+        for n in query.calls:
+            callee = n.child_by_field_id(F_FUNCTION)
+            if callee is not None and _call_kind(_call_name(unit, callee)) is not None:
+                kinds += 1
+                assert (n.start_byte, n.end_byte) in found, (unit.path, unit.text(n))
+    assert kinds > 10
+    words = next(u for u in clean if u.path == "words.cu")
+    kernel = words.function("words_everywhere")
+    assert kernel is not None
+    assert [(lp.kind, lp.unroll) for lp in kernel.loops] == [
+        ("do", None), ("while", None), ("for", None), ("for", "2")]
+    assert len(kernel.shared) == 2 and len(kernel.asm) == 2
+    assert [p.text for p in kernel.pragmas] == ["unroll 2"]  # (not "#pragmaunroll")
+    # (SYNC() is a macro's name, not a barrier's; the lambda's calls are the kernel's)
+    assert [c.name for c in kernel.barriers] == ["block.sync", "cg::this_thread_block().sync",
+                                                 "__syncwarp"]
+    assert [c.name for c in kernel.warp_intrinsics] == ["cg::reduce", "warp.shfl_down",
+                                                        "__shfl_down_sync"]
+    assert [c.name for c in kernel.atomics] == ["atomicAdd", "::atomicAdd", "atomicAdd",
+                                                "atomicAdd"]
+    assert [lc.kernel for lc in words.launches] == ["launcher_kernel"]
+    assert {f.name for f in words.functions} >= {"in_c", "twice", "sweep", "one",
+                                                 "words_everywhere", "host"}
+
+
+def test_a_functions_calls_are_those_its_body_holds(units: list[Unit]) -> None:
+    """``Function.calls`` (read on first use from the per-type index) is every call whose
+    innermost function is this one, in document order, as a scan of all calls finds them."""
+    for unit in [*units, parse_bytes(WORDS, "words.cu")]:
+        calls = unit.nodes_by_type(["call_expression"])["call_expression"]
+        for f in unit.functions:
+            want = [(c.start_byte, c.end_byte) for c in calls
+                    if c.child_by_field_name("function") is not None
+                    and unit.function_at(c.start_byte) is f
+                    and f.body_start <= c.start_byte and c.end_byte <= f.body_end]
+            assert [(c.start, c.end) for c in f.calls] == want, (unit.path, f.name)
