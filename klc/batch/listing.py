@@ -7,6 +7,7 @@ come back in the order of the files, whatever the number of workers.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 from collections.abc import Iterator, Sequence
@@ -179,11 +180,32 @@ def list_file(path: str) -> FileListing:
 
 def _list_source(path: str, source: bytes) -> FileListing:
     from klc.cuda.parse import parse_bytes
+
+    try:
+        unit = parse_bytes(source, path)
+    except KlcError as e:
+        return FileListing(path, error=str(e))
+    try:
+        return _list_unit(path, unit)
+    finally:
+        # a file's matches, guard contexts and the reasons they write on demand refer to
+        # each other and to the unit: cycles that hold the file's tree (C memory the
+        # collector does not weigh) until a late collection. The memo is let go now and
+        # the cycles are collected every few files, which keeps the peak to a few trees
+        unit.memo.clear()
+        _STATE["listed"] = listed = _STATE.get("listed", 0) + 1
+        if listed % _COLLECT_EVERY == 0:
+            gc.collect()
+
+
+_COLLECT_EVERY = 8
+
+
+def _list_unit(path: str, unit: Any) -> FileListing:
     from klc.pipeline import find_sites, spec_of
     from klc.report import site_json
 
     try:
-        unit = parse_bytes(source, path)
         try:
             spec = spec_of(unit)
         except KlcError:

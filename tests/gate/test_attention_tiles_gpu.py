@@ -134,13 +134,14 @@ def test_the_tiled_transfer_kernels_match_the_originals() -> None:
 
 @pytest.mark.gpu
 def test_tiles_that_mix_up_their_rows_are_wrong() -> None:
-    """The value tile's step below the diagonal taken one step early (a key above some
-    row's query added), and the key tile's lane reading its neighbour's key row."""
+    """The value tile taking the key one past each row's query (its loads' mask and its
+    unmasked step one key late), and the key tile's lane reading its neighbour's key row."""
     from klc.gate import gate
 
     values = _tiled_values()
-    early = values.replace(b"if (k0 + 8 <= t0 + 1) {", b"if (k0 <= t0 + 1) {")
-    assert early != values
+    early = values.replace(b"if (k0 + 8 <= t0 + 1) {", b"if (k0 + 8 <= t0 + 2) {") \
+        .replace(b"t2 <= t) ? att_row[t2]", b"t2 <= t + 1) ? att_row[t2]")
+    assert early.count(b"t0 + 2") == 1 and early.count(b"t2 <= t + 1)") == 1
     scores = _tiled_scores()
     neighbour = scores.replace(b"keys[threadIdx.x / 32][lane][i - i0]",
                                b"keys[threadIdx.x / 32][(lane + 1) % 32][i - i0]")
