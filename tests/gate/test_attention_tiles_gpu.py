@@ -139,9 +139,11 @@ def test_tiles_that_mix_up_their_rows_are_wrong() -> None:
     from klc.gate import gate
 
     values = _tiled_values()
-    early = values.replace(b"if (k0 + 8 <= t0 + 1) {", b"if (k0 + 8 <= t0 + 2) {") \
+    # (steps start at multiples of 8 and rows at multiples of 128: the diagonal step itself
+    # taken unmasked, with the key past each row's query loaded)
+    early = values.replace(b"if (k0 + 8 <= t0 + 1) {", b"if (k0 <= t0) {") \
         .replace(b"t2 <= t) ? att_row[t2]", b"t2 <= t + 1) ? att_row[t2]")
-    assert early.count(b"t0 + 2") == 1 and early.count(b"t2 <= t + 1)") == 1
+    assert early.count(b"if (k0 <= t0) {") == 1 and early.count(b"t2 <= t + 1)") == 1
     scores = _tiled_scores()
     neighbour = scores.replace(b"keys[threadIdx.x / 32][lane][i - i0]",
                                b"keys[threadIdx.x / 32][(lane + 1) % 32][i - i0]")
