@@ -499,7 +499,45 @@ def _helper_stores(unit: Unit, name: str, memo: dict[str, Any]) -> tuple[int, st
                 if inner is not None:
                     return node.start_byte, (f"`{name}` calls `{called}`, which may store "
                                              f"({unit.where(node.start_byte)})")
+                continue
+            if callee is not None and callee.type == "field_expression":
+                return node.start_byte, (f"`{name}` calls the method `{called}`, which may "
+                                         f"change its object ({unit.where(node.start_byte)})")
+            args = node.child_by_field_id(F_ARGUMENTS)
+            if not _READ_ONLY_CALLS.match(called) and args is not None and any(
+                    _hands_address(src, a, local, params)
+                    for a in args.named_children if a.type != "comment"):
+                return node.start_byte, (f"`{name}` hands an address to `{called}`, which may "
+                                         f"write through it ({unit.where(node.start_byte)})")
     return None
+
+
+def _hands_address(src: bytes, arg: Node, local: list[Any], params: Mapping[str, Any]
+                   ) -> bool:
+    """Does a call argument in a helper hand over an address: ``&x``, a pointer or array
+    variable (the helper's parameter or local, or a name it does not declare), an offset of
+    one, or a cast of one to a pointer type (a value of arithmetic type does not)?"""
+    arg = unparen(arg)
+    if arg.type == "pointer_expression":
+        return operator_of(arg) == "&"
+    if arg.type == "identifier":
+        word = text_of(src, arg)
+        decls = [d for d in local if d.name == word and d.start < arg.start_byte]
+        if decls:
+            d = max(decls, key=lambda d: d.start)
+            return bool(d.pointer or d.dims or d.reference)
+        p = params.get(word)
+        if p is not None:
+            return bool(p.pointer or p.array or p.reference)
+        return True  # (a file-scope name: an array, perhaps)
+    if arg.type == "binary_expression" and operator_of(arg) in ("+", "-"):
+        return any(side is not None and _hands_address(src, side, local, params)
+                   for side in (arg.child_by_field_id(F_LEFT), arg.child_by_field_name("right")))
+    target, operand = cast_target(arg, src)
+    if operand is not None:
+        return (target is not None and "*" in text_of(src, target)) \
+            or _hands_address(src, operand, local, params)
+    return False
 
 
 def _stored_target(src: bytes, target: Node | None, at: int, local: list[Any],

@@ -460,6 +460,16 @@ def test_no_storing_calls_refuses_a_helper_of_the_file() -> None:
      "    return k > 0 ? skip(ids, k - 1) : false;\n}\n", False, "calls `skip`"),
     ("__device__ bool skip(const int* ids, int k) { asm volatile(\"\"); return false; }\n",
      False, "holds inline asm"),
+    # what a call it makes may do: a method may change its object, a function of another
+    # file may write through the address it is handed; a value handed over is harmless
+    ("struct Tally { int n; __device__ void bump() { n++; } };\n"
+     "__device__ bool skip(const int* ids, int k) { Tally t{0}; t.bump(); return false; }\n",
+     False, "calls the method `t.bump`"),
+    ("__device__ void note(int* slot);\n"
+     "__device__ bool skip(int* ids, int k) { note(ids + k); return false; }\n",
+     False, "hands an address to `note`"),
+    ("__device__ bool skip(const int* ids, int k) { return abs(ids[k]) > 3 && k > 0; }\n",
+     True, "calls nothing that stores"),
 ])
 def test_no_storing_calls_judges_the_files_helpers(helper: str, ok: bool, reason: str) -> None:
     """A call of a function this file defines is judged by that function's body (and the

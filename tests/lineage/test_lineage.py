@@ -79,7 +79,8 @@ def test_reduce_sum_walk_follows_the_documented_order(walks: dict[str, Path]) ->
     assert [v["pass"] for v in data["versions"][1:]] == [
         "remove_launch_bounds", "devectorize_float4_loop", "grid_stride_to_one_per_thread",
         "shuffle_block_reduce_to_shared", "unrolled_last_warp_to_loop",
-        "sequential_tree_to_interleaved", "remove_restrict", "remove_restrict", "remove_const_param"]
+        "sequential_tree_to_interleaved", "remove_restrict", "remove_restrict",
+        "remove_const_param"]
     # a launch pass changes the spec with its hole's default (the expert's 16 per thread)
     grid_step = data["versions"][3]["step"]
     assert grid_step["holes"] == {"factor": "16"}

@@ -38,8 +38,8 @@ __global__ void class_count(const long* labels, int* counts, long n) {
     {
         long i = (long)blockIdx.x * blockDim.x + threadIdx.x;
         if (i < n) {
-       atomicAdd(&block_counts[labels[i]], 1);
-   }
+            atomicAdd(&block_counts[labels[i]], 1);
+        }
     }
     __syncthreads();
     for (int b = threadIdx.x; b < 1024; b += blockDim.x) {
