@@ -38,8 +38,7 @@ __global__ void column_accumulate(float* x, float* acc, int rows, int cols) {
     float sum = 0.0f;
     __shared__ decltype(sum) part[1024];
     if (c < cols) {
-        for (int r = blockIdx.y * blockDim.y + threadIdx.y; r < rows;
-             r += blockDim.y * gridDim.y) {
+        for (int r = blockIdx.y * blockDim.y + threadIdx.y; r < rows; r += blockDim.y * gridDim.y) {
             sum += x[(size_t)r * cols + c];
         }
     }

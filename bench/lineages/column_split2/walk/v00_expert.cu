@@ -45,8 +45,7 @@ __global__ void affine_grads_accumulate(float* dy, float* x, float* center, floa
     __shared__ decltype(ds) part_ds[1024];
     __shared__ decltype(db) part_db[1024];
     if (c < cols) {
-        for (int r = blockIdx.y * blockDim.y + threadIdx.y; r < rows;
-             r += blockDim.y * gridDim.y) {
+        for (int r = blockIdx.y * blockDim.y + threadIdx.y; r < rows; r += blockDim.y * gridDim.y) {
             float g = dy[(size_t)r * cols + c];
             float xc = x[(size_t)r * cols + c] - center[r];
             ds += g * xc;
