@@ -195,16 +195,18 @@ def _slow_source(tmp_path: Path) -> Path:
     return p
 
 
-def _nvrtc_children() -> list[int]:
+def _nvrtc_children(parent: int | None = None) -> list[int]:
+    """The NVRTC compile children of ``parent`` (this process by default)."""
     out = subprocess.run(["ps", "-eo", "pid,ppid,args"], capture_output=True, text=True).stdout
+    want = os.getpid() if parent is None else parent
     return [int(ln.split()[0]) for ln in out.splitlines()[1:]
-            if "klc/gate/nvrtc.py" in ln and int(ln.split()[1]) == os.getpid()]
+            if "klc/gate/nvrtc.py" in ln and int(ln.split()[1]) == want]
 
 
 def test_a_compile_past_its_time_limit_is_stopped(capsys: pytest.CaptureFixture[str],
                                                   tmp_path: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    """A call of 100,000 arguments compiles for minutes: at $KLC_COMPILE_TIMEOUT_S the
+    """A call of 100,000 arguments compiles for seconds: at $KLC_COMPILE_TIMEOUT_S the
     compile child is killed and the file's compile fails, saying so."""
     from klc.gate import nvrtc
 
@@ -227,8 +229,12 @@ def test_ctrl_c_stops_a_long_compile(tmp_path: Path) -> None:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             env={**os.environ, "KLC_CACHE_DIR": str(tmp_path / "c")},
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    time.sleep(4)  # imports, parse, the child started and compiling
-    assert proc.poll() is None
+    # imports, parse, then the compile child starts: Ctrl-C once it compiles (the call of
+    # 100,000 arguments takes NVRTC a few seconds)
+    deadline = time.monotonic() + 30
+    while not _nvrtc_children(proc.pid) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert proc.poll() is None and _nvrtc_children(proc.pid)
     t0 = time.monotonic()
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=30)
