@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tree_sitter import Node
 
@@ -84,19 +84,14 @@ _DOTS_LINE = re.compile(r"^([ \t]*)\.\.\.(?:[ \t].*)?$", re.M)
 _RUN_WORD = "klc_run__"  # a $$$X run read as a statement: klc_run__X; dots: klc_run__dots__
 
 
-@lru_cache(maxsize=2048)
-def kept_in_scope(template: str) -> tuple[tuple[str, frozenset[str]], ...]:
-    """(hole, runs) for each hole the template declares: the runs it writes back as they
-    were (``$$$X`` by name X, statement dots as ``...``) inside the scope of that declaration
-    (the rest of the block it is declared in; the for statement whose initialiser declares
-    it). Kept code's own declarations of the same name would collide with the new variable
-    or shadow it there; outside that scope (``for (int ?j ...) {...}`` before the kept run)
-    they are harmless."""
-    text = _DOTS_LINE.sub(lambda m: f"{m.group(1)}{_RUN_WORD}dots__;", template)
+def _parse_as_words(text: str, kinds: tuple[str, ...]) -> tuple[Any, bytes]:
+    """The template's parse with its holes (and, with "sequence", its runs) read as
+    identifiers (klc_hole__h, klc_run__X): as statements of a function body, else as
+    top-level code."""
     pieces: list[str] = []
     last = 0
     for ref in code_refs(text):
-        if ref.kind in ("hole", "sequence"):
+        if ref.kind in kinds:
             word = (_HOLE_WORD if ref.kind == "hole" else _RUN_WORD) + ref.name
             pieces += [text[last:ref.start], word]
             last = ref.end
@@ -108,6 +103,19 @@ def kept_in_scope(template: str) -> tuple[tuple[str, frozenset[str]], ...]:
         if not tree.root_node.has_error:
             break
     assert tree is not None
+    return tree, src
+
+
+@lru_cache(maxsize=2048)
+def kept_in_scope(template: str) -> tuple[tuple[str, frozenset[str]], ...]:
+    """(hole, runs) for each hole the template declares: the runs it writes back as they
+    were (``$$$X`` by name X, statement dots as ``...``) inside the scope of that declaration
+    (the rest of the block it is declared in; the for statement whose initialiser declares
+    it). Kept code's own declarations of the same name would collide with the new variable
+    or shadow it there; outside that scope (``for (int ?j ...) {...}`` before the kept run)
+    they are harmless."""
+    text = _DOTS_LINE.sub(lambda m: f"{m.group(1)}{_RUN_WORD}dots__;", template)
+    tree, src = _parse_as_words(text, ("hole", "sequence"))
     found: dict[str, set[str]] = {}
     for node in _walk(tree.root_node):
         if node.type not in _DECLARING:
@@ -133,20 +141,7 @@ def declaration_scopes(template: str) -> tuple[tuple[str, int, int], ...]:
     """(hole, start, end) for each declaration of a hole in the template: from the
     declaration to the end of its scope (the rest of its block; the for statement whose
     initialiser declares it), in offsets of the template's parse."""
-    pieces: list[str] = []
-    last = 0
-    for ref in code_refs(template):
-        if ref.kind == "hole":
-            pieces += [template[last:ref.start], _HOLE_WORD + ref.name]
-            last = ref.end
-    text = "".join(pieces) + template[last:]
-    tree, src = None, b""
-    for prefix, suffix in _WRAPS:
-        src = (prefix + text + suffix).encode()
-        tree = parser().parse(src)
-        if not tree.root_node.has_error:
-            break
-    assert tree is not None
+    tree, src = _parse_as_words(template, ("hole",))
     out: list[tuple[str, int, int]] = []
     for node in _walk(tree.root_node):
         if node.type not in _DECLARING:
