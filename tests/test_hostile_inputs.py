@@ -196,11 +196,27 @@ def _slow_source(tmp_path: Path) -> Path:
 
 
 def _nvrtc_children(parent: int | None = None) -> list[int]:
-    """The NVRTC compile children of ``parent`` (this process by default)."""
-    out = subprocess.run(["ps", "-eo", "pid,ppid,args"], capture_output=True, text=True).stdout
+    """The NVRTC compile children of ``parent`` (this process by default), read from /proc
+    (``ps`` cuts its lines at $COLUMNS, which may drop the script's path)."""
     want = os.getpid() if parent is None else parent
-    return [int(ln.split()[0]) for ln in out.splitlines()[1:]
-            if "klc/gate/nvrtc.py" in ln and int(ln.split()[1]) == want]
+    return [pid for pid, ppid in _nvrtc_servers() if ppid == want]
+
+
+def _nvrtc_servers() -> list[tuple[int, int]]:
+    """(pid, parent pid) of every process running klc's compile server script."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cmdline = (proc / "cmdline").read_bytes().split(b"\0")
+            stat = (proc / "stat").read_text()
+        except OSError:  # it ended while we looked
+            continue
+        if any(arg.endswith(b"klc/gate/nvrtc.py") for arg in cmdline):
+            # the parent pid is the second field after the command name, which may hold spaces
+            found.append((int(proc.name), int(stat.rpartition(")")[2].split()[1])))
+    return found
 
 
 def test_a_compile_past_its_time_limit_is_stopped(capsys: pytest.CaptureFixture[str],
@@ -234,15 +250,15 @@ def test_ctrl_c_stops_a_long_compile(tmp_path: Path) -> None:
     deadline = time.monotonic() + 30
     while not _nvrtc_children(proc.pid) and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert proc.poll() is None and _nvrtc_children(proc.pid)
+    children = _nvrtc_children(proc.pid)
+    assert proc.poll() is None and children
     t0 = time.monotonic()
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 130 and time.monotonic() - t0 < 30
     assert b"Traceback" not in err
-    left = subprocess.run(["pgrep", "-f", f"{ROOT}/klc/gate/nvrtc.py"], capture_output=True,
-                          text=True).stdout.split()
-    assert all(int(p) in _nvrtc_children() for p in left)  # none of that klc's
+    time.sleep(0.2)  # the kill is sent before klc exits; give the child's end a moment
+    assert not set(children) & {pid for pid, _ in _nvrtc_servers()}  # killed, not orphaned
 
 
 # -- spec -----------------------------------------------------------------------------------
