@@ -126,13 +126,15 @@ def _why_not(name: str, e: OSError, what: str) -> str:
 
 
 def atomic_write(path: str | Path, data: bytes | BinaryIO, *, in_place: bool = False,
-                 inside: str | Path | None = None) -> None:
+                 inside: str | Path | None = None, durable: bool = True) -> None:
     """Write ``data`` (bytes, or a binary file read to its end in chunks: a copy) to ``path``
     atomically. A symbolic link is written at its target (the
     link stays a link), the same for every command. ``inside``: the resolved target must lie
     in this folder (``klc batch --out`` never follows a link out of its output folder).
     ``in_place``: the file being rewritten is the input; one with other hard links is refused
-    (the rename would give this name new bytes and leave the other names the old ones)."""
+    (the rename would give this name new bytes and leave the other names the old ones).
+    ``durable=False`` leaves out the fsync: a cache entry, which a crash may lose (the rename
+    still makes it whole or absent) and the next run makes again."""
     target = Path(path)
     if os.path.islink(path):
         target = Path(os.path.realpath(path))
@@ -168,8 +170,9 @@ def atomic_write(path: str | Path, data: bytes | BinaryIO, *, in_place: bool = F
                 f.write(data)
             else:
                 shutil.copyfileobj(data, f, 1 << 20)
-            f.flush()
-            os.fsync(f.fileno())
+            if durable:
+                f.flush()
+                os.fsync(f.fileno())
         os.chmod(tmp, mode)
         os.replace(tmp, target)
     except BaseException as e:

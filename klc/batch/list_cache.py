@@ -67,6 +67,7 @@ class ListCache:
         target = self._file(key)
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write(target, json.dumps({"key": key, "listing": listing}).encode())
+            atomic_write(target, json.dumps({"key": key, "listing": listing}).encode(),
+                         durable=False)
         except (OSError, KlcError):
             pass

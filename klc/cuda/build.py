@@ -68,12 +68,15 @@ from klc.cuda.syntax import (
 )
 
 # the node types that guards and anchors ask for most: indexed by the query run that builds
-# the per-type index (``Unit.nodes_by_type``), with the types that run was asked for
+# the per-type index (``Unit.nodes_by_type``), with the types that run was asked for (a type
+# asked later costs one more query run, a walk of the whole tree: casts and gotos are asked
+# of most files with a kernel)
 _INDEXED_TYPES = (
     "declaration", "assignment_expression", "update_expression", "return_statement",
     "break_statement", "continue_statement", "expression_statement", "compound_statement",
     "subscript_expression", "binary_expression", "if_statement", "preproc_def",
-    "function_definition", "call_expression", "gnu_asm_expression", *LOOP_TYPES)
+    "function_definition", "call_expression", "gnu_asm_expression", "cast_expression",
+    "goto_statement", *LOOP_TYPES)
 
 BARRIERS = frozenset(
     {"__syncthreads", "__syncthreads_count", "__syncthreads_and", "__syncthreads_or",
