@@ -289,20 +289,33 @@ class _Loop:
                        log.median_ms, log.noise or 0.0, log.pct_of_sol)
 
     def gate_recipe(self, cur: Version) -> RecipeTrial | None:
-        """Replay the lineage recipes from the current version (klc/recipes.py) and gate the
-        one whose walk measured the largest gain, once. The trial when it verified and is
-        faster than the current version (not yet kept: :meth:`compare_recipe`), else None."""
-        best = self.replay.best(cur, self.visited, self.notes)
-        if best is None or self.left() <= 0:
+        """Replay the lineage recipes from the current version (klc/recipes.py) and gate
+        the replays ``RecipeReplay.choices`` names (the deepest, and the one whose walk
+        measured the largest gain), each once. The faster trial that verified and is faster
+        than the current version (not yet kept: :meth:`compare_recipe`), else None."""
+        won: tuple[Any, RecipeTrial] | None = None
+        tried: list[tuple[str, float]] = []
+        for rp in self.replay.choices(cur, self.visited, self.notes):
+            if self.left() <= 0:
+                break
+            got = self.trial(cur, rp.source, rp.label, self.path, "", {}, {})
+            if isinstance(got, KlcError):
+                continue
+            record, log = got
+            self.visited.add(sha256(rp.source))
+            if log.outcome != "improved":
+                continue
+            tried.append((rp.label, log.speedup or 0.0))
+            if won is None or (log.speedup or 0.0) > (won[1].log.speedup or 0.0):
+                won = rp, RecipeTrial(rp.label, rp.source, record, log)
+        if won is None:
             return None
-        got = self.trial(cur, best.source, best.label, self.path, "", {}, {})
-        if isinstance(got, KlcError):
-            return None
-        record, log = got
-        self.visited.add(sha256(best.source))
-        if log.outcome != "improved":
-            return None
-        return climb_recipe(self, cur, best, RecipeTrial(best.label, best.source, record, log))
+        for label, speedup in tried:
+            if label != won[0].label:
+                self.notes.append(f"round {self.round}: two recipes gated: {won[0].label} "
+                                  f"({won[1].log.speedup or 0.0:.2f}x) is faster than {label} "
+                                  f"({speedup:.2f}x)")
+        return climb_recipe(self, cur, won[0], won[1])
 
     def compare_recipe(self, cur: Version, rt: RecipeTrial) -> Version:
         """Keep the recipe's kernel, or a faster one of the round's own moves from the same

@@ -40,13 +40,18 @@ class RecipeReplay:
         self.recipes = list(recipes)
         self.tried: set[tuple[str, str]] = set()
 
-    def best(self, cur: Version, visited: set[str], notes: list[str]) -> Replay | None:
-        """The replay, from ``cur``, of the recipe not yet tried on it whose walk measured
-        the largest gain and whose kernel was not visited; a replay that stops says why in
+    def choices(self, cur: Version, visited: set[str], notes: list[str]) -> list[Replay]:
+        """The replays, from ``cur``, of the recipes not yet tried on it whose kernels were
+        not visited, to gate in this order: the one that takes the most of its expert's
+        structural steps (ties: the larger gain), then, when another, the one whose walk
+        measured the largest gain. A recipe's gain was measured on its own kernel: a short
+        generic recipe (a block per row, 42x on its softmax) can outrank the recipe made for
+        this kind of kernel (a warp's key tile, two structural steps of its expert, 7.7x),
+        so both are tried and the gate decides. A replay that stops says why in
         ``notes``."""
         from klc.recipes import replay
 
-        best = None
+        found: dict[str, Replay] = {}
         for recipe in self.recipes:
             key = (recipe.family, cur.sha)
             if key in self.tried:
@@ -57,11 +62,28 @@ class RecipeReplay:
             except KlcError as e:
                 notes.append(f"lineage {recipe.family}: the replay stopped: {e}")
                 continue
-            if rp is None or sha256(rp.source) in visited:
+            if rp is None:
                 continue
-            if best is None or rp.gain > best.gain:
-                best = rp
-        return best
+            digest = sha256(rp.source)
+            if digest in visited:
+                continue
+            if digest not in found or rp.gain > found[digest].gain:
+                found[digest] = rp  # (two recipes that reach one kernel: one trial)
+        if not found:
+            return []
+        replays = list(found.values())
+        deepest = max(replays, key=lambda rp: (self.depth(rp), rp.gain))
+        fastest = max(replays, key=lambda rp: rp.gain)
+        return [deepest] if fastest is deepest else [deepest, fastest]
+
+    def depth(self, rp: Replay) -> int:
+        """How many structural skills (``klc.rule.reach``) the replay applied: how much of
+        its expert's path this kernel took."""
+        from klc.rule.reach import structural
+
+        rules = self.rules
+        return sum(1 for step in rp.recipe.steps[rp.start:rp.end + 1]
+                   if step.skill in rules and structural(rules[step.skill]))
 
     def again(self, rp: Replay, cur: Version, holes_at: dict[int, dict[str, str]]
               ) -> Replay | None:

@@ -174,3 +174,83 @@ def test_the_recipe_is_kept_when_no_round_move_beats_it(
         [s.skill for s in res.steps]
     assert b"__shared__" in res.source
     assert not any("was kept over" in n for n in res.notes)
+
+
+NAIVE_ATTENTION = ROOT / "bench/lineages/attention_key_tile/walk/v08_remove_const_param.cu"
+
+
+class AttentionGate(TiledIsFaster):
+    """A scripted gate for a thread-per-query attention kernel: 10 ms; a block per row
+    (__syncthreads) ``block_ms``; a warp's key tile (a [warps][32][dims] shared tile)
+    ``tile_ms``; any other warp-per-row kernel 5 ms."""
+
+    def __init__(self, block_ms: float, tile_ms: float) -> None:
+        super().__init__()
+        self.block_ms, self.tile_ms = block_ms, tile_ms
+        self.gated: list[bytes] = []
+
+    def __call__(self, candidate: bytes, path: str, **kw: Any) -> GateRecord:
+        def ms(src: bytes) -> float:
+            if b"__shared__" in src and b"][32][" in src:
+                return self.tile_ms
+            if b"__syncthreads" in src:
+                return self.block_ms
+            return 5.0 if b"__shfl" in src else 10.0
+
+        self.gated.append(candidate)
+        rec = super().__call__(candidate, path, **kw)
+        prof = rec.stages["profile"].data
+        prof["median_ms"] = ms(candidate)
+        prof["sol"]["pct_of_sol"] = 100 * 0.1 / ms(candidate)
+        ref = kw.get("reference")
+        if ref is not None:
+            prof["speedup"] = ms(ref) / ms(candidate)
+        return rec
+
+
+def _optimize_attention(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, gate_fn: Any,
+                        budget: int = 8) -> Any:
+    monkeypatch.setenv("KLC_CACHE_DIR", str(tmp_path / "cache"))
+    return optimize(NAIVE_ATTENTION.read_bytes(), str(NAIVE_ATTENTION), OptimizeOptions(
+        gpu=True, gate_fn=gate_fn, arch="sm_90", use_cache=False, budget=budget,
+        skills=list(rules().values())))
+
+
+def test_the_recipe_that_takes_most_of_its_expert_is_gated_beside_the_largest_gain(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On the naive end of the key-tile lineage, the block-per-row recipe (42x on its own
+    softmax) outranks the key-tile recipe (7.7x) by the walks' gains; the key-tile recipe
+    takes two structural steps of its expert. Both are gated, the key tile (faster here)
+    is kept, and the note says which was faster."""
+    g = AttentionGate(block_ms=2.0, tile_ms=1.0)
+    res = _optimize_attention(tmp_path, monkeypatch, g)
+    first = res.steps[0]
+    assert first.kind == "recipe" and first.skill.startswith("lineage attention_key_tile"), \
+        [s.skill for s in res.steps]
+    assert b"][32][" in res.source and b"__syncthreads" not in res.source
+    assert any(b"__syncthreads" in c for c in g.gated)  # the block-per-row kernel was tried
+    assert any("two recipes gated: lineage attention_key_tile" in n
+               and "is faster than lineage softmax_block_rows" in n for n in res.notes), \
+        res.notes
+
+
+def test_the_larger_gain_is_kept_when_the_gate_finds_it_faster(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    g = AttentionGate(block_ms=1.0, tile_ms=2.0)
+    res = _optimize_attention(tmp_path, monkeypatch, g)
+    first = res.steps[0]
+    assert first.kind == "recipe" and first.skill.startswith("lineage softmax_block_rows"), \
+        [s.skill for s in res.steps]
+    assert any("two recipes gated: lineage softmax_block_rows" in n for n in res.notes), \
+        res.notes
+
+
+def test_a_budget_of_one_trial_gates_only_the_deepest_recipe(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a budget of 2: the original's timing and one trial
+    g = AttentionGate(block_ms=1.0, tile_ms=2.0)
+    res = _optimize_attention(tmp_path, monkeypatch, g, budget=2)
+    assert res.trials_used == 2
+    assert not any(b"__syncthreads" in c for c in g.gated)
+    assert res.steps and res.steps[0].skill.startswith("lineage attention_key_tile")
+    assert not any("two recipes gated" in n for n in res.notes)
