@@ -225,6 +225,7 @@ _KEYWORDS = tuple((re.compile(re.escape(word) + (rb"\b" if word[-1:].isalnum() e
     (b"__asm__", "__asm__"), (b"__asm", "__asm"), (b"__shared__", "__shared__"),
     (b"__global__", "__global__"), (b"#pragma", "preproc_directive"), (b"<<<", "<<<")))
 _LOOP_WORDS = frozenset({"for", "while", "do"})
+_WORD_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_$")
 # a call may be a barrier, warp intrinsic or atomic (``_call_kind``) only if its callee's text
 # holds one of these: an intrinsic's name at its start, or a group's method after ".", "->"
 # or "::" at its end (each pattern starts with a literal: a scan runs at C speed)
@@ -247,8 +248,11 @@ def _by_text(unit: Unit) -> _Found:
         k: {} for k in ("launch", "loop", "shared", "pragma", "asm", "global", "call")}
     loops, shared, pragmas = found["loop"], found["shared"], found["pragma"]
     for pattern, word, token_type in _KEYWORDS:
-        for m in pattern.finditer(parsed):
+        glued = word[0].isalnum() or word[0] == "_"  # (a word glued to one before it is
+        for m in pattern.finditer(parsed):          # inside a longer token: "transform")
             start, end = m.span()
+            if glued and start and parsed[start - 1] in _WORD_BYTES:
+                continue
             token = at(start, end)
             if token is None or token.type != token_type or token.start_byte != start \
                     or token.end_byte != end:
