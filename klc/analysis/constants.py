@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING, Any, NamedTuple, overload
 
 from tree_sitter import Node
 
@@ -24,6 +24,7 @@ from klc.analysis.tree import (
     cast_target,
     cited,
     clang_facts,
+    in_span,
     nodes_of,
     operator_of,
     quoted,
@@ -36,10 +37,14 @@ from klc.analysis.types import SIZES, norm_type
 from klc.cuda.facts import instantiations
 from klc.cuda.syntax import (
     F_ARGUMENT,
+    F_ARGUMENTS,
     F_CONDITION,
+    F_DECLARATOR,
     F_FIELD,
+    F_FUNCTION,
     F_LEFT,
     F_NAME,
+    F_PARAMETERS,
     F_RIGHT,
     F_TYPE,
     F_VALUE,
@@ -478,25 +483,80 @@ def launch_block(ctx: Place, text: str, at: int | None = None) -> tuple[int, int
 
 def _dim3_variable(ctx: Place, name: str, at: int) -> list[str] | None:
     """The extents a launch's block variable ``name`` holds at offset ``at``: the function
-    around the launch declares it once, ``dim3 name(a, b)`` (or ``{a, b}``, ``= dim3(a, b)``),
-    before the launch, and uses it nowhere but in launch configurations (``<<<...>>>``): no
+    around the launch declares it once (``dim3_declarations``: ``dim3 name(a, b)``, ``{a, b}``,
+    ``= dim3(a, b)``, or one declarator of several, ``dim3 grid(...), name(a, b);``), before
+    the launch, and uses it nowhere but in launch configurations (``<<<...>>>``): no
     assignment, no field set, no address taken, no call that could take it by reference.
     None otherwise."""
     unit = ctx.unit
     fn = next((f for f in unit.functions if f.body_start <= at < f.body_end), None)
     if fn is None:
         return None
-    body = unit.source[fn.body_start:fn.body_end].decode("utf-8", "replace")
-    n = re.escape(name)
-    decls = list(re.finditer(rf"\bdim3\s+{n}\s*(?:\(([^()]*)\)|\{{([^{{}}]*)\}}|=\s*dim3\s*"
-                             rf"\(([^()]*)\)|=\s*\{{([^{{}}]*)\}})\s*;", body))
-    if len(decls) != 1 or re.search(rf"\b{n}\b", body[:decls[0].start()]) \
-            or fn.body_start + decls[0].end() > at:
+    decls = dim3_declarations(unit, fn.body_start, fn.body_end, name)
+    if len(decls) != 1 or not decls[0].extents:
         return None
-    if re.search(rf"\b{n}\b", re.sub(r"<<<.*?>>>", " ", body[decls[0].end():], flags=re.S)):
+    decl = decls[0]
+    src = unit.source
+    word = re.compile(rb"\b" + re.escape(name.encode()) + rb"\b")
+    if word.search(src, fn.body_start, decl.start) or decl.end > at:
         return None
-    args = next(g for g in decls[0].groups() if g is not None)
-    return args.split(",")
+    if word.search(re.sub(rb"<<<.*?>>>", b" ", src[decl.end:fn.body_end], flags=re.S)):
+        return None
+    return list(decl.extents)
+
+
+class Dim3Declaration(NamedTuple):
+    """One ``dim3`` variable's declaration: the declaration's span (all its declarators),
+    the text of each extent its declarator gives, and the span of the extents (between the
+    brackets: where a rewrite writes new ones; None when it gives none, ``dim3 b;``)."""
+
+    start: int
+    end: int
+    extents: tuple[str, ...]
+    inner: tuple[int, int] | None
+
+
+def dim3_declarations(unit: Unit, start: int, end: int, name: str) -> list[Dim3Declaration]:
+    """The declarations of the ``dim3`` variable ``name`` in [start, end), in source order,
+    read from the tree: ``dim3 b(x, y);``, ``dim3 b{x};``, ``dim3 b = dim3(x, y);``,
+    ``dim3 b = {x, y};``, ``const dim3 b(x);`` and one declarator of several
+    (``dim3 grid(g), b(x, y);``)."""
+    src = unit.source
+    out = []
+    for node in in_span(nodes_of(unit, "declaration"), start, end):
+        ty = node.child_by_field_id(F_TYPE)
+        if ty is None or text_of(src, ty) != "dim3":
+            continue
+        for d in node.children_by_field_id(F_DECLARATOR):
+            value = None
+            if d.type == "init_declarator":
+                value = d.child_by_field_id(F_VALUE)
+                d = d.child_by_field_id(F_DECLARATOR)
+            elif d.type == "function_declarator":  # the vexing parse of `dim3 b(TILE, ROWS)`:
+                # each extent a bare name read as a parameter's type (a local function
+                # declaration that no launch could take)
+                value = d.child_by_field_id(F_PARAMETERS)
+                d = d.child_by_field_id(F_DECLARATOR)
+                if value is None or not all(
+                        a.type == "parameter_declaration" and a.named_child_count == 1
+                        and a.named_children[0].type == "type_identifier"
+                        for a in value.named_children if a.type != "comment"):
+                    continue
+            if d is None or d.type != "identifier" or text_of(src, d) != name:
+                continue
+            if value is not None and value.type == "call_expression":
+                callee = value.child_by_field_id(F_FUNCTION)
+                value = value.child_by_field_id(F_ARGUMENTS) if callee is not None \
+                    and text_of(src, callee) == "dim3" else None
+            if value is None or value.type not in ("argument_list", "initializer_list",
+                                                   "parameter_list"):
+                out.append(Dim3Declaration(node.start_byte, node.end_byte, (), None))
+                continue
+            extents = tuple(text_of(src, a) for a in value.named_children
+                            if a.type != "comment")
+            out.append(Dim3Declaration(node.start_byte, node.end_byte, extents,
+                                       (value.start_byte + 1, value.end_byte - 1)))
+    return out
 
 
 def _exact_extent(place: Place) -> tuple[tuple[int, int, int] | None, str]:

@@ -34,7 +34,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from klc.analysis.constants import Evaluator, block_dims
+from klc.analysis.constants import Evaluator, block_dims, dim3_declarations
 from klc.cuda.model import Launch as HostLaunch
 from klc.cuda.model import Unit
 from klc.edits.bytes import ByteEdit
@@ -367,29 +367,20 @@ def _dim3_declaration(unit: Unit, lc: HostLaunch, name: str, kernel: str
     fn = next((f for f in unit.functions if f.start <= lc.start < f.end), None)
     if fn is None:
         return None
-    src = unit.source[fn.start:lc.start].decode(errors="replace")
-    decls = list(re.finditer(r"\bdim3\s+" + re.escape(name) + r"\s*(\(|\{|=\s*dim3\s*[({]|=\s*\{)",
-                             src))
-    if not decls:
+    decls = dim3_declarations(unit, fn.start, lc.start, name)  # (``dim3 g(..), b(..);`` too)
+    if not decls or decls[-1].inner is None:
         return None
-    m = decls[-1]
-    open_at = m.end(1) - 1
-    close = _closing(src, open_at)
-    if close < 0:
-        return None
-    inner = src[open_at + 1:close]
-    axes = _split_args(inner) if inner.strip() else []
+    axes = list(decls[-1].extents)
     if not 1 <= len(axes) <= 3 or not all(axes):
         return None
-    start = fn.start + len(src[:open_at + 1].encode())
-    end = fn.start + len(src[:close].encode())
+    start, end = decls[-1].inner
     if any(mk.start < end and start < mk.end for mk in unit.masks):
         return None
     # every later use of the name in the function is a config argument of this kernel
     body = unit.source[fn.start:fn.end].decode(errors="replace")
     spans = [(s - fn.start, e - fn.start) for other in launches_of(unit, kernel)
              for s, e in other.config_spans[:2]]
-    after = len(src[:close].encode())
+    after = end - fn.start
     private = True
     for use in re.finditer(r"\b" + re.escape(name) + r"\b", body):
         pos = len(body[:use.start()].encode())

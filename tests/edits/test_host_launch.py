@@ -108,6 +108,19 @@ def test_every_launch_of_the_kernel_takes_the_change_and_no_other() -> None:
     assert not out.notes
 
 
+def test_a_dim3_declared_beside_another_has_its_own_declarator_rewritten() -> None:
+    for decl, want in (
+            ("dim3 threads(256), grid((rows + 255) / 256);",
+             "dim3 threads(256), grid((rows + 255) / 256 * 32);"),
+            ("dim3 grid{(rows + 255) / 256}, spare(7);",
+             "dim3 grid{(rows + 255) / 256 * 32}, spare(7);")):
+        main = MAIN.replace("dim3 grid((rows + 255) / 256);", decl)
+        text = apply_rules(parse_bytes((ROW_SUM + OTHER + main).encode(), "k.cu"),
+                           _warp()).source.decode()
+        assert want in text, text
+        assert "row_sum<<<grid, 256, 0>>>(x, y, rows, cols);" in text
+
+
 def test_a_dim3_another_launch_shares_is_read_at_the_launch() -> None:
     shared = MAIN.replace("fill<<<(rows + 255) / 256, 256>>>", "fill<<<grid, 256>>>")
     text = apply_rules(parse_bytes((ROW_SUM + OTHER + shared).encode(), "k.cu"),

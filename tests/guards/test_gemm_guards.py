@@ -5,6 +5,8 @@ launch's block read from a dim3 variable (klc/analysis/launch.py)."""
 
 from __future__ import annotations
 
+import pytest
+
 from klc.cuda.parse import parse_bytes
 from klc.pipeline import find_sites
 from klc.rule.ruleset import load_rules_text
@@ -139,4 +141,23 @@ def test_a_launch_reads_the_block_of_a_dim3_variable_declared_once_and_never_cha
         assert not ok and "not a constant" in reason, change
     ok, reason = launch_verdict("    dim3 block(16, 8);\n    if (M > 9) { dim3 block(8, 8); }\n"
                                 + grid)
+    assert not ok and "not a constant" in reason
+
+
+@pytest.mark.parametrize("host", [
+    # one declarator of several, before or after the grid's
+    "    dim3 grid((N + 15) / 16, (M + 7) / 8), block(16, 8);\n",
+    "    dim3 block(16, 8), grid((N + 15) / 16, (M + 7) / 8);\n",
+    # extents that are bare names: the tree reads `block(BX, BY)` as a function declarator
+    "#define BX 16\n#define BY 8\n    dim3 grid((N + 15) / 16, (M + 7) / 8), block(BX, BY);\n",
+    "    const dim3 block = {16, 8};\n    dim3 grid((N + 15) / 16, (M + 7) / 8);\n",
+])
+def test_a_launch_reads_a_dim3_block_in_every_declaration_spelling(host: str) -> None:
+    ok, reason = launch_verdict(host)
+    assert ok, reason
+
+
+def test_a_dim3_block_declared_twice_in_one_declaration_list_is_not_read() -> None:
+    ok, reason = launch_verdict("    dim3 block(16, 8), grid(1), other(2);\n"
+                                "    { dim3 grid(3), block(8, 8); }\n")
     assert not ok and "not a constant" in reason
