@@ -686,7 +686,9 @@ def _ends_kernel(ctx: GuardContext, fn: Function | None, start: int, end: int,
 @predicate("kernel_tail", _region_arg(), reads=("position",))
 def kernel_tail(ctx: GuardContext, region: str = "anchor") -> Verdict:
     """REGION is the tail of a kernel's body, run by every thread of the block: it ends the
-    body (``ends_kernel``) and no ``return`` or ``goto`` comes before its end. A barrier put
+    body (``ends_kernel``) and no ``return`` or ``goto`` comes before its end (but the
+    ``return`` of an early return the anchor matched whole, which its rewrite writes as the
+    anchor's ``if``: ``_matched_early_return``). A barrier put
     in REGION's top level is then reached by all threads, and no code of the thread runs
     after it (so what a rewrite moves between threads is not read back by the thread later)."""
     span = _region(ctx, region)
@@ -701,7 +703,9 @@ def kernel_tail(ctx: GuardContext, region: str = "anchor") -> Verdict:
     unit = ctx.unit
     for jump in in_span(nodes_of(unit, "return_statement", "goto_statement"), fn.body_start,
                         fn.body_end):
-        if jump.start_byte < end:
+        if jump.start_byte < end and not (
+                region == "anchor" and jump.type == "return_statement"
+                and _matched_early_return(ctx, jump, start, end)):
             return _no(ctx, f"`{snippet(unit.text(jump))}` ({unit.where(jump.start_byte)}) "
                        f"comes before the end of {label}: a thread that leaves never reaches "
                        "a barrier put there", jump.start_byte)

@@ -339,6 +339,12 @@ class _Matcher:
         if held is False or (held is not True and not self._oblige(held, trial)):
             return None
         rest = ts[j + 1:]
+        if early.text is None:  # (a whole body: ``iso.single_early_return``)
+            if self.seq(early.children[1:], 0, rest, 0, trial, anchored=True) is None:
+                return None
+            b.clear()
+            b.update(trial)
+            return len(ts)
         fixed = early.children[1:]  # the body's statements after its run (none: all of it)
         if len(fixed) > len(rest):
             return None

@@ -22,7 +22,7 @@ from typing import Any
 
 from tree_sitter import Node
 
-from klc.match.pattern import EARLY, Pattern, PNode, _make_pattern
+from klc.match.pattern import EARLY, Pattern, PNode, _make_pattern, _names
 from klc.rule.model import ISOMORPHISMS as _NAMES
 
 # name -> what it covers (docs/rules.md has the table with the soundness notes)
@@ -42,7 +42,8 @@ ISOMORPHISMS: dict[str, str] = {
     "global_index": "blockIdx.x * blockDim.x + threadIdx.x with its terms and factors in "
                     "any order",
     "early_return": "if (i >= n) return; rest / if (i < n) { rest } as the last statement "
-                    "of a run that ends a kernel body, for integer i and n",
+                    "of a run that ends a kernel body, for integer i and n (and for a chain "
+                    "of such comparisons: if (r >= m || c >= n) return; / if (r < m && c < n))",
     "address_of_element": "&a[i] / a + i, for a pointer or array a",
     "const_local": "T x = e; / const T x = e; for a local whose initialiser reads threadIdx, "
                    "blockIdx, blockDim or gridDim (never a constant expression)",
@@ -421,35 +422,78 @@ def expand_elements(elements: tuple[PNode, ...], on: frozenset[str]) -> tuple[PN
     return tuple(out)
 
 
-def _early_return(p: PNode, on: frozenset[str]) -> PNode | None:
+def _early_return(p: PNode, on: frozenset[str], whole: bool = False) -> PNode | None:
     """``if (C) { $$$BODY; }`` as a run's last statement: the spelling ``if (!C) return;``
     followed by the rest of a kernel body (``_Matcher.seq`` matches it: the rest is bound to
     ``$$$BODY``). The body may also be ``{ $$$BODY; S1; ... Sk; }``: the rest then ends with
     statements that match S1 ... Sk, and what comes before them is bound to ``$$$BODY``.
-    None when the statement is not of that shape."""
+    ``whole``: any body of statements and runs (``{ S1; ...; $$$POST; }``, an anchor that
+    is one if statement: ``single_early_return``), the rest matched against all of it
+    (the node's text None says so). None when the statement is not of that shape."""
     if p.type != "if_statement" or len(p.children) != 3:
         return None
     clause, body = p.children[1], p.children[2]
-    if body.type != "compound_statement" or len(body.children) < 3 \
-            or body.children[1].seq is None or len(clause.children) != 3:
+    if body.type != "compound_statement" or len(body.children) < 3 or len(clause.children) != 3:
         return None
-    tail = body.children[2:-1]
-    if any(c.seq is not None or c.metavar is not None or c.dots is not None for c in tail):
-        return None
+    if whole:
+        stmts = body.children[1:-1]
+        if any(c.dots is not None for c in stmts) or all(c.seq is None for c in stmts):
+            return None
+        run: str | None = None
+        tail = stmts
+    else:
+        if body.children[1].seq is None:
+            return None
+        run, tail = body.children[1].seq, body.children[2:-1]
+        if any(c.seq is not None or c.metavar is not None or c.dots is not None for c in tail):
+            return None
     cond = clause.children[1]
-    op = _op(cond)
-    if cond.type != "binary_expression" or op not in _NEGATE:
+    neg = _negated(cond)
+    if neg is None:
         return None
-    left, _, right = cond.children
-    neg = _bin(left, _NEGATE[op], right)
-    spellings = alternation(neg, [(_bin(right, _MIRROR[_NEGATE[op]], left), None),
-                                  (PNode("unary_expression", children=(_tok("!"), PNode(
-                                      "parenthesized_expression", children=(
-                                          _tok("("), cond, _tok(")"))))), None)])
+    spellings = alternation(neg, [(PNode("unary_expression", children=(_tok("!"), PNode(
+        "parenthesized_expression", children=(_tok("("), cond, _tok(")"))))), None)])
     ret = PNode("return_statement", children=(_tok("return"),))
     guard = expand(_if(spellings, ret), on - {"early_return"}, "")
     rest = tuple(expand(c, on - {"early_return"}, "") for c in tail)
-    return PNode(EARLY, text=body.children[1].seq, children=(guard, *rest))
+    return PNode(EARLY, text=run, children=(guard, *rest))
+
+
+def single_early_return(pattern: Pattern, made: Pattern, on: frozenset[str],
+                        where_: str) -> Pattern | None:
+    """An anchor that is one if statement whose body holds a run (``if (r < m && c < n) {
+    S; ...; $$$POST; }``) as a run of one statement, the early return among its spellings:
+    ``if (r >= m || c >= n) return;`` and the rest of the kernel body matched against the
+    body (``_Matcher.early_return``); ``made``: the anchor with its other isomorphisms.
+    None when the anchor is not of that shape."""
+    if pattern.is_sequence or "early_return" not in on:
+        return None
+    early = _early_return(pattern.elements[0], on, whole=True)
+    if early is None:
+        return None
+    own = made.elements[0]
+    slot = PNode("", alts=(*(own.alts or (own,)), early),
+                 alt_checks=(*(own.alt_checks or (None,)), "int_operands"))
+    made = _make_pattern(pattern.code, (slot,), where_)
+    return replace(made, is_sequence=True, root_type="compound_statement", fixed=(), runs=(),
+                   key=pattern.key + "\0early")
+
+
+def _negated(cond: PNode) -> PNode | None:
+    """The negation of a comparison (``i >= n``, or mirrored ``n <= i``), or of a chain of
+    them joined by ``&&`` (De Morgan: ``r < m && c < n`` is false where ``r >= m || c >= n``
+    is true, with the same operands evaluated in the same order); None for anything else."""
+    op = _op(cond)
+    if cond.type != "binary_expression":
+        return None
+    left, _, right = cond.children
+    if op in _NEGATE:
+        return alternation(_bin(left, _NEGATE[op], right),
+                           [(_bin(right, _MIRROR[_NEGATE[op]], left), None)])
+    if op == "&&":
+        a, b = _negated(base(left)), _negated(base(right))
+        return None if a is None or b is None else _bin(a, "||", b)
+    return None
 
 
 def alt_words(p: PNode, words_of: Callable[[PNode], set[str]]) -> set[str]:
@@ -522,14 +566,21 @@ def _check_int_operands(t: Node) -> bool | list[Obligation]:
     (``!(a < b)`` is not ``a >= b`` for a NaN): both operands must be integers."""
     n = t.child_by_field_name("condition")
     stack = [n] if n is not None else []
-    while stack:  # the comparison inside the condition clause (and its parentheses, a !)
-        c = stack.pop()
+    found: list[Obligation] = []
+    while stack:  # the comparisons inside the condition clause (through its parentheses, a
+        c = stack.pop()  # !, and the || or && that joins them)
         if c.type == "binary_expression":
             left, right = c.child_by_field_name("left"), c.child_by_field_name("right")
-            return False if left is None or right is None else \
-                [("int_expr", left), ("int_expr", right)]
+            if left is None or right is None:
+                return False
+            if c.child_by_field_name("operator") is not None and \
+                    c.child_by_field_name("operator").type in ("||", "&&"):
+                stack += [left, right]
+                continue
+            found += [("int_expr", left), ("int_expr", right)]
+            continue
         stack.extend(c.named_children)
-    return False
+    return found or False
 
 
 def _check_float_max(t: Node) -> bool | list[Obligation]:
@@ -611,7 +662,15 @@ def with_isomorphisms(pattern: Pattern, on: frozenset[str], where_: str) -> Patt
     if elements == pattern.elements:
         return pattern
     made = _make_pattern(pattern.code, elements, where_)
-    return replace(made, key=pattern.key + "\0iso:" + ",".join(sorted(on)))
+    made = replace(made, key=pattern.key + "\0iso:" + ",".join(sorted(on)))
+    early = single_early_return(pattern, made, on, where_)
+    if early is None:
+        return made
+    # one if statement: the anchor's own spellings, then the early return's run (``anchor
+    # any``: one match per span, the first branch's; both bind the same metavariables)
+    return replace(made, words=tuple(sorted(set(made.words) & set(early.words))), runs=(),
+                   key=made.key + "\0|" + early.key, alternatives=(made, early),
+                   common=frozenset(_names(made.elements)), dots=())
 
 
 def expand_isomorphisms(pattern: Pattern, isos_off: tuple[str, ...], where_: str) -> Pattern:

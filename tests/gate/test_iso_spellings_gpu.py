@@ -4,7 +4,8 @@ golden cases spell the row kernel as people do (the global index in any order, +
 acc = acc + e, early returns). The rewrite is the skill's template; on a GPU the gate
 compiles and verifies each against its original at the spec's sizes, so an isomorphism that
 matched code it is not equivalent to would fail here (``python3 -m pytest -m gpu
-tests/gate/test_iso_spellings_gpu.py``)."""
+tests/gate/test_iso_spellings_gpu.py``). The same for naive_matmul_to_shared_tiles on a
+product whose threads outside the matrix return early."""
 
 from __future__ import annotations
 
@@ -45,4 +46,37 @@ def test_on_a_gpu_each_rewritten_spelling_matches_its_original(name: str) -> Non
 
     rec = gate(rewritten(name), f"{name}:candidate", reference=read_source(GOLDEN / name),
                reference_path=str(GOLDEN / name), stages=("compile", "verify"))
+    assert rec.verdict == "passed", rec.reason
+
+
+MATMUL = ROOT / "tests" / "golden" / "naive_matmul_to_shared_tiles" / "matmul_early_exit.cu"
+
+
+def _tiled_early_exit() -> bytes:
+    rules = [r for r in RuleSet.load([str(ROOT / "skills")]).rules
+             if r.name == "naive_matmul_to_shared_tiles"]
+    unit = parse_bytes(read_source(MATMUL), str(MATMUL))
+    out = apply_rules(unit, rules, {}, spec_of(unit), clang=False)
+    assert out.changed, [s.reason for s in out.refused]
+    return out.source
+
+
+def test_a_product_with_an_early_return_is_tiled_and_compiles() -> None:
+    """The early return of a one-if anchor (``if (r >= M || c >= N) return;`` and the rest
+    of the body): the tiled kernel is the golden one, and NVRTC compiles it."""
+    from klc.gate import gate
+
+    out = _tiled_early_exit()
+    assert out == read_source(MATMUL.with_name("matmul_early_exit.expected.cu"))
+    rec = gate(out, "matmul_early_exit:candidate", stages=("compile",))
+    assert rec.stages["compile"].status == "passed", rec.reason
+
+
+@pytest.mark.gpu
+def test_on_a_gpu_the_tiled_early_return_product_matches_its_original() -> None:
+    from klc.gate import gate
+
+    rec = gate(_tiled_early_exit(), "matmul_early_exit:candidate",
+               reference=read_source(MATMUL), reference_path=str(MATMUL),
+               stages=("compile", "verify"))
     assert rec.verdict == "passed", rec.reason

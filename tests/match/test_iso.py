@@ -271,6 +271,52 @@ def test_early_return_only_at_the_end_of_a_kernel_body_and_for_integers() -> Non
                               "if (i >= n) return;\ny[i] = 1.0f;\ny[0] = 0.0f;")) == []
 
 
+PRODUCT = ("if ($R < $M && $C < $N) {\n    float $S = 0.0f;\n"
+           "    for (int $K = 0; $K < $KD; $K++) {\n        $S += $A[$IA] * $B[$IB];\n    }\n"
+           "    $$$POST;\n}")
+PRODUCT_BODY = ("float s = 0.0f;\nfor (int k = 0; k < K; k++) {\n    s += a[r * K + k] * "
+                "b[k * N + c];\n}\ny[r * N + c] = s;")
+PRODUCT_ARGS = "const float* a, const float* b, float* y, int M, int N, int K"
+INDICES = ("int r = blockIdx.y * blockDim.y + threadIdx.y;\n"
+           "int c = blockIdx.x * blockDim.x + threadIdx.x;\n")
+
+
+@pytest.mark.parametrize("guard", [
+    "if (r >= M || c >= N) return;", "if (r >= M || c >= N) { return; }",
+    "if (M <= r || N <= c) return;", "if (c >= N || r >= M) return;",
+    "if (!(r < M && c < N)) return;"])
+def test_an_if_anchor_takes_the_early_return_of_a_kernel_body(guard: str) -> None:
+    """An anchor that is one if statement whose body ends with a run: the kernel's rest after
+    `if (!(C)) return;` (C a chain of integer comparisons joined by &&, negated by De
+    Morgan) is its body; the rewrite replaces the guard and the rest."""
+    code = kernel(INDICES + guard + "\n" + PRODUCT_BODY, PRODUCT_ARGS)
+    found = sites(rule(PRODUCT), code)
+    # (the chain's two comparisons bind in the code's order: the guards judge which is which)
+    assert [({(f["R"], f["M"]), (f["C"], f["N"])}, f["POST"]) for f in found] == [
+        ({("r", "M"), ("c", "N")}, "y[r * N + c] = s;")]
+    out = applied(rule(PRODUCT), code)
+    assert "return" not in out and "float s = 0.0f;\n    for (int k" in out
+    assert sites(rule(PRODUCT, extra="  isomorphisms: -early_return\n"), code) == []
+
+
+def test_an_if_anchor_takes_no_early_return_that_is_not_its_wrapped_body() -> None:
+    # a float bound: !(r < f) is not r >= f for a NaN
+    floaty = kernel(INDICES + "if (r >= f || c >= N) return;\n" + PRODUCT_BODY,
+                    PRODUCT_ARGS + ", float f")
+    assert sites(rule(PRODUCT.replace("$M", "$F")), floaty) == []
+    # || in the anchor's condition: its negation is no || of negations
+    either = kernel(INDICES + "if (r >= M && c >= N) return;\n" + PRODUCT_BODY, PRODUCT_ARGS)
+    assert sites(rule(PRODUCT.replace("&&", "||")), either) == []
+    # the guard inside a loop: return leaves the kernel, not the iteration
+    looped = kernel("for (int t = 0; t < 2; t++) {\n" + INDICES
+                    + "if (r >= M || c >= N) return;\n" + PRODUCT_BODY + "\n}", PRODUCT_ARGS)
+    assert sites(rule(PRODUCT), looped) == []
+    # a statement of the rest that the body does not hold: no match
+    other = kernel(INDICES + "if (r >= M || c >= N) return;\n" + PRODUCT_BODY.replace(
+        "float s = 0.0f;", "float s = 0.0f;\ns += 1.0f;"), PRODUCT_ARGS)
+    assert sites(rule(PRODUCT), other) == []
+
+
 WITHIN = '''rule w {
   kind: skill
   description: "t"
