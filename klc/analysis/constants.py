@@ -474,6 +474,8 @@ def launch_block(ctx: Place, text: str, at: int | None = None) -> tuple[int, int
     values = []
     for p in parts:
         v = Evaluator(ctx).text(p)
+        if not isinstance(v, int) and at is not None:
+            v = _with_host_constants(ctx, p, at)
         if not isinstance(v, int):
             return None
         values.append(v)
@@ -503,6 +505,67 @@ def _dim3_variable(ctx: Place, name: str, at: int) -> list[str] | None:
     if word.search(re.sub(rb"<<<.*?>>>", b" ", src[decl.end:fn.body_end], flags=re.S)):
         return None
     return list(decl.extents)
+
+
+def _with_host_constants(ctx: Place, text: str, at: int, depth: int = 4) -> object:
+    """The value of a launch argument ``text`` whose names are constants of the function
+    that launches (at offset ``at``): ``const int block_size = 256;`` then ``<<<g,
+    block_size>>>``. Each name the kernel's evaluator does not know is replaced by its
+    initialiser (``_host_constant``), ``depth`` times at most; None when one is no such
+    constant."""
+    for _ in range(depth):
+        names = [n for n in dict.fromkeys(_NAME.findall(text)) if n not in _NOT_NAMES]
+        found = {n: _host_constant(ctx, n, at) for n in names}
+        if not any(v is not None for v in found.values()):
+            return None
+        text = _NAME.sub(lambda m, known=found: f"({known[m.group(0)]})"  # type: ignore[misc]
+                         if known.get(m.group(0)) else m.group(0), text)
+        v = Evaluator(ctx).text(text)
+        if isinstance(v, int):
+            return v
+    return None
+
+
+_NAME = re.compile(r"\b[A-Za-z_]\w*\b")
+_NOT_NAMES = frozenset({"sizeof", "int", "unsigned", "long", "short", "char", "size_t",
+                        "static_cast", "const"})
+
+
+def _host_constant(ctx: Place, name: str, at: int) -> str | None:
+    """The initialiser of ``name`` where it is a constant of the function around offset
+    ``at`` (a launch): declared once in that function, before ``at``, with an initialiser,
+    ``const``/``constexpr`` or never assigned, incremented or handed by address after it
+    (and not a parameter, whose value is the caller's). None otherwise."""
+    unit = ctx.unit
+    fn = next((f for f in unit.functions if f.body_start <= at < f.body_end), None)
+    if fn is None or any(p.name == name for p in fn.params):
+        return None
+    src = unit.source
+    found = []
+    for node in in_span(nodes_of(unit, "declaration"), fn.body_start, fn.body_end):
+        for d in node.children_by_field_id(F_DECLARATOR):
+            if d.type == "init_declarator":
+                ident = d.child_by_field_id(F_DECLARATOR)
+                if ident is not None and ident.type == "identifier" \
+                        and text_of(src, ident) == name:
+                    found.append((node, d.child_by_field_id(F_VALUE)))
+            elif d.type == "identifier" and text_of(src, d) == name:
+                found.append((node, None))
+    if len(found) != 1:
+        return None
+    node, value = found[0]
+    if value is None or node.end_byte > at or value.type in ("argument_list",
+                                                              "initializer_list"):
+        return None
+    words = {text_of(src, c) for c in node.children if c.type in ("type_qualifier",
+                                                                  "storage_class_specifier")}
+    if not words & {"const", "constexpr"}:
+        n = re.escape(name.encode())
+        after = src[node.end_byte:fn.body_end]
+        if re.search(rb"\b" + n + rb"\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)|(?:\+\+|--)\s*" + n
+                     + rb"\b|\b" + n + rb"\s*(?:\+\+|--)|&\s*" + n + rb"\b", after):
+            return None
+    return text_of(src, value)
 
 
 class Dim3Declaration(NamedTuple):

@@ -161,3 +161,30 @@ def test_a_dim3_block_declared_twice_in_one_declaration_list_is_not_read() -> No
     ok, reason = launch_verdict("    dim3 block(16, 8), grid(1), other(2);\n"
                                 "    { dim3 grid(3), block(8, 8); }\n")
     assert not ok and "not a constant" in reason
+
+
+@pytest.mark.parametrize("host", [
+    # a constant of the launching function, in the dim3 or its extents
+    "    const int BX = 16, BY = 8;\n    dim3 block(BX, BY);\n"
+    "    dim3 grid((N + 15) / 16, (M + 7) / 8);\n",
+    "    constexpr int TILE = 16;\n    const int ROWS = TILE / 2;\n"
+    "    dim3 block(TILE, ROWS), grid((N + TILE - 1) / TILE, (M + ROWS - 1) / ROWS);\n",
+    # a local never assigned after its declaration
+    "    int bx = 16;\n    int by = 8;\n    dim3 block(bx, by);\n    dim3 grid(N / bx, M / by);\n",
+])
+def test_a_launch_reads_the_constants_of_the_function_that_launches(host: str) -> None:
+    ok, reason = launch_verdict(host)
+    assert ok, reason
+
+
+@pytest.mark.parametrize("host", [
+    "    int bx = 16;\n    dim3 block(bx, 8);\n    bx = 32;\n    dim3 grid(N / 16, M / 8);\n",
+    "    int by = 8;\n    by++;\n    dim3 block(16, by);\n    dim3 grid(N / 16, M / 8);\n",
+    "    int by = 8;\n    tune(&by);\n    dim3 block(16, by);\n    dim3 grid(N / 16, M / 8);\n",
+    "    const int by = M;\n    dim3 block(16, by);\n    dim3 grid(N / 16, 1);\n",
+    "    int by = 8;\n    if (M > 64) { int by = 4; }\n    dim3 block(16, by);\n"
+    "    dim3 grid(N / 16, M / 8);\n",
+])
+def test_a_launch_reads_no_local_that_may_change_or_is_not_constant(host: str) -> None:
+    ok, reason = launch_verdict(host)
+    assert not ok and "not a constant" in reason, reason
