@@ -70,6 +70,9 @@ class Within(KindEdit):
     def subrules(self) -> tuple[Rule, ...]:
         return (self.sub,)
 
+    def written_at(self) -> str | None:
+        return self.target
+
     def holes_used(self) -> set[str]:
         return {r.name for r in code_refs(_template(self.sub)) if r.kind == "hole"}
 
