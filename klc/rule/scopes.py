@@ -25,7 +25,7 @@ from tree_sitter import Node
 
 from klc.cuda.syntax import parser
 from klc.rule.code import code_refs
-from klc.rule.dots import as_runs, dots_lines
+from klc.rule.dots import as_runs
 
 if TYPE_CHECKING:
     from klc.rule.model import Rule
@@ -47,9 +47,11 @@ class RunScopes:
 
 
 def anchor_runs(rule: Rule) -> frozenset[str]:
-    """The anchor's runs: ``$$$X`` by name, the i-th statement dots as ``__dots<i>``."""
-    dots = {d.run for a in (rule.anchors or (rule.anchor,)) for d in dots_lines(a)}
-    return frozenset(rule.sequence_metavars) | dots
+    """The runs the anchor's own text binds: ``$$$X`` by name, the i-th statement dots as
+    ``__dots<i>`` (a ``within`` block's rule also knows its outer rule's runs, which its
+    own rewrite does not write back)."""
+    return frozenset(r.name for a in (rule.anchors or (rule.anchor,))
+                     for r in code_refs(as_runs(a)) if r.kind == "sequence")
 
 
 @lru_cache(maxsize=1024)

@@ -372,13 +372,18 @@ def test_a_rewrite_that_keeps_the_uses_after_the_declaring_run_applies(name: str
     ("clamp_before", "the statements `...` skipped at k.cu:4:5"),
     ("run_clamp_before", "`$$$PRE` (k.cu:4:5)"),
 ])
+@pytest.mark.parametrize("spelling", ["int rows", "const int rows", "int const rows"])
 def test_a_rewrite_that_writes_the_bound_name_above_its_declaration_is_refused(
-        name: str, run: str) -> None:
+        name: str, run: str, spelling: str) -> None:
     rule = _scoped(name)
-    [site] = find_sites(parse_bytes(DECLARED, "k.cu"), [rule])
+    declared = DECLARED.replace(b"int rows", spelling.encode())
+    [site] = find_sites(parse_bytes(declared, "k.cu"), [rule])
     assert not site.ok
     assert site.reason == (f"{run} declare rows, which `$N` reads, and the rewrite writes it "
                            "before them or after their block")
+    assert [s.ok for s in find_sites(parse_bytes(declared, "k.cu"),
+                                     [_scoped(name.replace("clamp_before", "keep_after"))])] \
+        == [True]
     # what the refusal prevents: the rewrite would read `rows` above its declaration
     from klc.edits.replace import replace_match
 
