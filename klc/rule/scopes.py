@@ -16,6 +16,7 @@ as identifiers), once per rule: nothing here reads code or judges a match."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
 _WORD = {"sequence": "klc_run__", "metavar": "klc_var__", "hole": "klc_hole__"}
 _WRAP = ("void __klc_template__() {\n", "\n}\n")
 _BLOCKS = frozenset({"compound_statement", "translation_unit"})
+_STATEMENT_END = re.compile(r"[ \t]*(?:\n|\}|$)")  # nothing more of the statement follows
 
 
 @dataclass(frozen=True)
@@ -116,10 +118,15 @@ def _outside_in_template(text: str, runs: frozenset[str]) -> dict[str, frozenset
 
 
 def _parse(text: str) -> tuple[object, bytes]:
+    """The template's parse, its metavariables, runs and holes read as identifiers (one
+    that stands for a whole statement, ``for (...) $BODY``, with the ``;`` it lacks)."""
     pieces: list[str] = []
     last = 0
     for ref in code_refs(text):
-        pieces += [text[last:ref.start], _WORD[ref.kind] + ref.name]
+        word = _WORD[ref.kind] + ref.name
+        if ref.kind == "metavar" and _STATEMENT_END.match(text, ref.end):
+            word += ";"
+        pieces += [text[last:ref.start], word]
         last = ref.end
     body = "".join(pieces) + text[last:]
     src = (_WRAP[0] + body + _WRAP[1]).encode()
