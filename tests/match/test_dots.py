@@ -431,3 +431,105 @@ def test_golden_rewrites_of_names_declared_between_compile(case: str) -> None:
     assert before != after
     assert _compiles(before) is None
     assert _compiles(after) is None
+
+
+ELSEWHERE = '''rule note_rows_at_start {
+  kind: skill
+  anchor: ```
+    int $R = $E;
+    ... when not stores
+    if ($R < $N) {
+        $$$BODY;
+    }
+  ```
+  rewrite insert_body_start: ```
+    const int seen_rows = $N;
+  ```
+}
+
+rule scale_in_body {
+  kind: skill
+  anchor: ```
+    int $R = $E;
+    $$$PRE;
+    for (int $J = 0; $J < $D; $J++) {
+        $$$LOOP;
+    }
+    if ($R < $N) {
+        $$$BODY;
+    }
+  ```
+  rewrite within $$$LOOP {
+    anchor: ```
+      $ACC += $X;
+    ```
+    replace: ```
+      $ACC += $X * (float)$N;
+    ```
+  }
+}
+
+rule scale_before_count {
+  kind: skill
+  anchor: ```
+    int $R = $E;
+    for (int $J = 0; $J < $D; $J++) {
+        $$$LOOP;
+    }
+    $$$PRE;
+    if ($R < $N) {
+        $$$BODY;
+    }
+  ```
+  rewrite within $$$LOOP {
+    anchor: ```
+      $ACC += $X;
+    ```
+    replace: ```
+      $ACC += $X * (float)$N;
+    ```
+  }
+}
+'''
+
+
+def test_an_edit_that_writes_the_name_elsewhere_is_refused() -> None:
+    """``insert_body_start`` writes at the start of the function, above the dots that
+    declare the name: refused there; where the name is a parameter, it applies."""
+    [rule] = [r for r in load_rules_text(ELSEWHERE, "e.rule") if r.name == "note_rows_at_start"]
+    [site] = find_sites(parse_bytes(DECLARED, "k.cu"), [rule])
+    assert not site.ok and "declare rows, which `$N` reads" in site.reason
+    out = apply_rules(parse_bytes(PARAMETER, "k.cu"), [rule])
+    assert out.changed and b"const int seen_rows = batch;" in out.source
+    assert _compiles(out.source) is None
+
+
+def test_a_within_block_may_not_carry_the_name_above_its_declaration() -> None:
+    """The sub-rule writes ``$N`` into ``$$$LOOP``'s code: where ``$$$PRE`` declares the
+    name and the loop comes after it, that is in its scope; a loop before the declaring
+    statements would read it undeclared."""
+    [rule] = [r for r in load_rules_text(ELSEWHERE, "e.rule") if r.name == "scale_in_body"]
+    src = (b"__global__ void k(float* out, const float* x, int batch, int seq, int dim) {\n"
+           b"    int r = blockIdx.x * blockDim.x + threadIdx.x;\n"
+           b"    int rows = batch * seq;\n"
+           b"    float acc = 0.0f;\n"
+           b"    for (int j = 0; j < dim; j++) {\n        acc += x[j];\n    }\n"
+           b"    if (r < rows) {\n        out[r] = acc;\n    }\n}\n")
+    out = apply_rules(parse_bytes(src, "k.cu"), [rule])
+    assert b"acc += x[j] * (float)rows;" in out.source
+    assert _compiles(out.source) is None
+    from klc.rule.scopes import run_scopes
+
+    assert run_scopes(rule).carried == {"LOOP": frozenset({"N"})}
+    # the loop before the statements that declare the count: refused, and for a reason
+    [before] = [r for r in load_rules_text(ELSEWHERE, "e.rule")
+                if r.name == "scale_before_count"]
+    late = (src.replace(b"    int rows = batch * seq;\n", b"")
+            .replace(b"    float acc = 0.0f;\n", b"")
+            .replace(b"    int r = blockIdx", b"    float acc = 0.0f;\n    int r = blockIdx")
+            .replace(b"    if (r < rows)", b"    int rows = batch * seq;\n    if (r < rows)"))
+    assert _compiles(late) is None
+    [site] = find_sites(parse_bytes(late, "k.cu"), [before])
+    assert not site.ok
+    assert site.reason == ("`$$$PRE` (k.cu:7:5) declare rows, which `$N` reads, and the "
+                           "rewrite writes it into `$$$LOOP`, outside their scope")
