@@ -147,8 +147,9 @@ def scope_refusal(match: Match, run: str, outside: frozenset[str] = frozenset(),
         return None
     block = b.nodes[0].parent
     scope_end = block.end_byte if block is not None else len(unit.source)
-    what = f"the statements `...` skipped at {unit.where(b.start)}" \
-        if run.startswith(RUN_PREFIX) else f"`$$${run}` ({unit.where(b.start)})"
+    what = (f"the statements `...` skipped at {unit.where(b.start)}"
+            if run.startswith(RUN_PREFIX) else
+            f"the statements `$$${run}` bound at {unit.where(b.start)}")
     copies: dict[str, list[tuple[int, int]]] | None = None
     for node in match.nodes:
         for name, ident in names_in(node, unit.source):

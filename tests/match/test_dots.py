@@ -370,7 +370,7 @@ def test_a_rewrite_that_keeps_the_uses_after_the_declaring_run_applies(name: str
 
 @pytest.mark.parametrize(("name", "run"), [
     ("clamp_before", "the statements `...` skipped at k.cu:4:5"),
-    ("run_clamp_before", "`$$$PRE` (k.cu:4:5)"),
+    ("run_clamp_before", "the statements `$$$PRE` bound at k.cu:4:5"),
 ])
 @pytest.mark.parametrize("spelling", ["int rows", "const int rows", "int const rows"])
 def test_a_rewrite_that_writes_the_bound_name_above_its_declaration_is_refused(
@@ -531,5 +531,6 @@ def test_a_within_block_may_not_carry_the_name_above_its_declaration() -> None:
     assert _compiles(late) is None
     [site] = find_sites(parse_bytes(late, "k.cu"), [before])
     assert not site.ok
-    assert site.reason == ("`$$$PRE` (k.cu:7:5) declare rows, which `$N` reads, and the "
-                           "rewrite writes it into `$$$LOOP`, outside their scope")
+    assert site.reason == ("the statements `$$$PRE` bound at k.cu:7:5 declare rows, which "
+                           "`$N` reads, and the rewrite writes it into `$$$LOOP`, outside "
+                           "their scope")
