@@ -92,3 +92,25 @@ def test_a_const_index_is_rewritten_into_code_that_compiles(name: str, expected:
     # the isomorphism is what takes the const spelling
     plain = dataclasses.replace(rule, isos_off=(*rule.isos_off, "const_local"))
     assert not apply_rules(unit, [plain], holes, spec_of(unit)).changed
+
+
+CONST_GOLDEN = [
+    "elementwise_grid_stride/const_long_long_index",
+    "elementwise_grid_stride/east_const_int_index",
+    "tile_transpose/transpose_const_indices",
+    "privatize_atomic_histogram/const_unsigned_index",
+    "thread_per_row_to_warp_per_row/const_row_count_declared",
+]
+
+
+@pytest.mark.parametrize("case", CONST_GOLDEN)
+def test_golden_rewrites_of_const_indices_compile(case: str) -> None:
+    """The golden cases written with const indices: the kernel and its rewrite (the index
+    declared again without the const) both compile with NVRTC."""
+    root = ROOT / "tests" / "golden"
+    before = (root / f"{case}.cu").read_bytes()
+    after = (root / f"{case}.expected.cu").read_bytes()
+    assert b"const " in before and before != after
+    for src in (before, after):
+        result = compile_unit(parse_bytes(src, f"{case}.cu"), arch="sm_90", use_cache=False)
+        assert result.ok, result.log
