@@ -40,9 +40,11 @@ from klc.guards.geometry import site_holes
 from klc.guards.loops import evaluate_declared
 from klc.match import Match, Pattern, find_matches, index_nodes
 from klc.match import pattern_of as _pattern_of
+from klc.match.dots import rule_scope_refusal
 from klc.match.find import common_bindings, first_per_name, first_per_span, possible
 from klc.match.scope import Scope, scoped
 from klc.rule.fresh import implied_fresh
+from klc.rule.scopes import anchor_runs
 from klc.site_keys import Locals, first_uses, guard_key, parameter_names, rule_facts
 from klc.spec import Bound
 
@@ -368,6 +370,7 @@ class _RuleSites:
                                                            [_UNSET] * len(found))
             self.guard_id = caches.guard_ids.setdefault(rule.guard, len(caches.guard_ids))
         self.has_within = facts_.has_within
+        self.runs = bool(anchor_runs(rule))
         self.fresh = facts_.fresh
         self.launch_edits = facts_.launch_edits
         self._spec_kernel: object = _UNSET
@@ -431,6 +434,10 @@ class _RuleSites:
             refused = evaluate_declared(self.fresh, self.context_of(m, i, fixed))
             if refused is not None:
                 return refused.reason
+        if self.runs:  # a name a run declares: read in its scope, and written there
+            why = rule_scope_refusal(self.rule, m)
+            if why is not None:
+                return why
         if self.launch_edits:  # the launch it changes must be recorded in the file
             kernel = m.function.name if m.function is not None else ""
             why = host_launch.unrecorded(self.caches.unit, kernel,

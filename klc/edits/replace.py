@@ -27,6 +27,7 @@ class Replace(KindEdit):
     kind: ClassVar[str] = "replace"
     groupable: ClassVar[bool] = True
     leads: ClassVar[bool] = True
+    in_place: ClassVar[bool] = True
 
     def templates(self) -> tuple[str, ...]:
         return (self.template,)

@@ -45,6 +45,8 @@ from klc.errors import KlcError
 from klc.guards import GuardContext, evaluate
 from klc.guards.loops import evaluate_declared
 from klc.match import Binding, Match, _Matcher, block_statements, pattern_of
+from klc.match.dots import rule_scope_refusal
+from klc.match.find import binds_qualified_type
 from klc.match.iso import split_obligations
 from klc.match.model import SubMatches
 from klc.rule import Card, CodeBlock, CompileContext, Edit, EditSpec, GuardExpr, Inverse, Rule
@@ -69,6 +71,9 @@ class Within(KindEdit):
 
     def subrules(self) -> tuple[Rule, ...]:
         return (self.sub,)
+
+    def written_at(self) -> str | None:
+        return self.target
 
     def holes_used(self) -> set[str]:
         return {r.name for r in code_refs(_template(self.sub)) if r.kind == "hole"}
@@ -329,7 +334,8 @@ def sub_matches(outer: Match, holes: dict[str, str], spec: Spec | Bound | None =
             continue
         fresh = implied_fresh(edit.sub, outer.rule)  # ident holes its replace declares
         for sm in _matches_in(outer, edit.sub, binding):
-            candidates.append((sm.start, sm.start - sm.end, rank, sm, edit, fresh))
+            if not binds_qualified_type(sm):
+                candidates.append((sm.start, sm.start - sm.end, rank, sm, edit, fresh))
     candidates.sort(key=lambda c: c[:3])
     for _start, _span, _rank, sm, edit, fresh in candidates:
         if any(sm.start < e and s < sm.end for s, e in taken):
@@ -347,6 +353,10 @@ def sub_matches(outer: Match, holes: dict[str, str], spec: Spec | Bound | None =
             if verdict is not None and not verdict.ok:
                 result.refused.append((sm, verdict.reason))
                 continue
+        why = rule_scope_refusal(edit.sub, sm)  # a name a run of the sub-anchor declares
+        if why is not None:
+            result.refused.append((sm, why))
+            continue
         taken.append((sm.start, sm.end))
         result.matches.setdefault(edit.target, []).append(sm)
     for v in result.matches.values():

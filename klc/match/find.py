@@ -40,8 +40,23 @@ def find_matches(pattern: Pattern, unit: Unit, rule: Rule | None = None,
             for branch in pattern.alternatives))
         return
     for mt in _matches(pattern, unit, rule, candidates):
-        if not pattern.dots or dots_hold(pattern, mt):
+        if (not pattern.dots or dots_hold(pattern, mt)) and not binds_qualified_type(mt):
             yield mt
+
+
+def binds_qualified_type(mt: Match) -> bool:
+    """Whether a metavariable bound a type with a qualifier inside it: tree-sitter reads
+    ``unsigned const i`` (``long const``, not ``const unsigned``) as one sized type holding
+    the ``const``, which a template would write back wherever it writes the metavariable (a
+    cast ``(unsigned const)``, the declaration of an index a grid-stride step assigns). No
+    match: ``const unsigned i`` and ``int const i`` are the spellings the ``const_local``
+    isomorphism takes, the type bound without its const."""
+    for b in mt.bindings.values():
+        nodes = b.nodes
+        if len(nodes) == 1 and nodes[0].type == "sized_type_specifier" and any(
+                c.type == "type_qualifier" for c in nodes[0].children):
+            return True
+    return False
 
 
 def merge_branches(pattern: Pattern, branches: Iterable[Iterable[Match]]) -> list[Match]:

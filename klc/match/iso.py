@@ -45,8 +45,9 @@ ISOMORPHISMS: dict[str, str] = {
                     "of a run that ends a kernel body, for integer i and n (and for a chain "
                     "of such comparisons: if (r >= m || c >= n) return; / if (r < m && c < n))",
     "address_of_element": "&a[i] / a + i, for a pointer or array a",
-    "const_local": "T x = e; / const T x = e; for a local whose initialiser reads threadIdx, "
-                   "blockIdx, blockDim or gridDim (never a constant expression)",
+    "const_local": "T x = e; / const T x = e; / T const x = e; (T a type or a type "
+                   "metavariable) for a local whose initialiser reads threadIdx, blockIdx, "
+                   "blockDim or gridDim (never a constant expression)",
 }
 # on unless a rule turns them off (all of them: see docs/rules.md for why each is sound)
 DEFAULT_ON = frozenset(ISOMORPHISMS)
@@ -335,20 +336,29 @@ def _address_of_element(p: PNode, on: frozenset[str]) -> Variants:
 
 
 def _const_local(p: PNode, on: frozenset[str]) -> Variants:
-    """``T x = e;`` / ``const T x = e;``: a const local can only be read, and code that
-    matches the anchor reads it the same way. The rewrite writes the template's spelling
-    (without the const), which is sound unless the name must be a constant expression (an
-    array bound, a template argument): the check asks that the initialiser read a built-in
-    index variable, which no constant expression does."""
+    """``T x = e;`` / ``const T x = e;`` / ``T const x = e;``: a const local can only be
+    read, and code that matches the anchor reads it the same way. The rewrite writes the
+    template's spelling (without the const), which is sound unless the name must be a
+    constant expression (an array bound, a template argument): the check asks that the
+    initialiser read a built-in index variable, which no constant expression does.
+
+    The same for a type metavariable (``$TY x = e;``): it binds the type without the const
+    (``int`` of ``const int i = ...``), so a template that writes ``$TY`` elsewhere (a cast,
+    another index) writes the plain type, and one that assigns ``x`` afterwards (a
+    grid-stride step) assigns a variable its rewrite declared without const. (``unsigned
+    const i``, which tree-sitter reads as one type holding the const, is no match at all:
+    ``klc.match.find.binds_qualified_type``.)"""
     if "const_local" not in on or p.type != "declaration" or not p.children:
         return []
     first = base(p.children[0])
-    if first.type in ("type_qualifier", "storage_class_specifier") or first.metavar:
+    if first.type in ("type_qualifier", "storage_class_specifier") or first.seq is not None:
         return []
     if not any(base(c).type == "init_declarator" for c in p.children):
         return []
     const = PNode("type_qualifier", children=(_tok("const"),))
-    return [(PNode(p.type, children=(const, *p.children)), "index_init")]
+    head, *rest = p.children  # ``const int i`` and ``int const i``
+    return [(PNode(p.type, children=(const, *p.children)), "index_init"),
+            (PNode(p.type, children=(head, const, *rest)), "index_init")]
 
 
 _NODE_ISOS: tuple[Callable[[PNode, frozenset[str]], Variants], ...] = (

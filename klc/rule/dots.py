@@ -11,8 +11,9 @@ A clause is ``when any`` (no constraint, not even the default one), ``when not w
 (no assignment, ``++``/``--``, declaration of, or store through any of them), ``when not
 mentions(A, ...)`` (none of them appears) or ``when not stores`` (no store to memory at all);
 each ``A`` is a metavariable of the anchor or a plain name. Without ``when any`` the skipped
-statements may not write or redeclare what the anchor's one-node metavariables bound (their
-identifiers): ``$R`` above keeps its meaning across the dots.
+statements may not write what the anchor's one-node metavariables bound (their identifiers):
+``$R`` above keeps its meaning across the dots; a name they declare is theirs, read by the
+match (and written by the rewrite) only after them in their block (``klc.match.dots``).
 
 Here: finding and parsing dots lines (``dots_lines``), the text the parser sees instead
 (``for_parsing``: the same length, ``$_;``), and the text the matcher compiles (``as_runs``:

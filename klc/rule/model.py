@@ -77,6 +77,11 @@ class Edit:
     # its templates are code it writes (False: code it looks for to delete, remove_statement);
     # what they declare is read by ``klc.rule.fresh``
     writes_code: ClassVar[bool] = True
+    # its templates stand in the place of the matched code, writing the anchor's runs back
+    # (a replace): where a template writes a metavariable, relative to the runs, is where
+    # its code lands (``klc.rule.scopes``); other edits write elsewhere (a body's start, a
+    # declaration, the launch)
+    in_place: ClassVar[bool] = False
 
     def templates(self) -> tuple[str, ...]:
         """The code templates this edit writes into the kernel's code, with their
@@ -87,6 +92,11 @@ class Edit:
     def subrules(self) -> tuple[Rule, ...]:
         """Rules nested in this edit (a ``within`` block's)."""
         return ()
+
+    def written_at(self) -> str | None:
+        """The metavariable (no ``$``) whose code this edit's sub-rules rewrite in place (a
+        ``within`` block's target); None for an edit that writes its own templates."""
+        return None
 
     def holes_used(self) -> set[str]:
         """The names of the holes this edit's text uses (its templates, by default)."""

@@ -381,3 +381,64 @@ def test_const_local_rewrite_keeps_the_rest() -> None:
     out = applied(rule("int $I = $E;", "int $I = 2 * ($E);"),
                   kernel("const int t = 32;\nconst int i = threadIdx.x * t;\ny[i] = 0.0f;"))
     assert "const int t = 32;\nint i = 2 * (threadIdx.x * t);\ny[i] = 0.0f;" in out
+
+
+@pytest.mark.parametrize(("code", "ty"), [
+    ("const int i = blockIdx.x * blockDim.x + threadIdx.x;", "int"),
+    ("int const i = blockIdx.x * blockDim.x + threadIdx.x;", "int"),
+    ("const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;", "unsigned"),
+    ("const unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;", "unsigned int"),
+    ("const long i = (long)blockIdx.x * blockDim.x + threadIdx.x;", "long"),
+    ("const size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;", "size_t"),
+    ("int i = blockIdx.x * blockDim.x + threadIdx.x;", "int"),
+])
+def test_a_type_metavariable_meets_const_locals(code: str, ty: str) -> None:
+    """``$TY $I = e;`` meets a const index through const_local, ``$TY`` bound to the type
+    without its const."""
+    anchor = "$TY $I = $E;\ny[$I] = 0.0f;"
+    r = rule(anchor, extra="  metavar $TY: type\n")
+    [got] = sites(r, kernel(code + "\ny[i] = 0.0f;"))
+    assert got["TY"] == ty and got["I"] == "i"
+    off = rule(anchor, extra="  metavar $TY: type\n  isomorphisms: -const_local\n")
+    assert len(sites(off, kernel(code + "\ny[i] = 0.0f;"))) == (0 if "const" in code else 1)
+
+
+@pytest.mark.parametrize("code", [
+    "const int t = 32;\ny[t] = 0.0f;",  # a constant expression: an array bound may need it
+    "volatile int i = threadIdx.x;\ny[i] = 0.0f;",  # only a const is dropped
+    "static const int i = 3;\ny[i] = 0.0f;",
+    # tree-sitter reads `unsigned const` as one type holding the const: $TY would bind it
+    "unsigned const i = threadIdx.x;\ny[i] = 0.0f;",
+    "long const i = threadIdx.x;\ny[i] = 0.0f;",
+])
+def test_a_type_metavariable_refuses_other_qualified_locals(code: str) -> None:
+    r = rule("$TY $I = $E;\ny[$I] = 0.0f;", extra="  metavar $TY: type\n")
+    assert sites(r, kernel(code)) == []
+
+
+STRIDE = rule("$TY $I = blockIdx.x * blockDim.x + threadIdx.x;\nif ($I < n) {\n    $$$BODY;\n}",
+              "$TY $I = blockIdx.x * blockDim.x + threadIdx.x;\n"
+              "for (; $I < n; $I += ($TY)blockDim.x * gridDim.x) {\n    $$$BODY;\n}",
+              extra="  metavar $TY: type\n")
+
+
+@pytest.mark.parametrize("decl", ["const int i", "int const i", "const unsigned i",
+                                  "const long long i"])
+def test_a_rewrite_that_assigns_the_const_index_declares_it_plain(decl: str) -> None:
+    """A grid-stride rewrite writes ``$TY`` back and assigns ``$I``: from ``const int i``
+    it writes ``int i`` (and the cast ``(int)``), which compiles, where writing the const
+    back would not."""
+    from klc.gate.compile import compile_unit
+
+    code = kernel(f"{decl} = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                  "if (i < n) {\n    y[i] = x[i];\n}")
+    out = applied(STRIDE, code)
+    plain = decl.replace("const ", "").replace(" const", "")
+    ty = plain[:-2]
+    assert f"{plain} = blockIdx.x" in out and f"i += ({ty})blockDim.x" in out
+    result = compile_unit(parse_bytes(out.encode(), "k.cu"), arch="sm_90", use_cache=False)
+    assert result.ok, result.log
+    # the const written back (as `unsigned const` would be) does not compile
+    kept = out.replace(f"{plain} = blockIdx.x", f"{decl} = blockIdx.x")
+    result = compile_unit(parse_bytes(kept.encode(), "k.cu"), arch="sm_90", use_cache=False)
+    assert not result.ok

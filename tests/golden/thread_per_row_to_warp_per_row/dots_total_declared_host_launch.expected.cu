@@ -1,0 +1,37 @@
+// A first version of a causal-free row softmax over (head, query) rows: one thread per
+// row, the row count a const local declared between the index and its check, the launch
+// in the host function below.
+#include <cuda_runtime.h>
+
+__global__ void softmax_rows_naive(float* probs, const float* scores, int n_heads,
+                                   int n_queries, int n_keys) {
+    const int q = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
+    const int lane = threadIdx.x % 32;
+    const int total = n_heads * n_queries;
+    if (q < total) {
+        const float* s = scores + (size_t)q * n_keys;
+        float* p = probs + (size_t)q * n_keys;
+        float hi = -1e30f;
+        for (int k = lane; k < n_keys; k += 32) {
+            hi = fmaxf(hi, s[k]);
+        }
+        for (int offset = 16; offset > 0; offset >>= 1) {
+            hi = fmaxf(hi, __shfl_xor_sync(0xffffffffu, hi, offset));
+        }
+        float z = 0.0f;
+        for (int k = lane; k < n_keys; k += 32) {
+            z += expf(s[k] - hi);
+        }
+        for (int offset = 16; offset > 0; offset >>= 1) {
+            z += __shfl_xor_sync(0xffffffffu, z, offset);
+        }
+        for (int k = lane; k < n_keys; k += 32) {
+            p[k] = expf(s[k] - hi) / z;
+        }
+    }
+}
+
+void softmax_rows(float* probs, const float* scores, int n_heads, int n_queries, int n_keys) {
+    int blocks = (n_heads * n_queries + 127) / 128;
+    softmax_rows_naive<<<[&] { dim3 klc_dims(blocks); klc_dims.x *= 32u; return klc_dims; }(), 128>>>(probs, scores, n_heads, n_queries, n_keys);
+}
