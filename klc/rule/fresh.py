@@ -68,7 +68,7 @@ def declared_in(template: str) -> tuple[str, ...]:
             break
     tree, src = next(((t, s) for t, s in trees if not t.root_node.has_error), trees[0])
     found: dict[str, None] = {}
-    for node in _walk(tree.root_node):
+    for node in walk(tree.root_node):
         if node.type not in _DECLARING:
             continue
         for decl in node.children_by_field_id(F_DECLARATOR):
@@ -82,17 +82,23 @@ def declared_in(template: str) -> tuple[str, ...]:
 
 _DOTS_LINE = re.compile(r"^([ \t]*)\.\.\.(?:[ \t].*)?$", re.M)
 _RUN_WORD = "klc_run__"  # a $$$X run read as a statement: klc_run__X; dots: klc_run__dots__
+# the identifier each kind of reference is read as (``parse_as_words``)
+WORDS = {"hole": _HOLE_WORD, "sequence": _RUN_WORD, "metavar": "klc_var__"}
+_STATEMENT_END = re.compile(r"[ \t]*(?:\n|\}|$)")  # nothing more of the statement follows
 
 
-def _parse_as_words(text: str, kinds: tuple[str, ...]) -> tuple[Any, bytes]:
-    """The template's parse with its holes (and, with "sequence", its runs) read as
-    identifiers (klc_hole__h, klc_run__X): as statements of a function body, else as
-    top-level code."""
+def parse_as_words(text: str, kinds: tuple[str, ...]) -> tuple[Any, bytes]:
+    """The template's parse with its holes (and, with "sequence", its runs; with
+    "metavar", its metavariables) read as identifiers (klc_hole__h, klc_run__X,
+    klc_var__X; a metavariable that stands for a whole statement, ``for (...) $BODY``, with
+    the ``;`` it lacks): as statements of a function body, else as top-level code."""
     pieces: list[str] = []
     last = 0
     for ref in code_refs(text):
         if ref.kind in kinds:
-            word = (_HOLE_WORD if ref.kind == "hole" else _RUN_WORD) + ref.name
+            word = WORDS[ref.kind] + ref.name
+            if ref.kind == "metavar" and _STATEMENT_END.match(text, ref.end):
+                word += ";"
             pieces += [text[last:ref.start], word]
             last = ref.end
     text = "".join(pieces) + text[last:]
@@ -115,9 +121,9 @@ def kept_in_scope(template: str) -> tuple[tuple[str, frozenset[str]], ...]:
     or shadow it there; outside that scope (``for (int ?j ...) {...}`` before the kept run)
     they are harmless."""
     text = _DOTS_LINE.sub(lambda m: f"{m.group(1)}{_RUN_WORD}dots__;", template)
-    tree, src = _parse_as_words(text, ("hole", "sequence"))
+    tree, src = parse_as_words(text, ("hole", "sequence"))
     found: dict[str, set[str]] = {}
-    for node in _walk(tree.root_node):
+    for node in walk(tree.root_node):
         if node.type not in _DECLARING:
             continue
         for decl in node.children_by_field_id(F_DECLARATOR):
@@ -141,9 +147,9 @@ def declaration_scopes(template: str) -> tuple[tuple[str, int, int], ...]:
     """(hole, start, end) for each declaration of a hole in the template: from the
     declaration to the end of its scope (the rest of its block; the for statement whose
     initialiser declares it), in offsets of the template's parse."""
-    tree, src = _parse_as_words(template, ("hole",))
+    tree, src = parse_as_words(template, ("hole",))
     out: list[tuple[str, int, int]] = []
-    for node in _walk(tree.root_node):
+    for node in walk(tree.root_node):
         if node.type not in _DECLARING:
             continue
         for decl in node.children_by_field_id(F_DECLARATOR):
@@ -195,7 +201,8 @@ def kept_runs(rule: Rule, hole: str) -> frozenset[str]:
     return frozenset(out)
 
 
-def _walk(node: Node) -> Iterator[Node]:
+def walk(node: Node) -> Iterator[Node]:
+    """Every node under ``node`` (itself first), in document order."""
     stack = [node]
     while stack:
         n = stack.pop()

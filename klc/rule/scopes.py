@@ -16,7 +16,6 @@ as identifiers), once per rule: nothing here reads code or judges a match."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
@@ -24,17 +23,14 @@ from typing import TYPE_CHECKING
 
 from tree_sitter import Node
 
-from klc.cuda.syntax import parser
 from klc.rule.code import code_refs
 from klc.rule.dots import as_runs
+from klc.rule.fresh import WORDS, parse_as_words, walk
 
 if TYPE_CHECKING:
     from klc.rule.model import Rule
 
-_WORD = {"sequence": "klc_run__", "metavar": "klc_var__", "hole": "klc_hole__"}
-_WRAP = ("void __klc_template__() {\n", "\n}\n")
 _BLOCKS = frozenset({"compound_statement", "translation_unit"})
-_STATEMENT_END = re.compile(r"[ \t]*(?:\n|\}|$)")  # nothing more of the statement follows
 
 
 @dataclass(frozen=True)
@@ -99,14 +95,14 @@ def _outside_in_template(text: str, runs: frozenset[str]) -> dict[str, frozenset
     """For each run: the metavariables (and other runs) the template writes outside the
     scope of every statement of its own that writes the run back (all of them when it writes
     the run nowhere, or does not parse)."""
-    tree, src = _parse(text)
+    tree, src = parse_as_words(text, ("hole", "sequence", "metavar"))
     occurrences: list[tuple[str, Node]] = []
-    for node in _walk(tree.root_node):
+    for node in walk(tree.root_node):
         if node.child_count == 0 and node.type != "comment":
             word = src[node.start_byte:node.end_byte].decode("utf-8", "replace")
             for kind in ("sequence", "metavar"):
-                if word.startswith(_WORD[kind]):
-                    occurrences.append((word[len(_WORD[kind]):], node))
+                if word.startswith(WORDS[kind]):
+                    occurrences.append((word[len(WORDS[kind]):], node))
     broken = tree.root_node.has_error
     out: dict[str, frozenset[str]] = {}
     for r in runs:
@@ -115,26 +111,6 @@ def _outside_in_template(text: str, runs: frozenset[str]) -> dict[str, frozenset
         out[r] = frozenset(name for name, n in occurrences
                            if name != r and not any(_in_scope(n, s) for s in copies))
     return out
-
-
-def _parse(text: str) -> tuple[object, bytes]:
-    """The template's parse, its metavariables, runs and holes read as identifiers (one
-    that stands for a whole statement, ``for (...) $BODY``, with the ``;`` it lacks)."""
-    pieces: list[str] = []
-    last = 0
-    for ref in code_refs(text):
-        word = _WORD[ref.kind] + ref.name
-        if ref.kind == "metavar" and _STATEMENT_END.match(text, ref.end):
-            word += ";"
-        pieces += [text[last:ref.start], word]
-        last = ref.end
-    body = "".join(pieces) + text[last:]
-    src = (_WRAP[0] + body + _WRAP[1]).encode()
-    tree = parser().parse(src)
-    if tree.root_node.has_error:  # (top-level code, not statements)
-        src = (body + "\n").encode()
-        tree = parser().parse(src)
-    return tree, src
 
 
 def _statement_of(word: Node) -> Node | None:
@@ -151,11 +127,3 @@ def _in_scope(node: Node, stmt: Node) -> bool:
     block = stmt.parent
     assert block is not None
     return stmt.end_byte <= node.start_byte and node.end_byte <= block.end_byte
-
-
-def _walk(node: Node) -> Iterator[Node]:
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        yield n
-        stack.extend(reversed(n.children))
