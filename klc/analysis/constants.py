@@ -473,9 +473,11 @@ def launch_block(ctx: Place, text: str, at: int | None = None) -> tuple[int, int
             parts = dim3
     values = []
     for p in parts:
-        v = Evaluator(ctx).text(p)
-        if not isinstance(v, int) and at is not None:
-            v = _with_host_constants(ctx, p, at)
+        # the launching function's own names first: a local there hides a global or a
+        # macro-free constant of the same name
+        v = _with_host_constants(ctx, p, at) if at is not None else None
+        if v is None:
+            v = Evaluator(ctx).text(p)
         if not isinstance(v, int):
             return None
         values.append(v)
@@ -508,34 +510,38 @@ def _dim3_variable(ctx: Place, name: str, at: int) -> list[str] | None:
 
 
 def _with_host_constants(ctx: Place, text: str, at: int, depth: int = 4) -> object:
-    """The value of a launch argument ``text`` whose names are constants of the function
-    that launches (at offset ``at``): ``const int block_size = 256;`` then ``<<<g,
-    block_size>>>``. Each name the kernel's evaluator does not know is replaced by its
-    initialiser (``_host_constant``), ``depth`` times at most; None when one is no such
-    constant."""
-    for _ in range(depth):
+    """The value of a launch argument ``text`` that names locals of the function that
+    launches (at offset ``at``): ``const int block_size = 256;`` then ``<<<g,
+    block_size>>>``. Each such name is replaced by its initialiser (``_host_constant``),
+    ``depth`` times at most, and the rest evaluated as the kernel's constants are. None
+    when the text names no local of that function (the caller evaluates it as it is);
+    ``_HIDDEN`` when one it names is no constant (its value is not known: a global of the
+    same name is another variable)."""
+    for round_ in range(depth):
         names = [n for n in dict.fromkeys(_NAME.findall(text)) if n not in _NOT_NAMES]
         found = {n: _host_constant(ctx, n, at) for n in names}
-        if not any(v is not None for v in found.values()):
-            return None
+        if any(v is _HIDDEN for v in found.values()):
+            return _HIDDEN
+        if not any(found.values()):
+            return None if round_ == 0 else Evaluator(ctx).text(text)
         text = _NAME.sub(lambda m, known=found: f"({known[m.group(0)]})"  # type: ignore[misc]
                          if known.get(m.group(0)) else m.group(0), text)
-        v = Evaluator(ctx).text(text)
-        if isinstance(v, int):
-            return v
-    return None
+    return _HIDDEN
 
 
+_HIDDEN = object()  # a launcher's local that is no constant: its value is not known
 _NAME = re.compile(r"\b[A-Za-z_]\w*\b")
 _NOT_NAMES = frozenset({"sizeof", "int", "unsigned", "long", "short", "char", "size_t",
                         "static_cast", "const"})
 
 
-def _host_constant(ctx: Place, name: str, at: int) -> str | None:
+def _host_constant(ctx: Place, name: str, at: int) -> object:
     """The initialiser of ``name`` where it is a constant of the function around offset
     ``at`` (a launch): declared once in that function, before ``at``, with an initialiser,
-    ``const``/``constexpr`` or never assigned, incremented or handed by address after it
-    (and not a parameter, whose value is the caller's). None otherwise."""
+    ``const``/``constexpr`` or never assigned, incremented or handed by address after it.
+    ``_HIDDEN`` when the function declares it otherwise (a local that may change, or more
+    than one); None when it declares no local of that name (a parameter, a global, a
+    macro: the caller's evaluator reads those)."""
     unit = ctx.unit
     fn = next((f for f in unit.functions if f.body_start <= at < f.body_end), None)
     if fn is None or any(p.name == name for p in fn.params):
@@ -551,12 +557,14 @@ def _host_constant(ctx: Place, name: str, at: int) -> str | None:
                     found.append((node, d.child_by_field_id(F_VALUE)))
             elif d.type == "identifier" and text_of(src, d) == name:
                 found.append((node, None))
-    if len(found) != 1:
+    if not found:
         return None
+    if len(found) != 1:
+        return _HIDDEN
     node, value = found[0]
     if value is None or node.end_byte > at or value.type in ("argument_list",
                                                               "initializer_list"):
-        return None
+        return _HIDDEN
     words = {text_of(src, c) for c in node.children if c.type in ("type_qualifier",
                                                                   "storage_class_specifier")}
     if not words & {"const", "constexpr"}:
@@ -564,7 +572,7 @@ def _host_constant(ctx: Place, name: str, at: int) -> str | None:
         after = src[node.end_byte:fn.body_end]
         if re.search(rb"\b" + n + rb"\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)|(?:\+\+|--)\s*" + n
                      + rb"\b|\b" + n + rb"\s*(?:\+\+|--)|&\s*" + n + rb"\b", after):
-            return None
+            return _HIDDEN
     return text_of(src, value)
 
 

@@ -188,3 +188,23 @@ def test_a_launch_reads_the_constants_of_the_function_that_launches(host: str) -
 def test_a_launch_reads_no_local_that_may_change_or_is_not_constant(host: str) -> None:
     ok, reason = launch_verdict(host)
     assert not ok and "not a constant" in reason, reason
+
+
+@pytest.mark.parametrize(("host", "ok"), [
+    ("    const int BX = 16;\n    const int BY = 8;\n", True),  # the launcher's own
+    ("    int BX = 16;\n    BX *= 2;\n    const int BY = 8;\n", False),  # it may change
+])
+def test_a_launchers_local_hides_a_file_constant_of_its_name(host: str, ok: bool) -> None:
+    """The file says 32 x 32 (`constexpr int BX = 32, BY = 32;`); the launcher's locals of
+    those names are what the launch reads: 16 x 8, or not known where one changes."""
+    source = ("constexpr int BX = 32, BY = 32;\n"
+              "__global__ void k(const float* A, const float* B, float* C, int M, int N, "
+              "int K) {\n" + ROWCOL + product() + "}\n"
+              "void run(const float* A, const float* B, float* C, int M, int N, int K) {\n"
+              + host + "    dim3 block(BX, BY);\n    dim3 grid(N / 16, M / 8);\n"
+              "    k<<<grid, block>>>(A, B, C, M, N, K);\n}\n")
+    sites = find_sites(parse_bytes(source.encode(), "k.cu"), load_rules_text(
+        probe("block_dim(x, ==, 16) and block_dim(y, ==, 8)"), "p.rule"))
+    assert len(sites) == 1 and sites[0].ok == ok, sites[0].reason
+    if not ok:
+        assert "not a constant" in sites[0].reason
