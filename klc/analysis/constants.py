@@ -473,8 +473,8 @@ def launch_block(ctx: Place, text: str, at: int | None = None) -> tuple[int, int
             parts = dim3
     values = []
     for p in parts:
-        # the launching function's own names first: a local there hides a global or a
-        # macro-free constant of the same name
+        # the launching function's own names first: a local there hides a constant of
+        # the file with the same name
         v = _with_host_constants(ctx, p, at) if at is not None else None
         if v is None:
             v = Evaluator(ctx).text(p)
