@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, overload
 
 from tree_sitter import Node
 
-from klc.analysis.declarations import lookup
+from klc.analysis.declarations import declarations_named, lookup
 from klc.analysis.tree import (
     Place,
     binding_node,
@@ -34,6 +34,7 @@ from klc.analysis.tree import (
     unparen,
 )
 from klc.analysis.types import SIZES, norm_type
+from klc.analysis.writes import address_taken, is_assigned
 from klc.cuda.facts import instantiations
 from klc.cuda.syntax import (
     F_ARGUMENT,
@@ -546,34 +547,19 @@ def _host_constant(ctx: Place, name: str, at: int) -> object:
     fn = next((f for f in unit.functions if f.body_start <= at < f.body_end), None)
     if fn is None or any(p.name == name for p in fn.params):
         return None
-    src = unit.source
-    found = []
-    for node in in_span(nodes_of(unit, "declaration"), fn.body_start, fn.body_end):
-        for d in node.children_by_field_id(F_DECLARATOR):
-            if d.type == "init_declarator":
-                ident = d.child_by_field_id(F_DECLARATOR)
-                if ident is not None and ident.type == "identifier" \
-                        and text_of(src, ident) == name:
-                    found.append((node, d.child_by_field_id(F_VALUE)))
-            elif d.type == "identifier" and text_of(src, d) == name:
-                found.append((node, None))
+    found = [d for d in declarations_named(unit, name)
+             if fn.body_start <= d.start < fn.body_end]
     if not found:
         return None
-    if len(found) != 1:
+    d = found[0]
+    if len(found) != 1 or d.init is None or d.end > at or d.init.type in (
+            "argument_list", "initializer_list"):
         return _HIDDEN
-    node, value = found[0]
-    if value is None or node.end_byte > at or value.type in ("argument_list",
-                                                              "initializer_list"):
+    if not d.qualifiers & {"const", "constexpr"} and (
+            is_assigned(ctx, name, d.end, fn.body_end)
+            or address_taken(unit.source, name, d.end, fn.body_end)):
         return _HIDDEN
-    words = {text_of(src, c) for c in node.children if c.type in ("type_qualifier",
-                                                                  "storage_class_specifier")}
-    if not words & {"const", "constexpr"}:
-        n = re.escape(name.encode())
-        after = src[node.end_byte:fn.body_end]
-        if re.search(rb"\b" + n + rb"\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)|(?:\+\+|--)\s*" + n
-                     + rb"\b|\b" + n + rb"\s*(?:\+\+|--)|&\s*" + n + rb"\b", after):
-            return _HIDDEN
-    return text_of(src, value)
+    return text_of(unit.source, d.init)
 
 
 class Dim3Declaration(NamedTuple):

@@ -53,6 +53,7 @@ from klc.cuda.model import Function, Unit
 from klc.cuda.parse import parse_bytes
 from klc.cuda.syntax import LOOP_TYPES
 from klc.errors import KlcError
+from klc.guards.macros import file_definitions
 from klc.guards.registry import (
     ArgSpec,
     GuardContext,
@@ -269,7 +270,6 @@ _THREAD_WORDS = re.compile(
     rb"\b(threadIdx|blockIdx|blockDim|gridDim|__syncthreads\w*|__syncwarp|__shfl\w*|"
     rb"__ballot_sync|__any_sync|__all_sync|__uni_sync|__match_\w+|__activemask|__shared__|"
     rb"__reduce_\w+_sync|cooperative_groups|this_thread_block|this_grid)\b")
-_DEFINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+(\w+)((?:[^\n]*\\\n)*[^\n]*)", re.M)
 
 
 @predicate("thread_free", ArgSpec("$$$S", frozenset({"metavar", "sequence"})),
@@ -286,16 +286,13 @@ def thread_free(ctx: GuardContext, stmts: Binding) -> Verdict:
     own = _THREAD_WORDS.search(src[stmts.start:stmts.end])
     if own:
         return _no(ctx, f"{quoted(stmts)} reads `{own.group(1).decode()}`", stmts.start)
-    macros = {m.group(1).decode(): m.group(2) for m in _DEFINE.finditer(src)}
+    defs, macros = file_definitions(unit)
     words = {text_of(src, n) for n in in_span(nodes_of(unit, "identifier"), stmts.start, stmts.end)}
     for name in sorted(words & set(macros)):
         hit = _THREAD_WORDS.search(macros[name])
         if hit:
             return _no(ctx, f"the macro `{name}` that {quoted(stmts)} uses reads "
                        f"`{hit.group(1).decode()}`", stmts.start)
-    defs: dict[str, list[Function]] = {}
-    for f in unit.functions:
-        defs.setdefault(f.name, []).append(f)
     todo = []
     for node in in_span(nodes_of(unit, "call_expression"), stmts.start, stmts.end):
         callee = node.child_by_field_name("function")

@@ -1,4 +1,6 @@
-"""Guard predicate about function-like macros that wrap a load: ``load_hint_macro``.
+"""Guard predicate about function-like macros that wrap a load: ``load_hint_macro``; and
+the file's functions and macros by name (``file_definitions``), which the guards that
+follow a kernel into its helpers and macros share.
 
 Real code often spells a cache-hinted load through a macro of its own (``#define LDG(p)
 __ldg(p)``), so that another build can define it as a plain load. A rule that takes the hint
@@ -8,14 +10,35 @@ the file must be a load of its one argument, hinted or plain."""
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from klc.analysis.tree import quoted, unit_memo
 from klc.guards.registry import GuardContext, Verdict, _metavar, _no, _yes, predicate
 from klc.match import Binding
 
+if TYPE_CHECKING:
+    from klc.cuda.model import Function, Unit
+
 _DEFINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+(\w+)\(([^)]*)\)((?:[^\n]*\\\n)*[^\n]*)",
                      re.M)
 _OBJECT_DEFINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+(\w+)(?:[ \t]|$)", re.M)
+_ANY_DEFINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+(\w+)((?:[^\n]*\\\n)*[^\n]*)", re.M)
+
+
+def file_definitions(unit: Unit) -> tuple[dict[str, list[Function]], dict[str, bytes]]:
+    """The unit's functions by name, and each macro's definition (what follows its name,
+    continued lines included; the last one of a name) by name: read once per file."""
+
+    def build() -> tuple[dict[str, list[Function]], dict[str, bytes]]:
+        defs: dict[str, list[Function]] = {}
+        for f in unit.functions:
+            defs.setdefault(f.name, []).append(f)
+        macros = {m.group(1).decode(): m.group(2) for m in _ANY_DEFINE.finditer(unit.source)}
+        return defs, macros
+
+    return unit_memo(unit, "klc.guards.macros: functions and macros by name", build)  # type: ignore[no-any-return]
+
+
 # the loads a definition may be: a hinted load of the argument, or the plain load
 _HINTS = ("__ldg", "__ldcg", "__ldca", "__ldcs", "__ldlu", "__ldcv")
 

@@ -37,12 +37,12 @@ from klc.analysis.tree import (
     pointer_roots,
     quoted,
     text_of,
-    unit_memo,
     unparen,
 )
 from klc.analysis.writes import address_taken, aliases_of, index_value, is_assigned, set_once
-from klc.cuda.model import Function, Unit
+from klc.cuda.model import Function
 from klc.guards.constants import _as_spec_expr
+from klc.guards.macros import file_definitions
 from klc.guards.registry import (
     ArgSpec,
     GuardContext,
@@ -319,23 +319,11 @@ def _only_in_loops(ctx: GuardContext, fn: Function, bases: tuple[str, ...], axis
                 f"{len(loops)} {label} loop(s)", fn.start), list(loops.values())
 
 
-def _definitions(unit: Unit) -> tuple[dict[str, list[Function]], dict[str, bytes]]:
-    """The unit's functions by name, and its macros' definitions by name (the file's, once:
-    every stride guard of the file asks)."""
-    defs: dict[str, list[Function]] = {}
-    for f in unit.functions:
-        defs.setdefault(f.name, []).append(f)
-    macros = {m.group(1).decode(): m.group(2) for m in re.finditer(
-        rb"^[ \t]*#[ \t]*define[ \t]+(\w+)((?:[^\n]*\\\n)*[^\n]*)", unit.source, re.M)}
-    return defs, macros
-
-
 def _helpers_read(ctx: GuardContext, fn: Function, words: re.Pattern[bytes]) -> str | None:
     """A function of this file that ``fn`` calls (directly or not) and whose body matches
     ``words``, or a macro used in ``fn`` whose definition does: its name."""
     src, unit = ctx.unit.source, ctx.unit
-    defs, macros = unit_memo(unit, "klc.guards.strides: functions and macros by name",
-                             lambda: _definitions(unit))
+    defs, macros = file_definitions(unit)
     body = src[fn.body_start:fn.body_end]
     for name, value in macros.items():
         if words.search(value) and name.encode() in body \
