@@ -205,18 +205,21 @@ def _list_unit(path: str, unit: Any) -> FileListing:
     from klc.pipeline import find_sites, spec_of
     from klc.report import site_json
 
+    spec_problems = []
     try:
         try:
             spec = spec_of(unit)
-        except KlcError:
-            spec = None  # a broken spec block: the guards that read it fail closed
+        except KlcError as e:  # a broken spec block: said, and the guards that read it
+            spec = None        # fail closed (apply and optimize refuse the file)
+            spec_problems.append(f"{e} (the klc-spec block is not read: the guards that "
+                                 "need it fail closed)")
         sites = find_sites(unit, _STATE["rules"], None, spec, clang=_STATE["clang"],
                            refused=_STATE.get("refused", True))
     except KlcError as e:
         return FileListing(path, error=str(e))
     shown = [s for s in sites if s.ok or _STATE["all"]]
     refused = sum(1 for s in sites if not s.ok)
-    problems = [p.describe(unit.path) for p in unit.problems]
+    problems = [p.describe(unit.path) for p in unit.problems] + spec_problems
     if _STATE.get("json", True):
         return FileListing(path, [site_json(s) for s in shown], refused, problems=problems)
     position = unit.position

@@ -164,3 +164,23 @@ def test_every_format_folds_the_same_rewrites_alike(kernel: Path,
     assert sorted((s["rule"], s["line"]) for s in json.loads(out)
                   if "unroll" in s["rule"]) == sorted(
         (r, n) for r in ("unroll_loop", "add_bare_pragma_unroll") for n in (13, 14, 15))
+
+
+def test_a_broken_spec_is_said_with_its_position_and_the_rest_is_listed(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A klc-spec block that does not load is an error of the file (exit 2, file:line:col),
+    not silence: the guards that read the spec fail closed, so a listing without a word
+    would hide why the launch-dependent skills are missing. The file's other sites are
+    still listed."""
+    path = tmp_path / "k.cu"
+    path.write_text(LOOPS.replace("role: in}", "role: in, dtype: f32}"))
+    rc, out, err = run_list(capsys, str(path))
+    assert rc == 2
+    assert f"klc: error: {path}:5:37: unknown field 'dtype'" in err
+    assert "klc-spec block is not read" in err
+    assert "unroll_loop" in out  # the spec-free sites are listed
+    assert "elementwise_grid_stride" not in out  # it needs the spec's block
+    fine = tmp_path / "fine.cu"
+    fine.write_text(LOOPS)
+    rc_ok, out_ok, err_ok = run_list(capsys, str(fine))
+    assert rc_ok == 0 and err_ok == "" and "elementwise_grid_stride" in out_ok
