@@ -267,8 +267,12 @@ class _SiteCaches:
     def __init__(self, unit: Unit, rules: list[Rule]) -> None:
         self.unit = unit
         self.patterns = [pattern_of(r) for r in rules]
+        # the kinds the anchors that may match here start at (``possible``: every word of
+        # one is in the file); an anchor that cannot match is never looked for, so a kind
+        # only such anchors start at (a rare rule's) is not captured into the index
         self.candidates = index_nodes(unit, {q.root_type for p in self.patterns
-                                             for q in (p, *p.alternatives)})
+                                             for q in (p.alternatives or (p,))
+                                             if possible(q, unit)})
         self.locals = Locals(unit)
         self.scoped: dict[tuple[object, ...], Any] = {}  # (klc.match.scope.scoped)
         self.by_anchor: dict[str, list[Match]] = {}
