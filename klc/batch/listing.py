@@ -329,22 +329,13 @@ def list_paths(paths: list[str], rule_paths: list[str], *, show_all: bool = Fals
     options = (tree_only, show_all, refused, json_sites, render)
     store = _open_cache(cache, options)
     jobs = max(1, min(jobs, len(paths) or 1, os.cpu_count() or 1))
-    # the rules, their compiled anchors and the modules are most of the heap and live to the
-    # end: frozen out of the collector's sight, the collections every few files
-    # (``_COLLECT_EVERY``) walk only what the files made (2.5 s of 12 on 300 files before);
-    # forked workers inherit the frozen heap
-    gc.collect()
-    gc.freeze()
-    try:
-        if jobs == 1:
-            _init(rule_paths, tree_only, show_all, json_sites, render, refused, store)
-            for p in paths:
-                yield list_file(p)
-            return
-        yield from _in_workers(paths, jobs, (rule_paths, tree_only, show_all, json_sites,
-                                             render, refused, store))
-    finally:
-        gc.unfreeze()  # (a process that lists again, a test run, collects all again)
+    if jobs == 1:
+        _init(rule_paths, tree_only, show_all, json_sites, render, refused, store)
+        for p in paths:
+            yield list_file(p)
+        return
+    yield from _in_workers(paths, jobs, (rule_paths, tree_only, show_all, json_sites, render,
+                                         refused, store))
 
 
 def _in_workers(paths: list[str], jobs: int, initargs: tuple[Any, ...]
