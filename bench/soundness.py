@@ -44,6 +44,7 @@ import multiprocessing as mp
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -545,6 +546,10 @@ def _check(src: Source, cfg: Config, res: dict[str, Any]) -> None:
 
 
 def _init_worker(cfg: Config) -> None:
+    from klc.interrupts import die_with_parent
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C and SIGTERM are the driver's
+    die_with_parent()  # a driver stopped by SIGTERM or SIGKILL leaves no worker compiling on
     load_libraries(cfg)
 
 

@@ -90,6 +90,20 @@ def end_pool(pool: Any, cancel: bool = True) -> None:
         manager.join(timeout=10)
 
 
+def die_with_parent() -> None:
+    """Ask Linux to kill this process (a worker) when the one that started it dies, however
+    it dies (a SIGTERM or SIGKILL to the driver leaves no orphan workers computing on);
+    elsewhere a no-op. The request follows the thread that forked this process: a pool's
+    workers are started from the driver's main thread."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError):
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
 def tune_gc() -> None:
     """Fewer cyclic-GC passes: a parsed unit allocates tens of thousands of short-lived
     objects that reference counting frees, and the default gen-0 threshold (700) makes the

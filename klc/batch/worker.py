@@ -4,9 +4,7 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -28,7 +26,7 @@ from klc.batch.config import (
 from klc.content import sha256 as _sha
 from klc.content import unified_diff
 from klc.errors import KlcError, shown
-from klc.interrupts import tune_gc
+from klc.interrupts import die_with_parent, tune_gc
 
 if TYPE_CHECKING:
     from klc.rewrite import Applied
@@ -341,7 +339,7 @@ def _init_worker(config: BatchConfig, want_diff: bool, gate_inline: bool, keep_o
 
     global _STATE
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _die_with_parent()
+    die_with_parent()
     _tune_gc()
     if gpu is not None:
         os.environ["CUDA_VISIBLE_DEVICES"] = gpu
@@ -358,19 +356,6 @@ def _tune_gc() -> None:
     if not _GC_TUNED:
         tune_gc()
         _GC_TUNED = True
-
-
-def _die_with_parent() -> None:
-    """Ask Linux to kill this worker when its driver dies (a SIGKILLed batch leaves no
-    orphan workers); elsewhere a no-op."""
-    import ctypes
-    import signal
-
-    if not sys.platform.startswith("linux"):
-        return
-    with contextlib.suppress(OSError, AttributeError):
-        libc = ctypes.CDLL("libc.so.6", use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
 def _work_chunk(paths: list[str]) -> list[FileResult]:

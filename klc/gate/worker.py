@@ -355,12 +355,9 @@ Handler = Callable[[dict[str, Any], Callable[[str, Any], None]], tuple[dict[str,
 
 def _die_with_parent(parent_pid: int) -> None:
     """Exit when the parent does: SIGKILL from the kernel on Linux, else a watch thread."""
-    import ctypes
+    from klc.interrupts import die_with_parent
 
-    if sys.platform.startswith("linux"):
-        with contextlib.suppress(OSError, AttributeError):
-            libc = ctypes.CDLL("libc.so.6", use_errno=True)
-            libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    die_with_parent()
     if parent_pid and os.getppid() != parent_pid:
         os._exit(0)  # the parent died before the request above was in place
 
