@@ -43,20 +43,16 @@ def scoped(unit: Unit, pattern: Pattern, candidates: dict[str, list[Node]], scop
     ``check_context`` lets through, found by bisection over the functions' spans. ``memo``:
     the lists already made for this unit and these candidates, by scope, type and role
     (the patterns of many rules share them)."""
-    fns = [f for f in unit.functions if scope.admits(f)]
     patterns = (pattern, *pattern.alternatives)
     types = {p.root_type for p in patterns}
-    if not fns:
+    spans = memo.get(("spans", scope)) if memo is not None else None
+    if spans is None:
+        spans = _spans(unit, scope)
+        if memo is not None:
+            memo[("spans", scope)] = spans
+    starts, ends, bodies = spans
+    if not starts:
         return {t: [] for t in types}
-    bodies = {f.body_start for f in fns}
-    starts: list[int] = []
-    ends: list[int] = []
-    for f in sorted(fns, key=lambda f: f.start):  # (merged where they nest or overlap)
-        if ends and f.start < ends[-1]:
-            ends[-1] = max(ends[-1], f.end)
-        else:
-            starts.append(f.start)
-            ends.append(f.end)
     runs = {p.root_type for p in patterns if p.is_sequence}
     alone = {p.root_type for p in patterns if not p.is_sequence}
     bisect_left = bisect.bisect_left
@@ -84,6 +80,21 @@ def scoped(unit: Unit, pattern: Pattern, candidates: dict[str, list[Node]], scop
         if memo is not None:
             memo[key] = keep
     return out
+
+
+def _spans(unit: Unit, scope: Scope) -> tuple[list[int], list[int], set[int]]:
+    """The spans of the functions ``scope`` admits (merged where they nest or overlap, in
+    order: their starts and ends) and the starts of their bodies."""
+    fns = [f for f in unit.functions if scope.admits(f)]
+    starts: list[int] = []
+    ends: list[int] = []
+    for f in sorted(fns, key=lambda f: f.start):
+        if ends and f.start < ends[-1]:
+            ends[-1] = max(ends[-1], f.end)
+        else:
+            starts.append(f.start)
+            ends.append(f.end)
+    return starts, ends, {f.body_start for f in fns}
 
 
 def _overlapping(nodes: list[Node], starts: list[int], ends: list[int],
