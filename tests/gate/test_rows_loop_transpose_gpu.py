@@ -5,7 +5,8 @@ NVRTC compiles each; on a GPU the gate verifies each against its original at the
 sizes (``python3 -m pytest -m gpu tests/gate/test_rows_loop_transpose_gpu.py``), and a
 tile read back without the swap of its indices is refused by the same verify. The
 bounds-checked loop of a height x width matrix goes through tile_rows_loop_transpose the
-same way."""
+same way. The row index declared before the column goes through tile_transpose and
+rows_per_thread_transpose (the decl_order isomorphism) and is verified the same way."""
 
 from __future__ import annotations
 
@@ -77,3 +78,34 @@ def test_on_a_gpu_a_tile_read_back_unswapped_is_refused() -> None:
     rec = gate(bad, f"{name}:wrong", reference=read_source(GOLDEN / skill / name),
                reference_path=str(GOLDEN / skill / name), stages=("compile", "verify"))
     assert rec.verdict != "passed"
+
+
+# the row index declared before the column (the decl_order isomorphism): the skills that
+# declare the column first take them, and write the column first
+ROW_FIRST = [("tile_transpose", "transpose_row_declared_first.cu"),
+             ("rows_per_thread_transpose", "transpose_32x8_row_first.cu")]
+
+
+def row_first(skill: str, name: str) -> bytes:
+    return _apply(read_source(GOLDEN / skill / name), name, skill)
+
+
+@pytest.mark.parametrize(("skill", "name"), ROW_FIRST, ids=[n for _, n in ROW_FIRST])
+def test_a_row_declared_first_is_rewritten_and_compiles(skill: str, name: str) -> None:
+    from klc.gate import gate
+
+    out = row_first(skill, name)
+    assert out == read_source(GOLDEN / skill / name.replace(".cu", ".expected.cu"))
+    rec = gate(out, f"{name}:candidate", stages=("compile",))
+    assert rec.stages["compile"].status == "passed", rec.reason
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize(("skill", "name"), ROW_FIRST, ids=[n for _, n in ROW_FIRST])
+def test_on_a_gpu_a_row_declared_first_matches_its_original(skill: str, name: str) -> None:
+    from klc.gate import gate
+
+    rec = gate(row_first(skill, name), f"{name}:candidate",
+               reference=read_source(GOLDEN / skill / name),
+               reference_path=str(GOLDEN / skill / name), stages=("compile", "verify"))
+    assert rec.verdict == "passed", rec.reason
