@@ -48,6 +48,10 @@ ISOMORPHISMS: dict[str, str] = {
     "const_local": "T x = e; / const T x = e; / T const x = e; (T a type or a type "
                    "metavariable) for a local whose initialiser reads threadIdx, blockIdx, "
                    "blockDim or gridDim (never a constant expression)",
+    "decl_order": "T a = e1; T b = e2; / T b = e2; T a = e1; for two adjacent "
+                  "declarations of a run whose initialisers read threadIdx, blockIdx, "
+                  "blockDim or gridDim, call, assign and increment nothing, and name neither "
+                  "variable the other declares (a row and a column index in either order)",
 }
 # on unless a rule turns them off (all of them: see docs/rules.md for why each is sound)
 DEFAULT_ON = frozenset(ISOMORPHISMS)
@@ -632,6 +636,51 @@ def _reads_builtin(node: Node) -> bool:
     return False
 
 
+def _declared(decl: Node) -> list[Node]:
+    """The init declarators of a declaration, each of a plain name (none if one is not)."""
+    kind = decl.child_by_field_name("type")
+    out = [c for c in decl.named_children if c != kind and c.type not in (
+        "type_qualifier", "storage_class_specifier", "comment")]
+    ok = all(d.type == "init_declarator" and (d.child_by_field_name("declarator") or d).type
+             == "identifier" and d.child_by_field_name("value") is not None for d in out)
+    return out if ok else []
+
+
+def _names_in(node: Node) -> set[bytes]:
+    out, stack = set(), [node]
+    while stack:
+        n = stack.pop()
+        if n.type == "identifier" and n.text is not None:
+            out.add(n.text)
+        stack.extend(n.children)
+    return out
+
+
+def _check_independent_declarations(t: Node) -> bool | list[Obligation]:
+    """``t`` and the declaration just before it (the pair ``decl_order`` matched in the
+    other order) may trade places: each declares plain names from initialisers that read a
+    built-in index variable and call, assign and increment nothing, and neither initialiser
+    names a variable the other declares (``int c = ...; int r = c / 4;`` keeps its order:
+    written the other way round, r would read another c)."""
+    prev = t.prev_named_sibling
+    while prev is not None and prev.type == "comment":
+        prev = prev.prev_named_sibling
+    if prev is None or prev.type != "declaration" or t.type != "declaration":
+        return False
+    first, second = _declared(prev), _declared(t)
+    if not first or not second:
+        return False
+    for d in (*first, *second):
+        value = d.child_by_field_name("value")
+        if not (_pure(value) and _reads_builtin(value)):  # (checked by _declared: a value)
+            return False
+    for mine, other in ((first, second), (second, first)):
+        names = {(d.child_by_field_name("declarator") or d).text for d in mine}
+        if any(names & _names_in(d.child_by_field_name("value")) for d in other):
+            return False
+    return True
+
+
 def run_check(name: str, t: Node) -> bool | list[Obligation]:
     """The check ``name`` on the code node ``t``: ``EMPTY_RUNS`` + "A,B" binds the runs
     ``$$$A``, ``$$$B`` to nothing (a braced body's runs around its one statement, the body
@@ -650,6 +699,7 @@ CHECKS: dict[str, Callable[[Node], bool | list[Obligation]]] = {
     "int_operands": _check_int_operands,
     "pointer_left": _check_pointer_left,
     "index_init": _check_index_init,
+    "independent_declarations": _check_independent_declarations,
 }
 # the bindings' key prefix of an obligation (no metavariable's name starts with it)
 OBLIGATION = "\0iso:"
@@ -665,14 +715,50 @@ def split_obligations(b: dict[str, Any]) -> tuple[Any, ...]:
 # Anchors compiled with their isomorphisms
 
 
+def _index_declaration(p: PNode) -> bool:
+    """An anchor's declaration that ``decl_order`` may move: ``T x = e;`` (a type
+    metavariable or not, each declarator with an initialiser) whose initialisers name a
+    built-in index variable."""
+    p = base(p)
+    return p.type == "declaration" and p.metavar is None and p.seq is None and any(
+        base(c).type == "init_declarator" for c in p.children) and _mentions_builtin(p)
+
+
+def declaration_swaps(raw: tuple[PNode, ...], elements: tuple[PNode, ...]
+                      ) -> list[tuple[PNode, ...]]:
+    """``decl_order``: for each two adjacent index declarations of a run (``raw``, the
+    anchor as written; ``elements``, with its other isomorphisms), the run with the two in
+    the other order, the one that comes second in the code checked to be independent of
+    the one before it (``_check_independent_declarations``)."""
+    out = []
+    for i in range(len(raw) - 1):
+        if _index_declaration(raw[i]) and _index_declaration(raw[i + 1]):
+            later = PNode(base(raw[i]).type, alts=(elements[i],),
+                          alt_checks=("independent_declarations",))
+            out.append((*elements[:i], elements[i + 1], later, *elements[i + 2:]))
+    return out
+
+
 def with_isomorphisms(pattern: Pattern, on: frozenset[str], where_: str) -> Pattern:
     """``pattern`` with the alternatives of the isomorphisms in ``on`` (its words, token
     runs and fixed statements made again: an alternative may lack a word of the anchor)."""
     elements = expand_elements(pattern.elements, on)
-    if elements == pattern.elements:
+    swaps = declaration_swaps(pattern.elements, elements) \
+        if "decl_order" in on and pattern.is_sequence else []
+    if elements == pattern.elements and not swaps:
         return pattern
     made = _make_pattern(pattern.code, elements, where_)
     made = replace(made, key=pattern.key + "\0iso:" + ",".join(sorted(on)))
+    if swaps:
+        # the anchor's own order first, then each swapped pair (one match per span, the
+        # first branch's; every branch binds the same metavariables and keeps the dots)
+        branches = (replace(made, dots=pattern.dots), *(
+            replace(_make_pattern(pattern.code, s, where_), dots=pattern.dots,
+                    key=f"{made.key}\0swap:{k}") for k, s in enumerate(swaps)))
+        return replace(made, words=tuple(sorted(set.intersection(
+            *(set(b.words) for b in branches)))), runs=(),
+            key="\0|".join(b.key for b in branches), alternatives=branches,
+            common=frozenset(_names(made.elements)), dots=())
     early = single_early_return(pattern, made, on, where_)
     if early is None:
         return made

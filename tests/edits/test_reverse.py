@@ -25,7 +25,7 @@ FAMILIES = tuple(sorted(p.parent.name for p in (ROOT / "bench" / "lineages").glo
 # skills whose round trip gives the erased value back as its number (`__launch_bounds__(128)`
 # for `__launch_bounds__(WARPS * 32)`): equal as code once the names are folded
 FOLDED = {"add_launch_bounds", "pack_warps_per_block", "rows_per_thread", "tile_transpose",
-          "tile_rows_loop_transpose",
+          "tile_rows_loop_transpose", "rows_loop_tile_transpose",
           "split_k_loop", "privatize_atomic_histogram", "batched_tile_transpose",
           "shared_tiles_to_regblock_rows", "naive_matmul_to_shared_tiles",
           "direct_stencil_to_halo_tile", "direct_offset_stencil_to_halo_tile",
@@ -73,6 +73,21 @@ def _folded(prev: bytes, item: Learned, step: dict) -> bytes:  # type: ignore[ty
     return text.encode()
 
 
+def _all_folded(text: bytes, item: Learned, step: dict) -> bytes:  # type: ignore[type-arg]
+    """The text with every erased name that has a value written as its number, wherever it
+    stands: where a kept metavariable bound the same name (the tile's extent `TILE_DIM` and
+    the loop's bound `TILE_DIM`), the places the skill writes the number are not told apart
+    by the text, so both versions are compared with the name folded everywhere."""
+    erased = item.inverse.pass_rule.metavars - item.inverse.anchor_metavars
+    out = text.decode()
+    for site in step["sites"]:
+        for m, b in site["bindings"].items():
+            hole = item.rule.holes.get(m.lower())
+            if m in erased and "value" in b and (hole is None or hole.type != "ident"):
+                out = re.sub(rf"(?<!\w){re.escape(b['text'])}(?!\w)", str(b["value"]), out)
+    return out.encode()
+
+
 def test_round_trip_for_every_step_of_the_lineages(learned: list[Learned]) -> None:
     """Pass on N - 1 gives N; the learned skill on N with the observed hole values gives
     N - 1 back: byte for byte, or (FOLDED skills) with the erased names as their values."""
@@ -102,7 +117,8 @@ def test_round_trip_for_every_step_of_the_lineages(learned: list[Learned]) -> No
                 exact.append(label)
             else:
                 assert item.rule.name in FOLDED, label
-                assert back == _folded(prev, item, o.step), label
+                assert back == _folded(prev, item, o.step) or \
+                    _all_folded(back, item, o.step) == _all_folded(prev, item, o.step), label
                 folded.append(label)
     assert steps == len(exact) + len(folded) >= 70
     assert len(exact) >= 60

@@ -442,3 +442,43 @@ def test_a_rewrite_that_assigns_the_const_index_declares_it_plain(decl: str) -> 
     kept = out.replace(f"{plain} = blockIdx.x", f"{decl} = blockIdx.x")
     result = compile_unit(parse_bytes(kept.encode(), "k.cu"), arch="sm_90", use_cache=False)
     assert not result.ok
+
+
+DECLS = ("    int $C = blockIdx.x * $BX + threadIdx.x;\n"
+         "    int $R = blockIdx.y * $BY + threadIdx.y;\n"
+         "    y[$R * n + $C] = x[$C * n + $R];")
+COL = "int c = blockIdx.x * blockDim.x + threadIdx.x;"
+ROW = "int r = blockIdx.y * blockDim.y + threadIdx.y;"
+STORE = "y[r * n + c] = x[c * n + r];"
+
+
+@pytest.mark.parametrize(("body", "want"), [
+    (f"{COL}\n{ROW}\n{STORE}", [{"C": "c", "R": "r"}]),  # the anchor's order
+    (f"{ROW}\n{COL}\n{STORE}", [{"C": "c", "R": "r"}]),  # the other order
+    (f"{ROW}\n// the column\n{COL}\n{STORE}", [{"C": "c", "R": "r"}]),  # a comment between
+    (f"{ROW}\n{COL.replace('blockDim.x', 'n')}\n{STORE}", [{"C": "c", "R": "r"}]),
+    # the column reads the row: the two cannot trade places
+    (f"{ROW}\n{COL.replace('blockDim.x', 'r')}\n{STORE}", []),
+    # the row's initialiser calls a function, or increments (its effects would move)
+    (f"{ROW.replace('blockDim.y', 'width(n)')}\n{COL}\n{STORE}", []),
+    (f"{ROW.replace('blockDim.y', 'n++')}\n{COL}\n{STORE}", []),
+    # another statement between them: no pair to swap
+    (f"{ROW}\nint k = 0;\n{COL}\n{STORE}", []),
+])
+def test_decl_order_takes_index_declarations_in_either_order(
+        body: str, want: list[dict[str, str]]) -> None:
+    r = rule(DECLS)
+    got = [{k: v for k, v in s.items() if k in "CR"} for s in
+           sites(r, kernel(body, "const float* x, float* y, int n"))]
+    assert got == want
+    off = rule(DECLS, extra="  isomorphisms: -decl_order\n")
+    assert len(sites(off, kernel(body, "const float* x, float* y, int n"))) == (
+        len(want) if body.startswith(COL) else 0)
+
+
+def test_decl_order_writes_the_templates_order() -> None:
+    """The rewrite replaces both declarations: the template's order, the names the code's."""
+    r = rule(DECLS, DECLS.replace("y[$R * n + $C]", "y[$C * n + $R]"))
+    code = kernel(f"{ROW}\n{COL}\n{STORE}", "const float* x, float* y, int n")
+    out = applied(r, code)
+    assert out.index("int c =") < out.index("int r =") and "y[c * n + r]" in out
