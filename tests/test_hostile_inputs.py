@@ -466,3 +466,33 @@ def test_an_other_file_that_cannot_be_copied_fails_the_batch(
     assert rc == 1 and "not copied" in one_error(err) and "data.pipe" in err
     assert (out / "a.cu").read_bytes() == FAST
     assert (out / "CMakeLists.txt").read_bytes() == b"project(x)\n"
+
+
+def test_nvrtc_that_cannot_be_loaded_is_one_line(capsys: pytest.CaptureFixture[str],
+                                                 tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """NVRTC's shared library not found (its wheel missing, or in another environment than
+    this Python's: CuPy raises from deep in its loader): one line that says what to install,
+    exit 2, not a traceback."""
+    from klc.gate import compile as gc
+
+    class Unloadable:
+        def __getattr__(self, name: str) -> object:
+            def call() -> None:
+                raise OSError('Failure finding "libnvrtc.so.13": No such file\nsearched: ...')
+            return call
+
+    monkeypatch.setattr(gc, "_nvrtc", Unloadable)
+    gc.supported_archs.cache_clear()
+    gc.nvrtc_version.cache_clear()
+    try:
+        path = tmp_path / "k.cu"
+        path.write_text("__global__ void k(float* x) { x[0] = 1.0f; }\n")
+        rc, _, err = klc(capsys, "gate", str(path), "--stages", "compile")
+        line = one_error(err)
+        assert rc == 2
+        assert 'NVRTC cannot be loaded: Failure finding "libnvrtc.so.13"' in line
+        assert "nvidia-cuda-nvrtc" in line and "searched" not in line
+    finally:
+        gc.supported_archs.cache_clear()
+        gc.nvrtc_version.cache_clear()

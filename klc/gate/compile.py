@@ -22,6 +22,7 @@ import hashlib
 import json
 import os
 import re
+import sys
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -83,15 +84,30 @@ def _nvrtc() -> Any:
     return nvrtc
 
 
+def _ask_nvrtc(question: str) -> Any:
+    """NVRTC's answer to a question without arguments; the first one loads its shared
+    library, which may not be found (the ``nvidia-cuda-nvrtc`` wheel missing, or installed
+    in another environment than this Python's): said in one line, not as a traceback."""
+    try:
+        return getattr(_nvrtc(), question)()
+    except KlcError:
+        raise
+    except Exception as e:  # (cuda.pathfinder's DynamicLibNotFoundError, OSError, ...)
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise KlcError(f"NVRTC cannot be loaded: {first}. klc compiles with the "
+                       "nvidia-cuda-nvrtc wheel: install klc with its dependencies in this "
+                       f"Python environment ({sys.prefix})") from None
+
+
 @cache
 def nvrtc_version() -> str:
-    major, minor = _nvrtc().getVersion()
+    major, minor = _ask_nvrtc("getVersion")
     return f"{major}.{minor}"
 
 
 @cache
 def supported_archs() -> tuple[int, ...]:
-    return tuple(int(a) for a in _nvrtc().getSupportedArchs())
+    return tuple(int(a) for a in _ask_nvrtc("getSupportedArchs"))
 
 
 def check_arch(arch: str) -> str:
