@@ -102,7 +102,9 @@ def run_golden(folder: str, rule_paths: list[str] | None,
     rules = {r.name: r for r in RuleSet.load(rule_paths or
                                              default_pass_dirs() + default_skill_dirs()).rules}
     results: list[CaseResult] = []
-    for rule_dir in sorted(p for p in root.iterdir() if p.is_dir()):
+    # a folder of rule folders (tests/golden), or one rule's folder (tests/golden/<rule>)
+    one = root.resolve().name in rules and any(root.glob("*.cu"))
+    for rule_dir in [root] if one else sorted(p for p in root.iterdir() if p.is_dir()):
         for case in sorted(rule_dir.glob("*.cu")):
             if case.name.endswith(".expected.cu"):
                 continue
@@ -113,5 +115,6 @@ def run_golden(folder: str, rule_paths: list[str] | None,
                                                  "rename the case"))
             results.append(r)
     if not results:
-        raise KlcError(f"{folder}: no golden cases found (<rule>/<case>.cu)")
+        raise KlcError(f"{folder}: no golden cases found (<rule>/<case>.cu, or <case>.cu in "
+                       "a folder named after its rule)")
     return results

@@ -346,6 +346,13 @@ def test_golden_cases_pass() -> None:
     failed = [f"{r.case}: {r.message}" for r in results if not r.ok]
     assert not failed
     assert len(results) >= 12
+    # one rule's folder alone: its cases only, named as in the whole run
+    one = run_golden(str(ROOT / "tests/golden/rows_loop_tile_transpose"),
+                     [str(ROOT / "skills")])
+    cases = sorted(r.case for r in one)
+    assert cases == sorted(r.case for r in results
+                           if r.case.startswith("rows_loop_tile_transpose/"))
+    assert len(cases) >= 5 and all(r.ok for r in one)
 
 
 def test_a_range_for_is_a_loop_for_the_context() -> None:
