@@ -23,7 +23,8 @@ timeout and retries with ``--llm-timeout S`` and ``--llm-retries N``, as ``klc o
 takes them); each row keeps the filler's spend (requests, cache hits, tokens).
 
     python bench/quality.py [--out DIR] [--budget 30] [--family softmax] [--kernel 'rms*']
-                            [--transfer] [--no-lineages] [--no-heldout] [--lineages DIR]
+                            [--transfer] [--spellings] [--no-lineages] [--no-heldout]
+                            [--lineages DIR]
                             [--filler search|llm] [--model NAME]
 """
 
@@ -70,8 +71,9 @@ def lineage_jobs(families: list[str] | None, root: Path = ROOT / "bench/lineages
 
 
 def heldout_jobs(pattern: str | None, which: str = "heldout") -> list[dict[str, Any]]:
-    """The kernels of bench/heldout/ (the regression set) or bench/transfer/ (the
-    blind set), whose names match ``pattern``."""
+    """The kernels of bench/heldout/ (the regression set), bench/transfer/ (the blind set)
+    or bench/spellings/ (first versions in the spellings public code has), whose names
+    match ``pattern``."""
     folder = ROOT / "bench" / which
     paths = sorted(folder.glob("*.cu")) if folder.is_dir() else []
     globs = pattern.split(",") if pattern else None
@@ -179,6 +181,7 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     held = [r for r in rows if r["set"] == "heldout"]
     ok_held = [r for r in held if not r.get("error") and r.get("speedup")]
     geo = _geomean(ok_held)
+    sp = [r for r in rows if r["set"] == "spellings" and not r.get("error") and r.get("speedup")]
     tr = [r for r in rows if r["set"] == "transfer"]
     ok_tr = [r for r in tr if not r.get("error") and r.get("speedup")]
     far = [r for r in ok_tr if (r.get("naive_pct_of_sol") or 100.0) < FAR_PCT]
@@ -193,6 +196,8 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
                                            if (r.get("pct_of_expert") or 0) >= 90),
         "heldout": len(held), "heldout_measured": len(ok_held),
         "heldout_geomean_speedup": geo,
+        "spellings": sum(1 for r in rows if r["set"] == "spellings"),
+        "spellings_measured": len(sp), "spellings_geomean_speedup": _geomean(sp),
         "rejected_at_reverify": sum(1 for r in rows if r.get("rejected_at_reverify")),
         "errors": sum(1 for r in rows if r.get("error")),
         "trials": sum(r.get("trials") or 0 for r in rows),
@@ -207,7 +212,8 @@ def markdown(rows: list[dict[str, Any]], summ: dict[str, Any], meta: dict[str, A
              f"klc {meta['version']}; {meta['date']}.", ""]
     for group, title in (("lineage", "Lineages (naive end -> klc, vs the expert)"),
                          ("heldout", "Regression set (bench/heldout)"),
-                         ("transfer", "Transfer set (bench/transfer)")):
+                         ("transfer", "Transfer set (bench/transfer)"),
+                         ("spellings", "Public spellings (bench/spellings)")):
         sub = [r for r in rows if r["set"] == group]
         if not sub:
             continue
@@ -229,6 +235,10 @@ def markdown(rows: list[dict[str, Any]], summ: dict[str, Any], meta: dict[str, A
                  f"faster: {summ['transfer_far_at_3x']} of {summ['transfer_far']} (short: "
                  f"{', '.join(summ['transfer_far_short']) or 'none'})"]
                 if summ["transfer"] else []),
+              *([f"- public spellings geomean speedup: "
+                 f"{_num(summ['spellings_geomean_speedup'], '.2f', 'x')} over "
+                 f"{summ['spellings_measured']} of {summ['spellings']} kernels"]
+                if summ.get("spellings") else []),
               f"- accepted kernels rejected by the independent re-verification: "
               f"{summ['rejected_at_reverify']} (target 0)",
               f"- errors: {summ['errors']}; gate trials in all: {summ['trials']}", ""]
@@ -256,6 +266,8 @@ def main() -> int:
                     "FAMILY/walk/ under DIR; default bench/lineages; the third-party experts' "
                     "walks: the experts/ folder of bench/experts/walk.py's output)")
     ap.add_argument("--no-heldout", action="store_true")
+    ap.add_argument("--spellings", action="store_true",
+                    help="also bench/spellings/ (--kernel filters it too)")
     ap.add_argument("--no-headroom", action="store_true",
                     help="rank skills without the headroom tiers (every skill at any %% of "
                     "SOL): to measure what the tiers cost or save")
@@ -303,7 +315,8 @@ def main() -> int:
         return 2
     jobs = ([] if args.no_lineages else lineage_jobs(args.family, args.lineages)) + \
         ([] if args.no_heldout else heldout_jobs(args.kernel)) + \
-        (heldout_jobs(args.kernel, "transfer") if args.transfer else [])
+        (heldout_jobs(args.kernel, "transfer") if args.transfer else []) + \
+        (heldout_jobs(args.kernel, "spellings") if args.spellings else [])
     console = Console() if sys.stdout.isatty() else Console(width=200)
     meta = {"device": device_name() or "no GPU", "budget": args.budget, "version": __version__,
             "filler": args.filler + (f" ({args.model})" if args.model else ""),
