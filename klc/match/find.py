@@ -257,6 +257,7 @@ def possible(pattern: Pattern, unit: Unit) -> bool:
 
 
 _PRESENT = "klc.match: words present"
+_FITTED = "klc.match: fixed statements fitted"
 
 
 def _matches(pattern: Pattern, unit: Unit, rule: Rule | None = None,
@@ -270,6 +271,11 @@ def _matches(pattern: Pattern, unit: Unit, rule: Rule | None = None,
     find = unit.source.find
     words = pattern.words
     statements = unit._statements
+    # whether a fixed statement of a run fits one of a block's, by (statement, block): the
+    # branches of an anchor (``decl_order``'s swapped pairs) share theirs
+    fitted = unit.memo.get(_FITTED)
+    if fitted is None:
+        fitted = unit.memo[_FITTED] = {}
     for node in candidates.get(pattern.root_type, ()):
         if words:
             s, e = node.start_byte, node.end_byte
@@ -286,8 +292,16 @@ def _matches(pattern: Pattern, unit: Unit, rule: Rule | None = None,
                 kids = block_statements(node)
                 block = statements[node.id] = (kids, [k.type for k in kids])
             kids, types = block
-            if not all(any(t == e.type and m.fits(e, kids[i]) for i, t in enumerate(types))
-                       for e in pattern.fixed):
+            held = True
+            for e in pattern.fixed:
+                key = (id(e), node.id)  # (the branches of an anchor share their statements)
+                held = fitted.get(key)
+                if held is None:
+                    held = fitted[key] = any(t == e.type and m.fits(e, kids[i])
+                                             for i, t in enumerate(types))
+                if not held:
+                    break
+            if not held:
                 continue  # a statement of the run fits none of the block's
             fixed = pattern.elements[0].starts
             for j in range(len(kids)):

@@ -752,9 +752,13 @@ def with_isomorphisms(pattern: Pattern, on: frozenset[str], where_: str) -> Patt
     if swaps:
         # the anchor's own order first, then each swapped pair (one match per span, the
         # first branch's; every branch binds the same metavariables and keeps the dots)
+        # (a swapped branch's fixed statements are the anchor's own: the prefilter, which
+        # asks each to fit some statement of a block in any order, is then answered once
+        # for all branches: ``klc.match.find``'s memo of fitted statements)
         branches = (replace(made, dots=pattern.dots), *(
             replace(_make_pattern(pattern.code, s, where_), dots=pattern.dots,
-                    key=f"{made.key}\0swap:{k}") for k, s in enumerate(swaps)))
+                    key=f"{made.key}\0swap:{k}", fixed=made.fixed)
+            for k, s in enumerate(swaps)))
         return replace(made, words=tuple(sorted(set.intersection(
             *(set(b.words) for b in branches)))), runs=(),
             key="\0|".join(b.key for b in branches), alternatives=branches,
