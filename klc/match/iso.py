@@ -417,13 +417,17 @@ def alternation(own: PNode, variants: Variants) -> PNode:
 
 def expand_elements(elements: tuple[PNode, ...], on: frozenset[str]) -> tuple[PNode, ...]:
     """A pattern's elements with their isomorphisms: a single node keeps its root type; the
-    statements of a run are each in a statement slot, and the last may be an early return."""
+    statements of a run are each in a statement slot, and the last may be an early return
+    (``if (C) { $$$BODY; }``, or any body that holds a run: ``{ $$$PRE; S; $$$POST; }``,
+    which the rest of the kernel body after ``if (!C) return;`` then matches whole)."""
     if not on:
         return elements
     if len(elements) == 1:
         return (expand(elements[0], on, "root"),)
     out = [expand(e, on, "") for e in elements]
-    early = _early_return(elements[-1], on) if "early_return" in on else None
+    early = None
+    if "early_return" in on:  # (a body of runs and statements in any order: matched whole)
+        early = _early_return(elements[-1], on) or _early_return(elements[-1], on, whole=True)
     if early is not None:
         last = out[-1]
         alts = last.alts or (last,)
