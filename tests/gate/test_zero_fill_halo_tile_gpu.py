@@ -1,0 +1,108 @@
+"""The zero-filled halo tiles (clipped_window_to_zero_fill_halo_tile,
+checked_window_to_zero_fill_halo_tile, zero_padded_window_to_halo_tile): every golden rewrite
+compiles with NVRTC, and the transfer kernel blur_3x3 is taken by the clipped window's skill.
+On a GPU every golden rewrite that has a spec (float and unsigned char images, radius 1 and 2,
+16 x 16 and 32 x 8 blocks, verified at odd sizes and at images smaller than a tile) and the
+rewritten blur_3x3 compute exactly what their originals compute, counts at the border
+included; a tile padded with ones instead of zeros, or a count one column short, is found
+wrong (``python3 -m pytest -m gpu tests/gate/test_zero_fill_halo_tile_gpu.py``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from klc.cuda.parse import parse_bytes, read_source
+from klc.spec import find_spec_block
+
+ROOT = Path(__file__).resolve().parents[2]
+SKILLS = ("clipped_window_to_zero_fill_halo_tile", "checked_window_to_zero_fill_halo_tile",
+          "zero_padded_window_to_halo_tile")
+EXPECTED = sorted(p for d in SKILLS for p in (ROOT / "tests" / "golden" / d).glob("*.expected.cu"))
+CASES = [p for p in EXPECTED if find_spec_block(p.read_bytes()) is not None]
+BLUR = ROOT / "bench" / "transfer" / "blur_3x3.cu"
+
+
+def _tiled_blur() -> bytes:
+    import klc.plugins
+    from klc.pipeline import apply_rules, spec_of
+    from klc.rule import RuleSet
+
+    klc.plugins.load()
+    rule = next(r for r in RuleSet.load([str(ROOT / "skills")]).rules
+                if r.name == "clipped_window_to_zero_fill_halo_tile")
+    unit = parse_bytes(read_source(BLUR), str(BLUR))
+    out = apply_rules(unit, [rule], spec=spec_of(unit)).source
+    assert b"__shared__ float tile[16 + 2 * 1][16 + 2 * 1];" in out
+    return out
+
+
+def _ids(p: Path) -> str:
+    return f"{p.parent.name}/{p.name}"
+
+
+def test_the_cases_are_there() -> None:
+    names = {p.name for p in CASES}
+    assert names >= {"halo_tile_zero_fill_v02.expected.cu",
+                     "box_u8_radius2_early_return.expected.cu",
+                     "halo_tile_zero_fill_u8_v02.expected.cu", "blur_float_if_block.expected.cu",
+                     "halo_tile_zero_pad_v02.expected.cu", "box_u8_radius2_fixed.expected.cu"}
+    # launched from its own host code, without a spec: compiled below, not verified
+    assert "mean3x3_host_launch.expected.cu" in {p.name for p in EXPECTED} - names
+
+
+@pytest.mark.parametrize("expected", EXPECTED, ids=_ids)
+def test_each_golden_rewrite_compiles(expected: Path) -> None:
+    from klc.gate import gate
+
+    rec = gate(read_source(expected), str(expected), stages=("compile",))
+    assert rec.stages["compile"].status == "passed", rec.reason
+
+
+def test_the_transfer_blur_is_tiled_with_its_window_unrolled_and_compiles() -> None:
+    from klc.gate import gate
+
+    out = _tiled_blur()
+    assert b"? img[gy * W + gx] : 0;" in out
+    assert b"for (int yy = y - 1; yy <= y + 1; yy++) {" in out
+    assert (b"count += (min(y + 1, H - 1) - max(y - 1, 0) + 1) * "
+            b"(min(x + 1, W - 1) - max(x - 1, 0) + 1);") in out
+    rec = gate(out, "blur_zero_fill.cu", stages=("compile",))
+    assert rec.stages["compile"].status == "passed", rec.reason
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("expected", CASES, ids=_ids)
+def test_each_golden_rewrite_matches_its_original(expected: Path) -> None:
+    from klc.gate import gate
+
+    original = expected.with_name(expected.name.replace(".expected.cu", ".cu"))
+    rec = gate(read_source(expected), f"{expected}", reference=read_source(original),
+               reference_path=str(original), stages=("compile", "verify"))
+    assert rec.verdict == "passed", rec.reason
+
+
+@pytest.mark.gpu
+def test_the_tiled_transfer_blur_matches_the_original() -> None:
+    from klc.gate import gate
+
+    rec = gate(_tiled_blur(), "blur_zero_fill.cu", reference=read_source(BLUR),
+               reference_path=str(BLUR), stages=("compile", "verify"))
+    assert rec.verdict == "passed", rec.reason
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("old,new", [
+    (b"? img[gy * W + gx] : 0;", b"? img[gy * W + gx] : 1;"),
+    (b"(min(x + 1, W - 1) - max(x - 1, 0) + 1);", b"(min(x + 1, W - 1) - max(x - 1, 0));"),
+], ids=["padded_with_ones", "count_one_column_short"])
+def test_a_wrong_padding_or_count_is_found(old: bytes, new: bytes) -> None:
+    from klc.gate import gate
+
+    good = _tiled_blur()
+    bad = good.replace(old, new)
+    assert bad != good
+    rec = gate(bad, "blur_bad.cu", reference=read_source(BLUR), reference_path=str(BLUR),
+               stages=("compile", "verify"))
+    assert rec.verdict == "failed" and "verify" in rec.reason, rec.reason
