@@ -465,6 +465,7 @@ def _early_return(p: PNode, on: frozenset[str], whole: bool = False) -> PNode | 
     neg = _negated(cond)
     if neg is None:
         return None
+    neg = expand(neg, on - {"early_return"}, "")  # (a chain's || commutes: safe_operands)
     spellings = alternation(neg, [(PNode("unary_expression", children=(_tok("!"), PNode(
         "parenthesized_expression", children=(_tok("("), cond, _tok(")"))))), None)])
     ret = PNode("return_statement", children=(_tok("return"),))

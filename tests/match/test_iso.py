@@ -442,3 +442,45 @@ def test_a_rewrite_that_assigns_the_const_index_declares_it_plain(decl: str) -> 
     kept = out.replace(f"{plain} = blockIdx.x", f"{decl} = blockIdx.x")
     result = compile_unit(parse_bytes(kept.encode(), "k.cu"), arch="sm_90", use_cache=False)
     assert not result.ok
+
+
+WINDOW = ("int $X = blockIdx.x * blockDim.x + threadIdx.x;\n"
+          "int $Y = blockIdx.y * blockDim.y + threadIdx.y;\n"
+          "if ($X < $W && $Y < $H) {\n    $$$PRE;\n"
+          "    for (int $V = 0; $V < 3; $V++) {\n        $S += $P[$Y * $W + $X + $V];\n    }\n"
+          "    $$$POST;\n}")
+WINDOW_INDICES = ("int x = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                  "int y = blockIdx.y * blockDim.y + threadIdx.y;\n")
+WINDOW_BODY = ("float s = 0.0f;\nint c = 0;\nfor (int v = 0; v < 3; v++) {\n"
+               "    s += p[y * W + x + v];\n}\nq[y * W + x] = s;")
+WINDOW_ARGS = "const float* p, float* q, int H, int W"
+
+
+@pytest.mark.parametrize("guard", ["if (x >= W || y >= H) return;",
+                                   "if (y >= H || x >= W) { return; }"])
+def test_the_last_if_of_a_run_takes_an_early_return_whose_body_holds_runs(guard: str) -> None:
+    """A run of statements whose last is an if with runs before and after its fixed
+    statements: the early return and the kernel's rest, matched against the whole body."""
+    code = kernel(WINDOW_INDICES + guard + "\n" + WINDOW_BODY, WINDOW_ARGS)
+    found = sites(rule(WINDOW), code)
+    assert [(f["PRE"], f["POST"], f["S"]) for f in found] == [
+        ("float s = 0.0f;\nint c = 0;", "q[y * W + x] = s;", "s")]
+    out = applied(rule(WINDOW), code)
+    assert "return" not in out and "if (x < W && y < H) {\n    float s = 0.0f;" in out
+    assert sites(rule(WINDOW, extra="  isomorphisms: -early_return\n"), code) == []
+
+
+def test_the_last_if_of_a_run_takes_no_early_return_that_is_not_its_body() -> None:
+    # a statement after the kernel's rest that the body does not end with is still its POST;
+    # but the early return inside a loop returns from the kernel, not the iteration
+    looped = kernel("for (int t = 0; t < 2; t++) {\n" + WINDOW_INDICES
+                    + "if (x >= W || y >= H) return;\n" + WINDOW_BODY + "\n}", WINDOW_ARGS)
+    assert sites(rule(WINDOW), looped) == []
+    # a float bound: !(x < f) is not x >= f for a NaN
+    floaty = kernel(WINDOW_INDICES + "if (x >= f || y >= H) return;\n" + WINDOW_BODY,
+                    WINDOW_ARGS + ", float f")
+    assert sites(rule(WINDOW.replace("$W &&", "$F &&")), floaty) == []
+    # the rest lacks the anchor's fixed loop: no match
+    other = kernel(WINDOW_INDICES + "if (x >= W || y >= H) return;\n"
+                   + WINDOW_BODY.replace("v < 3", "v < 4"), WINDOW_ARGS)
+    assert sites(rule(WINDOW), other) == []
