@@ -1,11 +1,12 @@
-"""The zero-filled halo tiles (clipped_window_to_zero_fill_halo_tile,
-checked_window_to_zero_fill_halo_tile, zero_padded_window_to_halo_tile): every golden rewrite
-compiles with NVRTC, and the transfer kernel blur_3x3 is taken by the clipped window's skill.
+"""The zero-filled and clamped halo tiles (clipped_window_to_zero_fill_halo_tile,
+checked_window_to_zero_fill_halo_tile, zero_padded_window_to_halo_tile,
+clamped_window_to_halo_tile): every golden rewrite compiles with NVRTC, and the transfer kernel
+blur_3x3 is taken by the clipped window's skill.
 On a GPU every golden rewrite that has a spec (float and unsigned char images, radius 1 and 2,
 16 x 16 and 32 x 8 blocks, verified at odd sizes and at images smaller than a tile) and the
 rewritten blur_3x3 compute exactly what their originals compute, counts at the border
-included; a tile padded with ones instead of zeros, or a count one column short, is found
-wrong (``python3 -m pytest -m gpu tests/gate/test_zero_fill_halo_tile_gpu.py``)."""
+included; a tile padded with ones instead of zeros, a count one column short, or a tile
+whose rows are clamped one short of the image, is found wrong (``python3 -m pytest -m gpu tests/gate/test_stencil_tiles_gpu.py``)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from klc.spec import find_spec_block
 
 ROOT = Path(__file__).resolve().parents[2]
 SKILLS = ("clipped_window_to_zero_fill_halo_tile", "checked_window_to_zero_fill_halo_tile",
-          "zero_padded_window_to_halo_tile")
+          "zero_padded_window_to_halo_tile", "clamped_window_to_halo_tile")
 EXPECTED = sorted(p for d in SKILLS for p in (ROOT / "tests" / "golden" / d).glob("*.expected.cu"))
 CASES = [p for p in EXPECTED if find_spec_block(p.read_bytes()) is not None]
 BLUR = ROOT / "bench" / "transfer" / "blur_3x3.cu"
@@ -47,7 +48,8 @@ def test_the_cases_are_there() -> None:
     assert names >= {"halo_tile_zero_fill_v02.expected.cu",
                      "box_u8_radius2_early_return.expected.cu",
                      "halo_tile_zero_fill_u8_v02.expected.cu", "blur_float_if_block.expected.cu",
-                     "halo_tile_zero_pad_v02.expected.cu", "box_u8_radius2_fixed.expected.cu"}
+                     "halo_tile_zero_pad_v02.expected.cu", "box_u8_radius2_fixed.expected.cu",
+                     "halo_tile_clamp_v02.expected.cu", "gauss3x3_u8_replicate.expected.cu"}
     # launched from its own host code, without a spec: compiled below, not verified
     assert "mean3x3_host_launch.expected.cu" in {p.name for p in EXPECTED} - names
 
@@ -104,5 +106,22 @@ def test_a_wrong_padding_or_count_is_found(old: bytes, new: bytes) -> None:
     bad = good.replace(old, new)
     assert bad != good
     rec = gate(bad, "blur_bad.cu", reference=read_source(BLUR), reference_path=str(BLUR),
+               stages=("compile", "verify"))
+    assert rec.verdict == "failed" and "verify" in rec.reason, rec.reason
+
+
+GAUSS = ROOT / "tests" / "golden" / "clamped_window_to_halo_tile" / "gauss3x3_u8_replicate.cu"
+
+
+@pytest.mark.gpu
+def test_a_tile_clamped_otherwise_than_its_window_is_found() -> None:
+    """The tile's rows clamped to H - 2: the last row's window reads the row above where the
+    original replicates the last row."""
+    from klc.gate import gate
+
+    good = read_source(GAUSS.with_name("gauss3x3_u8_replicate.expected.cu"))
+    bad = good.replace(b"ty - 1, 0), H - 1);", b"ty - 1, 0), H - 2);")
+    assert bad != good
+    rec = gate(bad, "gauss_bad.cu", reference=read_source(GAUSS), reference_path=str(GAUSS),
                stages=("compile", "verify"))
     assert rec.verdict == "failed" and "verify" in rec.reason, rec.reason
