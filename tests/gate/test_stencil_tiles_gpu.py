@@ -6,7 +6,8 @@ On a GPU every golden rewrite that has a spec (float and unsigned char images, r
 16 x 16 and 32 x 8 blocks, verified at odd sizes and at images smaller than a tile) and the
 rewritten blur_3x3 compute exactly what their originals compute, counts at the border
 included; a tile padded with ones instead of zeros, a count one column short, or a tile
-whose rows are clamped one short of the image, is found wrong (``python3 -m pytest -m gpu tests/gate/test_stencil_tiles_gpu.py``)."""
+whose rows are clamped one short of the image, is found wrong
+(``python3 -m pytest -m gpu tests/gate/test_stencil_tiles_gpu.py``)."""
 
 from __future__ import annotations
 
