@@ -1,6 +1,6 @@
 """The zero-filled and clamped halo tiles (clipped_window_to_zero_fill_halo_tile,
 checked_window_to_zero_fill_halo_tile, zero_padded_window_to_halo_tile,
-clamped_window_to_halo_tile) and the rows per thread of a zero-filled tile
+clamped_window_to_halo_tile, clamped_unweighted_window_to_halo_tile) and the rows per thread of a zero-filled tile
 (zero_fill_halo_tile_rows_per_thread): every golden rewrite compiles with NVRTC, and the
 transfer kernel blur_3x3 is taken by the clipped window's skill, then by the rows per thread.
 On a GPU every golden rewrite that has a spec (float and unsigned char images, radius 1 and 2,
@@ -22,7 +22,7 @@ from klc.spec import find_spec_block
 ROOT = Path(__file__).resolve().parents[2]
 SKILLS = ("clipped_window_to_zero_fill_halo_tile", "checked_window_to_zero_fill_halo_tile",
           "zero_padded_window_to_halo_tile", "clamped_window_to_halo_tile",
-          "zero_fill_halo_tile_rows_per_thread")
+          "zero_fill_halo_tile_rows_per_thread", "clamped_unweighted_window_to_halo_tile")
 EXPECTED = sorted(p for d in SKILLS for p in (ROOT / "tests" / "golden" / d).glob("*.expected.cu"))
 CASES = [p for p in EXPECTED if find_spec_block(p.read_bytes()) is not None]
 BLUR = ROOT / "bench" / "transfer" / "blur_3x3.cu"
@@ -66,7 +66,9 @@ def test_the_cases_are_there() -> None:
                      "halo_tile_zero_fill_u8_v02.expected.cu", "blur_float_if_block.expected.cu",
                      "halo_tile_zero_pad_v02.expected.cu", "box_u8_radius2_fixed.expected.cu",
                      "halo_tile_clamp_v02.expected.cu", "gauss3x3_u8_replicate.expected.cu",
-                     "halo_tile_rows_v01.expected.cu", "box_u8_radius2_tiled.expected.cu"}
+                     "halo_tile_rows_v01.expected.cu", "box_u8_radius2_tiled.expected.cu",
+                     "halo_tile_clamp_u8_v02.expected.cu",
+                     "box3x3_float_replicate_if_block.expected.cu"}
     # launched from its own host code, without a spec: compiled below, not verified
     assert "mean3x3_host_launch.expected.cu" in {p.name for p in EXPECTED} - names
 
