@@ -1,8 +1,9 @@
 """The zero-filled and clamped halo tiles (clipped_window_to_zero_fill_halo_tile,
 checked_window_to_zero_fill_halo_tile, zero_padded_window_to_halo_tile,
 clamped_window_to_halo_tile, clamped_unweighted_window_to_halo_tile) and the rows per thread
-of a zero-filled tile (zero_fill_halo_tile_rows_per_thread): every golden rewrite compiles with NVRTC, and the
-transfer kernel blur_3x3 is taken by the clipped window's skill, then by the rows per thread.
+of a zero-filled tile (zero_fill_halo_tile_rows_per_thread): every golden rewrite compiles
+with NVRTC, and the transfer kernel blur_3x3 is taken by the clipped window's skill, then by
+the rows per thread.
 On a GPU every golden rewrite that has a spec (float and unsigned char images, radius 1 and 2,
 16 x 16 and 32 x 8 blocks, verified at odd sizes and at images smaller than a tile) and the
 rewritten blur_3x3 compute exactly what their originals compute, counts at the border
