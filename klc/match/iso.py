@@ -48,6 +48,7 @@ ISOMORPHISMS: dict[str, str] = {
     "const_local": "T x = e; / const T x = e; / T const x = e; (T a type or a type "
                    "metavariable) for a local whose initialiser reads threadIdx, blockIdx, "
                    "blockDim or gridDim (never a constant expression)",
+    "integer_bounds": "i >= 0 / i > -1, i <= n / i < n + 1, for integer i and n",
 }
 # on unless a rule turns them off (all of them: see docs/rules.md for why each is sound)
 DEFAULT_ON = frozenset(ISOMORPHISMS)
@@ -335,6 +336,22 @@ def _address_of_element(p: PNode, on: frozenset[str]) -> Variants:
     return [(_bin(a, "+", i), "pointer_left")]
 
 
+def _integer_bounds(p: PNode, on: frozenset[str]) -> Variants:
+    """``i >= 0`` / ``i > -1`` and ``i <= n`` / ``i < n + 1``: the same test on integers
+    (an obligation on both operands; for a float ``i`` between -1 and 0 they differ), which
+    first image kernels write (``curRow > -1``, ``blurRow < BLUR_SIZE + 1``). ``n + 1`` would
+    overflow only at the type's largest value, where the code itself is undefined."""
+    op = _op(p)
+    if "integer_bounds" not in on or p.type != "binary_expression" or op not in (">=", "<="):
+        return []
+    left, _, right = p.children
+    if op == ">=":
+        if _leaf_text(right) != "0":
+            return []
+        return [(_bin(left, ">", PNode("number_literal", text="-1")), "int_comparison")]
+    return [(_bin(left, "<", _bin(right, "+", _one())), "int_comparison")]
+
+
 def _const_local(p: PNode, on: frozenset[str]) -> Variants:
     """``T x = e;`` / ``const T x = e;`` / ``T const x = e;``: a const local can only be
     read, and code that matches the anchor reads it the same way. The rewrite writes the
@@ -362,7 +379,7 @@ def _const_local(p: PNode, on: frozenset[str]) -> Variants:
 
 
 _NODE_ISOS: tuple[Callable[[PNode, frozenset[str]], Variants], ...] = (
-    _commutative, _compound, _parentheses, _address_of_element, _const_local)
+    _commutative, _compound, _parentheses, _address_of_element, _const_local, _integer_bounds)
 
 
 def expand(p: PNode, on: frozenset[str], slot: str = "") -> PNode:
@@ -598,6 +615,12 @@ def _check_int_operands(t: Node) -> bool | list[Obligation]:
     return found or False
 
 
+def _check_int_comparison(t: Node) -> bool | list[Obligation]:
+    """``i > -1`` read as ``i >= 0``, ``i < n + 1`` as ``i <= n``: both operands integers."""
+    left, right = t.child_by_field_name("left"), t.child_by_field_name("right")
+    return False if left is None or right is None else [("int_expr", left), ("int_expr", right)]
+
+
 def _check_float_max(t: Node) -> bool | list[Obligation]:
     if _check_pure_max(t) is not True:
         return False
@@ -653,6 +676,7 @@ CHECKS: dict[str, Callable[[Node], bool | list[Obligation]]] = {
     "pure_max": _check_pure_max,
     "float_max": _check_float_max,
     "int_operands": _check_int_operands,
+    "int_comparison": _check_int_comparison,
     "pointer_left": _check_pointer_left,
     "index_init": _check_index_init,
 }

@@ -484,3 +484,32 @@ def test_the_last_if_of_a_run_takes_no_early_return_that_is_not_its_body() -> No
     other = kernel(WINDOW_INDICES + "if (x >= W || y >= H) return;\n"
                    + WINDOW_BODY.replace("v < 3", "v < 4"), WINDOW_ARGS)
     assert sites(rule(WINDOW), other) == []
+
+
+@pytest.mark.parametrize("code,want", [
+    ("if (i > -1) { y[0] = 1.0f; }", [{"I": "i"}]),
+    ("if (i >= 0) { y[0] = 1.0f; }", [{"I": "i"}]),
+    ("if (f > -1) { y[0] = 1.0f; }", []),  # a float: -0.5 > -1, and not >= 0
+    ("if (i > -2) { y[0] = 1.0f; }", []),
+])
+def test_integer_bounds_lower(code: str, want: list[dict[str, str]]) -> None:
+    body = "int i = threadIdx.x;\nfloat f = x[0];\n" + code
+    assert sites(rule("if ($I >= 0) {\n    $$$B;\n}").replace("$$$B;", "y[0] = 1.0f;"),
+                 kernel(body)) == want
+
+
+@pytest.mark.parametrize("loop,ok", [
+    ("for (int d = -r; d < r + 1; ++d) { y[d + r] = 0.0f; }", True),
+    ("for (int d = -r; d <= r; ++d) { y[d + r] = 0.0f; }", True),
+    ("for (int d = -r; d < r + 2; ++d) { y[d + r] = 0.0f; }", False),
+])
+def test_integer_bounds_upper(loop: str, ok: bool) -> None:
+    """``d < r + 1`` is ``d <= r`` for integers (a first blur's ``blurRow < BLUR_SIZE + 1``),
+    and the rewrite writes the template's spelling with the code's operands."""
+    anchor = "for (int $D = -$R; $D <= $R; ++$D) {\n    $$$B;\n}"
+    code = kernel("int r = n;\n" + loop)
+    found = sites(rule(anchor), code)
+    assert found == ([{"D": "d", "R": "r", "B": "y[d + r] = 0.0f;"}] if ok else [])
+    if "r + 1" in loop:  # floats: 0.5 < 1.5 + 1, and 0.5 <= 1.5 too, but 2.2 < 1.5 + 1 alone
+        floaty = kernel("float r = 1.5f;\n" + loop.replace("int d", "float d"))
+        assert sites(rule(anchor.replace("int $D", "float $D")), floaty) == []
