@@ -55,6 +55,7 @@ from klc.rule import (
     load_rules_text,
     rule_to_text,
 )
+from klc.rule.defines import with_named_guards
 
 NOISE = 0.03  # a speedup within 3% (or the profile's own noise, if larger) is "neutral"
 LEARNED_MARK = "// klc learn:"
@@ -691,7 +692,8 @@ def _unmeasured(rule: Rule) -> Rule:
 
 def skill_files(learned: list[Learned]) -> dict[str, str]:
     """{file name: text}: one file per family (the pass file's stem), rules in the order
-    learned, each printed by rule_to_text."""
+    learned, each printed by rule_to_text, their guards in the named guards of
+    grammar/guards.rule where they spell one out (``with_named_guards``)."""
     files: dict[str, list[Learned]] = {}
     for item in learned:
         files.setdefault(item.family, []).append(item)
@@ -701,8 +703,8 @@ def skill_files(learned: list[Learned]) -> dict[str, str]:
         head = (f"{LEARNED_MARK} inverses of passes/{family}.rule, learned from "
                 f"{', '.join(sources)}.\n// Do not edit by hand: run `klc learn` again "
                 "(docs/lineage.md).\n")
-        out[f"{family}.rule"] = head + "\n" + "\n".join(rule_to_text(_unmeasured(i.rule))
-                                                         for i in items)
+        out[f"{family}.rule"] = with_named_guards(
+            head + "\n" + "\n".join(rule_to_text(_unmeasured(i.rule)) for i in items))
     return out
 
 

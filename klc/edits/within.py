@@ -47,7 +47,7 @@ from klc.guards.loops import evaluate_declared
 from klc.match import Binding, Match, _Matcher, block_statements, pattern_of
 from klc.match.dots import rule_scope_refusal
 from klc.match.find import binds_qualified_type
-from klc.match.iso import split_obligations
+from klc.match.iso_checks import split_obligations
 from klc.match.model import SubMatches
 from klc.rule import Card, CodeBlock, CompileContext, Edit, EditSpec, GuardExpr, Inverse, Rule
 from klc.rule.code import code_refs

@@ -7,9 +7,9 @@ import re
 
 from tree_sitter import Node
 
-from klc.match.iso import EARLY, OBLIGATION, run_check
+from klc.match.iso_checks import OBLIGATION, run_check
 from klc.match.model import Binding
-from klc.match.pattern import _IGNORED_TOKENS, PNode
+from klc.match.pattern import _IGNORED_TOKENS, EARLY, PNode
 from klc.match.specialise import _specialise
 
 # --------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from tree_sitter import Node
 
 from klc.match.dots import dots_hold
 from klc.match.engine import _Matcher, block_statements
-from klc.match.iso import split_obligations
+from klc.match.iso_checks import split_obligations
 from klc.match.model import Binding, Match
 from klc.match.pattern import Pattern, PNode
 from klc.rule.dots import RUN_PREFIX

@@ -9,7 +9,7 @@ renders a bound metavariable with the code's text.
 
 Each isomorphism has a name (``ISOMORPHISMS``) and a rule may turn it off (``isomorphisms:
 -commutative``). Some alternatives hold only for some code: each carries a check on the
-code node it matched (``CHECKS``): side-effect free operands, or an *obligation* on a
+code node it matched (``klc.match.iso_checks``): side-effect free operands, or an *obligation* on a
 type (the pipeline checks it from the declarations and libclang, as for ``metavar $X:
 int_expr``; a type that is not known is no match). docs/rules.md lists them with their
 soundness notes."""
@@ -18,10 +18,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
 
-from tree_sitter import Node
-
+from klc.match.iso_checks import _BUILTINS, EMPTY_RUNS
 from klc.match.pattern import EARLY, Pattern, PNode, _make_pattern, _names
 from klc.rule.model import ISOMORPHISMS as _NAMES
 
@@ -52,6 +50,7 @@ ISOMORPHISMS: dict[str, str] = {
                   "declarations of a run whose initialisers read threadIdx, blockIdx, "
                   "blockDim or gridDim, call, assign and increment nothing, and name neither "
                   "variable the other declares (a row and a column index in either order)",
+    "integer_bounds": "i >= 0 / i > -1, i <= n / i < n + 1, for integer i and n",
 }
 # on unless a rule turns them off (all of them: see docs/rules.md for why each is sound)
 DEFAULT_ON = frozenset(ISOMORPHISMS)
@@ -63,7 +62,6 @@ _MIRROR = {"<": ">", ">": "<", "<=": ">=", ">=": "<="}
 _NEGATE = {"<": ">=", ">=": "<", ">": "<=", "<=": ">"}
 _COMPOUND = {"+=": "+", "-=": "-", "*=": "*", "/=": "/", "%=": "%", "&=": "&", "|=": "|",
              "^=": "^", "<<=": "<<", ">>=": ">>"}
-_BUILTINS = frozenset({"threadIdx", "blockIdx", "blockDim", "gridDim"})
 _MAX_FUNCS = {"max": ("fmaxf", "max"), "min": ("fminf", "min")}
 _STATEMENT_BODY = {"for_statement": -1, "while_statement": -1, "for_range_loop": -1,
                    "else_clause": -1, "if_statement": 2, "do_statement": 1}
@@ -339,6 +337,22 @@ def _address_of_element(p: PNode, on: frozenset[str]) -> Variants:
     return [(_bin(a, "+", i), "pointer_left")]
 
 
+def _integer_bounds(p: PNode, on: frozenset[str]) -> Variants:
+    """``i >= 0`` / ``i > -1`` and ``i <= n`` / ``i < n + 1``: the same test on integers
+    (an obligation on both operands; for a float ``i`` between -1 and 0 they differ), which
+    first image kernels write (``curRow > -1``, ``blurRow < BLUR_SIZE + 1``). ``n + 1`` would
+    overflow only at the type's largest value, where the code itself is undefined."""
+    op = _op(p)
+    if "integer_bounds" not in on or p.type != "binary_expression" or op not in (">=", "<="):
+        return []
+    left, _, right = p.children
+    if op == ">=":
+        if _leaf_text(right) != "0":
+            return []
+        return [(_bin(left, ">", PNode("number_literal", text="-1")), "int_comparison")]
+    return [(_bin(left, "<", _bin(right, "+", _one())), "int_comparison")]
+
+
 def _const_local(p: PNode, on: frozenset[str]) -> Variants:
     """``T x = e;`` / ``const T x = e;`` / ``T const x = e;``: a const local can only be
     read, and code that matches the anchor reads it the same way. The rewrite writes the
@@ -366,7 +380,7 @@ def _const_local(p: PNode, on: frozenset[str]) -> Variants:
 
 
 _NODE_ISOS: tuple[Callable[[PNode, frozenset[str]], Variants], ...] = (
-    _commutative, _compound, _parentheses, _address_of_element, _const_local)
+    _commutative, _compound, _parentheses, _address_of_element, _const_local, _integer_bounds)
 
 
 def expand(p: PNode, on: frozenset[str], slot: str = "") -> PNode:
@@ -421,13 +435,17 @@ def alternation(own: PNode, variants: Variants) -> PNode:
 
 def expand_elements(elements: tuple[PNode, ...], on: frozenset[str]) -> tuple[PNode, ...]:
     """A pattern's elements with their isomorphisms: a single node keeps its root type; the
-    statements of a run are each in a statement slot, and the last may be an early return."""
+    statements of a run are each in a statement slot, and the last may be an early return
+    (``if (C) { $$$BODY; }``, or any body that holds a run: ``{ $$$PRE; S; $$$POST; }``,
+    which the rest of the kernel body after ``if (!C) return;`` then matches whole)."""
     if not on:
         return elements
     if len(elements) == 1:
         return (expand(elements[0], on, "root"),)
     out = [expand(e, on, "") for e in elements]
-    early = _early_return(elements[-1], on) if "early_return" in on else None
+    early = None
+    if "early_return" in on:  # (a body of runs and statements in any order: matched whole)
+        early = _early_return(elements[-1], on) or _early_return(elements[-1], on, whole=True)
     if early is not None:
         last = out[-1]
         alts = last.alts or (last,)
@@ -465,6 +483,7 @@ def _early_return(p: PNode, on: frozenset[str], whole: bool = False) -> PNode | 
     neg = _negated(cond)
     if neg is None:
         return None
+    neg = expand(neg, on - {"early_return"}, "")  # (a chain's || commutes: safe_operands)
     spellings = alternation(neg, [(PNode("unary_expression", children=(_tok("!"), PNode(
         "parenthesized_expression", children=(_tok("("), cond, _tok(")"))))), None)])
     ret = PNode("return_statement", children=(_tok("return"),))
@@ -514,201 +533,6 @@ def alt_words(p: PNode, words_of: Callable[[PNode], set[str]]) -> set[str]:
     """The words every alternative of ``p`` holds (what an early reject may ask for)."""
     sets = [words_of(a) for a in p.alts]
     return set.intersection(*sets) if sets else set()
-
-
-# --------------------------------------------------------------------------------------
-# Checks on the code an alternative matched: True, False, or obligations (kind, node)
-
-Obligation = tuple[str, Node]
-_EFFECTS = frozenset({"call_expression", "update_expression", "assignment_expression",
-                      "new_expression", "delete_expression"})
-_READS = frozenset({"subscript_expression", "pointer_expression"})
-
-
-def _has(node: Node, types: frozenset[str], allow_calls: frozenset[bytes] = frozenset()) -> bool:
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if n.type in types and (n.type != "call_expression"
-                                or n.children[0].text not in allow_calls):
-            return True
-        if n.type == "field_expression" and any(c.type == "->" for c in n.children) \
-                and "pointer_expression" in types:
-            return True
-        stack.extend(n.children)
-    return False
-
-
-def _pure(node: Node | None) -> bool:
-    return node is not None and not _has(node, _EFFECTS)
-
-
-def _safe(node: Node | None) -> bool:
-    return node is not None and not _has(node, _EFFECTS | _READS)
-
-
-def _assignment(t: Node) -> Node | None:
-    """The first assignment in ``t`` (a statement, an if's body, an expression)."""
-    stack = [t]
-    while stack:
-        n = stack.pop(0)
-        if n.type == "assignment_expression":
-            return n
-        stack.extend(n.children)
-    return None
-
-
-def _check_safe_operands(t: Node) -> bool | list[Obligation]:
-    return _safe(t.child_by_field_name("left")) and _safe(t.child_by_field_name("right"))
-
-
-def _check_pure_lhs(t: Node) -> bool | list[Obligation]:
-    a = _assignment(t)
-    return a is not None and _pure(a.child_by_field_name("left"))
-
-
-def _check_pure_max(t: Node) -> bool | list[Obligation]:
-    """The if and ?: spellings read a twice: no side effects in the statement (but the
-    max/min call itself)."""
-    return not _has(t, _EFFECTS - {"assignment_expression", "call_expression"}) \
-        and not _has(t, frozenset({"call_expression"}),
-                     frozenset({b"fmaxf", b"fminf", b"max", b"min"}))
-
-
-def _check_int_operands(t: Node) -> bool | list[Obligation]:
-    """The early return's negated comparison equals the wrapped one's only for integers
-    (``!(a < b)`` is not ``a >= b`` for a NaN): both operands must be integers."""
-    n = t.child_by_field_name("condition")
-    stack = [n] if n is not None else []
-    found: list[Obligation] = []
-    while stack:  # the comparisons inside the condition clause (through its parentheses, a
-        c = stack.pop()  # !, and the || or && that joins them)
-        if c.type == "binary_expression":
-            left, right = c.child_by_field_name("left"), c.child_by_field_name("right")
-            if left is None or right is None:
-                return False
-            if c.child_by_field_name("operator") is not None and \
-                    c.child_by_field_name("operator").type in ("||", "&&"):
-                stack += [left, right]
-                continue
-            found += [("int_expr", left), ("int_expr", right)]
-            continue
-        stack.extend(c.named_children)
-    return found or False
-
-
-def _check_float_max(t: Node) -> bool | list[Obligation]:
-    if _check_pure_max(t) is not True:
-        return False
-    a = _assignment(t)
-    left = a.child_by_field_name("left") if a is not None else None
-    return False if left is None else [("float", left)]
-
-
-def _check_pointer_left(t: Node) -> bool | list[Obligation]:
-    """``a + i`` read as ``&a[i]``: ``a`` must be a pointer or an array."""
-    left = t.child_by_field_name("left")
-    return False if left is None else [("pointer", left)]
-
-
-def _check_index_init(t: Node) -> bool | list[Obligation]:
-    """Every declarator of the declaration is a plain name (on ``const float* p`` the const
-    is the pointee's, which the template's spelling would drop) and every initialiser reads
-    threadIdx, blockIdx, blockDim or gridDim (so the const local it declares is no constant
-    expression anything needs)."""
-    kind = t.child_by_field_name("type")
-    decls = [c for c in t.named_children if c != kind and c.type != "type_qualifier"]
-    return bool(decls) and all(
-        d.type == "init_declarator"
-        and (d.child_by_field_name("declarator") or d).type == "identifier"
-        and (v := d.child_by_field_name("value")) is not None and _reads_builtin(v)
-        for d in decls)
-
-
-def _reads_builtin(node: Node) -> bool:
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if n.type == "identifier" and n.text is not None \
-                and n.text.decode() in _BUILTINS:
-            return True
-        stack.extend(n.children)
-    return False
-
-
-def _declared(decl: Node) -> list[Node]:
-    """The init declarators of a declaration, each of a plain name (none if one is not)."""
-    kind = decl.child_by_field_name("type")
-    out = [c for c in decl.named_children if c != kind and c.type not in (
-        "type_qualifier", "storage_class_specifier", "comment")]
-    ok = all(d.type == "init_declarator" and (d.child_by_field_name("declarator") or d).type
-             == "identifier" and d.child_by_field_name("value") is not None for d in out)
-    return out if ok else []
-
-
-def _names_in(node: Node) -> set[bytes]:
-    out, stack = set(), [node]
-    while stack:
-        n = stack.pop()
-        if n.type == "identifier" and n.text is not None:
-            out.add(n.text)
-        stack.extend(n.children)
-    return out
-
-
-def _check_independent_declarations(t: Node) -> bool | list[Obligation]:
-    """``t`` and the declaration just before it (the pair ``decl_order`` matched in the
-    other order) may trade places: each declares plain names from initialisers that read a
-    built-in index variable and call, assign and increment nothing, and neither initialiser
-    names a variable the other declares (``int c = ...; int r = c / 4;`` keeps its order:
-    written the other way round, r would read another c)."""
-    prev = t.prev_named_sibling
-    while prev is not None and prev.type == "comment":
-        prev = prev.prev_named_sibling
-    if prev is None or prev.type != "declaration" or t.type != "declaration":
-        return False
-    first, second = _declared(prev), _declared(t)
-    if not first or not second:
-        return False
-    for d in (*first, *second):
-        value = d.child_by_field_name("value")
-        if not (_pure(value) and _reads_builtin(value)):  # (checked by _declared: a value)
-            return False
-    for mine, other in ((first, second), (second, first)):
-        names = {(d.child_by_field_name("declarator") or d).text for d in mine}
-        if any(names & _names_in(d.child_by_field_name("value")) for d in other):
-            return False
-    return True
-
-
-def run_check(name: str, t: Node) -> bool | list[Obligation]:
-    """The check ``name`` on the code node ``t``: ``EMPTY_RUNS`` + "A,B" binds the runs
-    ``$$$A``, ``$$$B`` to nothing (a braced body's runs around its one statement, the body
-    bare in the code); an obligation of kind ``$$$A`` says so to the matcher."""
-    if name.startswith(EMPTY_RUNS):
-        return [("$$$" + r, t) for r in name[len(EMPTY_RUNS):].split(",") if r]
-    return CHECKS[name](t)
-
-
-EMPTY_RUNS = "empty:"
-CHECKS: dict[str, Callable[[Node], bool | list[Obligation]]] = {
-    "safe_operands": _check_safe_operands,
-    "pure_lhs": _check_pure_lhs,
-    "pure_max": _check_pure_max,
-    "float_max": _check_float_max,
-    "int_operands": _check_int_operands,
-    "pointer_left": _check_pointer_left,
-    "index_init": _check_index_init,
-    "independent_declarations": _check_independent_declarations,
-}
-# the bindings' key prefix of an obligation (no metavariable's name starts with it)
-OBLIGATION = "\0iso:"
-
-
-def split_obligations(b: dict[str, Any]) -> tuple[Any, ...]:
-    """Take the obligations out of a match's bindings: (Binding(kind, span), ...)."""
-    keys = [k for k in b if k.startswith(OBLIGATION)]
-    return tuple(b.pop(k) for k in keys)
 
 
 # --------------------------------------------------------------------------------------

@@ -19,12 +19,22 @@ the file itself.
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from klc.errors import KlcError, where
 from klc.rule.checks import Errors
-from klc.rule.guard import GuardAnd, GuardArg, GuardCall, GuardExpr, GuardNot, GuardOr, calls
+from klc.rule.guard import (
+    GuardAnd,
+    GuardArg,
+    GuardCall,
+    GuardExpr,
+    GuardNot,
+    GuardOr,
+    calls,
+    guard_text,
+)
 from klc.rule.model import RuleError
 from klc.rule.paths import packaged
 from klc.rule.registry import installed
@@ -268,3 +278,109 @@ def _expand_value(value: object, defs: Definitions, errs: Errors) -> object:
     if type(value) is tuple:
         return tuple(_expand_value(v, defs, errs) for v in value)
     return value
+
+
+# --------------------------------------------------------------------------------------
+# Folding: the inverse of expansion
+
+
+def library_definitions(target: str) -> Definitions:
+    """The definitions of one of klc's guard libraries (``"guards.rule"``), as ``use`` reads
+    them."""
+    found = library(target, str(packaged("grammar") / target))
+    if found is None:
+        raise KlcError(f'no guard library "{target}" beside klc\'s grammar')
+    used = _use(UseSpec(target, str(found), 0, 0), Errors(str(found)), ())
+    assert used is not None  # (found, and a library never leads back to itself)
+    return used
+
+
+def fold(expr: GuardExpr, defs: Definitions) -> GuardExpr:
+    """The guard with each run of ``and`` operands that is a definition's body, its
+    parameters bound to the run's arguments, written back as the call (``not mentions($E,
+    $ACC) and not mentions($N, $ACC)`` as ``absent_from($ACC, $E, $N)``): the longest
+    definition that matches at each place, the first by name and arity on a tie. Expanding
+    the result gives ``expr`` back."""
+    if isinstance(expr, GuardCall):
+        return expr
+    if isinstance(expr, GuardNot):
+        return GuardNot(fold(expr.operand, defs), expr.line, expr.col)
+    operands = [fold(op, defs) for op in expr.operands]
+    if isinstance(expr, GuardAnd):
+        operands = _fold_run(operands, defs)
+    return type(expr)(tuple(operands), expr.line, expr.col)
+
+
+def _fold_run(ops: list[GuardExpr], defs: Definitions) -> list[GuardExpr]:
+    bodies = [(d, d.body.operands) for _, d in sorted(defs.guards.items())
+              if isinstance(d.body, GuardAnd) and len(d.body.operands) > 1]
+    out: list[GuardExpr] = []
+    i = 0
+    while i < len(ops):
+        best: tuple[GuardDefSpec, dict[tuple[str, object], GuardArg], int] | None = None
+        for d, body in bodies:
+            k = len(body)
+            if i + k > len(ops) or (best is not None and k <= best[2]):
+                continue
+            binding: dict[tuple[str, object], GuardArg] = {}
+            params = {(p.kind, p.value) for p in d.params}
+            if all(_unify(b, o, params, binding) for b, o in zip(body, ops[i:i + k],
+                                                                 strict=True)) \
+                    and params <= binding.keys():
+                best = (d, binding, k)
+        if best is None:
+            out.append(ops[i])
+            i += 1
+            continue
+        d, binding, k = best
+        out.append(GuardCall(d.name, tuple(binding[(p.kind, p.value)] for p in d.params)))
+        i += k
+    return out
+
+
+def _unify(body: GuardExpr, expr: GuardExpr, params: set[tuple[str, object]],
+           binding: dict[tuple[str, object], GuardArg]) -> bool:
+    """Whether ``expr`` is ``body`` with its parameters replaced (``binding`` gains them)."""
+    if isinstance(body, GuardCall):
+        if not isinstance(expr, GuardCall) or expr.name != body.name \
+                or len(expr.args) != len(body.args):
+            return False
+        for b, a in zip(body.args, expr.args, strict=True):
+            key = (b.kind, b.value)
+            if key not in params:
+                if b != a:
+                    return False
+            elif binding.setdefault(key, a) != a:
+                return False
+        return True
+    if isinstance(body, GuardNot):
+        return isinstance(expr, GuardNot) and _unify(body.operand, expr.operand, params, binding)
+    return type(expr) is type(body) and len(expr.operands) == len(body.operands) and all(
+        _unify(b, e, params, binding) for b, e in zip(body.operands, expr.operands, strict=True))
+
+
+_GUARD_LINE = re.compile(r"^(\s*(?:inverse )?guard: )(.+)$")
+
+
+def with_named_guards(text: str, target: str = "guards.rule") -> str:
+    """Rule text as ``klc.rule.printer`` writes it, each ``guard:`` line outside the code
+    blocks folded with the definitions of klc's guard library ``target`` (``fold``), and
+    ``use "target"`` at its end when a line calls one: the file loads to the same rules,
+    in the words the hand-written rule files use."""
+    from klc.rule.compile import parse_guard
+
+    defs = library_definitions(target)
+    lines = text.split("\n")
+    in_code, used = False, False
+    for i, line in enumerate(lines):
+        m = None if in_code else _GUARD_LINE.match(line)
+        if line.count("```") % 2:
+            in_code = not in_code
+        if m is None:
+            continue
+        folded = fold(parse_guard(m.group(2)), defs)
+        if any(c.name in defs.names for c in calls(folded)):
+            lines[i] = m.group(1) + guard_text(folded)
+            used = True
+    out = "\n".join(lines)
+    return out.rstrip("\n") + f'\n\nuse "{target}"\n' if used else out

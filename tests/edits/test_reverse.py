@@ -30,7 +30,10 @@ FOLDED = {"add_launch_bounds", "pack_warps_per_block", "rows_per_thread", "tile_
           "shared_tiles_to_regblock_rows", "naive_matmul_to_shared_tiles",
           "direct_stencil_to_halo_tile", "direct_offset_stencil_to_halo_tile",
           "direct_unweighted_offset_stencil_to_halo_tile", "lane_keys_to_warp_key_tile",
-          "thread_per_output_to_value_tiles"}
+          "thread_per_output_to_value_tiles", "clipped_window_to_zero_fill_halo_tile",
+          "checked_window_to_zero_fill_halo_tile", "zero_padded_window_to_halo_tile",
+          "clamped_window_to_halo_tile", "zero_fill_halo_tile_rows_per_thread",
+          "clamped_unweighted_window_to_halo_tile"}
 
 
 @pytest.fixture(scope="module")

@@ -482,3 +482,72 @@ def test_decl_order_writes_the_templates_order() -> None:
     code = kernel(f"{ROW}\n{COL}\n{STORE}", "const float* x, float* y, int n")
     out = applied(r, code)
     assert out.index("int c =") < out.index("int r =") and "y[c * n + r]" in out
+WINDOW = ("int $X = blockIdx.x * blockDim.x + threadIdx.x;\n"
+          "int $Y = blockIdx.y * blockDim.y + threadIdx.y;\n"
+          "if ($X < $W && $Y < $H) {\n    $$$PRE;\n"
+          "    for (int $V = 0; $V < 3; $V++) {\n        $S += $P[$Y * $W + $X + $V];\n    }\n"
+          "    $$$POST;\n}")
+WINDOW_INDICES = ("int x = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                  "int y = blockIdx.y * blockDim.y + threadIdx.y;\n")
+WINDOW_BODY = ("float s = 0.0f;\nint c = 0;\nfor (int v = 0; v < 3; v++) {\n"
+               "    s += p[y * W + x + v];\n}\nq[y * W + x] = s;")
+WINDOW_ARGS = "const float* p, float* q, int H, int W"
+
+
+@pytest.mark.parametrize("guard", ["if (x >= W || y >= H) return;",
+                                   "if (y >= H || x >= W) { return; }"])
+def test_the_last_if_of_a_run_takes_an_early_return_whose_body_holds_runs(guard: str) -> None:
+    """A run of statements whose last is an if with runs before and after its fixed
+    statements: the early return and the kernel's rest, matched against the whole body."""
+    code = kernel(WINDOW_INDICES + guard + "\n" + WINDOW_BODY, WINDOW_ARGS)
+    found = sites(rule(WINDOW), code)
+    assert [(f["PRE"], f["POST"], f["S"]) for f in found] == [
+        ("float s = 0.0f;\nint c = 0;", "q[y * W + x] = s;", "s")]
+    out = applied(rule(WINDOW), code)
+    assert "return" not in out and "if (x < W && y < H) {\n    float s = 0.0f;" in out
+    assert sites(rule(WINDOW, extra="  isomorphisms: -early_return\n"), code) == []
+
+
+def test_the_last_if_of_a_run_takes_no_early_return_that_is_not_its_body() -> None:
+    # a statement after the kernel's rest that the body does not end with is still its POST;
+    # but the early return inside a loop returns from the kernel, not the iteration
+    looped = kernel("for (int t = 0; t < 2; t++) {\n" + WINDOW_INDICES
+                    + "if (x >= W || y >= H) return;\n" + WINDOW_BODY + "\n}", WINDOW_ARGS)
+    assert sites(rule(WINDOW), looped) == []
+    # a float bound: !(x < f) is not x >= f for a NaN
+    floaty = kernel(WINDOW_INDICES + "if (x >= f || y >= H) return;\n" + WINDOW_BODY,
+                    WINDOW_ARGS + ", float f")
+    assert sites(rule(WINDOW.replace("$W &&", "$F &&")), floaty) == []
+    # the rest lacks the anchor's fixed loop: no match
+    other = kernel(WINDOW_INDICES + "if (x >= W || y >= H) return;\n"
+                   + WINDOW_BODY.replace("v < 3", "v < 4"), WINDOW_ARGS)
+    assert sites(rule(WINDOW), other) == []
+
+
+@pytest.mark.parametrize("code,want", [
+    ("if (i > -1) { y[0] = 1.0f; }", [{"I": "i"}]),
+    ("if (i >= 0) { y[0] = 1.0f; }", [{"I": "i"}]),
+    ("if (f > -1) { y[0] = 1.0f; }", []),  # a float: -0.5 > -1, and not >= 0
+    ("if (i > -2) { y[0] = 1.0f; }", []),
+])
+def test_integer_bounds_lower(code: str, want: list[dict[str, str]]) -> None:
+    body = "int i = threadIdx.x;\nfloat f = x[0];\n" + code
+    assert sites(rule("if ($I >= 0) {\n    $$$B;\n}").replace("$$$B;", "y[0] = 1.0f;"),
+                 kernel(body)) == want
+
+
+@pytest.mark.parametrize("loop,ok", [
+    ("for (int d = -r; d < r + 1; ++d) { y[d + r] = 0.0f; }", True),
+    ("for (int d = -r; d <= r; ++d) { y[d + r] = 0.0f; }", True),
+    ("for (int d = -r; d < r + 2; ++d) { y[d + r] = 0.0f; }", False),
+])
+def test_integer_bounds_upper(loop: str, ok: bool) -> None:
+    """``d < r + 1`` is ``d <= r`` for integers (a first blur's ``blurRow < BLUR_SIZE + 1``),
+    and the rewrite writes the template's spelling with the code's operands."""
+    anchor = "for (int $D = -$R; $D <= $R; ++$D) {\n    $$$B;\n}"
+    code = kernel("int r = n;\n" + loop)
+    found = sites(rule(anchor), code)
+    assert found == ([{"D": "d", "R": "r", "B": "y[d + r] = 0.0f;"}] if ok else [])
+    if "r + 1" in loop:  # floats: 0.5 < 1.5 + 1, and 0.5 <= 1.5 too, but 2.2 < 1.5 + 1 alone
+        floaty = kernel("float r = 1.5f;\n" + loop.replace("int d", "float d"))
+        assert sites(rule(anchor.replace("int $D", "float $D")), floaty) == []

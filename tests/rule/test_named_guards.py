@@ -190,3 +190,56 @@ def test_a_file_of_definitions_alone_checks(tmp_path: Path, capsys) -> None:
     lib.write_text("define guard loud($B): mentoins($B, atomicAdd)\n")
     assert main(["check", str(lib)]) == 2
     assert capsys.readouterr().err.splitlines()[-1] == "1 error; 0 rules ok"
+
+
+def _library_guard(text: str):  # type: ignore[no-untyped-def]
+    """A guard as it loads from a rule file that uses klc's library (expanded)."""
+    anchor = "for (int $I = $E; $I < $N; $I++) { $X = $I; $$$B; }"
+    rules = load_rules_text(f'rule r {{\n  kind: skill\n  anchor: ```{anchor}```\n'
+                            f'  guard: {text}\n  rewrite replace: ```{anchor}```\n}}\n\n'
+                            'use "guards.rule"\n', "r.rule")
+    return rules[0].guard
+
+
+@pytest.mark.parametrize("named", [
+    "free_of($$$B, threadIdx, blockIdx, __syncthreads) and is_identifier($X)",
+    "absent_from($X, $E, $N) and absent_from(maxima, $X, $I, $E, $N, $$$B)",
+    "not mentions($$$B, $X) and is_identifier($X) and not mentions($$$B, $I)",
+    "is_identifier($X) and (free_of($E, threadIdx, blockIdx) or is_constant($E))",
+])
+def test_fold_writes_back_the_calls_expansion_takes_apart(named: str) -> None:
+    """klc learn prints a learned guard (expanded when its pass loaded) in the words of
+    grammar/guards.rule: folding the expansion gives the calls back, the longest definition
+    at each place, and a lone ``not mentions`` stays as it is."""
+    from klc.rule.defines import fold, library_definitions
+
+    defs = library_definitions("guards.rule")
+    expanded = _library_guard(named)
+    assert "free_of" not in guard_text(expanded) and "absent_from" not in guard_text(expanded)
+    folded = fold(expanded, defs)
+    assert guard_text(folded) == named
+    assert guard_text(_library_guard(guard_text(folded))) == guard_text(expanded)
+
+
+def test_fold_splits_a_run_longer_than_any_definition() -> None:
+    from klc.rule.defines import fold, library_definitions
+
+    words = [f"w{i}" for i in range(14)]
+    spelled = " and ".join(f"not mentions($$$B, {w})" for w in words)
+    folded = guard_text(fold(_library_guard(spelled), library_definitions("guards.rule")))
+    assert folded == (f"free_of($$$B, {', '.join(words[:12])}) and "
+                      f"free_of($$$B, {', '.join(words[12:])})")
+
+
+def test_with_named_guards_folds_guard_lines_only_and_adds_the_use_line() -> None:
+    from klc.rule.defines import with_named_guards
+
+    text = ("rule r {\n  kind: skill\n  anchor: ```\n    guard: not mentions($A, x) and "
+            "not mentions($A, y);\n  ```\n  guard: not mentions($X, a) and not mentions($X, b)"
+            "\n  rewrite replace: ```$X```\n}\n")
+    out = with_named_guards(text)
+    # the code block's line (a label, as C allows) is code, not a guard
+    assert "    guard: not mentions($A, x) and not mentions($A, y);\n" in out
+    assert "\n  guard: free_of($X, a, b)\n" in out and out.endswith('}\n\nuse "guards.rule"\n')
+    plain = text.replace(" and not mentions($X, b)", "")
+    assert with_named_guards(plain) == plain  # nothing to fold: no use line

@@ -1,5 +1,5 @@
 /* klc-spec
-kernel: attention_values_direct
+kernel: attention_values_early_return
 sizes: {BH: 8, T: 256, HS: 64}
 verify_sizes:
   - {BH: 3, T: 37, HS: 24}
@@ -16,10 +16,10 @@ block: [256]
 bytes: 2 * BH * T * (T + 1) + 8 * BH * T * HS
 flops: BH * T * (T + 1) * HS
 */
-// A limitation: the early return past the last output. The early_return isomorphism takes
-// `if (idx >= n) return;` for an if whose body is one run of statements (and fixed ones
-// after it); this anchor's body starts with fixed statements (the index's digits), so it
-// finds no match here (direct_indexing.cu is the same kernel with the if).
+// The early return past the last output: the anchor's if, whose body holds fixed statements
+// (the index's digits) around its runs, takes `if (idx >= n) return;` and the rest of the
+// kernel body (the early_return isomorphism; direct_indexing.cu is the same kernel with the
+// if).
 __global__ void attention_values_early_return(float* out, const float* att, const float* v,
                                     int BH, int T, int HS) {
     int idx = threadIdx.x + blockDim.x * blockIdx.x;

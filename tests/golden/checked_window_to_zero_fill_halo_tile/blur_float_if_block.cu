@@ -1,0 +1,38 @@
+/* klc-spec
+kernel: blurKernel
+sizes: {h: 4096, w: 4096}
+verify_sizes:
+  - {h: 37, w: 101}
+  - {h: 5, w: 7}
+  - {h: 1, w: 2}
+args:
+  - {name: in, shape: [h, w], role: in, init: "uniform(0, 255)"}
+  - {name: out, shape: [h, w], role: out}
+  - {name: w, value: w}
+  - {name: h, value: h}
+grid: ["ceil_div(w, 16)", "ceil_div(h, 16)"]
+block: [16, 16]
+*/
+// An image blur as first written: the radius a macro, the thread's pixel checked in an if
+// block, the window walked by offsets and each neighbour added and counted when it lies
+// inside the image.
+#define BLUR_SIZE 1
+__global__ void blurKernel(const float* in, float* out, int w, int h) {
+    int col = blockIdx.x * blockDim.x + threadIdx.x;
+    int row = blockIdx.y * blockDim.y + threadIdx.y;
+    if (col < w && row < h) {
+        float pixVal = 0.0f;
+        int pixels = 0;
+        for (int blurRow = -BLUR_SIZE; blurRow <= BLUR_SIZE; ++blurRow) {
+            for (int blurCol = -BLUR_SIZE; blurCol <= BLUR_SIZE; ++blurCol) {
+                int curRow = row + blurRow;
+                int curCol = col + blurCol;
+                if (curRow >= 0 && curRow < h && curCol >= 0 && curCol < w) {
+                    pixVal += in[curRow * w + curCol];
+                    ++pixels;
+                }
+            }
+        }
+        out[row * w + col] = pixVal / pixels;
+    }
+}

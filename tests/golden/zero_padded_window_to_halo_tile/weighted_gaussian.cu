@@ -1,0 +1,29 @@
+/* klc-spec
+kernel: gauss3x3
+sizes: {H: 1024, W: 1024}
+args:
+  - {name: img, shape: [H, W], role: in, init: "uniform(0, 1)"}
+  - {name: out, shape: [H, W], role: out}
+  - {name: H, value: H}
+  - {name: W, value: W}
+grid: ["ceil_div(W, 16)", "ceil_div(H, 16)"]
+block: [16, 16]
+*/
+// A weighted window (a 3 x 3 Gaussian, zero padding): not the plain sum this skill stages
+// (a weight times a padded zero is not zero when the weight is not finite). No match.
+__global__ void gauss3x3(const float* img, float* out, int H, int W) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x >= W || y >= H) return;
+    float sum = 0.0f;
+    for (int dy = -1; dy <= 1; dy++) {
+        for (int dx = -1; dx <= 1; dx++) {
+            int yy = y + dy;
+            int xx = x + dx;
+            if (yy >= 0 && yy < H && xx >= 0 && xx < W) {
+                sum += (2 - abs(dy)) * (2 - abs(dx)) * img[yy * W + xx];
+            }
+        }
+    }
+    out[y * W + x] = sum / 16.0f;
+}
