@@ -9,6 +9,7 @@ args:
   - {name: n, value: n}
 grid: ["ceil_div(n, 128)"]
 block: [128]
+tolerance: {rtol: 0.0001, atol: 0.0001}
 */
 // The tree over blockDim.x (128 threads, from the spec's block), threadIdx.x written out.
 __global__ void sum_blocks(const float* x, float* partial, int n) {

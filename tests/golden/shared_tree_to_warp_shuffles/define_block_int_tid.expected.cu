@@ -9,6 +9,7 @@ args:
   - {name: n, value: n}
 grid: ["ceil_div(n, 512)"]
 block: [512]
+tolerance: {rtol: 0.0001, atol: 0.0001}
 */
 // A #define'd block of 512 threads, a signed thread index, the unbraced tree level.
 #define BLOCK 512

@@ -9,6 +9,7 @@ args:
   - {name: n, value: n}
 grid: ["ceil_div(n, 256)"]
 block: [256]
+tolerance: {rtol: 0.0001, atol: 0.0001}
 shared: 1024
 */
 // The shared array sized at launch (extern, 256 floats of dynamic shared memory).

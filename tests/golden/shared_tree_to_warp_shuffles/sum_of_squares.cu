@@ -10,6 +10,7 @@ args:
   - {name: n, value: n}
 grid: ["ceil_div(n, BLOCK_SIZE)"]
 block: [BLOCK_SIZE]
+tolerance: {rtol: 0.0001, atol: 0.0001}
 */
 // A squared norm's first stage on blocks of 1024 threads: the value squared as it is staged.
 template <int BLOCK_SIZE>

@@ -11,6 +11,7 @@ args:
   - {name: n, value: n}
 grid: ["ceil_div(n, BLOCK_SIZE)"]
 block: [BLOCK_SIZE]
+tolerance: {rtol: 0.0001, atol: 0.0001}
 */
 // The teaching series' second reduction: one element per thread staged in a templated
 // shared array, the tree with sequential addressing, thread 0 writing the block's partial.
