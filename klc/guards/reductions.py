@@ -228,11 +228,11 @@ def shared_array(ctx: GuardContext, r: Binding) -> Verdict:
 @predicate("shared_array_holds", _metavar("$R"), _metavar("$N"),
            reads=("arguments", "declarations", "spec"), pass_only=True)
 def shared_array_holds(ctx: GuardContext, r: Binding, n: Binding) -> Verdict:
-    """``shared_array($R)``, and it holds at least $N elements, both known: its declared size
-    (for an ``extern`` array, the spec's dynamic shared memory over its element's size) and
-    $N's value. For simplifications: a rewrite may then use its first $N cells (a tree over a
-    block of $N values). Pass-only (the inverse skill uses fewer cells of the array than the
-    code it rewrites did)."""
+    """The array $R is ``shared_array``'s and holds at least $N elements, both known: its
+    declared size (for an ``extern`` array, the spec's dynamic shared memory over its
+    element's size) and $N's value. For simplifications: a rewrite may then use its first
+    $N cells (a tree over a block of $N values). Pass-only (the inverse skill uses fewer cells
+    of the array than the code it rewrites did)."""
     d = _shared_array_decl(ctx, r)
     if isinstance(d, Verdict):
         return d
