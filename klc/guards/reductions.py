@@ -265,3 +265,23 @@ def shared_array_holds(ctx: GuardContext, r: Binding, n: Binding) -> Verdict:
                    r.start)
     return _yes(f"`{word}` is a __shared__ {d.base} array of {size} >= {want} elements ({how})",
                 r.start)
+
+
+@predicate("unused_before", _metavar("$X"), reads=("arguments", "position"))
+def unused_before(ctx: GuardContext, x: Binding) -> Verdict:
+    """The name $X bound is used nowhere in its function before the match but in its own
+    declaration, the match is in no loop and the function has no ``goto``: no thread can
+    still be reading or writing the array $X names when the match starts (a rewrite may then
+    have one thread write a cell another thread's code used, with no barrier before)."""
+    named = name_run_once(ctx, x, "use")
+    if isinstance(named, Verdict):
+        return named
+    name, fn = named
+    unit, src, m = ctx.unit, ctx.unit.source, ctx.match
+    decls = [(d.start, d.end) for d in declarations_named(unit, name)
+             if fn.body_start <= d.start < m.start]
+    for ident in in_span(nodes_of(unit, "identifier"), fn.body_start, m.start):
+        if text_of(src, ident) == name and not any(s <= ident.start_byte < e for s, e in decls):
+            return _no(ctx, f"`{name}` is used before the match ({unit.where(ident.start_byte)})",
+                       ident.start_byte)
+    return _yes(f"`{name}` is not used before the match", x.start)

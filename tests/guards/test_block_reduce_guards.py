@@ -3,7 +3,8 @@
 array is not used after it), ``spare_shared_array(NAME, "T", $E, N)`` (a __shared__
 array a warp-shuffle rewrite may park $E / N warp sums in), ``shared_array($R)`` and
 ``shared_array_holds($R, $N)`` (passes/block_shuffle.rule: the tree's own array, and its
-cells), and the built-in warpSize folded to 32."""
+cells), ``unused_before($X)`` (no thread still uses the array when the match starts), and
+the built-in warpSize folded to 32."""
 
 from __future__ import annotations
 
@@ -177,3 +178,17 @@ def test_warp_size_folds_to_32() -> None:
     [(ok, why)] = verdicts("equals($E, 32)", "out[1] = $E;",
                            "int warpSize = n;\nout[1] = warpSize;")
     assert not ok, why
+
+
+def test_unused_before() -> None:
+    probe = ("unused_before($Y)", "$Y[threadIdx.x] = $B;")
+    head = "__shared__ float s[BLOCK];\n"
+    [(ok, why)] = verdicts(*probe, head + "float v = x[0];\ns[threadIdx.x] = BLOCK;")
+    assert ok, why
+    cases = {
+        head + "float v = s[1];\ns[threadIdx.x] = BLOCK;": "`s` is used before the match",
+        head + "for (int r = 0; r < n; r++) { s[threadIdx.x] = BLOCK; }": "inside the for loop",
+    }
+    for body, want in cases.items():
+        found = verdicts(*probe, body)
+        assert found and not found[-1][0] and want in found[-1][1], (body, found)
