@@ -187,6 +187,10 @@ class Evaluator:
             self.settled = True
             return None
         decl = lookup(self.ctx, name, at)
+        if name == "warpSize" and decl is None:
+            # the built-in: 32 threads on every NVIDIA GPU CUDA targets
+            self.sources.append("warpSize = 32")
+            return 32
         if decl is not None and decl.origin == "parameter":
             if self.runtime and (sizes := spec_sizes(self.ctx, name)) is not None \
                     and len(set(sizes)) == 1:

@@ -1,8 +1,9 @@
 """Guard predicates for block reductions (passes/block_reduce.rule's inverses): who reads a
 reduced variable after the reduction (``thread0_reads_after``: the warp-shuffle and unrolled
 forms leave the block's total in thread 0 alone, and other partial sums in the other
-threads), and a ``__shared__`` array a rewrite may park one value per warp in
-(``spare_shared_array``)."""
+threads), a ``__shared__`` array a rewrite may park one value per warp in
+(``spare_shared_array``), and a ``__shared__`` array that holds a block's tree
+(``shared_array``, ``shared_array_holds``)."""
 
 from __future__ import annotations
 
@@ -11,16 +12,17 @@ from typing import Any
 
 from tree_sitter import Node
 
-from klc.analysis.constants import Evaluator, constant_of
+from klc.analysis.constants import Evaluator, constant_of, kernel_spec, spec_for
 from klc.analysis.declarations import declarations_named, lookup
 from klc.analysis.launch import field_of, strip_casts
 from klc.analysis.tree import cited, in_span, nodes_of, quoted, snippet, text_of, unparen
-from klc.analysis.types import norm_type
+from klc.analysis.types import SIZES, norm_type
 from klc.analysis.writes import is_assigned
 from klc.guards.launch import _INDEX_TYPES
 from klc.guards.loops import name_run_once
 from klc.guards.registry import ArgSpec, GuardContext, Verdict, _metavar, _no, _yes, predicate
 from klc.match import Binding
+from klc.spec import evaluate_int
 
 
 def _thread_zero_test(ctx: GuardContext, cond: Node) -> bool:
@@ -188,3 +190,98 @@ def spare_shared_array(ctx: GuardContext, name: Any, ty: str, e: Binding, n: int
                        "values it holds there would be overwritten", ident.start_byte)
     return _yes(f"`{word}` is a spare __shared__ {d.base} array of {size} >= {need} "
                 f"elements ({cite})", d.start)
+
+
+def _shared_array_decl(ctx: GuardContext, r: Binding) -> Any:
+    """The declaration of the one-dimensional ``__shared__`` array $R names, declared once in
+    the enclosing function, else the refusal."""
+    fn = ctx.function
+    unit = ctx.unit
+    word = r.text.strip()
+    if fn is None:
+        return _no(ctx, "the match is not inside a function")
+    if not re.fullmatch(r"[A-Za-z_]\w*", word):
+        return _no(ctx, f"{quoted(r)} is not a plain name", r.start)
+    decls = [d for d in declarations_named(unit, word) if fn.body_start <= d.start < fn.body_end]
+    if len(decls) != 1:
+        return _no(ctx, f"`{word}` is declared {len(decls)} times in `{fn.name}`, not once",
+                   r.start)
+    d = decls[0]
+    if "__shared__" not in d.qualifiers or len(d.dims) != 1 or d.reference:
+        return _no(ctx, f"`{word}` is not a one-dimensional __shared__ array "
+                   f"({cited(unit, d.start, d.end)})", r.start)
+    return d
+
+
+@predicate("shared_array", _metavar("$R"), reads=("arguments", "declarations"))
+def shared_array(ctx: GuardContext, r: Binding) -> Verdict:
+    """$R names a one-dimensional ``__shared__`` array declared once in the enclosing
+    function (``extern __shared__ T r[]`` included): what one warp stores in it, another
+    reads after a barrier."""
+    d = _shared_array_decl(ctx, r)
+    if isinstance(d, Verdict):
+        return d
+    return _yes(f"`{r.text.strip()}` is a __shared__ {d.base} array "
+                f"({cited(ctx.unit, d.start, d.end)})", r.start)
+
+
+@predicate("shared_array_holds", _metavar("$R"), _metavar("$N"),
+           reads=("arguments", "declarations", "spec"), pass_only=True)
+def shared_array_holds(ctx: GuardContext, r: Binding, n: Binding) -> Verdict:
+    """The array $R is ``shared_array``'s and holds at least $N elements, both known: its
+    declared size (for an ``extern`` array, the spec's dynamic shared memory over its
+    element's size) and $N's value. For simplifications: a rewrite may then use its first
+    $N cells (a tree over a block of $N values). Pass-only (the inverse skill uses fewer cells
+    of the array than the code it rewrites did)."""
+    d = _shared_array_decl(ctx, r)
+    if isinstance(d, Verdict):
+        return d
+    word = r.text.strip()
+    cite = cited(ctx.unit, d.start, d.end)
+    want, why, _, _ = constant_of(ctx, n, runtime=True)
+    if not isinstance(want, int):
+        return _no(ctx, f"{quoted(n)} has no known integer value: {why}", n.start)
+    if "extern" in d.qualifiers or not d.dims[0].strip():
+        elem = SIZES.get(norm_type(d.base))
+        spec = spec_for(ctx)
+        inner = kernel_spec(spec)
+        dyn = inner.shared if inner is not None else None
+        if not dyn or elem is None:
+            return _no(ctx, f"`{word}` is an extern __shared__ array ({cite}) and the spec "
+                       "gives no dynamic shared memory for it", r.start)
+        try:
+            size = evaluate_int(dyn, spec.env() if spec is not None else {}) // elem
+        except Exception:
+            return _no(ctx, f"the spec's dynamic shared memory `{dyn}` has no value", r.start)
+        how = f"the spec's dynamic shared memory `{dyn}`"
+    else:
+        size = Evaluator(ctx).text(d.dims[0])
+        if not isinstance(size, int):
+            return _no(ctx, f"the size [{d.dims[0]}] of `{word}` has no known value ({cite})",
+                       r.start)
+        how = cite
+    if size < want:
+        return _no(ctx, f"`{word}` has {size} elements ({how}), fewer than {quoted(n)} = {want}",
+                   r.start)
+    return _yes(f"`{word}` is a __shared__ {d.base} array of {size} >= {want} elements ({how})",
+                r.start)
+
+
+@predicate("unused_before", _metavar("$X"), reads=("arguments", "position"))
+def unused_before(ctx: GuardContext, x: Binding) -> Verdict:
+    """The name $X bound is used nowhere in its function before the match but in its own
+    declaration, the match is in no loop and the function has no ``goto``: no thread can
+    still be reading or writing the array $X names when the match starts (a rewrite may then
+    have one thread write a cell another thread's code used, with no barrier before)."""
+    named = name_run_once(ctx, x, "use")
+    if isinstance(named, Verdict):
+        return named
+    name, fn = named
+    unit, src, m = ctx.unit, ctx.unit.source, ctx.match
+    decls = [(d.start, d.end) for d in declarations_named(unit, name)
+             if fn.body_start <= d.start < m.start]
+    for ident in in_span(nodes_of(unit, "identifier"), fn.body_start, m.start):
+        if text_of(src, ident) == name and not any(s <= ident.start_byte < e for s, e in decls):
+            return _no(ctx, f"`{name}` is used before the match ({unit.where(ident.start_byte)})",
+                       ident.start_byte)
+    return _yes(f"`{name}` is not used before the match", x.start)

@@ -21,7 +21,8 @@ def test_the_traits_give_the_tables_the_caches_read() -> None:
     assert with_trait(lambda t: t.reads_rule) == {"smem_fits"}
     assert with_trait(lambda t: t.hole_relation) == {"is_product"}
     assert with_trait(lambda t: t.pass_only) == {"const_removable", "block_y_is", "block_y_tiles",
-                                                "flat_padded_tile", "grid_extent_is"}
+                                                "flat_padded_tile", "grid_extent_is",
+                                                "shared_array_holds"}
 
 
 def test_every_predicate_says_what_it_reads() -> None:
