@@ -4,8 +4,9 @@ swap_thread_roles_for_coalescing, naive_matmul_to_shared_tiles, then
 shared_tiles_to_regblock_rows, whose rows are declared in the row's own type (the type hole
 ?rt the site fixes), so that the unsigned row compares and indexes unsigned as before. On a
 GPU the gate verifies the register-blocked kernel, and the golden cases of the other row
-types (`unsigned int`, `size_t`, `long`), against their originals (``python3 -m pytest -m
-gpu tests/gate/test_regblock_row_types_gpu.py``)."""
+types (`unsigned int`, `size_t`, `long`) and the sgemm rungs with unsigned block origins,
+against their originals (``python3 -m pytest -m gpu
+tests/gate/test_regblock_row_types_gpu.py``)."""
 
 from __future__ import annotations
 
@@ -113,4 +114,23 @@ def test_on_a_gpu_each_row_type_matches_its_original(name: str) -> None:
     expected = GOLDEN / name.replace(".cu", ".expected.cu")
     rec = gate(read_source(expected), f"{name}:candidate", reference=read_source(GOLDEN / name),
                reference_path=str(GOLDEN / name), stages=("compile", "verify"))
+    assert rec.verdict == "passed", rec.reason
+
+
+# the sgemm lineage's rungs (2-D register blocking, shared tiles, float4 tile loads) keep the
+# block origins' own types too: their golden cases declare `const unsigned row0` and
+# `const size_t col0`
+BLOCK_ORIGINS = ["register_block_cols", "register_block_rows", "cooperative_float4_tile_loads",
+                 "smem_tiles"]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("rule", BLOCK_ORIGINS)
+def test_on_a_gpu_each_rung_with_unsigned_block_origins_matches_its_original(rule: str) -> None:
+    from klc.gate import gate
+
+    case = ROOT / "tests" / "golden" / rule / "unsigned_block_origins.cu"
+    rec = gate(read_source(case.with_name("unsigned_block_origins.expected.cu")),
+               f"{rule}:candidate", reference=read_source(case), reference_path=str(case),
+               stages=("compile", "verify"))
     assert rec.verdict == "passed", rec.reason
