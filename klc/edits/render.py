@@ -103,17 +103,18 @@ def _kept_const(template: str, match: Match) -> str:
     as Coccinelle keeps what a rule matched. Only where the template never assigns the name
     nor takes its address (a grid-stride loop's ``$I += stride`` needs it non-const), and
     the matched declarator is a plain name (``const float* p`` is a pointer to const)."""
-    if "const_local" not in enabled(match.rule.isos_off):
+    decls = list(_TEMPLATE_DECL.finditer(template)) if "$" in template else []
+    if not decls or "const_local" not in enabled(getattr(match.rule, "isos_off", ())):
         return template
     out = template
-    for m in reversed(list(_TEMPLATE_DECL.finditer(template))):
+    for m in reversed(decls):
         words = m.group("type").split()
         if words[0] in _TYPE_WORDS_BEFORE or words[-1] in _TYPE_WORDS_BEFORE:
             continue
         name = m.group("name")
         if not _matched_const(match, name) or _written(template, name, m.end()) or \
                 re.search(r"\bconst\b[^;=]*\$" + re.escape(name) + r"\s*=(?!=)",
-                          match.rule.anchor):
+                          getattr(match.rule, "anchor", "") or ""):
             continue  # (an anchor that spells the const and a template that drops it)
         at = m.start("type")
         out = out[:at] + "const " + out[at:]
