@@ -135,7 +135,7 @@ def decl_type(ctx: Place, x: Binding) -> tuple[_Type | None, Any, str]:
     return None, fact, why
 
 
-_INTEGERS = frozenset({
+INTEGERS = frozenset({
     "char", "signed char", "unsigned char", "bool", "short", "unsigned short", "int",
     "unsigned int", "long", "unsigned long", "long long", "unsigned long long", "size_t",
     "ptrdiff_t", "int8_t", "uint8_t", "int16_t", "uint16_t", "int32_t", "uint32_t",
@@ -154,7 +154,7 @@ def _base_of(ctx: Place, node: Node | None, x: Binding | None = None) -> tuple[s
     inner = unparen(node)
     if inner.type == "binary_expression" and operator_of(inner) in _INT_OPERATORS:
         sides = [_base_of(ctx, inner.child_by_field_name(s)) for s in ("left", "right")]
-        if all(s is not None and s[1] == 0 and s[0] in _INTEGERS for s in sides):
+        if all(s is not None and s[1] == 0 and s[0] in INTEGERS for s in sides):
             return "int", 0
     if x is not None:
         fact, _ = type_fact(ctx, x)
@@ -177,7 +177,7 @@ def has_type_kind(ctx: Place, x: Binding, kind: str) -> bool:
     if kind == "scalar":
         return pointer == 0
     if kind == "int_expr":
-        return pointer == 0 and base in _INTEGERS
+        return pointer == 0 and base in INTEGERS
     if kind == "float":
         return pointer == 0 and base == "float"
     return False

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from klc.cuda.syntax import F_LEFT, F_OPERATOR, parse_expression, parser
 from klc.errors import KlcError
+from klc.match.iso import enabled
 
 if TYPE_CHECKING:
     from tree_sitter import Node
@@ -33,6 +34,7 @@ def render(template: str, match: Match, holes: dict[str, str], indent: str = "",
     ``overrides`` gives the text to use for a binding instead of its source text (the code
     a ``rewrite within`` edit rewrote).
     """
+    template = _kept_const(template, match)
     # a line holding only an empty run (`$$$KEEP;` that bound nothing) is dropped whole
     template = "\n".join(
         ln for ln in template.split("\n")
@@ -82,6 +84,70 @@ def render(template: str, match: Match, holes: dict[str, str], indent: str = "",
         tail = tail[1:]
     out.append(tail)
     return "".join(out)
+
+
+# a declaration a template writes of a metavariable's name, `$T $X = ...` or `int $X = ...`
+# at a statement's start, without a const of its own
+_TEMPLATE_DECL = re.compile(
+    r"(?m)^(?P<lead>[ \t]*)(?P<type>\$[A-Za-z_]\w*|[A-Za-z_]\w*(?:[ \t]+[A-Za-z_]\w*)*)"
+    r"[ \t]+\$(?P<name>[A-Za-z_]\w*)[ \t]*=(?!=)")
+_TYPE_WORDS_BEFORE = frozenset({"const", "volatile", "static", "extern", "constexpr",
+                                "__shared__", "__constant__", "__device__", "return"})
+
+
+def _kept_const(template: str, match: Match) -> str:
+    """The template with ``const`` put back on each declaration it writes of a name whose
+    declaration the anchor matched with a ``const`` that the pattern did not spell (the
+    ``const_local`` isomorphism, klc.match.iso: ``$T $X = e;`` matches ``const unsigned x =
+    e;`` and binds ``unsigned``): what was matched and is written back keeps its qualifier,
+    as Coccinelle keeps what a rule matched. Only where the template never assigns the name
+    nor takes its address (a grid-stride loop's ``$I += stride`` needs it non-const), and
+    the matched declarator is a plain name (``const float* p`` is a pointer to const)."""
+    decls = list(_TEMPLATE_DECL.finditer(template)) if "$" in template else []
+    if not decls or "const_local" not in enabled(getattr(match.rule, "isos_off", ())):
+        return template
+    out = template
+    for m in reversed(decls):
+        words = m.group("type").split()
+        if words[0] in _TYPE_WORDS_BEFORE or words[-1] in _TYPE_WORDS_BEFORE:
+            continue
+        name = m.group("name")
+        if not _matched_const(match, name) or _written(template, name, m.end()) or \
+                re.search(r"\bconst\b[^;=]*\$" + re.escape(name) + r"\s*=(?!=)",
+                          getattr(match.rule, "anchor", "") or ""):
+            continue  # (an anchor that spells the const and a template that drops it)
+        at = m.start("type")
+        out = out[:at] + "const " + out[at:]
+    return out
+
+
+def _matched_const(match: Match, name: str) -> bool:
+    """The metavariable ``name`` bound the plain name a declaration of the matched code
+    declares, and that declaration is ``const`` (a qualifier before its type)."""
+    b = match.bindings.get(name)
+    node = b.node if b is not None else None
+    if node is None or node.type != "identifier" or not match.start <= node.start_byte \
+            < match.end:
+        return False
+    init = node.parent
+    if init is None or init.type != "init_declarator" or init.child_by_field_name(
+            "declarator") != node:
+        return False
+    decl = init.parent
+    if decl is None or decl.type != "declaration":
+        return False
+    return any(c.type == "type_qualifier" and c.text == b"const" for c in decl.children)
+
+
+def _written(template: str, name: str, after_decl: int) -> bool:
+    """Does the template assign ``$name`` (other than the declaration whose ``=`` ends at
+    ``after_decl``), increment it or take its address?"""
+    var = r"\$" + re.escape(name) + r"(?![\w])"
+    for m in re.finditer(var + r"\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)", template):
+        if m.end() != after_decl:
+            return True
+    return bool(re.search(r"(?:\+\+|--|&)\s*" + var + "|" + var + r"\s*(?:\+\+|--)",
+                          template))
 
 
 # Substituted code keeps its meaning: a value is parenthesised where the template's operators

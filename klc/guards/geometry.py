@@ -201,13 +201,14 @@ def site_holes(rule: Rule, match: Match, spec: Any | None, given: dict[str, str]
                     with contextlib.suppress(KlcError):  # an operator outside the domain
                         out[name] = decl.validate(op)
             elif c.name == "elem_type" and a[0].kind == "metavar" and a[-1].kind == "hole":
-                have = _element_type(ctx, match.bindings.get(str(a[0].value)))
                 name = str(a[-1].value)
                 decl = rule.holes.get(name)
-                if have is not None and decl is not None and name not in given \
-                        and name not in out:
+                if decl is None or name in given or name in out:
+                    continue
+                for have in _element_types(ctx, match.bindings.get(str(a[0].value))):
                     with contextlib.suppress(KlcError):  # a type outside the domain
                         out[name] = decl.validate(have)
+                        break
             elif c.name == "vector_elems" and a[0].kind == "metavar" and a[1].kind == "hole":
                 per = _elements_in(ctx, match.bindings.get(str(a[0].value)), a[2].value)
                 progress |= per is not None and put(str(a[1].value), per)
@@ -221,22 +222,26 @@ def site_holes(rule: Rule, match: Match, spec: Any | None, given: dict[str, str]
 _UNSET_DIMS = object()
 
 
-def _element_type(ctx: Any, b: Any) -> str | None:
-    """The element type of the pointer or array a metavariable bound, from its declaration
-    (qualifiers aside: ``const float*`` is ``float``); None where the tree does not say, or
-    where it is a parameter of the function's template."""
+def _element_types(ctx: Any, b: Any) -> tuple[str, ...]:
+    """The element type of the pointer or array a metavariable bound (or the type of the
+    variable it names), from its declaration, qualifiers aside: as the declaration spells
+    it, then in the one spelling of ``norm_type`` (``unsigned`` and ``unsigned int``), so
+    that a type hole whose domain has the declaration's own spelling takes it and a rewrite
+    writes the type as the code did (``const unsigned row`` gives ``unsigned``). Empty
+    where the tree does not say, or where it is a parameter of the function's template."""
     from klc.analysis.tree import binding_node
     from klc.analysis.types import norm_type, type_of
 
     node = binding_node(b) if b is not None else None
     typ = type_of(ctx, node) if node is not None else None
     if typ is None:
-        return None
+        return ()
     fn = ctx.function
     have = norm_type(typ.base)
     if fn is not None and any(t.name == have for t in fn.template_params):
-        return None
-    return str(have)
+        return ()
+    spelled = " ".join(str(typ.base).split())
+    return (spelled, have) if spelled != have else (have,)
 
 
 def learned_relation(name: str, rows: list[tuple[int, tuple[int, ...]]], template: str

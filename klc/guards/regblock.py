@@ -22,6 +22,7 @@ from klc.analysis.tree import (
     text_of,
     unparen,
 )
+from klc.analysis.types import INTEGERS, norm_type
 from klc.analysis.writes import is_assigned
 from klc.guards.columns import _IMPURE
 from klc.guards.launch import top_level_statement
@@ -96,13 +97,15 @@ def _identifiers_in(ctx: GuardContext, start: int, end: int) -> list[tuple[str, 
 @predicate("row_only_via", _metavar("$ROW"), ArgSpec("$X", frozenset({"metavar", "sequence"})),
            reads=("arguments", "declarations"))
 def row_only_via(ctx: GuardContext, row: Binding, x: Binding) -> Verdict:
-    """$ROW names a local `int` initialised to ``blockIdx.y * blockDim.y + threadIdx.y`` and
-    never assigned, and the code $X (an expression
-    or statements) depends on the thread's y position only through that name: it reads no
-    `threadIdx` or `blockDim` other than their x fields, and every local it reads that is
-    declared outside the anchor (other than $ROW) is set once from an initialiser that
-    passes the same test and does not read $ROW. A rewrite that declares $ROW again around $X (one
-    value per row the thread computes) then makes $X compute for that row."""
+    """$ROW names a local of an integer type (``int``, ``unsigned``, ``size_t``, ``long``,
+    ...: the rewrite declares its rows in that type, ``elem_type($ROW, ?rt)``) initialised
+    to ``blockIdx.y * blockDim.y + threadIdx.y`` and never assigned, and the code $X (an
+    expression or statements) depends on the thread's y position only through that name:
+    it reads no `threadIdx` or `blockDim` other than their x fields, and every local it
+    reads that is declared outside the anchor (other than $ROW) is set once from an
+    initialiser that passes the same test and does not read $ROW. A rewrite that declares
+    $ROW again around $X (one value per row the thread computes) then makes $X compute for
+    that row."""
     fn = ctx.function
     src = ctx.unit.source
     node = binding_node(row)
@@ -113,11 +116,9 @@ def row_only_via(ctx: GuardContext, row: Binding, x: Binding) -> Verdict:
     if decl is None or decl.origin != "local" or decl.init is None:
         return _no(ctx, f"`{name}` is not a local variable with an initialiser", row.start)
     where = cited(ctx.unit, decl.start, decl.end)
-    head = src[decl.start:decl.init.start_byte].decode("utf-8", "replace")
-    if not re.match(rf"\s*(const\s+)?(signed\s+)?int\s+(const\s+)?{re.escape(name)}\s*=\s*$",
-                    head):
-        return _no(ctx, f"`{name}` is not declared `int` ({where}): the rows the rewrite "
-                   "declares are `const int`", row.start)
+    if decl.pointer or decl.reference or decl.dims or norm_type(decl.base) not in INTEGERS:
+        return _no(ctx, f"`{name}` is not declared of an integer type ({where}): the rows the "
+                   "rewrite declares take the row's type, and index with it", row.start)
     if is_assigned(ctx, name, decl.end, fn.body_end):
         return _no(ctx, f"`{name}` is assigned after its declaration ({where})", row.start)
     if not _is_y_index(ctx, decl.init):

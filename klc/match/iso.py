@@ -355,15 +355,18 @@ def _integer_bounds(p: PNode, on: frozenset[str]) -> Variants:
 
 def _const_local(p: PNode, on: frozenset[str]) -> Variants:
     """``T x = e;`` / ``const T x = e;`` / ``T const x = e;``: a const local can only be
-    read, and code that matches the anchor reads it the same way. The rewrite writes the
-    template's spelling (without the const), which is sound unless the name must be a
-    constant expression (an array bound, a template argument): the check asks that the
-    initialiser read a built-in index variable, which no constant expression does.
+    read, and code that matches the anchor reads it the same way. A template that declares
+    the name again keeps the const where it never assigns it (``klc.edits.render``), and
+    writes its own spelling (without the const) where it does, which is sound unless the
+    name must be a constant expression (an array bound, a template argument): the check
+    asks that the initialiser read a built-in index variable, which no constant expression
+    does.
 
     The same for a type metavariable (``$TY x = e;``): it binds the type without the const
     (``int`` of ``const int i = ...``), so a template that writes ``$TY`` elsewhere (a cast,
     another index) writes the plain type, and one that assigns ``x`` afterwards (a
-    grid-stride step) assigns a variable its rewrite declared without const. (``unsigned
+    grid-stride step) assigns a variable its rewrite declared without const; ``$TY x = ...``
+    written back unassigned is ``const int x = ...`` again. (``unsigned
     const i``, which tree-sitter reads as one type holding the const, is no match at all:
     ``klc.match.find.binds_qualified_type``.)"""
     if "const_local" not in on or p.type != "declaration" or not p.children:

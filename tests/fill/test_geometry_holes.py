@@ -145,3 +145,40 @@ def test_the_block_grows_to_the_learned_tile(b: int, s: str) -> None:
     (site,) = sites_of(src, rule)
     assert site.ok, site.reason
     assert launch_anchors(rule, site, spec_of(parse_bytes(src.encode(), "k.cu"))) == {"s": s}
+
+
+TYPED = """
+rule retype {{
+  kind: skill
+  description: "test"
+  context: global
+  anchor: ```
+    $Y[$I] = $E;
+  ```
+  guard: elem_type($I, ?t)
+  rewrite replace: ```
+    $Y[(?t)$I] = $E;
+  ```
+  hole t: enum {{{domain}}} default int
+}}
+"""
+
+
+@pytest.mark.parametrize(("decl", "domain", "want"), [
+    ("const unsigned i", 'int, unsigned, "unsigned int"', "unsigned"),  # its own spelling
+    ("unsigned i", 'int, "unsigned int"', "unsigned int"),  # else the one spelling of both
+    ("size_t i", "int, size_t", "size_t"),
+    ("long int i", "int, long", "long"),
+    ("short i", 'int, "unsigned int"', None),  # outside the domain: not taken
+])
+def test_a_type_hole_takes_the_variables_declared_type(decl: str, domain: str,
+                                                        want: str | None) -> None:
+    rule = load_rules_text(TYPED.format(domain=domain), "t.rule")[0]
+    unit = parse_bytes(ELEMENTWISE.replace("int i", decl).encode(), "k.cu")
+    (site,) = [s for s in find_sites(unit, [rule], {}) if s.rule is rule]
+    got = site_holes(rule, site.match, spec_of(unit))
+    if want is None:
+        assert not site.ok and "is short, not int" in site.reason
+    else:
+        assert got == {"t": want} and site.ok
+        assert f"y[({want})i] = " in apply_rules(unit, [rule], {}).source.decode()

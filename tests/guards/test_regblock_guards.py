@@ -90,9 +90,20 @@ def test_row_only_via_refuses_threadIdx_y_and_blockDim_y_in_the_code() -> None:
     assert ok, reason
 
 
+def test_row_only_via_takes_a_row_of_any_integer_type() -> None:
+    for typ in ("unsigned", "unsigned int", "const unsigned", "size_t", "long", "const long",
+                "long long", "int64_t", "uint32_t"):
+        head = ROWCOL.replace("int row", f"{typ} row")
+        ok, reason = verdict("row_only_via($ROW, $$$POST)", product(), head)
+        assert ok, (typ, reason)
+
+
 def test_row_only_via_refuses_a_row_of_another_type_or_step_or_a_reassigned_row() -> None:
-    for head in (ROWCOL.replace("int row", "unsigned int row"),
-                 ROWCOL.replace("blockIdx.y * blockDim.y", "blockIdx.y * TILE"),
+    for typ in ("float", "double", "int*", "float4"):
+        ok, reason = verdict("row_only_via($ROW, $$$POST)", product(),
+                             ROWCOL.replace("int row", f"{typ} row"))
+        assert not ok and "is not declared of an integer type" in reason, (typ, reason)
+    for head in (ROWCOL.replace("blockIdx.y * blockDim.y", "blockIdx.y * TILE"),
                  ROWCOL + "    row += 0;\n"):
         ok, reason = verdict("row_only_via($ROW, $$$POST)", product(), head)
         assert not ok, head

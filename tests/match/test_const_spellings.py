@@ -1,7 +1,8 @@
 """Skills whose anchors declare an index with a type metavariable (``$TY $I = blockIdx.x *
 ...``) take the index declared const (``const int i``, ``int const i``, ``const size_t
 i``): the const_local isomorphism binds the type without its const, and the rewrite, which
-writes ``$TY`` back and may assign the index (a grid-stride step), still compiles. Checked
+writes ``$TY`` back (const again where it never assigns the index) and may assign the index
+(a grid-stride step, then without the const), still compiles. Checked
 on each such skill's own golden inputs with every index declaration made const."""
 
 from __future__ import annotations
@@ -86,7 +87,7 @@ def test_a_const_index_is_rewritten_into_code_that_compiles(name: str, expected:
     unit = parse_bytes(const.encode(), str(case))
     out = apply_rules(unit, [rule], holes, spec_of(unit))
     assert out.changed
-    # the rewrite declares the index again without the const: it compiles
+    # the rewrite declares the index again (const only where it never assigns it): it compiles
     result = compile_unit(parse_bytes(out.source, str(case)), arch="sm_90", use_cache=False)
     assert result.ok, result.log
     # the isomorphism is what takes the const spelling
@@ -106,7 +107,7 @@ CONST_GOLDEN = [
 @pytest.mark.parametrize("case", CONST_GOLDEN)
 def test_golden_rewrites_of_const_indices_compile(case: str) -> None:
     """The golden cases written with const indices: the kernel and its rewrite (the index
-    declared again without the const) both compile with NVRTC."""
+    declared again, const where the rewrite never assigns it) both compile with NVRTC."""
     root = ROOT / "tests" / "golden"
     before = (root / f"{case}.cu").read_bytes()
     after = (root / f"{case}.expected.cu").read_bytes()

@@ -2,8 +2,8 @@
 // computed inside an if block.
 __global__ void mean3x3(const float* __restrict__ img, float* __restrict__ out, int H, int W) {
     __shared__ float tile[16 + 2 * 1][16 + 2 * 1];
-    int x = blockIdx.x * blockDim.x + threadIdx.x;
-    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    const int x = blockIdx.x * blockDim.x + threadIdx.x;
+    const int y = blockIdx.y * blockDim.y + threadIdx.y;
     for (int ty = threadIdx.y; ty < 16 + 2 * 1; ty += blockDim.y) {
         for (int tx = threadIdx.x; tx < 16 + 2 * 1; tx += blockDim.x) {
             int gy = blockIdx.y * blockDim.y + ty - 1;

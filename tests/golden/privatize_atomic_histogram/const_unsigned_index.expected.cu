@@ -23,7 +23,7 @@ __global__ void byte_histogram(const unsigned* __restrict__ data, unsigned int* 
     }
     __syncthreads();
     {
-        unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+        const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
         if (i < n) {
             atomicAdd(&block_counts[data[i] & 255u], 1u);
         }

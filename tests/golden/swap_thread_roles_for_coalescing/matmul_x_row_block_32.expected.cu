@@ -19,8 +19,8 @@ tolerance: {rtol: 0.0005, atol: 0.00001}
 */
 // C = A B, one thread per element of C; the row of C from the x thread index.
 __global__ void matmul_x_row(const float* A, const float* B, float* C, int M, int N, int K) {
-    int x = blockIdx.y * blockDim.y + threadIdx.y;
-    int y = blockIdx.x * blockDim.x + threadIdx.x;
+    const int x = blockIdx.y * blockDim.y + threadIdx.y;
+    const int y = blockIdx.x * blockDim.x + threadIdx.x;
     if (x < M && y < N) {
         float acc = 0.0f;
         for (int k = 0; k < K; ++k) {

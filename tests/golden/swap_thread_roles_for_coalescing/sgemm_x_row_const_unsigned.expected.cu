@@ -1,8 +1,8 @@
 // A first-version product whose row comes from threadIdx.x, its indices `const unsigned`
 // (each index keeps its own type), the grid and block one dim3 declaration of the launcher.
 __global__ void gemm_x_rows(int M, int N, int K, const float* A, const float* B, float* C) {
-    unsigned int x = blockIdx.y * blockDim.y + threadIdx.y;
-    unsigned int y = blockIdx.x * blockDim.x + threadIdx.x;
+    const unsigned int x = blockIdx.y * blockDim.y + threadIdx.y;
+    const unsigned int y = blockIdx.x * blockDim.x + threadIdx.x;
     if (x < M && y < N) {
         float t = 0.0f;
         for (int i = 0; i < K; ++i) {

@@ -19,8 +19,8 @@ flops: 2 * M * N * K
 tolerance: {rtol: 0.0005, atol: 0.00001}
 timeout_s: 240
 */
-// shared_tiles_to_regblock_rows refusal: the row is unsigned; the rows the rewrite declares are
-// `const int` (comparisons and products would change type).
+// An `unsigned int` row: the rows the rewrite declares are `const unsigned int` (the row's own
+// type, ?rt), so that `row < M` still compares unsigned and `row * K + k` indexes unsigned.
 // C = A B, all row-major float32: A is M x K, B is K x N, C is M x N, any sizes (none needs
 // to be a multiple of the tile). The expert of the matmul_tiled lineage: the classic
 // shared-memory tiled product, the first big step up from one thread per output reading its
