@@ -3,8 +3,8 @@ the compile-only walk (the interior fast path of a window of checked offsets tak
 the checked loops for every pixel), the learned checked_window_to_interior_path putting the
 expert back together from its first version byte for byte, not splitting the border loops
 it keeps again, and taking the checked-offsets first version of another lineage
-(halo_tile_zero_fill_u8: an 8-bit mean whose sum is a float and whose if block holds the
-window), compiled by NVRTC here."""
+(halo_tile_zero_fill_u8: an 8-bit mean whose window lies in an if block and whose count is
+`count++`), compiled by NVRTC here."""
 
 from __future__ import annotations
 
