@@ -155,20 +155,15 @@ def spare_shared_array(ctx: GuardContext, name: Any, ty: str, e: Binding, n: int
     fn = ctx.function
     unit, src, m = ctx.unit, ctx.unit.source, ctx.match
     word = str(name).strip()
-    if fn is None:
-        return _no(ctx, "the match is not inside a function")
-    if not re.fullmatch(r"[A-Za-z_]\w*", word):
-        return _no(ctx, f"`{word}` is not an identifier")
-    if fn.param(word) is not None:
+    if fn is not None and fn.param(word) is not None:
         return _no(ctx, f"`{word}` is a parameter of `{fn.name}`, not a shared array")
-    decls = [d for d in declarations_named(unit, word) if fn.body_start <= d.start < fn.body_end]
-    if len(decls) != 1:
-        return _no(ctx, f"`{word}` is declared {len(decls)} times in `{fn.name}`, not once")
-    d = decls[0]
+    d = _shared_array_decl(ctx, word, m.start)
+    if isinstance(d, Verdict):
+        return d
     cite = cited(unit, d.start, d.end)
-    if "__shared__" not in d.qualifiers or "extern" in d.qualifiers or len(d.dims) != 1 \
-            or not d.dims[0].strip() or d.pointer != 1 or d.reference:
-        return _no(ctx, f"`{word}` is not a one-dimensional __shared__ array ({cite})", d.start)
+    if "extern" in d.qualifiers or not d.dims[0].strip() or d.pointer != 1:
+        return _no(ctx, f"`{word}` is not a one-dimensional __shared__ array of a known size "
+                   f"({cite})", d.start)
     if norm_type(d.base) != norm_type(ty):
         return _no(ctx, f"`{word}` holds {d.base}, not {ty} ({cite})", d.start)
     if d.start >= m.start:
@@ -192,24 +187,23 @@ def spare_shared_array(ctx: GuardContext, name: Any, ty: str, e: Binding, n: int
                 f"elements ({cite})", d.start)
 
 
-def _shared_array_decl(ctx: GuardContext, r: Binding) -> Any:
-    """The declaration of the one-dimensional ``__shared__`` array $R names, declared once in
-    the enclosing function, else the refusal."""
+def _shared_array_decl(ctx: GuardContext, word: str, at: int) -> Any:
+    """The declaration of the one-dimensional ``__shared__`` array ``word`` names (a name
+    written at byte ``at``), declared once in the enclosing function, else the refusal."""
     fn = ctx.function
     unit = ctx.unit
-    word = r.text.strip()
     if fn is None:
         return _no(ctx, "the match is not inside a function")
     if not re.fullmatch(r"[A-Za-z_]\w*", word):
-        return _no(ctx, f"{quoted(r)} is not a plain name", r.start)
+        return _no(ctx, f"`{word}` is not a plain name", at)
     decls = [d for d in declarations_named(unit, word) if fn.body_start <= d.start < fn.body_end]
     if len(decls) != 1:
         return _no(ctx, f"`{word}` is declared {len(decls)} times in `{fn.name}`, not once",
-                   r.start)
+                   at)
     d = decls[0]
     if "__shared__" not in d.qualifiers or len(d.dims) != 1 or d.reference:
         return _no(ctx, f"`{word}` is not a one-dimensional __shared__ array "
-                   f"({cited(unit, d.start, d.end)})", r.start)
+                   f"({cited(unit, d.start, d.end)})", at)
     return d
 
 
@@ -218,7 +212,7 @@ def shared_array(ctx: GuardContext, r: Binding) -> Verdict:
     """$R names a one-dimensional ``__shared__`` array declared once in the enclosing
     function (``extern __shared__ T r[]`` included): what one warp stores in it, another
     reads after a barrier."""
-    d = _shared_array_decl(ctx, r)
+    d = _shared_array_decl(ctx, r.text.strip(), r.start)
     if isinstance(d, Verdict):
         return d
     return _yes(f"`{r.text.strip()}` is a __shared__ {d.base} array "
@@ -233,7 +227,7 @@ def shared_array_holds(ctx: GuardContext, r: Binding, n: Binding) -> Verdict:
     element's size) and $N's value. For simplifications: a rewrite may then use its first
     $N cells (a tree over a block of $N values). Pass-only (the inverse skill uses fewer cells
     of the array than the code it rewrites did)."""
-    d = _shared_array_decl(ctx, r)
+    d = _shared_array_decl(ctx, r.text.strip(), r.start)
     if isinstance(d, Verdict):
         return d
     word = r.text.strip()
