@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from itertools import permutations
 
 from klc.match.iso_checks import _BUILTINS, EMPTY_RUNS
 from klc.match.pattern import EARLY, Pattern, PNode, _make_pattern, _names
@@ -51,6 +52,9 @@ ISOMORPHISMS: dict[str, str] = {
                   "blockDim or gridDim, call, assign and increment nothing, and name neither "
                   "variable the other declares (a row and a column index in either order)",
     "integer_bounds": "i >= 0 / i > -1, i <= n / i < n + 1, for integer i and n",
+    "chain_order": "a && b && c / c && a && b ... (and ||): a chain of up to four terms in "
+                   "any order, when every term is side-effect free, reads no memory and "
+                   "divides or shifts only by a non-zero constant (a && b alone is commutative's)",
 }
 # on unless a rule turns them off (all of them: see docs/rules.md for why each is sound)
 DEFAULT_ON = frozenset(ISOMORPHISMS)
@@ -147,7 +151,7 @@ def _commutative(p: PNode, on: frozenset[str]) -> Variants:
             "global_index" in on and op in ("+", "*") and _mentions_builtin(p))):
         return [(swapped, None)]
     if op in _SHORT_CIRCUIT and "commutative" in on:
-        return [(swapped, "safe_operands")]
+        return [(swapped, "safe_chain")]
     if op in _MIRROR and "comparison" in on:
         return [(PNode(p.type, children=(right, _tok(_MIRROR[op]), left)), None)]
     return []
@@ -382,8 +386,46 @@ def _const_local(p: PNode, on: frozenset[str]) -> Variants:
             (PNode(p.type, children=(head, const, *rest)), "index_init")]
 
 
+def _chain_terms(p: PNode, op: str) -> list[PNode]:
+    """The terms of a chain of ``op`` (``a && b && c`` is ``(a && b) && c``), in order: the
+    anchor's own spelling of each link (the terms keep their own alternatives)."""
+    if _op(p) == op and base(p).type == "binary_expression":
+        left, _, right = base(p).children
+        return [*_chain_terms(left, op), *_chain_terms(right, op)]
+    return [p]
+
+
+_MAX_CHAIN = 4  # terms: 4! = 24 orders at most per chain
+
+
+def _chain_order(p: PNode, on: frozenset[str]) -> Variants:
+    """``a && b && c`` in every other order of its terms (and ``||``): bounds checks written
+    ``y < H && x < W && c < C`` or ``x < W && c < C && y < H``. ``&&`` and ``||`` short-circuit,
+    so an order is the same test only where every term may be evaluated whatever the others
+    gave: the check ``safe_chain`` asks that each term of the code's chain call, assign and
+    increment nothing, read no memory (``i < n && x[i] > 0`` guards the read with the bound)
+    and divide or shift only by a non-zero constant (``d != 0 && s / d > 1`` guards the
+    division). Two terms are ``commutative``'s swap; this adds the orders of three and four."""
+    op = _op(p)
+    if "chain_order" not in on or p.type != "binary_expression" or op not in _SHORT_CIRCUIT:
+        return []
+    terms = _chain_terms(p, op)
+    if not 3 <= len(terms) <= _MAX_CHAIN:
+        return []
+    out: Variants = []
+    for order in permutations(range(len(terms))):
+        if order == tuple(range(len(terms))):
+            continue
+        chain = terms[order[0]]
+        for k in order[1:]:
+            chain = _bin(chain, op, terms[k])
+        out.append((chain, "safe_chain"))
+    return out
+
+
 _NODE_ISOS: tuple[Callable[[PNode, frozenset[str]], Variants], ...] = (
-    _commutative, _compound, _parentheses, _address_of_element, _const_local, _integer_bounds)
+    _commutative, _compound, _parentheses, _address_of_element, _const_local, _integer_bounds,
+    _chain_order)
 
 
 def expand(p: PNode, on: frozenset[str], slot: str = "") -> PNode:
@@ -486,7 +528,7 @@ def _early_return(p: PNode, on: frozenset[str], whole: bool = False) -> PNode | 
     neg = _negated(cond)
     if neg is None:
         return None
-    neg = expand(neg, on - {"early_return"}, "")  # (a chain's || commutes: safe_operands)
+    neg = expand(neg, on - {"early_return"}, "")  # (a chain's || commutes: safe_chain)
     spellings = alternation(neg, [(PNode("unary_expression", children=(_tok("!"), PNode(
         "parenthesized_expression", children=(_tok("("), cond, _tok(")"))))), None)])
     ret = PNode("return_statement", children=(_tok("return"),))

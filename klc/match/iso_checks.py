@@ -41,6 +41,27 @@ def _safe(node: Node | None) -> bool:
     return node is not None and not _has(node, _EFFECTS | _READS)
 
 
+_PARTIAL = frozenset({"/", "%", "<<", ">>"})  # undefined for some right operands
+
+
+def _partial_by_variable(node: Node) -> bool:
+    """Whether ``node`` divides, takes a remainder or shifts by anything but a non-zero
+    number literal (``x / d`` is undefined where d is 0, ``x << s`` where s is out of range:
+    a term that a short-circuit guards may hold such an operation)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.type == "binary_expression":
+            op = n.child_by_field_name("operator")
+            right = n.child_by_field_name("right")
+            if op is not None and op.type in _PARTIAL and (
+                    right is None or right.type != "number_literal"
+                    or (right.text or b"").strip(b"uUlL") in (b"0", b"0x0", b"00")):
+                return True
+        stack.extend(n.children)
+    return False
+
+
 def _assignment(t: Node) -> Node | None:
     """The first assignment in ``t`` (a statement, an if's body, an expression)."""
     stack = [t]
@@ -54,6 +75,18 @@ def _assignment(t: Node) -> Node | None:
 
 def _check_safe_operands(t: Node) -> bool | list[Obligation]:
     return _safe(t.child_by_field_name("left")) and _safe(t.child_by_field_name("right"))
+
+
+def _check_safe_chain(t: Node) -> bool | list[Obligation]:
+    """A chain of ``&&`` (or ``||``) whose terms may be evaluated in any order: both sides of
+    the code's top operator (so every term) call, assign and increment nothing, read no
+    memory, and divide, take remainders and shift only by non-zero constants. ``&&`` skips
+    its right side where the left is false, so an order that puts a term first must not
+    evaluate anything the code's own order kept from running (``i < n && x[i] > 0``,
+    ``d != 0 && s / d > 1``)."""
+    left, right = t.child_by_field_name("left"), t.child_by_field_name("right")
+    return _safe(left) and _safe(right) and not _partial_by_variable(left) \
+        and not _partial_by_variable(right)  # type: ignore[arg-type]
 
 
 def _check_pure_lhs(t: Node) -> bool | list[Obligation]:
@@ -193,6 +226,7 @@ def run_check(name: str, t: Node) -> bool | list[Obligation]:
 EMPTY_RUNS = "empty:"
 CHECKS: dict[str, Callable[[Node], bool | list[Obligation]]] = {
     "safe_operands": _check_safe_operands,
+    "safe_chain": _check_safe_chain,
     "pure_lhs": _check_pure_lhs,
     "pure_max": _check_pure_max,
     "float_max": _check_float_max,

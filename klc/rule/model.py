@@ -58,7 +58,8 @@ TYPE_KINDS = frozenset(k for k, v in METAVAR_KINDS.items() if v is None)
 # turns some off with ``isomorphisms: -NAME, ...`` (``-all``: every one)
 ISOMORPHISMS = ("commutative", "comparison", "compound_assign", "increment", "braces",
                 "parentheses", "max_idiom", "global_index", "early_return",
-                "address_of_element", "const_local", "decl_order", "integer_bounds")
+                "address_of_element", "const_local", "decl_order", "integer_bounds",
+                "chain_order")
 
 
 @dataclass(frozen=True)
