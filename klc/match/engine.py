@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+from typing import Any
+
 from tree_sitter import Node
 
 from klc.match.iso_checks import OBLIGATION, run_check
@@ -29,16 +31,25 @@ def block_statements(node: Node) -> list[Node]:
 
 
 _BLOCK_TOKENS = _IGNORED_TOKENS | {"{", "}"}
+# the kinds of code node that reading mode reads as something else (a local, a call statement)
+_READ_AS = frozenset({"identifier", "expression_statement"})
 
 
 class _Matcher:
     """Backtracking structural matcher over one unit's source (bindings are byte spans)."""
 
-    def __init__(self, source: bytes, kids: dict[int, list[Node]] | None = None):
+    def __init__(self, source: bytes, kids: dict[int, list[Node]] | None = None,
+                 reader: Any = None):
         self.source = source
         # significant children by node id: a node is a candidate of many anchors, so the
         # unit keeps them (``Unit._kids``) for every matcher on it
         self.kids: dict[int, list[Node]] = {} if kids is None else kids
+        # reading mode (``klc.match.reading``): a stable local's use read as its initialiser,
+        # ``x = f(x);`` as the helper's statement (``inl``: the helper being read, whose
+        # parameter stands for the call's variable); off unless ``reading`` is set
+        self.reader = reader
+        self.reading = False
+        self.inl: Any = None
 
     def significant(self, t: Node) -> list[Node]:
         kids = self.kids.get(t.id)
@@ -70,17 +81,59 @@ class _Matcher:
         if old._source is src and src[old.start:old.end] == src[start:end]:
             return True  # (an undecoded span of this source: compared as bytes)
         text = self.text(start, end)
+        inl = self.inl
+        if inl is not None and inl.stmt.start_byte <= start and end <= inl.stmt.end_byte:
+            # (inside a helper read in place of its call: its parameter is the caller's
+            # variable)
+            text = re.sub(rf"(?<![\w.>]){re.escape(inl.param.decode())}(?!\w)",
+                          inl.arg.decode(), text)
         return old.text == text or _same_code(old.text, text)
 
     def node(self, p: PNode, t: Node, b: dict[str, Binding]) -> bool:
         """Whether ``p`` matches ``t``, binding its metavariables into ``b``: by the code
         made for ``p`` where there is some (``_specialise``), else by ``generic``."""
+        if self.reading:
+            trial = dict(b)
+            if self.generic(p, t, trial):
+                b.update(trial)
+                return True
+            return self.read(p, t, b)
         fast = p.fast
         if fast is None:
             fast = _specialise(p)
         if fast is not False:
             return fast(t, b, self)  # type: ignore[no-any-return]
         return self.generic(p, t, b)
+
+    def read(self, p: PNode, t: Node, b: dict[str, Binding]) -> bool:
+        """Reading mode: ``p`` against what ``t`` stands for: a stable local's initialiser
+        where ``p`` is an expression with parts, a helper's statement where ``t`` is ``x =
+        f(x);`` and ``p`` another statement (``klc.match.reading``)."""
+        if p.alts or p.metavar is not None or not p.children or p.type == t.type:
+            return False
+        if t.type == "identifier":
+            value = self.reader.local_value(t)
+            return value is not None and self.node(p, value, b)
+        if t.type != "expression_statement" or self.inl is not None:
+            return False
+        inl = self.reader.inlined(t)
+        if inl is None:
+            return False
+        before = set(b)
+        self.inl = inl
+        try:
+            ok = self.node(p, inl.stmt, b)
+        finally:
+            self.inl = None
+        if not ok:
+            return False
+        lo, hi = inl.helper.node.start_byte, inl.helper.node.end_byte
+        for name, got in b.items():
+            if name not in before and not name.startswith(OBLIGATION) \
+                    and lo <= got.start and got.end <= hi \
+                    and self.reader.foreign_names((got.start, got.end), inl):
+                return False  # (a binding that names the helper's parameter or another name)
+        return True
 
     def generic(self, p: PNode, t: Node, b: dict[str, Binding]) -> bool:
         if p.alts:
@@ -116,7 +169,8 @@ class _Matcher:
             count = t.child_count
             if count < len(p.children):
                 return False  # fewer children, so fewer significant ones
-            if count == len(p.children):
+            reading = self.reading
+            if count == len(p.children) and not reading:
                 # the kinds at the fixed places, one child at a time (no list of them all):
                 # when an ignored token is among the children, the counts differ below
                 child = t.child
@@ -126,7 +180,11 @@ class _Matcher:
             kids = self.significant(t)
             if len(kids) != len(p.children):
                 return False
-            if count != len(p.children):  # (else the kinds were checked above)
+            if reading:  # (what a child stands for is read below: the shapes it may take)
+                for i, type_ in p.shape:
+                    if kids[i].type != type_ and kids[i].type not in _READ_AS:
+                        return False
+            elif count != len(p.children):  # (else the kinds were checked above)
                 for i, type_ in p.shape:
                     if kids[i].type != type_:
                         return False
@@ -207,6 +265,11 @@ class _Matcher:
             return p.type != "statement" or t.type.endswith("statement") \
                 or t.type in ("declaration", "compound_statement")
         if p.type != t.type:
+            if self.reading and p.children and t.type in _READ_AS:
+                seen = self.reader.local_value(t) if t.type == "identifier" \
+                    else self.reader.inlined(t)
+                seen = getattr(seen, "stmt", seen)
+                return seen is not None and seen.type == p.type and self.fits(p, seen)
             return False
         if not p.children:
             if t.child_count and _significant(t):
@@ -221,7 +284,7 @@ class _Matcher:
             if len(kids) != len(p.children):
                 return False
             for i, type_ in p.shape:
-                if kids[i].type != type_:
+                if kids[i].type != type_ and not (self.reading and kids[i].type in _READ_AS):
                     return False
             fits = self.fits
             pcs = p.children

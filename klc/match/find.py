@@ -12,6 +12,7 @@ from tree_sitter import Node
 
 from klc.match.dots import dots_hold
 from klc.match.engine import _Matcher, block_statements
+from klc.match.reading import read_matches
 from klc.match.iso_checks import split_obligations
 from klc.match.model import Binding, Match
 from klc.match.pattern import Pattern, PNode
@@ -276,6 +277,7 @@ def _matches(pattern: Pattern, unit: Unit, rule: Rule | None = None,
     fitted = unit.memo.get(_FITTED)
     if fitted is None:
         fitted = unit.memo[_FITTED] = {}
+    done: set[int] = set()  # (the candidates matched as written: klc.match.reading)
     for node in candidates.get(pattern.root_type, ()):
         if words:
             s, e = node.start_byte, node.end_byte
@@ -312,15 +314,19 @@ def _matches(pattern: Pattern, unit: Unit, rule: Rule | None = None,
                 if end is None or end == j:
                     continue
                 nodes = tuple(kids[j:end])
+                done.add(node.id)
                 yield Match(rule, unit, unit.function_at(nodes[0].start_byte),  # type: ignore[arg-type]
                             nodes[0].start_byte, nodes[-1].end_byte, nodes, b,
                             obligations=oblige(b))
         else:
             b = {}
             if m.node(pattern.elements[0], node, b):
+                done.add(node.id)
                 yield Match(rule, unit, unit.function_at(node.start_byte),  # type: ignore[arg-type]
                             node.start_byte, node.end_byte, (node,), b,
                             obligations=oblige(b))
+    if pattern.reads:
+        yield from read_matches(pattern, unit, rule, candidates.get(pattern.root_type, []), done)
 
 
 _OBLIGES: dict[str, bool] = {}

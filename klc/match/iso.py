@@ -52,6 +52,10 @@ ISOMORPHISMS: dict[str, str] = {
                   "blockDim or gridDim, call, assign and increment nothing, and name neither "
                   "variable the other declares (a row and a column index in either order)",
     "integer_bounds": "i >= 0 / i > -1, i <= n / i < n + 1, for integer i and n",
+    "read_through": "a local declared once and never changed, whose initialiser is pure and "
+                    "reads no memory, read as that initialiser (lane / tid % 32); x = f(x); "
+                    "read as the one statement of a helper f whose body is that statement "
+                    "and return p; (klc.match.reading)",
     "chain_order": "a && b && c / c && a && b ... (and ||): a chain of up to four terms in "
                    "any order, when every term is side-effect free, reads no memory and "
                    "divides or shifts only by a non-zero constant (a && b alone is commutative's)",
@@ -646,7 +650,11 @@ def expand_isomorphisms(pattern: Pattern, isos_off: tuple[str, ...], where_: str
     """The hook ``klc.match.pattern`` calls on a rule's compiled anchor: its isomorphisms on
     but those in ``isos_off`` (``isomorphisms: -NAME`` in the rule; ``-all``: none)."""
     on = enabled(isos_off)
-    return with_isomorphisms(pattern, on, where_) if on else pattern
+    made = with_isomorphisms(pattern, on, where_) if on else pattern
+    if "read_through" not in on:
+        return made
+    return replace(made, reads=True, key=made.key + "\0read", alternatives=tuple(
+        replace(b, reads=True, key=b.key + "\0read") for b in made.alternatives))
 
 
 def enabled(isos_off: tuple[str, ...]) -> frozenset[str]:

@@ -139,6 +139,9 @@ class Pattern:
     # the metavariables every branch binds (a match keeps only those)
     alternatives: tuple[Pattern, ...] = ()
     common: frozenset[str] = frozenset()
+    # the isomorphism ``read_through``: matched again, where the code as written holds no
+    # match, reading stable locals and helpers as what they stand for (klc.match.reading)
+    reads: bool = False
 
     def __post_init__(self) -> None:
         if not self.key:

@@ -1,0 +1,382 @@
+"""Reading code as what it stands for: a local by the value it was given once, and a call of
+a small helper by the helper's body (``Reader``, one per unit, kept in ``Unit.memo``).
+
+Public kernels keep a warp's lane and index in locals (``int lane = tid % 32; int warp = tid
+/ 32;``) and write a warp's shuffles in a ``__device__`` helper (``sum = warpReduceSum(sum);``)
+where an anchor spells them inline. The matcher (``klc.match.engine``) reads, where a
+pattern's expression meets such a local, the local's initialiser in its place, and where a
+pattern's statement meets such a call, the helper's statement with the helper's parameter
+read as the call's variable:
+
+- a **stable local** is declared once in its function, with an initialiser, never assigned,
+  incremented or taken the address of, of a plain (no pointer, no reference) type; its
+  initialiser calls, assigns and increments nothing, reads no memory, and names only
+  built-in index variables, ``warpSize``, the file's ``#define`` constants, the function's
+  template parameters and its parameters and stable locals that are never assigned either
+  (so that evaluated again at a use it gives the value it gave at the declaration). A use
+  reads it only after the declaration and inside its block.
+- an **inlinable helper** is a function of the file, not the caller, with one by-value
+  parameter of a plain type (or a template type parameter) and a body of one statement and
+  ``return p;`` (``p`` the parameter); ``x = f(x);`` (the same variable on both sides, its
+  type the parameter's where that is not a template parameter) then reads as that statement
+  with ``p`` read as ``x``: the helper works on a copy of ``x`` and the call stores the copy
+  back. A binding made inside the helper must not name the parameter (the rewrite would
+  write the helper's name, not the caller's) nor any name but the helper's own locals,
+  built-ins and the file's ``#define`` constants (``Reader.foreign_names``).
+
+Nothing here changes a byte: a match that read through a local or a helper binds the code's
+own spans (inside the declaration, inside the helper), and a rewrite renders them by text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from tree_sitter import Node
+
+from klc.cuda.model import Function, Unit
+from klc.match.engine import _Matcher, block_statements
+from klc.match.iso_checks import _BUILTINS, _safe, split_obligations
+from klc.match.model import Binding, Match
+from klc.match.pattern import Pattern
+
+if TYPE_CHECKING:
+    from klc.rule import Rule
+
+_MEMO = "klc.match.reading"
+_PLAIN_TYPES = frozenset({"primitive_type", "sized_type_specifier", "type_identifier"})
+_ALLOWED_BUILTINS = _BUILTINS | {"warpSize"}
+
+
+@dataclass
+class _Locals:
+    """A function's stable locals: name -> (its declarator, its initialiser)."""
+
+    stable: dict[bytes, tuple[Node, Node]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Inlined:
+    """A call statement read as its helper's statement: ``stmt`` (in the helper's body),
+    the helper's parameter name and the call's variable."""
+
+    stmt: Node
+    param: bytes
+    arg: bytes
+    helper: Function
+
+
+class Reader:
+    """What a unit's locals and helpers stand for (built on first use, per function)."""
+
+    def __init__(self, unit: Unit) -> None:
+        self.unit = unit
+        self.src = unit.source
+        self._locals: dict[int, _Locals] = {}
+        self._helpers: dict[str, Function | None] = {}
+        self.defines = frozenset(n.encode() for n in unit._defines)
+
+    # ----------------------------------------------------------------- stable locals
+
+    def _function(self, at: int) -> Function | None:
+        return self.unit.function_at(at)
+
+    def locals_of(self, fn: Function) -> _Locals:
+        got = self._locals.get(fn.start)
+        if got is None:
+            got = self._locals[fn.start] = self._scan(fn)
+        return got
+
+    def _scan(self, fn: Function) -> _Locals:
+        body = fn.node.child_by_field_name("body")
+        out = _Locals()
+        if body is None:
+            return out
+        declared: dict[bytes, list[tuple[Node, Node | None, Node]]] = {}
+        changed: set[bytes] = set()
+        stack = [body]
+        while stack:
+            n = stack.pop()
+            t = n.type
+            if t == "declaration":
+                kind = n.child_by_field_name("type")
+                for d in n.named_children:
+                    if d == kind or d.type in ("type_qualifier", "storage_class_specifier",
+                                               "comment"):
+                        continue
+                    name_node = d.child_by_field_name("declarator") \
+                        if d.type == "init_declarator" else d
+                    if name_node is None:
+                        continue
+                    if name_node.type != "identifier":
+                        # (a pointer, reference or array: never stable; its name is found)
+                        inner = _first_identifier(name_node)
+                        if inner is not None:
+                            declared.setdefault(inner.text or b"", []).append(
+                                (name_node, None, n))
+                        continue
+                    value = d.child_by_field_name("value") if d.type == "init_declarator" \
+                        else None
+                    plain = kind is not None and kind.type in _PLAIN_TYPES
+                    declared.setdefault(name_node.text or b"", []).append(
+                        (name_node, value if plain else None, n))
+            elif t == "assignment_expression":
+                left = n.child_by_field_name("left")
+                if left is not None and left.type == "identifier":
+                    changed.add(left.text or b"")
+            elif t == "update_expression":
+                arg = n.child_by_field_name("argument")
+                if arg is not None and arg.type == "identifier":
+                    changed.add(arg.text or b"")
+            elif t == "pointer_expression" and n.child_count == 2 \
+                    and n.children[0].type == "&":
+                arg = n.child_by_field_name("argument")
+                if arg is not None and arg.type == "identifier":
+                    changed.add(arg.text or b"")
+            stack.extend(n.children)
+        params = {p.name.encode(): p for p in fn.params}
+        templates = {t.name.encode() for t in fn.template_params}
+        unchanged_params = {n for n, p in params.items()
+                            if n not in changed and n not in declared and not p.reference}
+        candidates = {name: entries[0] for name, entries in declared.items()
+                      if len(entries) == 1 and name not in changed and name not in params
+                      and entries[0][1] is not None and _safe(entries[0][1])}
+        # a candidate's initialiser may name only what stays put: resolved to a fixed point
+        stable = dict(candidates)
+        while True:
+            drop = [name for name, (_, value, _) in stable.items()
+                    if not all(self._fixed_name(w, stable, unchanged_params, templates)
+                               for w in _identifiers(value))]  # type: ignore[arg-type]
+            if not drop:
+                break
+            for name in drop:
+                del stable[name]
+        out.stable = {name: (decl, value) for name, (decl, value, _) in stable.items()}  # type: ignore[misc]
+        return out
+
+    def _fixed_name(self, name: bytes, stable: dict[bytes, object], params: set[bytes],
+                    templates: set[bytes]) -> bool:
+        return name in stable or name in params or name in templates \
+            or name.decode() in _ALLOWED_BUILTINS or name in self.defines
+
+    def local_value(self, ident: Node) -> Node | None:
+        """The initialiser that a use of a stable local stands for (None: not one)."""
+        fn = self._function(ident.start_byte)
+        if fn is None:
+            return None
+        got = self.locals_of(fn).stable.get(ident.text or b"")
+        if got is None:
+            return None
+        decl, value = got
+        if ident.start_byte < value.end_byte:
+            return None  # (the declaration itself, or before it)
+        scope = decl.parent
+        while scope is not None and scope.type != "compound_statement":
+            scope = scope.parent
+        if scope is None or not (scope.start_byte <= ident.start_byte < scope.end_byte):
+            return None
+        return value
+
+    def stable_names(self, start: int, end: int) -> bool:
+        """Whether the span names some stable local of its function after its declaration
+        (the matcher reads through locals only in such spans)."""
+        fn = self._function(start)
+        if fn is None:
+            return False
+        stable = self.locals_of(fn).stable
+        if not stable:
+            return False
+        text = self.src[start:end]
+        return any(name in text for name in stable)
+
+    # ----------------------------------------------------------------- helpers
+
+    def helper(self, name: str) -> Function | None:
+        if name not in self._helpers:
+            found = [f for f in self.unit.functions if f.name == name]
+            self._helpers[name] = found[0] if len(found) == 1 else None
+        return self._helpers[name]
+
+    def helper_texts(self, caller: Function, start: int, end: int) -> list[bytes]:
+        """The text of each other function of the file whose name the span calls."""
+        text = self.src[start:end]
+        out = []
+        for fn in self.unit.functions:
+            if fn is not caller and fn.name.encode() + b"(" in text.replace(b" (", b"("):
+                out.append(self.src[fn.start:fn.end])
+        return out
+
+    def inlined(self, stmt: Node) -> Inlined | None:
+        """``x = f(x);`` read as the one statement of the helper ``f`` (None: not one)."""
+        if stmt.type != "expression_statement" or stmt.named_child_count != 1:
+            return None
+        a = stmt.named_children[0]
+        if a.type != "assignment_expression":
+            return None
+        op = a.child_by_field_name("operator")
+        left, call = a.child_by_field_name("left"), a.child_by_field_name("right")
+        if op is None or op.type != "=" or left is None or left.type != "identifier" \
+                or call is None or call.type != "call_expression":
+            return None
+        fname, args = call.child_by_field_name("function"), call.child_by_field_name("arguments")
+        if fname is None or fname.type != "identifier" or args is None \
+                or args.named_child_count != 1 or args.named_children[0].text != left.text:
+            return None
+        caller = self._function(stmt.start_byte)
+        fn = self.helper((fname.text or b"").decode())
+        if fn is None or caller is None or fn is caller or fn.node.start_byte <= \
+                stmt.start_byte < fn.node.end_byte:
+            return None
+        params = fn.params
+        if len(params) != 1 or params[0].pointer or params[0].reference or params[0].array:
+            return None
+        p = params[0]
+        templated = p.base_type in {t.name for t in fn.template_params if t.kind == "type"}
+        if not templated and not self._same_type(caller, left, p.base_type):
+            return None
+        body = fn.node.child_by_field_name("body")
+        stmts = [c for c in body.named_children if c.type != "comment"] if body else []
+        if len(stmts) != 2 or stmts[1].type != "return_statement":
+            return None
+        ret = [c for c in stmts[1].named_children if c.type != "comment"]
+        if len(ret) != 1 or ret[0].type != "identifier" or ret[0].text != p.name.encode():
+            return None
+        if stmts[0].type in ("declaration", "return_statement"):
+            return None
+        return Inlined(stmts[0], p.name.encode(), left.text or b"", fn)
+
+    def _same_type(self, caller: Function, var: Node, base: str) -> bool:
+        """Whether the caller's ``var`` is declared (a local or a parameter) with the plain
+        type ``base``."""
+        name = var.text or b""
+        for p in caller.params:
+            if p.name.encode() == name:
+                return not p.pointer and not p.reference and p.base_type == base
+        body = caller.node.child_by_field_name("body")
+        stack = [body] if body is not None else []
+        while stack:
+            n = stack.pop()
+            if n.type == "declaration" and n.start_byte < var.start_byte:
+                kind = n.child_by_field_name("type")
+                for d in n.named_children:
+                    target = d.child_by_field_name("declarator") \
+                        if d.type == "init_declarator" else d
+                    if target is not None and target.type == "identifier" \
+                            and target.text == name:
+                        return kind is not None and " ".join(
+                            (kind.text or b"").decode().split()) == base
+            stack.extend(n.children)
+        return False
+
+    def foreign_names(self, node_span: tuple[int, int], inl: Inlined) -> bool:
+        """Whether text bound inside the helper names something the caller may read
+        otherwise: the parameter, or a name that is not the helper's own local, a built-in
+        or a ``#define`` constant."""
+        start, end = node_span
+        body = inl.helper.node.child_by_field_name("body")
+        node = body.descendant_for_byte_range(start, end) if body is not None else None
+        if node is None:
+            return True
+        own = _declared_in(inl.stmt)
+        for ident in _identifier_nodes(node, start, end):
+            word = ident.text or b""
+            if word == inl.param:
+                return True
+            if word in own or word.decode() in _ALLOWED_BUILTINS or word in self.defines:
+                continue
+            return True
+        return False
+
+
+def _first_identifier(n: Node) -> Node | None:
+    stack = [n]
+    while stack:
+        c = stack.pop(0)
+        if c.type == "identifier":
+            return c
+        stack.extend(c.children)
+    return None
+
+
+def _identifiers(n: Node) -> list[bytes]:
+    return [i.text or b"" for i in _identifier_nodes(n, n.start_byte, n.end_byte)]
+
+
+def _identifier_nodes(n: Node, start: int, end: int) -> list[Node]:
+    out, stack = [], [n]
+    while stack:
+        c = stack.pop()
+        if c.end_byte <= start or c.start_byte >= end:
+            continue
+        if c.type == "identifier":
+            out.append(c)
+        elif c.type == "field_expression":
+            arg = c.child_by_field_name("argument")
+            if arg is not None:
+                stack.append(arg)  # (a field's name is no variable)
+            continue
+        stack.extend(c.children)
+    return out
+
+
+def _declared_in(stmt: Node) -> set[bytes]:
+    out: set[bytes] = set()
+    stack = [stmt]
+    while stack:
+        n = stack.pop()
+        if n.type in ("init_declarator",):
+            d = n.child_by_field_name("declarator")
+            if d is not None and d.type == "identifier":
+                out.add(d.text or b"")
+        stack.extend(n.children)
+    return out
+
+
+def reader(unit: Unit) -> Reader:
+    """The unit's reader (one per unit)."""
+    got = unit.memo.get(_MEMO)
+    if got is None:
+        got = unit.memo[_MEMO] = Reader(unit)
+    return got  # type: ignore[no-any-return]
+
+
+def read_matches(pattern: Pattern, unit: Unit, rule: Rule | None,
+                 candidates: list[Node], done: set[int]) -> Iterator[Match]:
+    """The matches of ``pattern`` found only by reading through stable locals and helpers,
+    at the candidates (not in ``done``: those matched as written) whose function has
+    something to read: ``klc.match.find`` asks after the plain matches."""
+    r = reader(unit)
+    m = _Matcher(unit.source, unit._kids, r)
+    m.reading = True
+    for node in candidates:
+        if node.id in done:
+            continue
+        s, e = node.start_byte, node.end_byte
+        fn = unit.function_at(s)
+        if fn is None:
+            continue
+        helpers = r.helper_texts(fn, s, e)
+        if not helpers and not r.stable_names(s, e):
+            continue
+        text = unit.source[fn.start:fn.end] + b"".join(helpers)
+        if any(w not in text for w in pattern.words):
+            continue
+        if pattern.is_sequence:
+            kids = block_statements(node)
+            if not all(any(m.fits(f, k) for k in kids) for f in pattern.fixed):
+                continue
+            for j in range(len(kids)):
+                b: dict[str, Binding] = {}
+                end = m.seq(pattern.elements, 0, kids, j, b, anchored=False)
+                if end is None or end == j:
+                    continue
+                nodes = tuple(kids[j:end])
+                yield Match(rule, unit, fn, nodes[0].start_byte,  # type: ignore[arg-type]
+                            nodes[-1].end_byte, nodes, b, obligations=split_obligations(b))
+        else:
+            b = {}
+            if m.node(pattern.elements[0], node, b):
+                yield Match(rule, unit, fn, s, e, (node,), b,  # type: ignore[arg-type]
+                            obligations=split_obligations(b))
