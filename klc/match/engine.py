@@ -4,7 +4,6 @@ run of a block's statements, bindings as byte spans."""
 from __future__ import annotations
 
 import re
-
 from typing import Any
 
 from tree_sitter import Node

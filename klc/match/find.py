@@ -12,10 +12,10 @@ from tree_sitter import Node
 
 from klc.match.dots import dots_hold
 from klc.match.engine import _Matcher, block_statements
-from klc.match.reading import read_matches
 from klc.match.iso_checks import split_obligations
 from klc.match.model import Binding, Match
 from klc.match.pattern import Pattern, PNode
+from klc.match.reading import read_matches
 from klc.rule.dots import RUN_PREFIX
 
 if TYPE_CHECKING:

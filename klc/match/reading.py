@@ -126,12 +126,8 @@ class Reader:
                 left = n.child_by_field_name("left")
                 if left is not None and left.type == "identifier":
                     changed.add(left.text or b"")
-            elif t == "update_expression":
-                arg = n.child_by_field_name("argument")
-                if arg is not None and arg.type == "identifier":
-                    changed.add(arg.text or b"")
-            elif t == "pointer_expression" and n.child_count == 2 \
-                    and n.children[0].type == "&":
+            elif t == "update_expression" or (t == "pointer_expression" and n.child_count == 2 \
+                    and n.children[0].type == "&"):
                 arg = n.child_by_field_name("argument")
                 if arg is not None and arg.type == "identifier":
                     changed.add(arg.text or b"")

@@ -52,7 +52,7 @@ def test_a_stable_local_reads_as_its_initialiser(decls: str) -> None:
     ("int t = threadIdx.x; int lane = t % 32; int warp = t / 32;", "t += 1;"),     # its name moves
     ("int lane = (int)x[0] % 32; int warp = threadIdx.x / 32;", ""),               # reads memory
     ("int lane = min(n, 3) % 32; int warp = threadIdx.x / 32;", ""),               # a call
-    ("int lane = n % 32; int warp = threadIdx.x / 32; n = 2;", ""),                # a parameter moves
+    ("int lane = n % 32; int warp = threadIdx.x / 32; n = 2;", ""),  # a parameter moves
 ])
 def test_a_local_that_may_change_is_not_read(decls: str, after: str) -> None:
     assert sites(rule(LANE), kernel(decls + "\n" + after)) == []
