@@ -86,7 +86,13 @@ class _Matcher:
             # variable)
             text = re.sub(rf"(?<![\w.>]){re.escape(inl.param.decode())}(?!\w)",
                           inl.arg.decode(), text)
-        return old.text == text or _same_code(old.text, text)
+        if old.text == text or _same_code(old.text, text):
+            return True
+        if self.reading and inl is None:
+            # (reading mode: the same value once stable locals are read as their values)
+            mine = self.reader.read_text(start, end)
+            return mine is not None and mine == self.reader.read_text(old.start, old.end)
+        return False
 
     def node(self, p: PNode, t: Node, b: dict[str, Binding]) -> bool:
         """Whether ``p`` matches ``t``, binding its metavariables into ``b``: by the code

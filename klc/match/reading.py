@@ -55,6 +55,7 @@ class _Locals:
     """A function's stable locals: name -> (its declarator, its initialiser)."""
 
     stable: dict[bytes, tuple[Node, Node]] = field(default_factory=dict)
+    declared: frozenset[bytes] = frozenset()  # every name the function declares
 
 
 @dataclass(frozen=True)
@@ -77,6 +78,12 @@ class Reader:
         self._locals: dict[int, _Locals] = {}
         self._helpers: dict[str, Function | None] = {}
         self.defines = frozenset(n.encode() for n in unit._defines)
+        # names that stand for a number: warpSize (32 on every GPU CUDA targets) and the
+        # file's object-like #defines of a decimal literal (read_text writes the number)
+        self.numbers: dict[bytes, str] = {b"warpSize": "32"}
+        for name, (params, body) in unit._defines.items():
+            if params is None and body.strip().isdigit():
+                self.numbers[name.encode()] = str(int(body.strip()))
 
     # ----------------------------------------------------------------- stable locals
 
@@ -149,6 +156,7 @@ class Reader:
                 break
             for name in drop:
                 del stable[name]
+        out.declared = frozenset(declared)
         out.stable = {name: (decl, value) for name, (decl, value, _) in stable.items()}  # type: ignore[misc]
         return out
 
@@ -174,6 +182,52 @@ class Reader:
         if scope is None or not (scope.start_byte <= ident.start_byte < scope.end_byte):
             return None
         return value
+
+    def read_text(self, start: int, end: int, depth: int = 0) -> str | None:
+        """The code of the span with each use of a stable local written as its initialiser
+        (parenthesised unless it is a name, a member or a literal), whitespace squeezed: two
+        spans that read the same are the same value (``tid`` and ``threadIdx.x`` after
+        ``unsigned tid = threadIdx.x;``). None where the span is not one node's."""
+        node = self.unit.root.descendant_for_byte_range(start, end)
+        while node is not None and (node.start_byte != start or node.end_byte != end):
+            node = node.parent if node.parent is not None and node.parent.start_byte == start \
+                and node.parent.end_byte == end else None
+        if node is None or depth > 8:
+            return None
+        parts: list[str] = []
+        pos = start
+        for ident in _identifier_nodes(node, start, end):
+            number = self.numbers.get(ident.text or b"")
+            if number is not None and self.local_value(ident) is None \
+                    and self._undeclared(ident):
+                parts.append(self.src[pos:ident.start_byte].decode("utf-8", "replace"))
+                parts.append(number)
+                pos = ident.end_byte
+                continue
+            value = self.local_value(ident)
+            if value is None:
+                continue
+            inner = self.read_text(value.start_byte, value.end_byte, depth + 1)
+            if inner is None:
+                return None
+            if value.type not in ("identifier", "field_expression", "number_literal"):
+                inner = f"({inner})"
+            parts.append(self.src[pos:ident.start_byte].decode("utf-8", "replace"))
+            parts.append(inner)
+            pos = ident.end_byte
+        parts.append(self.src[pos:end].decode("utf-8", "replace"))
+        return " ".join("".join(parts).split())
+
+    def _undeclared(self, ident: Node) -> bool:
+        """Whether no parameter or local of the function declares the name (then a
+        ``#define`` or the built-in is what it names)."""
+        fn = self._function(ident.start_byte)
+        if fn is None:
+            return True
+        name = ident.text or b""
+        if any(p.name.encode() == name for p in fn.params):
+            return False
+        return name not in self.locals_of(fn).declared
 
     def stable_names(self, start: int, end: int) -> bool:
         """Whether the span names some stable local of its function after its declaration
@@ -301,6 +355,7 @@ def _identifiers(n: Node) -> list[bytes]:
 
 
 def _identifier_nodes(n: Node, start: int, end: int) -> list[Node]:
+    """The identifiers inside [start, end) of ``n`` that name variables, in source order."""
     out, stack = [], [n]
     while stack:
         c = stack.pop()
@@ -313,7 +368,7 @@ def _identifier_nodes(n: Node, start: int, end: int) -> list[Node]:
             if arg is not None:
                 stack.append(arg)  # (a field's name is no variable)
             continue
-        stack.extend(c.children)
+        stack.extend(reversed(c.children))
     return out
 
 
