@@ -37,7 +37,9 @@ from typing import TYPE_CHECKING
 from tree_sitter import Node
 
 from klc.cuda.model import Function, Unit
-from klc.match.engine import _Matcher, block_statements
+from klc.cuda.repair import rereadings
+from klc.cuda.syntax import line_starts
+from klc.match.engine import _Matcher, _significant, block_statements
 from klc.match.iso_checks import _BUILTINS, _safe, split_obligations
 from klc.match.model import Binding, Match
 from klc.match.pattern import Pattern
@@ -78,6 +80,12 @@ class Reader:
         self._locals: dict[int, _Locals] = {}
         self._helpers: dict[str, Function | None] = {}
         self.defines = frozenset(n.encode() for n in unit._defines)
+        # significant children by node id, those of a comparison tree-sitter misread as a
+        # template's arguments read again (klc.cuda.repair): the reading matcher's
+        self.kids: dict[int, list[Node]] = rereadings(
+            unit.root, unit.source, line_starts(unit.source), _significant)
+        self.reread_spans = sorted((k[0].start_byte if k else 0, k[-1].end_byte if k else 0)
+                                   for k in self.kids.values())
         # names that stand for a number: warpSize (32 on every GPU CUDA targets) and the
         # file's object-like #defines of a decimal literal (read_text writes the number)
         self.numbers: dict[bytes, str] = {b"warpSize": "32"}
@@ -228,6 +236,10 @@ class Reader:
         if any(p.name.encode() == name for p in fn.params):
             return False
         return name not in self.locals_of(fn).declared
+
+    def rereads(self, start: int, end: int) -> bool:
+        """Whether the span holds an expression read again (klc.cuda.repair)."""
+        return any(start <= s and e <= end for s, e in self.reread_spans)
 
     def stable_names(self, start: int, end: int) -> bool:
         """Whether the span names some stable local of its function after its declaration
@@ -399,7 +411,7 @@ def read_matches(pattern: Pattern, unit: Unit, rule: Rule | None,
     at the candidates (not in ``done``: those matched as written) whose function has
     something to read: ``klc.match.find`` asks after the plain matches."""
     r = reader(unit)
-    m = _Matcher(unit.source, unit._kids, r)
+    m = _Matcher(unit.source, r.kids, r)
     m.reading = True
     for node in candidates:
         if node.id in done:
@@ -409,7 +421,7 @@ def read_matches(pattern: Pattern, unit: Unit, rule: Rule | None,
         if fn is None:
             continue
         helpers = r.helper_texts(fn, s, e)
-        if not helpers and not r.stable_names(s, e):
+        if not helpers and not r.stable_names(s, e) and not r.rereads(s, e):
             continue
         text = unit.source[fn.start:fn.end] + b"".join(helpers)
         if any(w not in text for w in pattern.words):
