@@ -88,6 +88,10 @@ def _nonneg_term(node: Node | None, src: bytes) -> bool:
         return False
     while node.type == "parenthesized_expression" and node.named_children:
         node = node.named_children[0]
+    if node.type == "conditional_expression":  # (c ? fabsf(x[i]) : 0.0f: each branch >= 0)
+        sides = [node.child_by_field_name(f) for f in ("consequence", "alternative")]
+        return all(s is not None and (_nonneg_term(s, src) or _ZERO.match(text_of(src, s)))
+                   for s in sides)
     fn = node.child_by_field_name("function") if node.type == "call_expression" else None
     return fn is not None and text_of(src, fn).strip() in _ABS_CALLS
 

@@ -321,9 +321,22 @@ def _max_idiom(p: PNode, on: frozenset[str]) -> Variants:
                       (_stmt(_assign(m, "=", PNode("conditional_expression", children=(
                           cond, _tok("?"), a, _tok(":"), m)))), False)]
     own = base(p)
+    own_call = base(own.children[0]).type == "assignment_expression" and base(
+        base(own.children[0]).children[2]).type == "call_expression" \
+        if own.type == "expression_statement" and own.children else False
     # the fmaxf spellings differ from the others for non-float m (fmaxf converts an int or a
-    # double to float): matching across them obliges m to be a float
-    return [(s, "float_max" if (f or fast) else "pure_max") for s, f in spellings if s != own]
+    # double to float): matching across them obliges m to be a float. A call spelling met by
+    # a call spelling reads a once either way: a may call (a shuffle: fmaxf(m, shfl(m, o)));
+    # the if and ?: spellings read a twice, so a must then be free of calls and effects
+    out: Variants = []
+    for k, (sp, f) in enumerate(spellings):
+        if sp == own:
+            continue
+        if own_call and k < 4:
+            out.append((sp, "float_call_max" if (f or fast) else "call_max"))
+        else:
+            out.append((sp, "float_max" if (f or fast) else "pure_max"))
+    return out
 
 
 def _address_of_element(p: PNode, on: frozenset[str]) -> Variants:

@@ -102,6 +102,34 @@ def _check_pure_max(t: Node) -> bool | list[Obligation]:
                      frozenset({b"fmaxf", b"fminf", b"max", b"min"}))
 
 
+def _check_call_max(t: Node) -> bool | list[Obligation]:
+    """A call spelling read as another (``fmaxf(m, a)``, ``max(a, m)``): each reads a once,
+    so a may call (a warp shuffle), but nothing in the statement increments, and its only
+    assignment is the statement's own."""
+    a = _assignment(t)
+    return a is not None and _pure(a.child_by_field_name("left")) and not _has(
+        t, frozenset({"update_expression", "new_expression", "delete_expression"})) \
+        and sum(1 for _ in _assignments(t)) == 1
+
+
+def _check_float_call_max(t: Node) -> bool | list[Obligation]:
+    if _check_call_max(t) is not True:
+        return False
+    a = _assignment(t)
+    left = a.child_by_field_name("left") if a is not None else None
+    return False if left is None else [("float", left)]
+
+
+def _assignments(t: Node) -> list[Node]:
+    out, stack = [], [t]
+    while stack:
+        n = stack.pop()
+        if n.type == "assignment_expression":
+            out.append(n)
+        stack.extend(n.children)
+    return out
+
+
 def _check_int_operands(t: Node) -> bool | list[Obligation]:
     """The early return's negated comparison equals the wrapped one's only for integers
     (``!(a < b)`` is not ``a >= b`` for a NaN): both operands must be integers."""
@@ -230,6 +258,8 @@ CHECKS: dict[str, Callable[[Node], bool | list[Obligation]]] = {
     "pure_lhs": _check_pure_lhs,
     "pure_max": _check_pure_max,
     "float_max": _check_float_max,
+    "call_max": _check_call_max,
+    "float_call_max": _check_float_call_max,
     "int_operands": _check_int_operands,
     "int_comparison": _check_int_comparison,
     "pointer_left": _check_pointer_left,
