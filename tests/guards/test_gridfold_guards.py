@@ -136,7 +136,11 @@ def test_minus_flt_max_is_the_identity_only_of_values_at_least_zero() -> None:
     from klc.guards.gridfold import fold_identity
 
     for start, term, want in (("-FLT_MAX", "x[i]", False), ("-FLT_MAX", "fabsf(x[i])", True),
-                              ("-INFINITY", "x[i]", True), ("0.0f", "x[i]", False)):
+                              ("-INFINITY", "x[i]", True), ("0.0f", "x[i]", False),
+                              # a ternary is never negative where each branch is not
+                              ("0.0f", "i < n ? fabsf(x[i]) : 0.0f", True),
+                              ("0.0f", "i < n ? fabsf(x[i]) : -1.0f", False),
+                              ("0.0f", "i < n ? x[i] : 0.0f", False)):
         site = find_sites(parse_bytes(kernel(start, term, "").encode(), "k.cu"),
                           load_rules_text(PROBE, "t.rule"))[0]
         b = site.match.bindings
