@@ -84,6 +84,7 @@ class Reader:
         # template's arguments read again (klc.cuda.repair): the reading matcher's
         self.kids: dict[int, list[Node]] = rereadings(
             unit.root, unit.source, line_starts(unit.source), _significant)
+        self.fitted: dict[tuple[int, int], bool] = {}
         self.reread_spans = sorted((k[0].start_byte if k else 0, k[-1].end_byte if k else 0)
                                    for k in self.kids.values())
         # names that stand for a number: warpSize (32 on every GPU CUDA targets) and the
@@ -428,7 +429,16 @@ def read_matches(pattern: Pattern, unit: Unit, rule: Rule | None,
             continue
         if pattern.is_sequence:
             kids = block_statements(node)
-            if not all(any(m.fits(f, k) for k in kids) for f in pattern.fixed):
+            fitted = r.fitted  # (whether a fixed statement fits a block's, read through)
+            held = True
+            for f in pattern.fixed:
+                key = (id(f), node.id)
+                held = fitted.get(key)  # type: ignore[assignment]
+                if held is None:
+                    held = fitted[key] = any(m.fits(f, k) for k in kids)
+                if not held:
+                    break
+            if not held:
                 continue
             for j in range(len(kids)):
                 b: dict[str, Binding] = {}
