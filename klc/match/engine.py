@@ -133,10 +133,16 @@ class _Matcher:
         if not ok:
             return False
         lo, hi = inl.helper.node.start_byte, inl.helper.node.end_byte
-        for name, got in b.items():
-            if name not in before and not name.startswith(OBLIGATION) \
-                    and lo <= got.start and got.end <= hi \
-                    and self.reader.foreign_names((got.start, got.end), inl):
+        arg = inl.arg_node
+        for name, got in list(b.items()):
+            if name in before or name.startswith(OBLIGATION) or not (
+                    lo <= got.start and got.end <= hi):
+                continue
+            if self.source[got.start:got.end] == inl.param:
+                # the parameter itself stands for the caller's variable: bound to it
+                b[name] = Binding(name, arg.start_byte, arg.end_byte, None, (arg,),
+                                  self.source)
+            elif self.reader.foreign_names((got.start, got.end), inl):
                 return False  # (a binding that names the helper's parameter or another name)
         return True
 

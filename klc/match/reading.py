@@ -20,9 +20,13 @@ read as the call's variable:
   ``return p;`` (``p`` the parameter); ``x = f(x);`` (the same variable on both sides, its
   type the parameter's where that is not a template parameter) then reads as that statement
   with ``p`` read as ``x``: the helper works on a copy of ``x`` and the call stores the copy
-  back. A binding made inside the helper must not name the parameter (the rewrite would
-  write the helper's name, not the caller's) nor any name but the helper's own locals,
-  built-ins and the file's ``#define`` constants (``Reader.foreign_names``).
+  back. A binding made inside the helper to the parameter itself binds the caller's
+  variable (an anchor that is the loop alone then matches the call where it stands); one
+  made to more code must not name the parameter (the rewrite would write the helper's name,
+  not the caller's) nor any name but the helper's own locals, built-ins and the file's
+  ``#define`` constants (``Reader.foreign_names``).
+- a **misread comparison** (``klc.cuda.repair``): the matcher reads the comparisons that
+  tree-sitter-cuda took for a template's arguments as the comparisons they are.
 
 Nothing here changes a byte: a match that read through a local or a helper binds the code's
 own spans (inside the declaration, inside the helper), and a rewrite renders them by text.
@@ -63,12 +67,14 @@ class _Locals:
 @dataclass(frozen=True)
 class Inlined:
     """A call statement read as its helper's statement: ``stmt`` (in the helper's body),
-    the helper's parameter name and the call's variable."""
+    the helper's parameter name, the call's variable (its name and its node, the left side
+    of ``x = f(x);``)."""
 
     stmt: Node
     param: bytes
     arg: bytes
     helper: Function
+    arg_node: Node
 
 
 class Reader:
@@ -308,7 +314,7 @@ class Reader:
             return None
         if stmts[0].type in ("declaration", "return_statement"):
             return None
-        return Inlined(stmts[0], p.name.encode(), left.text or b"", fn)
+        return Inlined(stmts[0], p.name.encode(), left.text or b"", fn, left)
 
     def _same_type(self, caller: Function, var: Node, base: str) -> bool:
         """Whether the caller's ``var`` is declared (a local or a parameter) with the plain
@@ -453,3 +459,17 @@ def read_matches(pattern: Pattern, unit: Unit, rule: Rule | None,
             if m.node(pattern.elements[0], node, b):
                 yield Match(rule, unit, fn, s, e, (node,), b,  # type: ignore[arg-type]
                             obligations=split_obligations(b))
+    if pattern.is_sequence or not pattern.root_type.endswith("statement") \
+            or pattern.root_type == "expression_statement":
+        return
+    # a statement anchor (a shuffle loop) meets a helper's call where it stands
+    for node in unit.nodes_by_type(["expression_statement"]).get("expression_statement", []):
+        inl = r.inlined(node)
+        fn = unit.function_at(node.start_byte)
+        if inl is None or fn is None or any(
+                w not in unit.source[inl.helper.start:inl.helper.end] for w in pattern.words):
+            continue
+        b = {}
+        if m.node(pattern.elements[0], node, b):
+            yield Match(rule, unit, fn, node.start_byte, node.end_byte,  # type: ignore[arg-type]
+                        (node,), b, obligations=split_obligations(b))

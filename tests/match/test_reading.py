@@ -124,15 +124,27 @@ def test_a_helper_that_is_not_its_loop_alone_is_not_read(helper: str, call: str 
     assert sites(rule(LOOP), code) == []
 
 
-def test_a_binding_that_names_the_helpers_parameter_is_refused() -> None:
-    # $A is first bound inside the helper, to `val` (the caller's `sum`): its text would be
-    # the helper's name
+def test_the_helpers_parameter_binds_the_callers_variable() -> None:
+    # $A is first bound inside the helper, to `val`: the parameter stands for the caller's
+    # `sum`, which the binding then holds (the helper's own loop matches as written too)
     anchor = "for (int $O = 16; $O > 0; $O >>= 1) {\n    $A += __shfl_down_sync($M, $A, $O);\n}"
-    code = reduce_kernel()
-    unit = parse_bytes(code.encode(), "k.cu")
+    unit = parse_bytes(reduce_kernel().encode(), "k.cu")
     found = [s.match for s in find_sites(unit, load_rules_text(rule(anchor), "t.rule"))]
-    # the helper's own loop, as written; never its call in the kernel
-    assert [(m.function.name, m.bindings["A"].text) for m in found] == [("warpSum", "val")]
+    assert sorted((m.function.name, m.bindings["A"].text) for m in found) == [
+        ("k", "sum"), ("warpSum", "val")]
+    call = next(m for m in found if m.function.name == "k")
+    assert unit.source[call.start:call.end] == b"sum = warpSum(sum);"
+    assert unit.source[call.bindings["A"].start:call.bindings["A"].end] == b"sum"
+
+
+def test_a_binding_that_names_the_parameter_inside_more_code_is_refused() -> None:
+    # $E binds `val * 0.5f` inside the helper: written at the call, it would name `val`
+    helper = HELPER.replace("val += __shfl_down_sync(0xffffffff, val, o);",
+                            "val += __shfl_down_sync(0xffffffff, val * 0.5f, o);")
+    anchor = "for (int $O = 16; $O > 0; $O >>= 1) {\n    $A += __shfl_down_sync($M, $E, $O);\n}"
+    unit = parse_bytes(reduce_kernel(helper).encode(), "k.cu")
+    found = [s.match for s in find_sites(unit, load_rules_text(rule(anchor), "t.rule"))]
+    assert [m.function.name for m in found] == ["warpSum"]
 
 
 def test_read_through_off() -> None:

@@ -1,0 +1,46 @@
+/* klc-spec
+kernel: row_sums
+sizes: {n: 1048576}
+args:
+  - {name: x, shape: [n], role: in, init: "uniform(0, 1)"}
+  - {name: y, shape: ["ceil_div(n, 32)"], role: out}
+  - {name: n, value: n}
+grid: ["ceil_div(n, 256)"]
+block: [256]
+tolerance: {rtol: 0.0001, atol: 0.0001}
+*/
+// Each warp's sum by an xor butterfly in a __device__ helper called as v = warpAllReduceSum(v):
+// the helper's loop as written, and its call read as that loop on v.
+__device__ float warpAllReduceSum(float val) {
+    {
+        __shared__ decltype(0 + val) klc_lanes[1024];
+        const int klc_t = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+        __syncwarp(0xffffffff);
+        klc_lanes[klc_t] = val;
+        __syncwarp(0xffffffff);
+        val = 0;
+        for (int mask = 0; mask < 32; mask++) {
+            val += klc_lanes[(klc_t & ~31) + mask];
+        }
+        __syncwarp(0xffffffff);
+    }
+    return val;
+}
+
+__global__ void row_sums(const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float v = i < n ? x[i] : 0.0f;
+    {
+        __shared__ decltype(0 + v) klc_lanes[1024];
+        const int klc_t = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+        __syncwarp(0xffffffff);
+        klc_lanes[klc_t] = v;
+        __syncwarp(0xffffffff);
+        v = 0;
+        for (int mask = 0; mask < 32; mask++) {
+            v += klc_lanes[(klc_t & ~31) + mask];
+        }
+        __syncwarp(0xffffffff);
+    }
+    if (threadIdx.x % 32 == 0) y[i / 32] = v;
+}
