@@ -395,7 +395,7 @@ class _RuleSites:
             if keep is not None:
                 bindings = {n: bindings[n] for n in keep}
         m = Match(rule, self.caches.unit, shared.function, shared.start, shared.end, shared.nodes,
-                  bindings, obligations=shared.obligations)
+                  bindings, obligations=shared.obligations, reads=shared.reads)
         if not self.refused:  # the applicable sites only: the cheap stages first, then the
             # guard (judged once per declaration), then the types (libclang where the tree
             # cannot tell), then the rest

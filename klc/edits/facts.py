@@ -87,6 +87,7 @@ def reads(match: Match, rw: Rewrite, facts: frozenset[str]) -> Footprint:
                    shared="shared" in facts, file="file" in facts)
     if "code" in facts:
         fp.spans.append((fn.start, fn.end) if fn is not None else (0, len(unit.source)))
+    fp.spans.extend(match.reads)  # (a local's initialiser or a helper read in its place)
     if "declarations" in facts:
         scope = fn.start if fn is not None else _FILE_SCOPE
         for w in set(_WORD.findall(unit.text(match.start, match.end))):

@@ -49,6 +49,7 @@ class _Matcher:
         self.reader = reader
         self.reading = False
         self.inl: Any = None
+        self.read_spans: list[tuple[int, int]] = []  # (what reading mode read: Match.reads)
 
     def significant(self, t: Node) -> list[Node]:
         kids = self.kids.get(t.id)
@@ -118,13 +119,17 @@ class _Matcher:
             return False
         if t.type == "identifier":
             value = self.reader.local_value(t)
-            return value is not None and self.node(p, value, b)
+            if value is None:
+                return False
+            self.read_spans.append((value.start_byte, value.end_byte))
+            return self.node(p, value, b)
         if t.type != "expression_statement" or self.inl is not None:
             return False
         inl = self.reader.inlined(t)
         if inl is None:
             return False
         before = set(b)
+        self.read_spans.append((inl.helper.node.start_byte, inl.helper.node.end_byte))
         self.inl = inl
         try:
             ok = self.node(p, inl.stmt, b)

@@ -76,7 +76,7 @@ def merge_branches(pattern: Pattern, branches: Iterable[Iterable[Match]]) -> lis
         out.append(Match(mt.rule, mt.unit, mt.function, mt.start, mt.end, mt.nodes,
                          dict(bindings) if keep is None else
                          {n: bindings[n] for n in keep},  # type: ignore[union-attr]
-                         obligations=mt.obligations))
+                         obligations=mt.obligations, reads=mt.reads))
     return out
 
 

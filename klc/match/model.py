@@ -92,6 +92,10 @@ class Match:
     # what an isomorphism's spelling obliges (klc.match.iso): Binding(kind, span) pairs whose
     # type the pipeline checks as it checks ``metavar $X: KIND`` (a float for fmaxf, ...)
     obligations: tuple[Binding, ...] = ()
+    # the code read in place of the match's own (klc.match.reading: a local's initialiser, a
+    # helper's statement), as spans of the unit: a rewrite of them in the same run changes
+    # what this match stands for
+    reads: tuple[tuple[int, int], ...] = ()
 
     @property
     def line_col(self) -> tuple[int, int]:

@@ -404,6 +404,11 @@ def _declared_in(stmt: Node) -> set[bytes]:
     return out
 
 
+def _outside(spans: list[tuple[int, int]], start: int, end: int) -> tuple[tuple[int, int], ...]:
+    """The spans read that lie outside the match [start, end), each once, in order."""
+    return tuple(sorted({(s, e) for s, e in spans if e <= start or s >= end}))
+
+
 def reader(unit: Unit) -> Reader:
     """The unit's reader (one per unit)."""
     got = unit.memo.get(_MEMO)
@@ -448,17 +453,22 @@ def read_matches(pattern: Pattern, unit: Unit, rule: Rule | None,
                 continue
             for j in range(len(kids)):
                 b: dict[str, Binding] = {}
+                m.read_spans = []
                 end = m.seq(pattern.elements, 0, kids, j, b, anchored=False)
                 if end is None or end == j:
                     continue
                 nodes = tuple(kids[j:end])
                 yield Match(rule, unit, fn, nodes[0].start_byte,  # type: ignore[arg-type]
-                            nodes[-1].end_byte, nodes, b, obligations=split_obligations(b))
+                            nodes[-1].end_byte, nodes, b, obligations=split_obligations(b),
+                            reads=_outside(m.read_spans, nodes[0].start_byte,
+                                           nodes[-1].end_byte))
         else:
             b = {}
+            m.read_spans = []
             if m.node(pattern.elements[0], node, b):
                 yield Match(rule, unit, fn, s, e, (node,), b,  # type: ignore[arg-type]
-                            obligations=split_obligations(b))
+                            obligations=split_obligations(b),
+                            reads=_outside(m.read_spans, s, e))
     if pattern.is_sequence or not pattern.root_type.endswith("statement") \
             or pattern.root_type == "expression_statement":
         return
@@ -470,6 +480,8 @@ def read_matches(pattern: Pattern, unit: Unit, rule: Rule | None,
                 w not in unit.source[inl.helper.start:inl.helper.end] for w in pattern.words):
             continue
         b = {}
+        m.read_spans = []
         if m.node(pattern.elements[0], node, b):
             yield Match(rule, unit, fn, node.start_byte, node.end_byte,  # type: ignore[arg-type]
-                        (node,), b, obligations=split_obligations(b))
+                        (node,), b, obligations=split_obligations(b),
+                        reads=_outside(m.read_spans, node.start_byte, node.end_byte))

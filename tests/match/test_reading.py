@@ -152,3 +152,23 @@ def test_read_through_off() -> None:
     assert sites(rule(LOOP, extra=extra), reduce_kernel()) == []
     assert sites(rule(LANE, extra=extra), kernel(
         "int lane = threadIdx.x % 32; int warp = threadIdx.x / 32;")) == []
+
+
+def test_a_site_that_read_a_local_is_judged_again_when_its_declaration_changes() -> None:
+    """Two rules of one run: the first rewrites the lane's initialiser, the second had read
+    the lane through it. The second is judged again on the rewritten code (its footprint
+    holds the initialiser it read: Match.reads), where the lane no longer stands for
+    threadIdx.x % 32."""
+    narrow = ('rule a_narrow {\n  kind: skill\n  description: "t"\n  context: any\n'
+              "  anchor: ```\nint $L = threadIdx.x % 32;\n  ```\n"
+              "  rewrite replace: ```\nint $L = threadIdx.x % 16;\n  ```\n}\n")
+    store = rule("if (threadIdx.x % 32 == 0) {\n    $R[0] = $V;\n}",
+                 "if (threadIdx.x % 32 == 0) {\n    $R[1] = $V;\n}").replace("rule r ", "rule b ")
+    code = kernel("int lane = threadIdx.x % 32;", "if (lane == 0) { s[0] = v; }")
+    unit = parse_bytes(code.encode(), "k.cu")
+    alone = apply_rules(unit, load_rules_text(store, "t.rule")).source.decode()
+    assert "if (threadIdx.x % 32 == 0) {\n    s[1] = v;" in alone
+    both = apply_rules(parse_bytes(code.encode(), "k.cu"),
+                       load_rules_text(narrow + store, "t.rule")).source.decode()
+    assert "int lane = threadIdx.x % 16;" in both
+    assert "if (lane == 0) { s[0] = v; }" in both  # (not read as threadIdx.x % 32 any more)
