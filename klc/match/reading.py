@@ -145,14 +145,17 @@ class Reader:
                     declared.setdefault(name_node.text or b"", []).append(
                         (name_node, value if plain else None, n))
             elif t == "assignment_expression":
-                left = n.child_by_field_name("left")
-                if left is not None and left.type == "identifier":
-                    changed.add(left.text or b"")
-            elif t == "update_expression" or (t == "pointer_expression" and n.child_count == 2 \
-                    and n.children[0].type == "&"):
-                arg = n.child_by_field_name("argument")
-                if arg is not None and arg.type == "identifier":
-                    changed.add(arg.text or b"")
+                _add_base(changed, n.child_by_field_name("left"))
+            elif t == "update_expression" or (t == "pointer_expression" and n.child_count == 2
+                                               and n.children[0].type == "&"):
+                _add_base(changed, n.child_by_field_name("argument"))
+            elif t == "init_declarator" and (d := n.child_by_field_name("declarator")) \
+                    is not None and d.type == "reference_declarator":
+                _add_base(changed, n.child_by_field_name("value"))  # (int& r = lane;)
+            elif t == "call_expression" and not self._by_value(n):
+                args = n.child_by_field_name("arguments")
+                for a in args.named_children if args is not None else ():
+                    _add_base(changed, a)  # (a callee that may take it by reference)
             stack.extend(n.children)
         params = {p.name.encode(): p for p in fn.params}
         templates = {t.name.encode() for t in fn.template_params}
@@ -174,6 +177,19 @@ class Reader:
         out.declared = frozenset(declared)
         out.stable = {name: (decl, value) for name, (decl, value, _) in stable.items()}  # type: ignore[misc]
         return out
+
+    def _by_value(self, call: Node) -> bool:
+        """Whether the call takes its arguments by value: an intrinsic (``__shfl_down_sync``),
+        a C math function, a cast, or a function of this file none of whose parameters is a
+        reference."""
+        fn = call.child_by_field_name("function")
+        name = (fn.text or b"").decode() if fn is not None and fn.type == "identifier" else ""
+        if not name:
+            return False
+        if name.startswith("__") or name in _MATH:
+            return True
+        helper = self.helper(name)
+        return helper is not None and not any(p.reference for p in helper.params)
 
     def _fixed_name(self, name: bytes, stable: dict[bytes, object], params: set[bytes],
                     templates: set[bytes]) -> bool:
@@ -357,6 +373,23 @@ class Reader:
                 continue
             return True
         return False
+
+
+# C math and conversion functions that take their arguments by value
+_MATH = frozenset(
+    "min max abs fabs fabsf fminf fmaxf fmin fmax sqrt sqrtf rsqrtf exp expf exp2f __expf "
+    "log logf log2f pow powf floor floorf ceil ceilf round roundf sin sinf cos cosf tan tanf "
+    "tanh tanhf erf erff fma fmaf float int static_cast".split())
+
+
+def _add_base(out: set[bytes], n: Node | None) -> None:
+    """The variable an lvalue changes (``x``, ``s.f``, ``a[i]``, ``(x)``): its name."""
+    while n is not None and n.type in ("field_expression", "subscript_expression",
+                                       "parenthesized_expression"):
+        n = n.child_by_field_name("argument") if n.type != "parenthesized_expression" \
+            else (n.named_children[0] if n.named_children else None)
+    if n is not None and n.type == "identifier":
+        out.add(n.text or b"")
 
 
 def _first_identifier(n: Node) -> Node | None:

@@ -53,6 +53,9 @@ def test_a_stable_local_reads_as_its_initialiser(decls: str) -> None:
     ("int lane = (int)x[0] % 32; int warp = threadIdx.x / 32;", ""),               # reads memory
     ("int lane = min(n, 3) % 32; int warp = threadIdx.x / 32;", ""),               # a call
     ("int lane = n % 32; int warp = threadIdx.x / 32; n = 2;", ""),  # a parameter moves
+    ("int lane = threadIdx.x % 32; int warp = threadIdx.x / 32;", "int& r = lane; r = 1;"),
+    ("int lane = threadIdx.x % 32; int warp = threadIdx.x / 32;", "bump(lane);"),  # by ref?
+    ("int lane = threadIdx.x % 32; int warp = threadIdx.x / 32;", "(lane) = 1;"),
 ])
 def test_a_local_that_may_change_is_not_read(decls: str, after: str) -> None:
     assert sites(rule(LANE), kernel(decls + "\n" + after)) == []
