@@ -376,8 +376,11 @@ class Reader:
 
 
 # C math and conversion functions that take their arguments by value
-_MATH = frozenset(
-    ["min", "max", "abs", "fabs", "fabsf", "fminf", "fmaxf", "fmin", "fmax", "sqrt", "sqrtf", "rsqrtf", "exp", "expf", "exp2f", "__expf", "log", "logf", "log2f", "pow", "powf", "floor", "floorf", "ceil", "ceilf", "round", "roundf", "sin", "sinf", "cos", "cosf", "tan", "tanf", "tanh", "tanhf", "erf", "erff", "fma", "fmaf", "float", "int", "static_cast"])
+_MATH = frozenset({
+    "min", "max", "abs", "fabs", "fabsf", "fminf", "fmaxf", "fmin", "fmax", "sqrt", "sqrtf",
+    "rsqrtf", "exp", "expf", "exp2f", "log", "logf", "log2f", "pow", "powf", "floor", "floorf",
+    "ceil", "ceilf", "round", "roundf", "sin", "sinf", "cos", "cosf", "tan", "tanf", "tanh",
+    "tanhf", "erf", "erff", "fma", "fmaf", "float", "int", "static_cast"})
 
 
 def _add_base(out: set[bytes], n: Node | None) -> None:
