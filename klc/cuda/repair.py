@@ -29,7 +29,7 @@ from typing import Any
 
 from tree_sitter import Node, Point
 
-from klc.cuda.syntax import parse_expression
+from klc.cuda.syntax import LANGUAGE, parse_expression
 
 # where a misread expression ends: the node kinds that hold an expression whole
 _HOLDERS = frozenset({"condition_clause", "expression_statement", "init_declarator",
@@ -103,6 +103,10 @@ class Reread:
             if f == name:
                 return c
         return None
+
+    def child_by_field_id(self, fid: int) -> Any:
+        name = LANGUAGE.field_name_for_id(fid)
+        return self.child_by_field_name(name) if name else None
 
     def children_by_field_name(self, name: str) -> list[Any]:
         return [c for c, f in zip(self._children, self._fields, strict=True) if f == name]

@@ -7,7 +7,7 @@ from tree_sitter import Node
 
 from klc.cuda.parse import parse_bytes
 from klc.cuda.repair import Reread, rereadings
-from klc.cuda.syntax import line_starts
+from klc.cuda.syntax import F_RIGHT, line_starts
 from klc.match.engine import _significant
 
 COND = "curRow > -1 && curRow < h && curCol > -1 && curCol < w"
@@ -55,6 +55,7 @@ def test_the_misread_condition_is_four_comparisons() -> None:
     cmp = first.child_by_field_name("right")
     assert (cmp.child_by_field_name("left").text, cmp.child_by_field_name("right").text) == (
         b"curRow", b"h")
+    assert cmp.child_by_field_id(F_RIGHT).text == b"h"  # (as the analyses ask)
     # a name read right already is the file's own node; the parent is the condition clause
     assert not isinstance(cmp.child_by_field_name("left"), Reread)
     assert cond.parent.type == "condition_clause"
