@@ -168,7 +168,8 @@ class Reader:
         stable = dict(candidates)
         while True:
             drop = [name for name, (_, value, _) in stable.items()
-                    if not all(self._fixed_name(w, stable, unchanged_params, templates)
+                    if name in _identifiers(value)  # type: ignore[arg-type]
+                    or not all(self._fixed_name(w, stable, unchanged_params, templates)
                                for w in _identifiers(value))]  # type: ignore[arg-type]
             if not drop:
                 break
