@@ -7,8 +7,8 @@ one of them again, so that they come from registers or the cache. ``window_rows(
 says that the code computing one pixel holds such a window: a loop over rows around ``$Y``
 whose radius is a compile-time constant R >= 1, in the spellings of first stencils:
 
-- clipped: ``for (v = max(y - R, 0); v <= min(y + R, H - 1); v++)`` (``max``/``min`` in either
-  argument order, ``fmaxf``-free integer spellings only);
+- clipped: ``for (v = max(y - R, 0); v <= min(y + R, H - 1); v++)`` (the integer ``max`` and
+  ``min``, their arguments in either order);
 - constant bounds: ``for (v = y - R; v <= y + R; v++)`` (an interior fast path);
 - offsets: ``for (dy = -R; dy <= R; dy++)`` whose body reads row ``y + dy``.
 
@@ -26,9 +26,9 @@ would have rows computed that the original leaves alone.
 
 from __future__ import annotations
 
-from tree_sitter import Node
-
 from typing import Any
+
+from tree_sitter import Node
 
 from klc.analysis.constants import Evaluator, describe_arg, kernel_spec, number_arg, spec_for
 from klc.analysis.tree import cited, in_span, nodes_of, quoted, text_of, unparen
@@ -165,11 +165,11 @@ def window_rows(ctx: GuardContext, stmts: Binding, y: Binding) -> Verdict:
         var, lo, hi, op = parts
         lo_r = _bound(lo, src, row, "-", _MAXES)
         hi_r = _bound(hi, src, row, "+", _MINS)
-        radius: list[Node]
+        offsets = False
         if lo_r is not None and hi_r is not None and op == "<=":
             radius = [lo_r, hi_r]
         elif lo_r is None and hi_r is None and op == "<=" and _reads_row(loop, src, row, var):
-            radius = [lo, hi]  # offsets: -R .. R
+            radius, offsets = [lo, hi], True  # offsets: -R .. R
         else:
             continue
         where = cited(unit, loop.start_byte, loop.child_by_field_name("body").start_byte
@@ -184,7 +184,7 @@ def window_rows(ctx: GuardContext, stmts: Binding, y: Binding) -> Verdict:
                 break
             values.append(v)
         else:
-            if radius[0] is lo and radius[1] is hi:  # offsets: lo = -R, hi = R
+            if offsets:  # lo = -R, hi = R
                 values[0] = -values[0]
             if values[0] != values[1] or values[0] < 1:
                 seen.append(f"{where} walks rows {text_of(src, lo)} .. {text_of(src, hi)}: "
