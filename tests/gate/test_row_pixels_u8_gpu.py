@@ -1,9 +1,10 @@
-"""row_pixels_per_thread and row_pixels_uchar4_store on a GPU: the golden rewrites that carry
-a klc-spec (an 8-bit mean of a `uchar` typedef, a float threshold), the first-image-kernel
-spelling bench/spellings/mean_filter_u8.cu rewritten by both skills (verified at widths that
-are no multiple of 4, an image narrower than four pixels), and the row_pixels_u8 expert
-against its walk's first version compute what their originals compute; four results stored
-in the wrong lanes of the uchar4 are found wrong by the gate
+"""row_pixels_per_thread, row_pixels_uchar4_store and row_pixels_interior_path on a GPU: the
+golden rewrites that carry a klc-spec (an 8-bit mean of a `uchar` typedef, a float
+threshold), the first-image-kernel spelling bench/spellings/mean_filter_u8.cu rewritten by the
+three skills (verified at widths that are no multiple of 4, an image narrower than four
+pixels), and the row_pixels_u8 expert against its walk's first version compute what their
+originals compute; four results stored in the wrong lanes of the uchar4, and an interior path
+that takes in the last column, are found wrong by the gate
 (``python3 -m pytest -m gpu tests/gate/test_row_pixels_u8_gpu.py``)."""
 
 from __future__ import annotations
@@ -18,10 +19,12 @@ ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "tests" / "golden"
 CASES = [GOLDEN / "row_pixels_per_thread" / "mean_uchar_typedef_rows_first.expected.cu",
          GOLDEN / "row_pixels_per_thread" / "threshold_float.expected.cu",
-         GOLDEN / "row_pixels_uchar4_store" / "mean_uchar_typedef_quad.expected.cu"]
+         GOLDEN / "row_pixels_uchar4_store" / "mean_uchar_typedef_quad.expected.cu",
+         GOLDEN / "row_pixels_interior_path" / "mean_uchar_typedef_quad_store.expected.cu"]
 SPELLING = ROOT / "bench" / "spellings" / "mean_filter_u8.cu"
 WALK = ROOT / "bench" / "lineages" / "row_pixels_u8" / "walk"
 STORE = b"make_uchar4(res[0], res[1], res[2], res[3])"
+INTERIOR = b"if (row >= R && row < H - R && col0 >= R && col0 + 4 <= W - R) {"
 
 
 def _rewritten_spelling() -> bytes:
@@ -32,7 +35,7 @@ def _rewritten_spelling() -> bytes:
     klc.plugins.load()
     rules = {r.name: r for r in RuleSet.load([str(ROOT / "skills")]).rules}
     source = read_source(SPELLING)
-    for name in ("row_pixels_per_thread", "row_pixels_uchar4_store"):
+    for name in ("row_pixels_per_thread", "row_pixels_uchar4_store", "row_pixels_interior_path"):
         unit = parse_bytes(source, str(SPELLING))
         out = apply_rules(unit, [rules[name]], spec=spec_of(unit))
         assert out.changed, (name, [s.reason for s in out.refused])
@@ -40,10 +43,13 @@ def _rewritten_spelling() -> bytes:
     return source
 
 
-def test_the_spelling_gets_four_pixels_and_their_uchar4_store() -> None:
+def test_the_spelling_gets_four_pixels_their_uchar4_store_and_interior() -> None:
     out = _rewritten_spelling()
     assert out.count(b"int col0 = (blockIdx.x * blockDim.x + threadIdx.x) * 4;") == 1
     assert out.count(STORE) == 1
+    assert out.count(INTERIOR) == 1
+    # the other threads keep the checked windows
+    assert out.count(b"if (r >= 0 && r < H && c >= 0 && c < W) {") == 1
     assert b'grid: ["ceil_div(ceil_div(W, 16), 4)", "ceil_div(H, 16)"]' in out
 
 
@@ -94,6 +100,22 @@ def test_results_in_the_wrong_lanes_are_wrong() -> None:
 
     good = _rewritten_spelling()
     bad = good.replace(STORE, b"make_uchar4(res[1], res[0], res[2], res[3])")
+    assert bad != good
+    rec = gate(bad, "mean_filter_u8_bad.cu", reference=read_source(SPELLING),
+               reference_path=str(SPELLING), stages=("compile", "verify"))
+    assert rec.verdict == "failed" and "verify" in rec.reason, rec.reason
+
+
+@pytest.mark.gpu
+def test_an_interior_that_takes_in_the_last_column_is_wrong() -> None:
+    """c0 + 4 <= W in place of c0 + 4 <= W - R: a thread whose last pixel is the row's last
+    column adds, unchecked, the first pixels of the next rows and counts nine pixels, not six
+    (the image's last row stays out, so every read is inside the buffer)."""
+    from klc.gate import gate
+
+    good = _rewritten_spelling()
+    bad = good.replace(INTERIOR,
+                       b"if (row >= R && row < H - R - 1 && col0 >= R && col0 + 4 <= W) {")
     assert bad != good
     rec = gate(bad, "mean_filter_u8_bad.cu", reference=read_source(SPELLING),
                reference_path=str(SPELLING), stages=("compile", "verify"))

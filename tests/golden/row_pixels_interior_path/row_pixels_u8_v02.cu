@@ -25,14 +25,16 @@ flops: 9 * H * W
 // removes each):
 //   - four horizontally adjacent pixels per thread: thread t of a row computes the columns
 //     4t .. 4t + 3 in a loop of four (unrolled by the compiler), each still checked against
-//     the image, on a grid a quarter as wide; the index arithmetic and the row's checks are
-//     paid once for four pixels, and the four windows share their loads;
+//     the image, on a grid a quarter as wide: the index arithmetic and the row's checks are
+//     paid once for four pixels;
 //   - one 32-bit store of the four bytes: the results wait in a register array and leave as
 //     one uchar4 where the four columns are in the row and the address is 4-byte aligned
 //     (every row when W is a multiple of 4), one byte at a time elsewhere;
-//   - the interior fast path: a pixel whose whole window lies inside the image adds its
-//     window with no check (the compiler unrolls it and folds the count to 9); the border
-//     keeps the checked loops.
+//   - the interior fast path of the thread's four pixels: where all four windows lie inside
+//     the image (its row and its four columns at least R from every edge), they are
+//     added with no check: the compiler unrolls the loops, folds each count to 9 and loads
+//     the pixels the neighbouring windows share once (18 byte loads for four pixels instead
+//     of 36); the other threads keep the checked loop.
 // bytes: src read once (neighbours from L1/L2), dst written once, one byte each.
 // flops: 9 adds a pixel.
 #define R 1
