@@ -34,7 +34,8 @@ FOLDED = {"add_launch_bounds", "pack_warps_per_block", "rows_per_thread", "tile_
           "thread_per_output_to_value_tiles", "clipped_window_to_zero_fill_halo_tile",
           "checked_window_to_zero_fill_halo_tile", "zero_padded_window_to_halo_tile",
           "clamped_window_to_halo_tile", "zero_fill_halo_tile_rows_per_thread",
-          "clamped_unweighted_window_to_halo_tile", "stencil_rows_per_thread"}
+          "clamped_unweighted_window_to_halo_tile", "stencil_rows_per_thread",
+          "row_pixels_per_thread"}
 
 
 @pytest.fixture(scope="module")
