@@ -12,8 +12,8 @@ args:
   - {name: result, shape: [N, N], role: out}
   - {name: mask, shape: [49], role: in, init: "uniform(0, 1)"}
   - {name: N, value: N}
-grid: ["ceil_div(N, 16)", "ceil_div(N, 16)"]
-block: [16, 16]
+grid: ["ceil_div(N, 32)", "ceil_div(N, 8)"]
+block: [32, 8]
 bytes: 8 * N * N
 flops: 98 * N * N
 tolerance: {rtol: 0.0001, atol: 0.0001}

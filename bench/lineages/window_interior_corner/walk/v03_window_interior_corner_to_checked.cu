@@ -12,8 +12,8 @@ args:
   - {name: result, shape: [N, N], role: out}
   - {name: mask, shape: [49], role: in, init: "uniform(0, 1)"}
   - {name: N, value: N}
-grid: ["ceil_div(N, 16)", "ceil_div(N, 16)"]
-block: [16, 16]
+grid: ["ceil_div(N, 32)", "ceil_div(N, 8)"]
+block: [32, 8]
 bytes: 8 * N * N
 flops: 98 * N * N
 tolerance: {rtol: 0.0001, atol: 0.0001}
@@ -33,24 +33,16 @@ tolerance: {rtol: 0.0001, atol: 0.0001}
 #define MASK_OFFSET (MASK_DIM / 2)
 
 __global__ void convolution_2d(float *matrix, float *result, float *mask, int N) {
-    int row = blockIdx.x * blockDim.x + threadIdx.x;
-    int col = blockIdx.y * blockDim.y + threadIdx.y;
+    int row = blockIdx.y * blockDim.y + threadIdx.y;
+    int col = blockIdx.x * blockDim.x + threadIdx.x;
     int start_r = row - MASK_OFFSET;
     int start_c = col - MASK_OFFSET;
     float temp = 0.0f;
-    if (start_r >= 0 && start_r + MASK_DIM <= N && start_c >= 0 && start_c + MASK_DIM <= N) {
-        for (int i = 0; i < MASK_DIM; i++) {
-            for (int j = 0; j < MASK_DIM; j++) {
-                temp += matrix[(start_r + i) * N + (start_c + j)] * mask[i * MASK_DIM + j];
-            }
-        }
-    } else {
-        for (int i = 0; i < MASK_DIM; i++) {
-            for (int j = 0; j < MASK_DIM; j++) {
-                if ((start_r + i) >= 0 && (start_r + i) < N) {
-                    if ((start_c + j) >= 0 && (start_c + j) < N) {
-                        temp += matrix[(start_r + i) * N + (start_c + j)] * mask[i * MASK_DIM + j];
-                    }
+    for (int i = 0; i < MASK_DIM; i++) {
+        for (int j = 0; j < MASK_DIM; j++) {
+            if ((start_r + i) >= 0 && (start_r + i) < N) {
+                if ((start_c + j) >= 0 && (start_c + j) < N) {
+                    temp += matrix[(start_r + i) * N + (start_c + j)] * mask[i * MASK_DIM + j];
                 }
             }
         }
