@@ -18,7 +18,6 @@ from klc.cuda.parse import parse_bytes, read_source
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "tests" / "golden"
 CASES = [GOLDEN / "row_pixels_per_thread" / "mean_uchar_typedef_rows_first.expected.cu",
-         GOLDEN / "row_pixels_per_thread" / "threshold_float.expected.cu",
          GOLDEN / "row_pixels_uchar4_store" / "mean_uchar_typedef_quad.expected.cu",
          GOLDEN / "row_pixels_interior_path" / "mean_uchar_typedef_quad_store.expected.cu"]
 SPELLING = ROOT / "bench" / "spellings" / "mean_filter_u8.cu"
