@@ -31,6 +31,7 @@ from typing import Any
 from tree_sitter import Node
 
 from klc.analysis.constants import Evaluator, describe_arg, kernel_spec, number_arg, spec_for
+from klc.analysis.loops import loop_header
 from klc.analysis.tree import cited, in_span, nodes_of, quoted, text_of, unparen
 from klc.guards.constants import _as_spec_expr
 from klc.guards.registry import (
@@ -95,40 +96,6 @@ def _bound(node: Node, src: bytes, y: str, op: str, clip: frozenset[str]) -> Nod
     return None
 
 
-def _loop_parts(loop: Node, src: bytes) -> tuple[str, Node, Node, str] | None:
-    """(variable, initial value, bound, comparison) of ``for (int v = lo; v <= hi; ...)``
-    (also ``v < hi``, ``hi >= v``, ``v = lo`` assigned rather than declared)."""
-    init = loop.child_by_field_name("initializer")
-    cond = loop.child_by_field_name("condition")
-    if init is None or cond is None:
-        return None
-    var = lo = None
-    if init.type == "declaration":
-        decl = init.child_by_field_name("declarator")
-        if decl is not None and decl.type == "init_declarator":
-            name, value = decl.child_by_field_name("declarator"), \
-                decl.child_by_field_name("value")
-            if name is not None and value is not None:
-                var, lo = text_of(src, name), value
-    elif init.type == "assignment_expression":
-        name, value = init.child_by_field_name("left"), init.child_by_field_name("right")
-        if name is not None and value is not None:
-            var, lo = text_of(src, name), value
-    cond = unparen(cond)
-    if var is None or lo is None or cond.type != "binary_expression":
-        return None
-    left, right = cond.child_by_field_name("left"), cond.child_by_field_name("right")
-    oper = cond.child_by_field_name("operator")
-    if left is None or right is None or oper is None:
-        return None
-    op = text_of(src, oper)
-    if text_of(src, unparen(left)) == var and op in ("<=", "<"):
-        return var, lo, right, op
-    if text_of(src, unparen(right)) == var and op in (">=", ">"):
-        return var, lo, left, "<=" if op == ">=" else "<"
-    return None
-
-
 def _reads_row(loop: Node, src: bytes, y: str, d: str) -> bool:
     """The loop's body computes ``y + d`` (or ``d + y``) somewhere: the window's row."""
     body = loop.child_by_field_name("body")
@@ -159,8 +126,8 @@ def window_rows(ctx: GuardContext, stmts: Binding, y: Binding) -> Verdict:
     row = y.text.strip()
     seen: list[str] = []
     for loop in in_span(nodes_of(unit, "for_statement"), stmts.start, stmts.end):
-        parts = _loop_parts(loop, src)
-        if parts is None:
+        parts = loop_header(src, loop)  # for (int v = lo; v <= hi; ...), hi >= v read so
+        if isinstance(parts, str) or parts[3] not in ("<=", "<"):
             continue
         var, lo, hi, op = parts
         lo_r = _bound(lo, src, row, "-", _MAXES)
