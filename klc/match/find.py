@@ -233,6 +233,13 @@ def possible(pattern: Pattern, unit: Unit) -> bool:
     present = unit.memo.get(_PRESENT)
     if present is None:
         present = unit.memo[_PRESENT] = {}
+    held = present.get(pattern.key)  # (asked once per rule's branch, and again to match)
+    if held is None:
+        held = present[pattern.key] = _possible(pattern, unit, present)
+    return held  # type: ignore[no-any-return]
+
+
+def _possible(pattern: Pattern, unit: Unit, present: dict[Any, bool]) -> bool:
     source = None
     for w in pattern.words:
         has = present.get(w)
