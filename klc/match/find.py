@@ -15,6 +15,7 @@ from klc.match.engine import _Matcher, block_statements
 from klc.match.iso_checks import split_obligations
 from klc.match.model import Binding, Match
 from klc.match.pattern import Pattern, PNode, _words_of
+from klc.match.specialise import _specialise
 from klc.rule.dots import RUN_PREFIX
 
 if TYPE_CHECKING:
@@ -283,6 +284,8 @@ def _matches(pattern: Pattern, unit: Unit, rule: Rule | None = None,
     fitted = unit.memo.get(_FITTED)
     if fitted is None:
         fitted = unit.memo[_FITTED] = {}
+    root = pattern.elements[0]
+    fast: Any = None
     for node in candidates.get(pattern.root_type, ()):
         if words:
             s, e = node.start_byte, node.end_byte
@@ -331,7 +334,9 @@ def _matches(pattern: Pattern, unit: Unit, rule: Rule | None = None,
                             obligations=oblige(b))
         else:
             b = {}
-            if m.node(pattern.elements[0], node, b):
+            if fast is None:  # (``_Matcher.node``, called here without its indirection)
+                fast = root.fast if root.fast is not None else _specialise(root)
+            if fast(node, b, m) if fast is not False else m.generic(root, node, b):
                 yield Match(rule, unit, unit.function_at(node.start_byte),  # type: ignore[arg-type]
                             node.start_byte, node.end_byte, (node,), b,
                             obligations=oblige(b))
