@@ -37,7 +37,7 @@ from klc.edits.within import sub_matches, why_none
 from klc.errors import KlcError
 from klc.guards import GuardContext, Verdict, evaluate
 from klc.guards.geometry import site_holes
-from klc.guards.loops import evaluate_declared
+from klc.guards.loops import evaluate_declared, fresh_defaults
 from klc.match import Match, Pattern, find_matches, index_nodes
 from klc.match import pattern_of as _pattern_of
 from klc.match.dots import rule_scope_refusal
@@ -45,6 +45,7 @@ from klc.match.find import common_bindings, first_per_name, first_per_span, poss
 from klc.match.scope import Scope, scoped
 from klc.rule.fresh import implied_fresh
 from klc.rule.scopes import anchor_runs
+from klc.rule.values import check_hole_names, resolve_holes
 from klc.site_keys import Locals, first_uses, guard_key, parameter_names, rule_facts
 from klc.spec import Bound
 
@@ -376,6 +377,7 @@ class _RuleSites:
         self.has_within = facts_.has_within
         self.runs = bool(anchor_runs(rule))
         self.fresh = facts_.fresh
+        self.declared = tuple(d for d in facts_.declared if d[0] not in holes)
         self.launch_edits = facts_.launch_edits
         self._spec_kernel: object = _UNSET
         self.device_names = device_only_names(rule)
@@ -401,8 +403,7 @@ class _RuleSites:
             # cannot tell), then the rest
             if self.context(m) or (not self.no_problems and error_region(m) is not None):
                 return None
-            fixed = site_holes(rule, m, self.spec, self.given) if rule.guard is not None \
-                else {}
+            fixed = self.fixed(m, i)
             if rule.guard is not None and not self.guard(m, i, fixed).ok:
                 return None
             if (self.typed or m.obligations) and not self.types_hold(m, i):
@@ -418,11 +419,22 @@ class _RuleSites:
         if problem is not None:
             return Site(rule, m, False, "inside a syntax-error region: "
                         + problem.describe(self.caches.unit.path), "region")
-        fixed = site_holes(rule, m, self.spec, self.given) if rule.guard is not None else {}
+        fixed = self.fixed(m, i)
         why = self.judge(m, i, fixed=fixed)
         if why is not None:
             return Site(rule, m, False, why, "guard", fixed)
         return Site(rule, m, True, "", "", fixed)
+
+    def fixed(self, m: Match, i: int) -> dict[str, str]:
+        """The hole values the site itself gives: those its launch and constants fix
+        (``klc.guards.geometry.site_holes``), and for a name the rewrite declares that the
+        user gave no value and whose default the function uses already, the default's first
+        fresh variant (``klc.guards.loops.fresh_defaults``)."""
+        rule = self.rule
+        out = site_holes(rule, m, self.spec, self.given) if rule.guard is not None else {}
+        if self.declared:
+            out.update(fresh_defaults(self.context_of(m, i, out), self.declared))
+        return out
 
     def judge(self, m: Match, i: int, guard: bool = True,
               fixed: dict[str, str] | None = None) -> str | None:
@@ -506,47 +518,6 @@ class _RuleSites:
             if key is not None:
                 verdicts[key] = verdict
         return verdict
-
-
-def resolve_holes(rule: Rule, given: dict[str, str], strict: bool = True) -> dict[str, str]:
-    """Hole values for a rule: given ones validated against their domain, else defaults.
-
-    With ``strict``, a hole that has neither a value nor a default is an error (before any
-    rewrite happens); otherwise it stays unfilled, for listing.
-    """
-    values: dict[str, str] = {}
-    for name, decl in rule.holes.items():
-        if name in given:
-            try:
-                values[name] = decl.validate(given[name])
-            except KlcError as e:  # (the rule that declares the hole, by file:line:col)
-                raise KlcError(f"{rule.location}: {rule.name}: {e}") from None
-        elif decl.default is not None:
-            values[name] = str(decl.default)
-        elif strict:
-            raise KlcError(f"{rule.location}: hole ?{name} needs a value "
-                           f"(--hole {name}=…); {_domain_words(decl)}")
-    return values
-
-
-def _domain_words(decl: object) -> str:
-    values = getattr(decl, "values", None)
-    lo, hi = getattr(decl, "lo", None), getattr(decl, "hi", None)
-    if values:
-        return "one of {" + ", ".join(str(v) for v in values) + "}"
-    if lo is not None and hi is not None:
-        return f"an integer in {lo}..{hi}"
-    return f"a {getattr(decl, 'type', 'value')}"
-
-
-def check_hole_names(rules: list[Rule], given: dict[str, str]) -> None:
-    """Refuse a --hole that no selected rule declares (a typo must not pass silently)."""
-    declared = {name for r in rules for name in r.holes}
-    for name in given:
-        if name not in declared:
-            known = ", ".join(sorted(declared)) or "none"
-            raise KlcError(f"--hole {name}: no selected rule declares a hole ?{name} "
-                           f"(declared: {known})")
 
 
 def apply_rules(unit: Unit, rules: list[Rule], holes: dict[str, str] | None = None,

@@ -150,15 +150,9 @@ def replay(recipe: Recipe, source: bytes, path: str, rules: dict[str, Rule],
     replace the walk's at step i (a coarsening factor tried above the walk's:
     ``klc.optimize.climb``)."""
     from klc.cuda.parse import parse_bytes
-    from klc.fill.shape import (
-        block_holes,
-        declared_idents,
-        fresh_value,
-        launch_anchors,
-        site_holes,
-    )
+    from klc.fill.shape import block_holes, fresh_value, launch_anchors, site_holes
     from klc.pipeline import apply_rules, apply_site, find_sites, spec_of
-    from klc.rule.fresh import required_fresh
+    from klc.rule.fresh import declared_idents, required_fresh
     from klc.rule.reach import structural
 
     steps = recipe.steps

@@ -15,7 +15,7 @@ from klc.cuda.model import Function, Unit
 from klc.guards import traits
 from klc.match import Match
 from klc.rule import Rule
-from klc.rule.fresh import implied_fresh
+from klc.rule.fresh import declared_idents, implied_fresh, required_fresh
 from klc.rule.guard import GuardAnd, GuardCall, calls
 from klc.rule.model import TYPE_KINDS
 
@@ -192,6 +192,9 @@ class RuleFacts(NamedTuple):
     launch_edits: str  # the launch changes the rewrite makes, as the rule writes them
     typed: tuple[tuple[str, str], ...]  # ``metavar $X: pointer`` and the like
     parameter_target: str | None  # ``parameter_target``
+    # the ident holes its rewrites declare that have a default, and whether the guard itself
+    # requires them fresh (``klc.guards.loops.fresh_defaults``)
+    declared: tuple[tuple[str, bool], ...]
 
 
 @lru_cache(maxsize=1024)
@@ -202,7 +205,9 @@ def rule_facts(rule: Rule) -> RuleFacts:
         "; ".join(line.strip().removeprefix("rewrite launch ")
                   for e in rule.edits if e.changes_launch for line in e.lines(rule)),
         tuple((n, k) for n, k in rule.metavar_kinds if k in TYPE_KINDS),
-        parameter_target(rule))
+        parameter_target(rule),
+        tuple((h, h in required_fresh(rule.guard)) for h in declared_idents(rule)
+              if rule.holes[h].default is not None))
 
 
 def parameter_names(fn: Function) -> list[str]:

@@ -12,9 +12,14 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from conftest import Proc
 
 from klc import batch as kb
 
@@ -195,33 +200,22 @@ def _slow_source(tmp_path: Path) -> Path:
     return p
 
 
-def _nvrtc_children(parent: int | None = None) -> list[int]:
-    """The NVRTC compile children of ``parent`` (this process by default), read from /proc
-    (``ps`` cuts its lines at $COLUMNS, which may drop the script's path)."""
+def _nvrtc_servers(processes: Callable[[], list[Proc]]) -> list[Proc]:
+    """Every process running klc's compile server script."""
+    return [p for p in processes() if any(a.endswith(b"klc/gate/nvrtc.py") for a in p.cmdline)]
+
+
+def _nvrtc_children(processes: Callable[[], list[Proc]], parent: int | None = None
+                    ) -> list[int]:
+    """The NVRTC compile children of ``parent`` (this process by default)."""
     want = os.getpid() if parent is None else parent
-    return [pid for pid, ppid in _nvrtc_servers() if ppid == want]
-
-
-def _nvrtc_servers() -> list[tuple[int, int]]:
-    """(pid, parent pid) of every process running klc's compile server script."""
-    found = []
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
-            continue
-        try:
-            cmdline = (proc / "cmdline").read_bytes().split(b"\0")
-            stat = (proc / "stat").read_text()
-        except OSError:  # it ended while we looked
-            continue
-        if any(arg.endswith(b"klc/gate/nvrtc.py") for arg in cmdline):
-            # the parent pid is the second field after the command name, which may hold spaces
-            found.append((int(proc.name), int(stat.rpartition(")")[2].split()[1])))
-    return found
+    return [p.pid for p in _nvrtc_servers(processes) if p.ppid == want]
 
 
 def test_a_compile_past_its_time_limit_is_stopped(capsys: pytest.CaptureFixture[str],
                                                   tmp_path: Path,
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+                                                  monkeypatch: pytest.MonkeyPatch,
+                                                  processes: Callable[[], list[Proc]]) -> None:
     """A call of 100,000 arguments compiles for seconds: at $KLC_COMPILE_TIMEOUT_S the
     compile child is killed and the file's compile fails, saying so."""
     from klc.gate import nvrtc
@@ -231,13 +225,14 @@ def test_a_compile_past_its_time_limit_is_stopped(capsys: pytest.CaptureFixture[
     rc, out, err = klc(capsys, "gate", str(path), "--stages", "compile")
     assert rc == 1 and "Traceback" not in err
     assert "NVRTC did not finish within 2 s" in out
-    assert _nvrtc_children() == []  # killed, not left compiling
+    assert _nvrtc_children(processes) == []  # killed, not left compiling
     monkeypatch.setenv(nvrtc.TIMEOUT_ENV, "-1")
     rc, _, err = klc(capsys, "gate", str(path), "--stages", "compile")
     assert rc == 2 and f"{nvrtc.TIMEOUT_ENV}='-1'" in one_error(err)
 
 
-def test_ctrl_c_stops_a_long_compile(tmp_path: Path) -> None:
+def test_ctrl_c_stops_a_long_compile(tmp_path: Path, processes: Callable[[], list[Proc]]
+                                     ) -> None:
     """Ctrl-C during a long NVRTC compile: klc ends at once with status 130 and its compile
     child with it (the compile ran in the main thread before, which ignored Ctrl-C)."""
     path = _slow_source(tmp_path)
@@ -248,9 +243,10 @@ def test_ctrl_c_stops_a_long_compile(tmp_path: Path) -> None:
     # imports, parse, then the compile child starts: Ctrl-C once it compiles (the call of
     # 100,000 arguments takes NVRTC a few seconds)
     deadline = time.monotonic() + 30
-    while not _nvrtc_children(proc.pid) and proc.poll() is None and time.monotonic() < deadline:
+    while not _nvrtc_children(processes, proc.pid) and proc.poll() is None \
+            and time.monotonic() < deadline:
         time.sleep(0.05)
-    children = _nvrtc_children(proc.pid)
+    children = _nvrtc_children(processes, proc.pid)
     assert proc.poll() is None and children
     t0 = time.monotonic()
     proc.send_signal(signal.SIGINT)
@@ -258,7 +254,7 @@ def test_ctrl_c_stops_a_long_compile(tmp_path: Path) -> None:
     assert proc.returncode == 130 and time.monotonic() - t0 < 30
     assert b"Traceback" not in err
     time.sleep(0.2)  # the kill is sent before klc exits; give the child's end a moment
-    assert not set(children) & {pid for pid, _ in _nvrtc_servers()}  # killed, not orphaned
+    assert not set(children) & {p.pid for p in _nvrtc_servers(processes)}  # killed, not orphaned
 
 
 # -- spec -----------------------------------------------------------------------------------

@@ -9,9 +9,14 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from conftest import Proc
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "bench" / "soundness.py"
@@ -278,30 +283,9 @@ def test_merge_of_two_parts_equals_the_whole_run(tmp_path: Path) -> None:
         assert not (tmp_path / "m2.json").exists()
 
 
-def _children(pid: int) -> list[int]:
-    """The processes whose parent is ``pid``, read from /proc."""
-    found = []
-    for proc in Path("/proc").iterdir():
-        if proc.name.isdigit():
-            try:
-                stat = (proc / "stat").read_text()
-            except OSError:  # it ended while we looked
-                continue
-            if int(stat.rpartition(")")[2].split()[1]) == pid:
-                found.append(int(proc.name))
-    return found
-
-
-def _alive(pid: int) -> bool:
-    try:
-        stat = (Path("/proc") / str(pid) / "stat").read_text()
-    except OSError:
-        return False
-    return stat.rpartition(")")[2].split()[0] != "Z"  # (a zombie has ended)
-
-
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc (Linux)")
-def test_a_terminated_run_leaves_no_worker_behind(tmp_path: Path) -> None:
+def test_a_terminated_run_leaves_no_worker_behind(tmp_path: Path,
+                                                  processes: Callable[[], list[Proc]]) -> None:
     """SIGTERM to the driver of a run over many files (a job scheduler's stop, a `timeout`):
     its worker processes end with it instead of compiling the rest of the corpus as orphans."""
     corpus = tmp_path / "corpus"
@@ -318,17 +302,20 @@ def test_a_terminated_run_leaves_no_worker_behind(tmp_path: Path) -> None:
         workers: list[int] = []
         while time.monotonic() < deadline and len(workers) < 2:
             time.sleep(0.2)
-            workers = [w for w in _children(proc.pid) if b"spawn_main" in
-                       (Path("/proc") / str(w) / "cmdline").read_bytes()]
+            workers = [p.pid for p in processes()
+                       if p.ppid == proc.pid and any(b"spawn_main" in a for a in p.cmdline)]
         assert len(workers) == 2, "the run started no workers"
         time.sleep(1.0)  # (they are checking files now)
         assert proc.poll() is None, "the run ended before it could be stopped"
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=30)
         deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and any(_alive(w) for w in workers):
+        def alive() -> set[int]:
+            return {p.pid for p in processes() if p.state != "Z"} & set(workers)
+
+        while time.monotonic() < deadline and alive():
             time.sleep(0.1)
-        assert not any(_alive(w) for w in workers), "a worker outlived its driver"
+        assert not alive(), "a worker outlived its driver"
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -81,18 +81,17 @@ _LOOP_WORDS = {"for_range_loop": "range-based for loop", "while_statement": "whi
                "do_statement": "do-while loop"}
 
 
-def trip_count(ctx: Place, loop: Node) -> tuple[int | None, str | Callable[[], str]]:
-    """The number of iterations of a counted ``for`` loop, or None and why not (a reason
-    that cites a declaration is a function that writes it, called when it is read)."""
-    src = ctx.unit.source
-    if loop.type != "for_statement":
-        return None, (f"a {_LOOP_WORDS.get(loop.type, loop.type)} has no counted "
-                      "header")
+_FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "!=": "!="}
+
+
+def loop_header(src: bytes, loop: Node) -> tuple[str, Node, Node, str] | str:
+    """(variable, start, bound, comparison) of a ``for`` header that initialises one variable
+    (``int v = lo``, or ``v = lo``) and compares it (``v <= hi``; ``hi >= v`` read as
+    ``v <= hi``), else why not."""
     init = loop.child_by_field_id(F_INITIALIZER)
     cond = loop.child_by_field_id(F_CONDITION)
-    update = loop.child_by_field_id(F_UPDATE)
-    if init is None or cond is None or update is None:
-        return None, "the loop header lacks an initializer, a condition or an update"
+    if init is None or cond is None:
+        return "the loop header lacks an initializer or a condition"
     var, start_node = None, None
     if init.type == "declaration":
         d = init.child_by_field_id(F_DECLARATOR)
@@ -105,22 +104,40 @@ def trip_count(ctx: Place, loop: Node) -> tuple[int | None, str | Callable[[], s
         var, start_node = (text_of(src, left) if left is not None else None,
                            init.child_by_field_id(F_RIGHT))
     if var is None or start_node is None:
-        return None, f"`{snippet(text_of(src, init))}` does not initialise one variable"
+        return f"`{snippet(text_of(src, init))}` does not initialise one variable"
+    cond = unparen(cond)
+    if cond.type != "binary_expression":
+        return f"the condition `{snippet(text_of(src, cond))}` is not a comparison"
+    op = operator_of(cond)
+    left, right = cond.child_by_field_id(F_LEFT), cond.child_by_field_id(F_RIGHT)
+    if left is not None and right is not None and text_of(src, unparen(right)) == var:
+        left, right, op = right, left, _FLIP.get(op, op)
+    if left is None or right is None or text_of(src, unparen(left)) != var or op not in _FLIP:
+        return f"the condition `{snippet(text_of(src, cond))}` does not compare `{var}`"
+    return var, start_node, right, op
+
+
+def trip_count(ctx: Place, loop: Node) -> tuple[int | None, str | Callable[[], str]]:
+    """The number of iterations of a counted ``for`` loop, or None and why not (a reason
+    that cites a declaration is a function that writes it, called when it is read)."""
+    src = ctx.unit.source
+    if loop.type != "for_statement":
+        return None, (f"a {_LOOP_WORDS.get(loop.type, loop.type)} has no counted "
+                      "header")
+    init = loop.child_by_field_id(F_INITIALIZER)
+    cond = loop.child_by_field_id(F_CONDITION)
+    update = loop.child_by_field_id(F_UPDATE)
+    if init is None or cond is None or update is None:
+        return None, "the loop header lacks an initializer, a condition or an update"
+    header = loop_header(src, loop)
+    if isinstance(header, str):
+        return None, header
+    var, start_node, right, op = header
     ev = Evaluator(ctx)
     lo = ev.node(start_node, src)
     if not isinstance(lo, int):
         return None, lambda: (f"the start `{snippet(text_of(src, start_node))}` is not "
                               f"constant: {ev.why}")
-    cond = unparen(cond)
-    if cond.type != "binary_expression":
-        return None, f"the condition `{snippet(text_of(src, cond))}` is not a comparison"
-    op = operator_of(cond)
-    left, right = cond.child_by_field_id(F_LEFT), cond.child_by_field_id(F_RIGHT)
-    flip = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "!=": "!="}
-    if text_of(src, unparen(right)) == var:
-        left, right, op = right, left, flip.get(op, op)
-    if text_of(src, unparen(left)) != var or op not in flip:
-        return None, f"the condition `{snippet(text_of(src, cond))}` does not compare `{var}`"
     hi = ev.node(right, src)
     if not isinstance(hi, int):
         return None, lambda: (f"the bound `{snippet(text_of(src, right))}` is not constant: "

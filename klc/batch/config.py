@@ -96,8 +96,8 @@ class BatchConfig:
         """The rules, compiled: every problem of every file reported together (RuleError),
         a rule name defined twice refused, unknown ``rule_names`` refused."""
         from klc import plugins
-        from klc.pipeline import check_hole_names, resolve_holes
         from klc.rule import RuleSet, select_rules
+        from klc.rule.values import check_hole_names, resolve_holes
 
         plugins.load()  # (a spawned worker process loads the rules again)
         rules = list(RuleSet.load(self.rule_files).rules)  # every file's problems at once

@@ -17,6 +17,7 @@ from klc.edits.base import (
 )
 from klc.edits.bytes import ByteEdit
 from klc.edits.render import render
+from klc.edits.replace import BRACELESS_BODY
 from klc.rule import CompileContext, Edit, EditSpec, Rule
 from klc.rule.printer import block
 from klc.rule.registry import EditKind
@@ -111,10 +112,24 @@ def _remove_statement(unit: Unit, fn: Function, text: str) -> ByteEdit | None:
         end = unit.source.find(b"\n", pos + 1, fn.body_end)
         end = fn.body_end if end < 0 else end
         line = unit.source[pos + 1:end].decode("utf-8", "replace")
-        if " ".join(line.split()) == want:
+        if " ".join(line.split()) == want and not _unbraced_body(unit, pos + 1 + len(
+                line) - len(line.lstrip())):
             return ByteEdit(pos, end, "", "remove_statement")
         pos = end if end < fn.body_end else -1
     return None
+
+
+def _unbraced_body(unit: Unit, at: int) -> bool:
+    """The statement that starts at byte ``at`` is the unbraced body of a loop or a branch:
+    deleting it would make the next statement that body."""
+    node = unit.tree.root_node.descendant_for_byte_range(at, at)
+    while node is not None and node.parent is not None and node.parent.start_byte == at:
+        node = node.parent
+    while node is not None and node.parent is not None and not (
+            node.type.endswith("statement") or node.type == "declaration"):
+        node = node.parent
+    return node is not None and node.parent is not None and \
+        node.parent.type in BRACELESS_BODY
 
 
 # the kinds this file defines (``klc.plugins`` hands them to the rule loader)

@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
+from klc.cuda.syntax import parser
 from klc.edits.base import InvertContext, KindEdit, PlanContext, compile_code, indent_block
 from klc.edits.bytes import ByteEdit, minimal_edit
 from klc.edits.render import SUBST_RE, in_context, line_indent, render
@@ -71,13 +72,49 @@ def replace_match(match: Match, template: str, holes: dict[str, str],
     if unit.source[line_start:match.start].strip():
         indent = line_indent(unit.source, match.start)
         text = in_context(render(template, match, holes, indent, overrides), match.nodes)
-        return minimal_edit(unit.source, ByteEdit(match.start, match.end,
-                                                  _keep_attributes(match, text), "replace"))
+        text = _braced(match, _keep_attributes(match, text), indent)
+        return minimal_edit(unit.source, ByteEdit(match.start, match.end, text, "replace"))
     code = next((n for n in match.nodes if not n.type.startswith("preproc")), match.nodes[0])
     indent = line_indent(unit.source, code.start_byte)
-    text = render(template, match, holes, indent, overrides)
-    return minimal_edit(unit.source, ByteEdit(line_start, match.end,
-                                              indent + _keep_attributes(match, text), "replace"))
+    text = _braced(match, _keep_attributes(match, render(template, match, holes, indent,
+                                                         overrides)), indent)
+    return minimal_edit(unit.source, ByteEdit(line_start, match.end, indent + text,
+                                              "replace"))
+
+
+# statements whose body may be one statement without braces
+BRACELESS_BODY = frozenset({"for_statement", "for_range_loop", "while_statement",
+                             "do_statement", "if_statement", "else_clause"})
+
+
+def _braced(match: Match, text: str, indent: str) -> str:
+    """The replacement in braces where the matched statement is the unbraced body of a
+    loop or a branch (`for (...)` then one statement on the next line) and the
+    replacement holds more than one statement: unbraced, only its first statement would
+    stay in the loop, and the rest would run once after it."""
+    if len(match.nodes) != 1:
+        return text
+    node = match.nodes[0]
+    if node.parent is None or node.parent.type not in BRACELESS_BODY or not (
+            node.type.endswith("statement") or node.type == "declaration") or \
+            _statement_count(text) <= 1:
+        return text
+    first, *rest = text.split("\n")
+    inner = [indent + "    " + first] + ["    " + ln if ln.strip() else ln for ln in rest]
+    return "{\n" + "\n".join(inner) + "\n" + indent + "}"
+
+
+def _statement_count(text: str) -> int:
+    """How many statements (declarations included) the text holds at its top level, read
+    as a function body; 1 when it does not parse as one (the reparse check judges it)."""
+    src = ("void __klc_body__() {\n" + text + "\n}\n").encode()
+    root = parser().parse(src).root_node
+    if root.has_error or not root.named_children:
+        return 1
+    body = root.named_children[0].child_by_field_name("body")
+    if body is None:
+        return 1
+    return sum(1 for c in body.named_children if c.type != "comment")
 
 
 _KEPT_MASKS = frozenset({"attribute", "specifier macro"})

@@ -29,9 +29,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from klc.errors import KlcError
-from klc.fill.trial import declared_idents
 from klc.fsutil import atomic_write
 from klc.measurements import measured
+from klc.rule.fresh import declared_idents
 
 if TYPE_CHECKING:
     from klc.fill import FillRequest, Trial

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 from klc.errors import KlcError
 from klc.fill import FillRequest
 from klc.fill.card import card_values
-from klc.fill.shape import declared_idents, fresh_value, launch_anchors
+from klc.fill.shape import fresh_value, launch_anchors
 from klc.fill.trial import (
     StaticCheck,
     is_slower,
@@ -49,7 +49,7 @@ from klc.fill.trial import (
     slower_note,
     static_check,
 )
-from klc.rule.fresh import required_fresh
+from klc.rule.fresh import declared_idents, required_fresh
 
 if TYPE_CHECKING:
     from klc.pipeline import Site

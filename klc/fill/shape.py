@@ -114,33 +114,12 @@ def launch_anchors(rule: Rule, site: Site, spec: Any | None) -> dict[str, str]:
     return out
 
 
-MAX_FRESH_SUFFIX = 99  # offset, offset_1, ..., offset_99
-
-
-def declared_idents(rule: Rule) -> tuple[str, ...]:
-    """The ident holes whose values the rule's rewrites (``within`` blocks included) declare
-    as new variables (``klc.rule.fresh``): each must be a name the function does not use."""
-    from klc.rule.fresh import declared_holes
-
-    out = dict.fromkeys(declared_holes(rule.edits, rule.holes))
-    for e in rule.edits:
-        for sub in e.subrules():
-            out.update(dict.fromkeys(declared_holes(sub.edits, rule.holes)))
-    return tuple(out)
-
-
 def fresh_value(site: Site, name: str, strict: bool = False) -> str:
     """The first of ``name``, ``name_1``, ``name_2``, ... that is fresh in the site's function
-    as the pipeline judges a declared hole's value (``klc.guards.loops.fresh_in_function``);
-    ``name`` itself when none is (the site is then refused, saying why). ``strict``: as the
-    guard's own ``fresh_name(?h)`` judges it, where the matched code's variables count too
-    (a rewrite that declares ``?accs`` beside the kernel's own ``acc``)."""
+    as the pipeline judges a declared hole's value (``klc.guards.loops.fresh_variant``);
+    ``name`` itself when none is. ``strict``: as the guard's own ``fresh_name(?h)`` judges
+    it, where the matched code's variables count too."""
     from klc.guards import GuardContext
-    from klc.guards.loops import fresh_in_function
+    from klc.guards.loops import fresh_variant
 
-    ctx = GuardContext(site.match)
-    for k in range(MAX_FRESH_SUFFIX + 1):
-        word = f"{name}_{k}" if k else name
-        if fresh_in_function(ctx, word, replaced=not strict).ok:
-            return word
-    return name
+    return fresh_variant(GuardContext(site.match), name, strict)

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from klc.content import sha256 as _sha
 from klc.errors import KlcError
 from klc.fill.card import card_speedup
-from klc.fill.shape import declared_idents
+from klc.rule.fresh import declared_idents
 
 if TYPE_CHECKING:
     from klc.cuda.model import Unit

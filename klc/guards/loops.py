@@ -314,6 +314,45 @@ def evaluate_declared(names: tuple[str, ...], ctx: GuardContext) -> Verdict | No
     return None
 
 
+MAX_FRESH_SUFFIX = 99  # offset, offset_1, ..., offset_99
+
+
+def fresh_variant(ctx: GuardContext, name: str, strict: bool = False, hole: str | None = None,
+                  taken: frozenset[str] = frozenset()) -> str:
+    """The first of ``name``, ``name_1``, ``name_2``, ... that is fresh at the match as
+    :func:`evaluate_declared` judges the value of the declared hole ``hole`` (the matched
+    code's own variables do not count), or with ``strict`` as the guard's own
+    ``fresh_name(?h)`` judges it (they do: a rewrite that declares ``?accs`` beside the
+    kernel's own ``acc``), and not in ``taken`` (the names other holes of the rewrite
+    declare); ``name`` itself when none is (the site is then refused, saying why)."""
+    kept = kept_runs(ctx.match.rule, hole) if hole is not None and not strict else frozenset()
+    for k in range(MAX_FRESH_SUFFIX + 1):
+        word = f"{name}_{k}" if k else name
+        if word not in taken and fresh_in_function(ctx, word, replaced=not strict,
+                                                   kept=kept).ok:
+            return word
+    return name
+
+
+def fresh_defaults(ctx: GuardContext, declared: tuple[tuple[str, bool], ...]
+                   ) -> dict[str, str]:
+    """For each ident hole a rewrite declares and the user gave no value (``declared``: the
+    hole and whether the guard requires its freshness itself), whose default ``ctx.holes``
+    holds and the function already uses: the default's first fresh variant
+    (:func:`fresh_variant`; ``acc`` -> ``acc_1`` in a kernel with its own ``acc``), as
+    Coccinelle's fresh identifiers are made. Holes whose default is fresh are left out."""
+    out: dict[str, str] = {}
+    for hole, strict in declared:
+        value = ctx.holes.get(hole)
+        if value is None:
+            continue
+        taken = frozenset(v for h, v in ctx.holes.items() if h != hole) | frozenset(out.values())
+        word = fresh_variant(ctx, value.strip(), strict, hole, taken)
+        if word != value.strip():
+            out[hole] = word
+    return out
+
+
 def name_run_once(ctx: GuardContext, x: Binding, verb: str) -> tuple[str, Any] | Verdict:
     """(the plain name $X binds, the function), when the match runs once: in no loop of the
     function, which has no ``goto``; else the refusal (the next run of the match comes after

@@ -321,7 +321,19 @@ def _only_in_loops(ctx: GuardContext, fn: Function, bases: tuple[str, ...], axis
 
 def _helpers_read(ctx: GuardContext, fn: Function, words: re.Pattern[bytes]) -> str | None:
     """A function of this file that ``fn`` calls (directly or not) and whose body matches
-    ``words``, or a macro used in ``fn`` whose definition does: its name."""
+    ``words``, or a macro used in ``fn`` whose definition does: its name. Kept per function
+    and words (``Unit.memo``): the loops of one kernel ask the same."""
+    memo = ctx.unit.memo.setdefault(_HELPERS_READ, {})
+    key = (fn.start, fn.end, words.pattern)
+    if key not in memo:
+        memo[key] = _helper_reading(ctx, fn, words)
+    return memo[key]  # type: ignore[no-any-return]
+
+
+_HELPERS_READ = "klc.guards.strides: helpers read"
+
+
+def _helper_reading(ctx: GuardContext, fn: Function, words: re.Pattern[bytes]) -> str | None:
     src, unit = ctx.unit.source, ctx.unit
     defs, macros = file_definitions(unit)
     body = src[fn.body_start:fn.body_end]

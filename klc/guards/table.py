@@ -17,6 +17,7 @@ from klc.guards import (
     alignment,
     btranspose,
     coalesce,
+    coarsen,
     columns,
     constants,
     declarations,
@@ -48,7 +49,7 @@ from klc.rule.guard import GuardCall
 FAMILIES = (declarations, types, constants, writes, launch, alignment, loops, holes,
             lanes, reductions, gridstride, gridfold, gridred, columns, coalesce, gemm, regblock,
             btranspose, treeaddr, strides, macros, padding, stencil,
-            warptile, digits, accumulate, window)
+            warptile, digits, accumulate, window, coarsen)
 
 PREDICATES: dict[str, Predicate] = collect(FAMILIES)
 

@@ -120,3 +120,37 @@ def element_bytes(ctx: GuardContext, x: Binding) -> int | None:
     node = binding_node(x)
     typ = type_of(ctx, node) if node is not None else None
     return _SCALAR_BYTES.get(norm_type(typ.base)) if typ is not None else None
+
+
+# the one-byte integer types whose values a uchar4 store writes bit for bit once converted to
+# unsigned char (modulo 256, as the conversion to the type itself wraps); bool is not one of
+# them: it keeps 0 or 1 where unsigned char keeps the value modulo 256
+_BYTE_INTEGERS = frozenset({"char", "signed char", "unsigned char", "int8_t", "uint8_t"})
+
+
+@predicate("byte_integer", _metavar(), reads=("declarations", "layout"), per_declaration=True)
+def byte_integer(ctx: GuardContext, x: Binding) -> Verdict:
+    """The element type of the pointer or array $X is a one-byte integer: ``char``, ``signed
+    char``, ``unsigned char``, ``int8_t``, ``uint8_t``, or a typedef clang resolves to one
+    (``typedef unsigned char uchar;``). A value converted to it and a value converted to
+    ``unsigned char`` have the same bits, so four of them leave memory as one ``uchar4``
+    (``make_uchar4``); ``bool`` (whose conversion keeps 0 or 1) and wider types are not."""
+    node = binding_node(x)
+    typ = type_of(ctx, node) if node is not None else None
+    if typ is not None and norm_type(typ.base) in _BYTE_INTEGERS:
+        return _yes(f"{quoted(x)} has the one-byte integer element type {typ.base}", x.start)
+    fact, why = type_fact(ctx, x)
+    if fact is None:
+        if typ is not None:
+            return _no(ctx, f"the element type of {quoted(x)} is {typ.base} ({typ.how}): not a "
+                       "one-byte integer", x.start)
+        return _unknown(ctx, f"the type of {quoted(x)} ({ctx.unit.where(x.start)}): {why}",
+                        x.start)
+    t = fact.pointee if fact.pointee is not None else fact
+    canonical = norm_type(" ".join(t.canonical.replace("const", " ").replace("volatile", " ")
+                                    .split()))
+    if canonical in _BYTE_INTEGERS:
+        return _yes(f"{quoted(x)} has element type {fact.element_type} = {canonical}, a "
+                    "one-byte integer (clang)", x.start)
+    return _no(ctx, f"the element type of {quoted(x)} is {fact.element_type} ({canonical}, "
+               f"clang, {ctx.unit.where(x.start)}): not a one-byte integer", x.start)

@@ -15,7 +15,8 @@ from klc.guards.registry import GuardContext, Verdict, _no, _region, _region_arg
 @predicate("else_branch", _region_arg(), reads=("position",))
 def else_branch(ctx: GuardContext, region: str = "anchor") -> Verdict:
     """REGION (default ``anchor``) is the whole else branch of an ``if`` statement: the only
-    statement of its ``else { ... }``, or the statement ``else`` names directly."""
+    statement of its ``else { ... }`` (comments and pragmas aside), or the statement ``else``
+    names directly."""
     span = _region(ctx, region)
     if isinstance(span, Verdict):
         return span
@@ -26,7 +27,8 @@ def else_branch(ctx: GuardContext, region: str = "anchor") -> Verdict:
         node = node.parent
     parent = node.parent if node is not None else None
     if parent is not None and parent.type == "compound_statement":
-        stmts = [c for c in parent.named_children if c.type != "comment"]
+        # a comment or a ``#pragma`` (``#pragma unroll`` before the loop) is no statement
+        stmts = [c for c in parent.named_children if c.type not in ("comment", "preproc_call")]
         if len(stmts) == 1 and stmts[0].start_byte == start and stmts[0].end_byte == end:
             parent = parent.parent
     if parent is not None and parent.type == "else_clause":

@@ -53,10 +53,15 @@ def pattern_of(rule: Rule) -> Pattern:
 
 
 def compiled_anchors(rules: Sequence[Rule]) -> dict[tuple[Any, ...], Pattern]:
-    """The patterns of these rules' anchors, by what they are compiled from; an anchor the
-    matcher refuses is left out (``pattern_of`` says why where it is used)."""
+    """The patterns of these rules' anchors and of the rules nested in their edits (a
+    ``within`` block's, matched inside each site: a process would compile them on its first
+    such site), by what they are compiled from; an anchor the matcher refuses is left out
+    (``pattern_of`` says why where it is used)."""
     table = {}
-    for rule in rules:
+    todo = list(rules)
+    while todo:
+        rule = todo.pop()
+        todo.extend(sub for e in rule.edits for sub in e.subrules())
         try:
             table[_what(rule)] = pattern_of(rule)
         except KlcError:

@@ -362,13 +362,18 @@ class _Matcher:
         if p.seq is not None:
             nxt = ps[i + 1] if i + 1 < len(ps) else None
             # the run ends where the next element can match: a node of its potential kinds
+            # that holds the code of the metavariables it repeats (``_holds_bound``)
             fixed = nxt.starts if nxt is not None else None
+            repeats = _repeated(nxt) if fixed is not None else ()
+            repeats = tuple(x for x in map(b.get, repeats) if x is not None) if repeats else ()
             n = len(ts)
             # (statement dots skip as little as they can: the shortest run first; a run that
             # ends the pattern takes the rest of the block, as one in a block does)
             longest = (anchored or i + 1 == len(ps)) and p.dots is None
             for k in range(n, j - 1, -1) if longest else range(j, n + 1):
                 if fixed is not None and (k == n or ts[k].type not in fixed):
+                    continue
+                if repeats and not self._holds_bound(repeats, ts[k]):
                     continue
                 trial = dict(b)
                 if p.dots is not None and j > 0 and k < n:
@@ -401,6 +406,22 @@ class _Matcher:
             b.clear()
             b.update(trial)
         return end
+
+    def _holds_bound(self, bound: tuple[Binding, ...], t: Node) -> bool:
+        """False when the code of a binding that is one word (an identifier, a number) is
+        nowhere in ``t``: a node where that metavariable stands again must repeat it (the same
+        bytes, or equal but for blanks and comments, which a word cannot hold)."""
+        src = self.source
+        for x in bound:
+            word = src[x.start:x.end]
+            if not word or _WORDY.fullmatch(word) is None:
+                continue
+            if x._source is not src and (x._text is None or x._text != word.decode(
+                    "utf-8", "replace")):
+                continue  # (a binding made on other code)
+            if src.find(word, t.start_byte, t.end_byte) < 0:
+                return False
+        return True
 
     def early_return(self, p: PNode, ts: list[Node], j: int, b: dict[str, Binding]) -> int | None:
         """The isomorphism ``early_return`` (``klc.match.iso``): a run's last statement
@@ -440,6 +461,35 @@ class _Matcher:
         b.clear()
         b.update(trial)
         return len(ts)
+
+
+_WORDY = re.compile(rb"[A-Za-z0-9_$]+")
+
+# the metavariables a match of a pattern node compares inside the matched node, by the node's
+# id (the node kept beside them)
+_REPEATED: dict[int, tuple[PNode, tuple[str, ...]]] = {}
+
+
+def _repeated(p: PNode) -> tuple[str, ...]:
+    """The names of the one-node metavariables (``$X``, not runs nor text fragments) that
+    every way of matching ``p`` against a node binds or compares inside that node: under an
+    alternation, those all its spellings hold (of the ``early_return`` spelling, those of
+    the ``if`` it matches the node against: the rest of the block is outside the node)."""
+    held = _REPEATED.get(id(p))
+    if held is None or held[0] is not p:
+        held = _REPEATED[id(p)] = (p, tuple(sorted(_inside(p))))
+    return held[1]
+
+
+def _inside(p: PNode) -> set[str]:
+    if p.alts:
+        return set.intersection(*(
+            (_inside(a.children[0]) if a.children else set()) if a.type == EARLY
+            else _inside(a) for a in p.alts))
+    names = {p.metavar} if p.metavar is not None and p.metavar != "_" else set()
+    for c in p.children:
+        names |= _inside(c)
+    return names
 
 
 def _same_code(a: str, b: str) -> bool:

@@ -14,8 +14,9 @@ from klc.match.dots import dots_hold
 from klc.match.engine import _Matcher, block_statements
 from klc.match.iso_checks import split_obligations
 from klc.match.model import Binding, Match
-from klc.match.pattern import Pattern, PNode
+from klc.match.pattern import Pattern, PNode, _words_of
 from klc.match.reading import read_matches
+from klc.match.specialise import _specialise
 from klc.rule.dots import RUN_PREFIX
 
 if TYPE_CHECKING:
@@ -234,6 +235,13 @@ def possible(pattern: Pattern, unit: Unit) -> bool:
     present = unit.memo.get(_PRESENT)
     if present is None:
         present = unit.memo[_PRESENT] = {}
+    held = present.get(pattern.key)  # (asked once per rule's branch, and again to match)
+    if held is None:
+        held = present[pattern.key] = _possible(pattern, unit, present)
+    return held  # type: ignore[no-any-return]
+
+
+def _possible(pattern: Pattern, unit: Unit, present: dict[Any, bool]) -> bool:
     source = None
     for w in pattern.words:
         has = present.get(w)
@@ -277,6 +285,8 @@ def _matches(pattern: Pattern, unit: Unit, rule: Rule | None = None,
     fitted = unit.memo.get(_FITTED)
     if fitted is None:
         fitted = unit.memo[_FITTED] = {}
+    root = pattern.elements[0]
+    fast: Any = None
     done: set[int] = set()  # (the candidates matched as written: klc.match.reading)
     for node in candidates.get(pattern.root_type, ()):
         if words:
@@ -295,18 +305,25 @@ def _matches(pattern: Pattern, unit: Unit, rule: Rule | None = None,
                 block = statements[node.id] = (kids, [k.type for k in kids])
             kids, types = block
             held = True
+            first: tuple[int, ...] | None = None
+            start = pattern.elements[0]
             for e in pattern.fixed:
-                key = (id(e), node.id)  # (the branches of an anchor share their statements)
-                held = fitted.get(key)
-                if held is None:
-                    held = fitted[key] = any(t == e.type and m.fits(e, kids[i])
-                                             for i, t in enumerate(types))
+                # the statements ``e`` fits (all of them for the run's first statement, where
+                # the run may start; else the first): the branches of an anchor share them
+                every = e is start
+                key = (id(e), node.id)
+                got = fitted.get(key)
+                if got is None or (every and not got[0]):
+                    got = fitted[key] = (every, _fitting(m, e, kids, types, find, every))
+                held = bool(got[1])
                 if not held:
                     break
+                if every:
+                    first = got[1]
             if not held:
                 continue  # a statement of the run fits none of the block's
             fixed = pattern.elements[0].starts
-            for j in range(len(kids)):
+            for j in range(len(kids)) if first is None else first:
                 if fixed is not None and types[j] not in fixed:
                     continue  # a run must start with a potential kind of its first statement
                 b: dict[str, Binding] = {}
@@ -320,13 +337,51 @@ def _matches(pattern: Pattern, unit: Unit, rule: Rule | None = None,
                             obligations=oblige(b))
         else:
             b = {}
-            if m.node(pattern.elements[0], node, b):
+            if fast is None:  # (``_Matcher.node``, called here without its indirection)
+                fast = root.fast if root.fast is not None else _specialise(root)
+            if fast(node, b, m) if fast is not False else m.generic(root, node, b):
                 done.add(node.id)
                 yield Match(rule, unit, unit.function_at(node.start_byte),  # type: ignore[arg-type]
                             node.start_byte, node.end_byte, (node,), b,
                             obligations=oblige(b))
     if pattern.reads:
         yield from read_matches(pattern, unit, rule, candidates.get(pattern.root_type, []), done)
+
+
+def _fitting(m: _Matcher, e: PNode, kids: list[Node], types: list[str],
+             find: Callable[[bytes, int, int], int], every: bool) -> tuple[int, ...]:
+    """The indices of a block's statements that the fixed statement ``e`` of a run fits
+    (``_Matcher.fits``; ``every`` off: the first only): a statement of its kind holding every
+    word of ``e`` (a match holds its words, as a candidate holds its anchor's), in order."""
+    kind = e.type
+    words = _element_words(e)
+    out = []
+    for i, t in enumerate(types):
+        if t != kind:
+            continue
+        k = kids[i]
+        if words:
+            s, end = k.start_byte, k.end_byte
+            if any(find(w, s, end) < 0 for w in words):
+                continue
+        if m.fits(e, k):
+            out.append(i)
+            if not every:
+                break
+    return tuple(out)
+
+
+# the words of a run's fixed statements (``klc.match.pattern._words_of``), by the statement's
+# id (the statement is kept beside them: an id is never reused while it is held)
+_ELEMENT_WORDS: dict[int, tuple[PNode, tuple[bytes, ...]]] = {}
+
+
+def _element_words(e: PNode) -> tuple[bytes, ...]:
+    held = _ELEMENT_WORDS.get(id(e))
+    if held is None or held[0] is not e:
+        held = _ELEMENT_WORDS[id(e)] = (e, tuple(sorted(w.encode()
+                                                        for w in _words_of(e, {}))))
+    return held[1]
 
 
 _OBLIGES: dict[str, bool] = {}

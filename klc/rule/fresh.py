@@ -270,6 +270,17 @@ def required_not_fresh(guard: GuardExpr | None) -> list[tuple[str, GuardNot]]:
 
 
 @lru_cache(maxsize=1024)
+def declared_idents(rule: Rule) -> tuple[str, ...]:
+    """The ident holes whose values the rule's rewrites (``within`` blocks included) declare
+    as new variables (:func:`declared_holes`): each must be a name the function does not use."""
+    out = dict.fromkeys(declared_holes(rule.edits, rule.holes))
+    for e in rule.edits:
+        for sub in e.subrules():
+            out.update(dict.fromkeys(declared_holes(sub.edits, rule.holes)))
+    return tuple(out)
+
+
+@lru_cache(maxsize=1024)
 def implied_fresh(rule: Rule, outer: Rule | None = None) -> tuple[str, ...]:
     """The ident holes whose values must be fresh at a site of ``rule`` beyond what its guard
     says: those its own rewrites declare, less those its guard (or, for a ``within`` block's

@@ -25,8 +25,9 @@ from klc.cuda.model import Unit
 from klc.cuda.parse import parse_bytes
 from klc.guards import GuardContext, evaluate
 from klc.match import _Matcher, block_statements, compile_pattern, find_matches
-from klc.pipeline import find_sites, resolve_holes
+from klc.pipeline import find_sites
 from klc.rule import RuleSet
+from klc.rule.values import resolve_holes
 
 ROOT = Path(__file__).resolve().parents[2]
 

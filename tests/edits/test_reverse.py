@@ -26,14 +26,16 @@ FAMILIES = tuple(sorted(p.parent.name for p in (ROOT / "bench" / "lineages").glo
 # for `__launch_bounds__(WARPS * 32)`): equal as code once the names are folded
 FOLDED = {"add_launch_bounds", "pack_warps_per_block", "rows_per_thread", "tile_transpose",
           "tile_rows_loop_transpose", "rows_loop_tile_transpose",
-          "split_k_loop", "privatize_atomic_histogram", "batched_tile_transpose",
+          "split_k_loop", "privatize_atomic_histogram", "privatize_stride_atomic_histogram",
+          "batched_tile_transpose",
           "shared_tiles_to_regblock_rows", "naive_matmul_to_shared_tiles",
           "direct_stencil_to_halo_tile", "direct_offset_stencil_to_halo_tile",
           "direct_unweighted_offset_stencil_to_halo_tile", "lane_keys_to_warp_key_tile",
           "thread_per_output_to_value_tiles", "clipped_window_to_zero_fill_halo_tile",
           "checked_window_to_zero_fill_halo_tile", "zero_padded_window_to_halo_tile",
           "clamped_window_to_halo_tile", "zero_fill_halo_tile_rows_per_thread",
-          "clamped_unweighted_window_to_halo_tile"}
+          "clamped_unweighted_window_to_halo_tile", "stencil_rows_per_thread",
+          "row_pixels_per_thread"}
 
 
 @pytest.fixture(scope="module")

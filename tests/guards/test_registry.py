@@ -13,9 +13,10 @@ from klc.guards.registry import Verdict
 def test_the_traits_give_the_tables_the_caches_read() -> None:
     assert with_trait(lambda t: t.per_declaration) == {
         "is_kernel_param", "is_const", "is_restrict", "no_write", "writes_in", "is_identifier",
-        "elem_type", "is_pointer", "vector_elems"}
+        "elem_type", "is_pointer", "vector_elems", "byte_integer"}
     assert with_trait(lambda t: t.reads_layout) == {
-        "aligned", "element_aligned", "elem_type", "vector_elems", "smem_fits", "index_below",
+        "aligned", "element_aligned", "elem_type", "vector_elems", "byte_integer", "smem_fits",
+        "index_below",
         "is_pointer",
         "restrict_safe", "elementwise_only", "double_buffered"}
     assert with_trait(lambda t: t.reads_rule) == {"smem_fits"}

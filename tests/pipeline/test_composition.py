@@ -176,7 +176,8 @@ def test_the_oracle_sees_a_stale_round(skills: list) -> None:
     """What the property test asks of each round: applied one rule after another, the later
     rule still holds. A round planned on the original unit for both fails it."""
     from klc.edits import plan
-    from klc.pipeline import Outcome, resolve_holes
+    from klc.pipeline import Outcome
+    from klc.rule.values import resolve_holes
 
     unit = parse_file(str(CHANNEL))
     names = ("add_launch_bounds", "thread_per_column_to_block_column_reduce2")

@@ -83,23 +83,31 @@ def _offset_param(text: str) -> str:
     return text.replace("acc += x[i];", "acc += x[offset + i];", 1)
 
 
-def test_shuffle_block_reduce_refused_where_offset_is_a_parameter() -> None:
+def test_shuffle_block_reduce_takes_a_fresh_variant_where_offset_is_a_parameter() -> None:
     rule = skill("block_reduce.rule", "shuffle_block_reduce")
     unit = golden("shuffle_block_reduce", "reduce_sum_v04.cu", _offset_param)
+    # no value given: the default `offset` is the kernel's parameter, so the site takes its
+    # first fresh variant (Coccinelle's fresh identifiers), shown among the site's holes
     sites = find_sites(unit, [rule], spec=spec_of(unit))
-    assert len(sites) == 1 and not sites[0].ok and sites[0].stage == "guard"
-    assert sites[0].reason.startswith("?o names a variable the rewrite declares: `offset` is "
-                                      "already used in `reduce_sum` (")
+    assert len(sites) == 1 and sites[0].ok and sites[0].holes == {"o": "offset_1"}
     out = apply_rules(unit, [rule], spec=spec_of(unit))
-    assert not out.changed and out.refused
-    # apply_site judges the given value again: a clash refused, a fresh name applied
-    again = apply_site(unit, sites[0], {"o": "offset"}, spec_of(unit))
-    assert not again.changed and "`offset` is already used" in again.refused[0].reason
-    fresh = apply_site(unit, sites[0], {"o": "offset_1"}, spec_of(unit))
-    assert fresh.changed and not fresh.refused
-    new = fresh.source.decode()
+    assert out.changed and not out.refused
+    new = out.source.decode()
     assert "for (int offset_1 = 16; offset_1 > 0; offset_1 >>= 1)" in new
     assert "acc += x[offset + i];" in new
+    # a value the user gives is judged as given: the clash is refused, saying why
+    given = find_sites(unit, [rule], {"o": "offset"}, spec_of(unit))
+    assert len(given) == 1 and not given[0].ok and given[0].stage == "guard"
+    assert given[0].reason.startswith("?o names a variable the rewrite declares: `offset` is "
+                                      "already used in `reduce_sum` (")
+    assert not apply_rules(unit, [rule], {"o": "offset"}, spec_of(unit)).changed
+    again = apply_site(unit, sites[0], {"o": "offset"}, spec_of(unit))
+    assert not again.changed and "`offset` is already used" in again.refused[0].reason
+    # a taken variant is skipped too
+    both = golden("shuffle_block_reduce", "reduce_sum_v04.cu",
+                  lambda t: _offset_param(t).replace("int offset)", "int offset, int offset_1)")
+                  .replace("x[offset + i]", "x[offset + offset_1 + i]"))
+    assert find_sites(both, [rule], spec=spec_of(both))[0].holes == {"o": "offset_2"}
 
 
 def test_shuffle_block_reduce_applies_where_nothing_clashes() -> None:
@@ -112,16 +120,19 @@ def test_shuffle_block_reduce_applies_where_nothing_clashes() -> None:
     assert out.source == expected
 
 
-def test_klc_list_says_why(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_klc_list_shows_the_fresh_variant_and_apply_says_why_a_given_name_clashes(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     src = _offset_param((GOLDEN / "shuffle_block_reduce" / "reduce_sum_v04.cu").read_text())
     path = tmp_path / "reduce.cu"
     path.write_text(src)
-    assert main(["list", "--all", "--skills", str(ROOT / "skills" / "block_reduce.rule"),
-                 str(path)]) == 0
+    skills = ["--skills", str(ROOT / "skills" / "block_reduce.rule")]
+    assert main(["list", "--all", *skills, str(path)]) == 0
     out = capsys.readouterr().out
-    assert "shuffle_block_reduce" in out
-    assert "why not: ?o names a variable the rewrite declares: `offset` is already used in " \
-        "`reduce_sum` (" in out
+    assert "shuffle_block_reduce" in out and "?o=offset_1" in out and "why not" not in out
+    assert main(["apply", *skills[1:], str(path), "--hole", "o=offset"]) == 1
+    err = capsys.readouterr().err
+    assert "?o names a variable the rewrite declares: `offset` is already used in " \
+        "`reduce_sum` (" in err
 
 
 def test_search_filler_picks_a_fresh_variant() -> None:
@@ -149,10 +160,11 @@ def test_search_filler_picks_a_fresh_variant() -> None:
 # gemm tiles and buffering
 
 
-def test_pack_output_fragment_refused_where_o_is_a_local() -> None:
+def test_pack_output_fragment_refuses_a_given_o_that_is_a_local() -> None:
     rule = skill("gemm_tiles.rule", "pack_output_fragment")
-    unit = golden("pack_output_fragment", "output_offset_o.cu")
-    sites = find_sites(unit, [rule], spec=spec_of(unit))
+    unit = golden("pack_output_fragment", "output_offset_o_given.cu")
+    assert find_sites(unit, [rule], spec=spec_of(unit))[0].holes == {"o": "o_1"}  # no value
+    sites = find_sites(unit, [rule], {"o": "o"}, spec=spec_of(unit))
     assert len(sites) == 1 and not sites[0].ok
     assert "?o names a variable the rewrite declares: `o` is already used in `sgemm`" \
         in sites[0].reason
@@ -161,14 +173,15 @@ def test_pack_output_fragment_refused_where_o_is_a_local() -> None:
     assert "float4 o_1 = make_float4(acc[i][j]" in out.source.decode()
 
 
-def test_tile_buffer_dimension_refused_where_buf_is_a_parameter() -> None:
+def test_tile_buffer_dimension_refuses_a_given_buf_that_is_a_parameter() -> None:
     rule = skill("gemm_tiles.rule", "tile_buffer_dimension")
 
     def with_buf(text: str) -> str:  # a real spelling: the output buffer named `buf`
         return text.replace("float* C,", "float* buf,", 1).replace("C[", "buf[")
 
     unit = golden("tile_buffer_dimension", "sgemm_v27.cu", with_buf)
-    sites = find_sites(unit, [rule], spec=None)
+    assert find_sites(unit, [rule], spec=None)[0].holes == {"buf": "buf_1"}  # no value
+    sites = find_sites(unit, [rule], {"buf": "buf"}, spec=None)
     assert len(sites) == 1 and not sites[0].ok
     assert "?buf names a variable the rewrite declares: `buf` is already used in `sgemm`" \
         in sites[0].reason
@@ -237,7 +250,9 @@ def test_within_block_declaring_a_hole_is_judged_at_its_sub_match() -> None:
     rule = load_rules_text(WITHIN_RULE, "w.rule")[0]
     assert implied_fresh(rule) == ()  # the rule's own edits declare nothing; the block does
     unit = parse_bytes(ROW_SUM.encode(), "row_sum.cu")
-    sites = find_sites(unit, [rule])
+    taken = find_sites(unit, [rule])  # no value: the default's fresh variant
+    assert len(taken) == 1 and taken[0].ok and taken[0].holes == {"o": "offset_1"}
+    sites = find_sites(unit, [rule], {"o": "offset"})
     assert len(sites) == 1 and not sites[0].ok
     assert "none of its 1 sub-rule matches inside it" in sites[0].reason
     assert "?o names a variable the rewrite declares: `offset` is already used in `row_sum`" \
@@ -279,8 +294,10 @@ def test_explicit_fresh_name_is_judged_once() -> None:
     rule = load_rules_text(text, "f.rule")[0]
     assert implied_fresh(rule) == ()  # the guard requires it: no second judgement
     src = "__global__ void k(float* y, int scratch) {\n    y[threadIdx.x] = 0.0f;\n}\n"
-    site = find_sites(parse_bytes(src.encode(), "k.cu"), [rule])[0]
+    unit = parse_bytes(src.encode(), "k.cu")
+    site = find_sites(unit, [rule], {"buf": "scratch"})[0]
     assert not site.ok and site.reason.startswith("`scratch` is already used in `k`")
+    assert find_sites(unit, [rule])[0].holes == {"buf": "scratch_1"}  # no value given
 
 
 CONTRADICTION = """
@@ -366,10 +383,13 @@ def test_kept_in_scope_reads_each_declarations_scope() -> None:
 def test_a_name_the_kept_code_declares_is_not_fresh() -> None:
     """The kept body's own `float v` would be declared twice (or, nested, shadow ?t where the
     rewrite reads it); before, `v` counted as the matched code's own variable and passed."""
-    sites = find_sites(parse_bytes(BODY_DECLARES_V, "k.cu"), load_rules_text(KEEPS, "k.rule"))
+    unit, rules = parse_bytes(BODY_DECLARES_V, "k.cu"), load_rules_text(KEEPS, "k.rule")
+    sites = find_sites(unit, rules, {"t": "v"})
     assert [(s.ok, s.reason) for s in sites] == [(False, (
         "?t names a variable the rewrite declares: `v` is declared in code the rewrite keeps "
         "(k.cu:4:9)"))]
+    # the default `v` untold: its first variant the kept code does not declare
+    assert [(s.ok, s.holes) for s in find_sites(unit, rules)] == [(True, {"t": "v_1"})]
 
 
 def test_a_declaration_scoped_before_the_kept_run_is_no_clash() -> None:

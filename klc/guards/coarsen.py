@@ -1,0 +1,205 @@
+"""Guard predicates for a stencil's rows per thread (passes/stencil_rows.rule and its inverse):
+``window_rows`` and ``grid_rows_cover``.
+
+A thread that computes several vertically adjacent output rows pays off where the rows'
+windows overlap: the window of row y reads rows y - R .. y + R, the next row's window all but
+one of them again, so that they come from registers or the cache. ``window_rows($$$S, $Y)``
+says that the code computing one pixel holds such a window: a loop over rows around ``$Y``
+whose radius is a compile-time constant R >= 1, in the spellings of first stencils:
+
+- clipped: ``for (v = max(y - R, 0); v <= min(y + R, H - 1); v++)`` (the integer ``max`` and
+  ``min``, their arguments in either order);
+- constant bounds: ``for (v = y - R; v <= y + R; v++)`` (an interior fast path);
+- offsets: ``for (dy = -R; dy <= R; dy++)`` whose body reads row ``y + dy``.
+
+A radius the kernel reads from memory or takes as a parameter is not a constant: the window
+loops then run a trip count the compiler cannot unroll, and the rows per thread would only add
+a loop around them (refused, with the radius named).
+
+``grid_rows_cover($H, ?rpt)`` is the geometry's condition: the grid divided by ?rpt (rounded
+up) numbers the same rows below H as the grid it divides. It does when that grid reaches every
+row (grid.y * block.y >= H: both then compute every row, each once) or when ?rpt divides
+grid.y (the shorter grid's threads take exactly the rows of the taller one's); a grid that
+stops short of H on purpose (a kernel launched on the top of an image) and does not divide
+would have rows computed that the original leaves alone.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tree_sitter import Node
+
+from klc.analysis.constants import Evaluator, describe_arg, kernel_spec, number_arg, spec_for
+from klc.analysis.loops import loop_header
+from klc.analysis.tree import cited, in_span, nodes_of, quoted, text_of, unparen
+from klc.guards.constants import _as_spec_expr
+from klc.guards.registry import (
+    ArgSpec,
+    GuardContext,
+    Verdict,
+    _metavar,
+    _no,
+    _unknown,
+    _yes,
+    predicate,
+)
+from klc.match import Binding
+from klc.spec import Bound, default_verify_sizes
+from klc.spec.expr import evaluate, launch_dims
+
+_MAXES = frozenset({"max"})
+_MINS = frozenset({"min"})
+
+
+def _call(node: Node, src: bytes, names: frozenset[str]) -> list[Node] | None:
+    """The arguments of a call of one of ``names`` (``max(a, b)``), else None."""
+    node = unparen(node)
+    if node.type != "call_expression":
+        return None
+    fn = node.child_by_field_name("function")
+    args = node.child_by_field_name("arguments")
+    if fn is None or args is None or text_of(src, fn) not in names:
+        return None
+    return [a for a in args.named_children if a.type != "comment"]
+
+
+def _offset(node: Node, src: bytes, y: str, op: str) -> Node | None:
+    """R where ``node`` is ``y op R`` (``y - R``, ``y + R``; for ``+`` also ``R + y``)."""
+    node = unparen(node)
+    if node.type != "binary_expression":
+        return None
+    left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+    oper = node.child_by_field_name("operator")
+    if left is None or right is None or oper is None or text_of(src, oper) != op:
+        return None
+    if text_of(src, unparen(left)) == y:
+        return right
+    if op == "+" and text_of(src, unparen(right)) == y:
+        return left
+    return None
+
+
+def _bound(node: Node, src: bytes, y: str, op: str, clip: frozenset[str]) -> Node | None:
+    """R of a window bound around ``y``: ``y op R``, or clipped ``max(y - R, 0)`` /
+    ``min(y + R, H - 1)`` (either argument order)."""
+    r = _offset(node, src, y, op)
+    if r is not None:
+        return r
+    args = _call(node, src, clip)
+    if args is None or len(args) != 2:
+        return None
+    for a in args:
+        r = _offset(a, src, y, op)
+        if r is not None:
+            return r
+    return None
+
+
+def _reads_row(loop: Node, src: bytes, y: str, d: str) -> bool:
+    """The loop's body computes ``y + d`` (or ``d + y``) somewhere: the window's row."""
+    body = loop.child_by_field_name("body")
+    if body is None:
+        return False
+    stack = [body]
+    while stack:
+        n = stack.pop()
+        if n.type == "binary_expression":
+            oper = n.child_by_field_name("operator")
+            left, right = n.child_by_field_name("left"), n.child_by_field_name("right")
+            if oper is not None and left is not None and right is not None \
+                    and text_of(src, oper) == "+" \
+                    and {text_of(src, unparen(left)), text_of(src, unparen(right))} == {y, d}:
+                return True
+        stack.extend(n.named_children)
+    return False
+
+
+@predicate("window_rows", ArgSpec("$$$S", frozenset({"metavar", "sequence"})), _metavar("$Y"),
+           reads=("arguments", "declarations", "spec"))
+def window_rows(ctx: GuardContext, stmts: Binding, y: Binding) -> Verdict:
+    """The code $$$S holds a loop over the rows of a window around row $Y whose radius is a
+    compile-time constant R >= 1: ``max(y - R, 0) .. min(y + R, H - 1)``, ``y - R .. y + R``,
+    or offsets ``-R .. R`` added to y: vertically adjacent pixels share 2R of their window's
+    rows."""
+    unit, src = ctx.unit, ctx.unit.source
+    row = y.text.strip()
+    seen: list[str] = []
+    for loop in in_span(nodes_of(unit, "for_statement"), stmts.start, stmts.end):
+        parts = loop_header(src, loop)  # for (int v = lo; v <= hi; ...), hi >= v read so
+        if isinstance(parts, str) or parts[3] not in ("<=", "<"):
+            continue
+        var, lo, hi, op = parts
+        lo_r = _bound(lo, src, row, "-", _MAXES)
+        hi_r = _bound(hi, src, row, "+", _MINS)
+        offsets = False
+        if lo_r is not None and hi_r is not None and op == "<=":
+            radius = [lo_r, hi_r]
+        elif lo_r is None and hi_r is None and op == "<=" and _reads_row(loop, src, row, var):
+            radius, offsets = [lo, hi], True  # offsets: -R .. R
+        else:
+            continue
+        where = cited(unit, loop.start_byte, loop.child_by_field_name("body").start_byte
+                      if loop.child_by_field_name("body") is not None else loop.end_byte)
+        values = []
+        for r in radius:
+            ev = Evaluator(ctx)
+            v = ev.node(r, src)
+            if not isinstance(v, int) or isinstance(v, bool):
+                seen.append(f"the radius `{text_of(src, r)}` of {where} is not a compile-time "
+                            f"constant{': ' + ev.why if ev.why else ''}")
+                break
+            values.append(v)
+        else:
+            if offsets:  # lo = -R, hi = R
+                values[0] = -values[0]
+            if values[0] != values[1] or values[0] < 1:
+                seen.append(f"{where} walks rows {text_of(src, lo)} .. {text_of(src, hi)}: "
+                            "not a window of one radius >= 1 around the row")
+                continue
+            return _yes(f"{where} walks the rows of a window of radius {values[0]} around "
+                        f"{quoted(y)}", loop.start_byte)
+    if seen:
+        return _no(ctx, seen[0], stmts.start)
+    return _no(ctx, f"{quoted(stmts)} holds no loop over the rows of a window around "
+               f"{quoted(y)} (from max({row} - R, 0), {row} - R, or offsets -R added to "
+               f"{row})", stmts.start)
+
+
+@predicate("grid_rows_cover", _metavar("$H"), ArgSpec("N", frozenset({"int", "hole"})),
+           reads=("arguments", "declarations", "spec"))
+def grid_rows_cover(ctx: GuardContext, h: Binding, n: Any) -> Verdict:
+    """At every size the spec runs, the grid's y extent divided by N (rounded up) numbers the
+    same rows below $H: the grid reaches every row (grid.y * block.y >= $H) or N divides
+    grid.y. A skill that gives each thread N rows on a grid N times shorter then computes
+    the rows the kernel computed, no more."""
+    k = number_arg(ctx, n)
+    if not isinstance(k, int) or k <= 0:
+        return _unknown(ctx, f"grid_rows_cover: the rows per thread {describe_arg(n)} are not "
+                        "a known positive integer")
+    bound = spec_for(ctx)
+    spec = kernel_spec(bound)
+    if spec is None:
+        return _no(ctx, f"no spec: the grid's rows are not known to cover {quoted(h)}", h.start)
+    try:
+        h_expr = _as_spec_expr(ctx, h.text, h.start, spec, 0)
+    except ValueError as e:
+        return _no(ctx, f"{quoted(h)} has no value in the spec's terms: {e}", h.start)
+    try:
+        runs = list(spec.verify_sizes) or default_verify_sizes(
+            spec.sizes, launch_dims(spec.block, bound.env() if isinstance(bound, Bound)
+                                    else spec.env())[0])
+        for sizes in (spec.sizes, *runs):
+            env = bound.env(sizes) if isinstance(bound, Bound) else spec.env(sizes)
+            grid_y = launch_dims(spec.grid, env)[1]
+            block_y = launch_dims(spec.block, env)[1]
+            rows = evaluate(h_expr, env)
+            if grid_y * block_y < rows and grid_y % k:
+                return _no(ctx, f"at sizes {sizes} the grid's {grid_y} x {block_y} rows stop "
+                           f"short of {quoted(h)} = {rows} and {k} does not divide {grid_y}: "
+                           f"a grid {k} times shorter would compute rows the kernel leaves "
+                           "alone", h.start)
+    except Exception as e:  # a value the spec's sizes do not give: not proven
+        return _no(ctx, f"the spec's sizes give the grid no value ({e})", h.start)
+    return _yes(f"at every spec size the grid's rows cover {quoted(h)} or {k} divides grid.y",
+                h.start)

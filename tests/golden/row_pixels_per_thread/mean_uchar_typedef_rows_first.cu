@@ -1,0 +1,40 @@
+/* klc-spec
+kernel: meanFilter
+sizes: {height: 4096, width: 4096}
+verify_sizes:
+  - {height: 37, width: 101}
+  - {height: 3, width: 5}
+args:
+  - {name: input, shape: [height, width], type: "unsigned char*", role: in, init: "randint(0, 256)"}
+  - {name: output, shape: [height, width], type: "unsigned char*", role: out}
+  - {name: width, value: width}
+  - {name: height, value: height}
+grid: ["ceil_div(width, 32)", "ceil_div(height, 8)"]
+block: [32, 8]
+bytes: 2 * height * width
+flops: 9 * height * width
+*/
+// A 3 x 3 mean filter over an image of a `uchar` typedef, the row declared before the
+// column and checked first, the window's bounds from a #define.
+typedef unsigned char uchar;
+#define RADIUS 1
+
+__global__ void meanFilter(const uchar* input, uchar* output, int width, int height) {
+    int row = blockIdx.y * blockDim.y + threadIdx.y;
+    int col = blockIdx.x * blockDim.x + threadIdx.x;
+    if (row < height && col < width) {
+        int total = 0;
+        int count = 0;
+        for (int dr = -RADIUS; dr <= RADIUS; ++dr) {
+            for (int dc = -RADIUS; dc <= RADIUS; ++dc) {
+                int r = row + dr;
+                int c = col + dc;
+                if (r >= 0 && r < height && c >= 0 && c < width) {
+                    total += input[r * width + c];
+                    ++count;
+                }
+            }
+        }
+        output[row * width + col] = total / count;
+    }
+}
