@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tree_sitter import Node, Point
+from tree_sitter import Node, Point, Query, QueryCursor
 
 from klc.cuda.syntax import LANGUAGE, parse_expression
 
@@ -210,6 +210,17 @@ def _misread(n: Node, templates: set[bytes], source: bytes) -> bool:
         and parent.type in _EXPRESSIONS | _HOLDERS
 
 
+_QUERY: list[Query] = []
+
+
+def _template_functions() -> Query:
+    """The query of the ``template_function`` nodes (compiled once: a walk of the tree in
+    Python cost more than the listing's matching on large files)."""
+    if not _QUERY:
+        _QUERY.append(Query(LANGUAGE, "(template_function) @t"))
+    return _QUERY[0]
+
+
 def rereadings(root: Node, source: bytes, line_starts: list[int],
                significant: Any) -> dict[int, list[Any]]:
     """For each parent of a misread expression, its significant children (``significant``,
@@ -217,16 +228,16 @@ def rereadings(root: Node, source: bytes, line_starts: list[int],
     reading fails stays as it is."""
     if b"<" not in source or b">" not in source:
         return {}
-    found: list[Node] = []
-    stack = [root]
-    while stack:
-        n = stack.pop()
-        if n.type == "template_function":
-            found.append(n)
-            continue
-        stack.extend(n.children)
+    found = QueryCursor(_template_functions()).captures(root).get("t", [])
     if not found:
         return {}
+    found.sort(key=lambda n: n.start_byte)
+    # the outermost ones (a template_function inside another's arguments is read with it)
+    outer: list[Node] = []
+    for n in found:
+        if not outer or n.start_byte >= outer[-1].end_byte:
+            outer.append(n)
+    found = outer
     templates = _declared_templates(root, source)
     out: dict[int, list[Any]] = {}
     done: set[tuple[int, int]] = set()

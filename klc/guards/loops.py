@@ -326,10 +326,15 @@ def fresh_variant(ctx: GuardContext, name: str, strict: bool = False, hole: str 
     kernel's own ``acc``), and not in ``taken`` (the names other holes of the rewrite
     declare); ``name`` itself when none is (the site is then refused, saying why)."""
     kept = kept_runs(ctx.match.rule, hole) if hole is not None and not strict else frozenset()
+    fn = ctx.function
+    # the function's words, read once: a variant it spells nowhere is judged alone
+    words = set(re.findall(r"[A-Za-z_]\w*", ctx.unit.text(fn.start, fn.body_end))) \
+        if fn is not None else set()
     for k in range(MAX_FRESH_SUFFIX + 1):
         word = f"{name}_{k}" if k else name
-        if word not in taken and fresh_in_function(ctx, word, replaced=not strict,
-                                                   kept=kept).ok:
+        if word in taken or (k and word in words):
+            continue
+        if fresh_in_function(ctx, word, replaced=not strict, kept=kept).ok:
             return word
     return name
 

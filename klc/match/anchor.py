@@ -35,9 +35,14 @@ _MAX_SEEDED = 4096
 
 
 def _what(rule: Rule) -> tuple[Any, ...]:
-    """What a rule's pattern is compiled from."""
+    """What a rule's pattern is compiled from. A skill reads no code through its locals and
+    helpers (``read_through`` is for the walks of experts' code, a simplification's: on
+    every file a listing reads, a skill's retry cost more than the rest of the listing)."""
+    isos_off = rule.isos_off
+    if rule.kind == "skill" and "read_through" not in isos_off:
+        isos_off = (*isos_off, "read_through")
     return (rule.anchors or rule.anchor, f"{rule.path}:{rule.anchor_line}:{rule.anchor_col}",
-            rule.metavar_kinds, rule.isos_off)
+            rule.metavar_kinds, isos_off)
 
 
 def pattern_of(rule: Rule) -> Pattern:

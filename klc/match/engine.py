@@ -48,6 +48,9 @@ class _Matcher:
         # parameter stands for the call's variable); off unless ``reading`` is set
         self.reader = reader
         self.reading = False
+        # in reading mode, whether locals and helpers are read through (off: the kids alone,
+        # where a comparison tree-sitter misread is read again, are what reading mode reads)
+        self.through = True
         self.inl: Any = None
         self.read_spans: list[tuple[int, int]] = []  # (what reading mode read: Match.reads)
 
@@ -89,7 +92,7 @@ class _Matcher:
                           inl.arg.decode(), text)
         if old.text == text or _same_code(old.text, text):
             return True
-        if self.reading and inl is None:
+        if self.reading and self.through and inl is None:
             # (reading mode: the same value once stable locals are read as their values)
             mine = self.reader.read_text(start, end)
             return mine is not None and mine == self.reader.read_text(old.start, old.end)
@@ -115,7 +118,8 @@ class _Matcher:
         """Reading mode: ``p`` against what ``t`` stands for: a stable local's initialiser
         where ``p`` is an expression with parts, a helper's statement where ``t`` is ``x =
         f(x);`` and ``p`` another statement (``klc.match.reading``)."""
-        if p.alts or p.metavar is not None or not p.children or p.type == t.type:
+        if not self.through or p.alts or p.metavar is not None or not p.children \
+                or p.type == t.type:
             return False
         if t.type == "identifier":
             value = self.reader.local_value(t)
@@ -281,7 +285,7 @@ class _Matcher:
             return p.type != "statement" or t.type.endswith("statement") \
                 or t.type in ("declaration", "compound_statement")
         if p.type != t.type:
-            if self.reading and p.children and t.type in _READ_AS:
+            if self.reading and self.through and p.children and t.type in _READ_AS:
                 seen = self.reader.local_value(t) if t.type == "identifier" \
                     else self.reader.inlined(t)
                 seen = getattr(seen, "stmt", seen)

@@ -664,10 +664,12 @@ def expand_isomorphisms(pattern: Pattern, isos_off: tuple[str, ...], where_: str
     but those in ``isos_off`` (``isomorphisms: -NAME`` in the rule; ``-all``: none)."""
     on = enabled(isos_off)
     made = with_isomorphisms(pattern, on, where_) if on else pattern
-    if "read_through" not in on:
-        return made
-    return replace(made, reads=True, key=made.key + "\0read", alternatives=tuple(
-        replace(b, reads=True, key=b.key + "\0read") for b in made.alternatives))
+    # without read_through, the comparisons tree-sitter misread (klc.cuda.repair) are still
+    # read again: a parse's repair, not a reading of the code as something else
+    reads: bool | str = True if "read_through" in on else "rereads"
+    tag = "\0read" if reads is True else "\0reread"
+    return replace(made, reads=reads, key=made.key + tag, alternatives=tuple(
+        replace(b, reads=reads, key=b.key + tag) for b in made.alternatives))
 
 
 def enabled(isos_off: tuple[str, ...]) -> frozenset[str]:

@@ -139,9 +139,10 @@ class Pattern:
     # the metavariables every branch binds (a match keeps only those)
     alternatives: tuple[Pattern, ...] = ()
     common: frozenset[str] = frozenset()
-    # the isomorphism ``read_through``: matched again, where the code as written holds no
-    # match, reading stable locals and helpers as what they stand for (klc.match.reading)
-    reads: bool = False
+    # matched again where the code as written holds no match (klc.match.reading): True, the
+    # isomorphism ``read_through`` (stable locals and helpers read as what they stand for,
+    # and comparisons tree-sitter misread); "rereads", the misread comparisons alone
+    reads: bool | str = False
 
     def __post_init__(self) -> None:
         if not self.key:

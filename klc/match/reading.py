@@ -34,6 +34,8 @@ own spans (inside the declaration, inside the helper), and a rewrite renders the
 
 from __future__ import annotations
 
+import bisect
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -54,6 +56,9 @@ if TYPE_CHECKING:
 _MEMO = "klc.match.reading"
 _PLAIN_TYPES = frozenset({"primitive_type", "sized_type_specifier", "type_identifier"})
 _ALLOWED_BUILTINS = _BUILTINS | {"warpSize"}
+
+
+_CALLED = re.compile(rb"([A-Za-z_]\w*) ?\(")  # a name called, `f(` or `f (`
 
 
 @dataclass
@@ -85,6 +90,11 @@ class Reader:
         self.src = unit.source
         self._locals: dict[int, _Locals] = {}
         self._helpers: dict[str, Function | None] = {}
+        self._called: dict[tuple[int, int], frozenset[bytes]] = {}
+        self._declared: dict[int, dict[bytes, list[tuple[int, str]]]] = {}
+        self._one_statement: frozenset[bytes] | None = None
+        self._names_stable: dict[tuple[int, int], bool] = {}
+        self._readable: dict[tuple[int, int, int], bytes] = {}
         self.defines = frozenset(n.encode() for n in unit._defines)
         # significant children by node id, those of a comparison tree-sitter misread as a
         # template's arguments read again (klc.cuda.repair): the reading matcher's
@@ -263,7 +273,14 @@ class Reader:
 
     def rereads(self, start: int, end: int) -> bool:
         """Whether the span holds an expression read again (klc.cuda.repair)."""
-        return any(start <= s and e <= end for s, e in self.reread_spans)
+        spans = self.reread_spans  # (sorted by start)
+        for i in range(bisect.bisect_left(spans, (start, -1)), len(spans)):
+            s, e = spans[i]
+            if s >= end:
+                return False
+            if e <= end:
+                return True
+        return False
 
     def stable_names(self, start: int, end: int) -> bool:
         """Whether the span names some stable local of its function after its declaration
@@ -274,8 +291,39 @@ class Reader:
         stable = self.locals_of(fn).stable
         if not stable:
             return False
-        text = self.src[start:end]
-        return any(name in text for name in stable)
+        key = (start, end)
+        got = self._names_stable.get(key)
+        if got is None:
+            text = self.src[start:end]
+            got = self._names_stable[key] = any(name in text for name in stable)
+        return got
+
+    def readable_text(self, fn: Function, start: int, end: int, helpers: list[bytes]
+                      ) -> bytes:
+        """What the span may read as, for the words an anchor requires: its own text, the
+        initialisers of the stable locals it names (and of those these name, in turn), the
+        numbers it names (warpSize, a #define), the helpers it calls, and the text of its
+        function's own header (parameters the read code names)."""
+        key = (start, end, len(helpers))
+        got = self._readable.get(key)
+        if got is not None:
+            return got
+        stable = self.locals_of(fn).stable
+        parts = [self.src[start:end], self.src[fn.start:fn.body_start], *helpers]
+        seen: set[bytes] = set()
+        grew = True
+        while grew:
+            grew = False
+            text = b"".join(parts)
+            for name, (_decl, value) in stable.items():
+                if name not in seen and name in text:
+                    seen.add(name)
+                    parts.append(b" " + (value.text or b""))
+                    grew = True
+        text = b" ".join(parts)
+        extra = [v.encode() for n, v in self.numbers.items() if n in text]
+        got = self._readable[key] = text + b" " + b" ".join(extra)
+        return got
 
     # ----------------------------------------------------------------- helpers
 
@@ -286,13 +334,25 @@ class Reader:
         return self._helpers[name]
 
     def helper_texts(self, caller: Function, start: int, end: int) -> list[bytes]:
-        """The text of each other function of the file whose name the span calls."""
-        text = self.src[start:end]
-        out = []
-        for fn in self.unit.functions:
-            if fn is not caller and fn.name.encode() + b"(" in text.replace(b" (", b"("):
-                out.append(self.src[fn.start:fn.end])
-        return out
+        """The text of each other function of the file whose name the span calls (the
+        names followed by ``(``, read once per span: many rules ask of the same nodes)."""
+        called = self._called.get((start, end))
+        if called is None:
+            called = self._called[(start, end)] = frozenset(
+                _CALLED.findall(self.src[start:end]))
+        if not called or not (called & self.one_statement_helpers()):
+            return []
+        return [self.src[fn.start:fn.end] for fn in self.unit.functions
+                if fn is not caller and fn.name.encode() in called]
+
+    def one_statement_helpers(self) -> frozenset[bytes]:
+        """The names of the file's functions that ``inlined`` may read a call of as their
+        statement: one parameter taken by value, a body of one statement and ``return`` of
+        the parameter (read once per unit: a span that calls none has nothing to read)."""
+        if self._one_statement is None:
+            self._one_statement = frozenset(
+                fn.name.encode() for fn in self.unit.functions if _helper_shape(fn))
+        return self._one_statement
 
     def inlined(self, stmt: Node) -> Inlined | None:
         """``x = f(x);`` read as the one statement of the helper ``f`` (None: not one)."""
@@ -315,21 +375,12 @@ class Reader:
         if fn is None or caller is None or fn is caller or fn.node.start_byte <= \
                 stmt.start_byte < fn.node.end_byte:
             return None
-        params = fn.params
-        if len(params) != 1 or params[0].pointer or params[0].reference or params[0].array:
+        stmts = _helper_shape(fn)
+        if stmts is None:
             return None
-        p = params[0]
+        p = fn.params[0]
         templated = p.base_type in {t.name for t in fn.template_params if t.kind == "type"}
         if not templated and not self._same_type(caller, left, p.base_type):
-            return None
-        body = fn.node.child_by_field_name("body")
-        stmts = [c for c in body.named_children if c.type != "comment"] if body else []
-        if len(stmts) != 2 or stmts[1].type != "return_statement":
-            return None
-        ret = [c for c in stmts[1].named_children if c.type != "comment"]
-        if len(ret) != 1 or ret[0].type != "identifier" or ret[0].text != p.name.encode():
-            return None
-        if stmts[0].type in ("declaration", "return_statement"):
             return None
         return Inlined(stmts[0], p.name.encode(), left.text or b"", fn, left)
 
@@ -340,21 +391,34 @@ class Reader:
         for p in caller.params:
             if p.name.encode() == name:
                 return not p.pointer and not p.reference and p.base_type == base
+        for at, kind in self._declarations(caller).get(name, ()):
+            if at < var.start_byte:
+                return kind == base
+        return False
+
+    def _declarations(self, caller: Function) -> dict[bytes, list[tuple[int, str]]]:
+        """The plain names the function's body declares: name -> (where, the declaration's
+        type, spacing aside) in the order a walk of its tree meets them (read once per
+        function)."""
+        found = self._declared.get(id(caller))
+        if found is not None:
+            return found
+        found = self._declared[id(caller)] = {}
         body = caller.node.child_by_field_name("body")
         stack = [body] if body is not None else []
         while stack:
             n = stack.pop()
-            if n.type == "declaration" and n.start_byte < var.start_byte:
+            if n.type == "declaration":
                 kind = n.child_by_field_name("type")
+                text = " ".join((kind.text or b"").decode().split()) if kind is not None \
+                    else ""  # (no type: never the same)
                 for d in n.named_children:
                     target = d.child_by_field_name("declarator") \
                         if d.type == "init_declarator" else d
-                    if target is not None and target.type == "identifier" \
-                            and target.text == name:
-                        return kind is not None and " ".join(
-                            (kind.text or b"").decode().split()) == base
+                    if target is not None and target.type == "identifier":
+                        found.setdefault(target.text or b"", []).append((n.start_byte, text))
             stack.extend(n.children)
-        return False
+        return found
 
     def foreign_names(self, node_span: tuple[int, int], inl: Inlined) -> bool:
         """Whether text bound inside the helper names something the caller may read
@@ -452,6 +516,24 @@ def reader(unit: Unit) -> Reader:
     return got  # type: ignore[no-any-return]
 
 
+def _helper_shape(fn: Function) -> list[Node] | None:
+    """The body's two statements of a helper ``inlined`` may read (one parameter taken by
+    value; one statement, not a declaration, then ``return`` of the parameter), else None."""
+    params = fn.params
+    if len(params) != 1 or params[0].pointer or params[0].reference or params[0].array:
+        return None
+    body = fn.node.child_by_field_name("body")
+    stmts = [c for c in body.named_children if c.type != "comment"] if body else []
+    if len(stmts) != 2 or stmts[1].type != "return_statement":
+        return None
+    ret = [c for c in stmts[1].named_children if c.type != "comment"]
+    if len(ret) != 1 or ret[0].type != "identifier" or ret[0].text != params[0].name.encode():
+        return None
+    if stmts[0].type in ("declaration", "return_statement"):
+        return None
+    return stmts
+
+
 def read_matches(pattern: Pattern, unit: Unit, rule: Rule | None,
                  candidates: list[Node], done: set[int]) -> Iterator[Match]:
     """The matches of ``pattern`` found only by reading through stable locals and helpers,
@@ -460,6 +542,9 @@ def read_matches(pattern: Pattern, unit: Unit, rule: Rule | None,
     r = reader(unit)
     m = _Matcher(unit.source, r.kids, r)
     m.reading = True
+    full = m.through = pattern.reads is True  # (else the misread comparisons alone)
+    if not full and not r.reread_spans:
+        return
     for node in candidates:
         if node.id in done:
             continue
@@ -467,11 +552,15 @@ def read_matches(pattern: Pattern, unit: Unit, rule: Rule | None,
         fn = unit.function_at(s)
         if fn is None:
             continue
-        helpers = r.helper_texts(fn, s, e)
-        if not helpers and not r.stable_names(s, e) and not r.rereads(s, e):
-            continue
-        text = unit.source[fn.start:fn.end] + b"".join(helpers)
-        if any(w not in text for w in pattern.words):
+        if not full:
+            if not r.rereads(s, e):
+                continue
+            helpers: list[bytes] = []
+        else:
+            helpers = r.helper_texts(fn, s, e)
+            if not helpers and not r.stable_names(s, e) and not r.rereads(s, e):
+                continue
+        if any(w not in r.readable_text(fn, s, e, helpers) for w in pattern.words):
             continue
         if pattern.is_sequence:
             kids = block_statements(node)

@@ -1,6 +1,7 @@
 """The isomorphism ``read_through`` (klc.match.reading): a stable local read as the value it
 was given once, and ``x = f(x);`` as the one statement of a small helper, only where the
-reading is the same code."""
+reading is the same code. It is a simplification's (the walks of experts' code): a skill
+does not read through (``test_a_skill_does_not_read_through``)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from klc.rule import load_rules_text
 
 
 def rule(anchor: str, replace: str = "", extra: str = "") -> str:
-    return (f'rule r {{\n  kind: skill\n  description: "t"\n  context: any\n'
+    return (f'rule r {{\n  kind: simplification\n  description: "t"\n  context: any\n'
             f"  anchor: ```\n{anchor}\n  ```\n{extra}"
             f"  rewrite replace: ```\n{replace or anchor}\n  ```\n}}\n")
 
@@ -162,7 +163,7 @@ def test_a_site_that_read_a_local_is_judged_again_when_its_declaration_changes()
     the lane through it. The second is judged again on the rewritten code (its footprint
     holds the initialiser it read: Match.reads), where the lane no longer stands for
     threadIdx.x % 32."""
-    narrow = ('rule a_narrow {\n  kind: skill\n  description: "t"\n  context: any\n'
+    narrow = ('rule a_narrow {\n  kind: simplification\n  description: "t"\n  context: any\n'
               "  anchor: ```\nint $L = threadIdx.x % 32;\n  ```\n"
               "  rewrite replace: ```\nint $L = threadIdx.x % 16;\n  ```\n}\n")
     store = rule("if (threadIdx.x % 32 == 0) {\n    $R[0] = $V;\n}",
@@ -175,3 +176,12 @@ def test_a_site_that_read_a_local_is_judged_again_when_its_declaration_changes()
                        load_rules_text(narrow + store, "t.rule")).source.decode()
     assert "int lane = threadIdx.x % 16;" in both
     assert "if (lane == 0) { s[0] = v; }" in both  # (not read as threadIdx.x % 32 any more)
+
+
+def test_a_skill_does_not_read_through() -> None:
+    """A skill's anchor meets the code as written (and the comparisons tree-sitter misread,
+    read again): its retry on every file a listing reads cost more than the listing."""
+    code = kernel("int lane = threadIdx.x % 32;", "if (lane == 0) { s[0] = v; }")
+    anchor = "if (threadIdx.x % 32 == 0) {\n    $R[0] = $V;\n}"
+    assert len(sites(rule(anchor), code)) == 1
+    assert sites(rule(anchor).replace("kind: simplification", "kind: skill"), code) == []
