@@ -75,19 +75,24 @@ def test_an_int_row_type_given_for_the_unsigned_row_is_refused() -> None:
 
 
 def test_klc_list_and_apply_on_the_tiled_spelling(tmp_path: Path, capsys) -> None:
-    """`klc list` shows the register blocking at the tiled spelling, refused only for the
-    array's default name (`acc` is the kernel's accumulator), with ?rt fixed to the row's
-    `unsigned`; `klc apply` with a fresh name rewrites it."""
+    """`klc list` shows the register blocking at the tiled spelling with ?rt fixed to the
+    row's `unsigned` and the array's name the first fresh variant of its default (`acc` is
+    the kernel's accumulator: `acc_1`); `klc apply` writes it so, and refuses `acc` given."""
     tiled = tmp_path / "tiled.cu"
     tiled.write_bytes(ladder()[2])
     assert main(["list", "--all", "--json", str(tiled)]) == 0
     sites = [s for s in json.loads(capsys.readouterr().out) if s["rule"] == LADDER[-1]]
     assert len(sites) == 1, sites
-    assert sites[0]["site_holes"] == {"rt": "unsigned"}
-    assert sites[0]["why_not"].startswith("`acc` is already used in `gemm_scaled`")
+    assert sites[0]["applicable"], sites[0]["why_not"]
+    assert sites[0]["site_holes"] == {"rt": "unsigned", "accs": "acc_1"}
     out = tmp_path / "blocked.cu"
-    assert main(["apply", LADDER[-1], str(tiled), "--hole", "accs=acc_1", "-o", str(out)]) == 0
+    assert main(["apply", LADDER[-1], str(tiled), "-o", str(out)]) == 0
     assert out.read_bytes() == ladder()[3]
+    capsys.readouterr()
+    given = tmp_path / "given.cu"
+    assert main(["apply", LADDER[-1], str(tiled), "--hole", "accs=acc", "-o", str(given)]) == 1
+    assert "`acc` is already used in `gemm_scaled`" in capsys.readouterr().err
+    assert not given.exists()
 
 
 def test_the_register_blocked_spelling_compiles() -> None:
