@@ -76,7 +76,7 @@ _INDEXED_TYPES = (
     "break_statement", "continue_statement", "expression_statement", "compound_statement",
     "subscript_expression", "binary_expression", "if_statement", "preproc_def",
     "function_definition", "call_expression", "gnu_asm_expression", "cast_expression",
-    "goto_statement", *LOOP_TYPES)
+    "goto_statement", "template_function", "template_declaration", *LOOP_TYPES)
 
 BARRIERS = frozenset(
     {"__syncthreads", "__syncthreads_count", "__syncthreads_and", "__syncthreads_or",

@@ -25,9 +25,10 @@ reading in place of the expression.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from typing import Any
 
-from tree_sitter import Node, Point, Query, QueryCursor
+from tree_sitter import Node, Point
 
 from klc.cuda.syntax import LANGUAGE, parse_expression
 
@@ -181,69 +182,63 @@ class Reread:
         return f"<Reread type={self.type}, start_byte={self.start_byte}, end={self.end_byte}>"
 
 
-def _declared_templates(root: Node, source: bytes) -> set[bytes]:
-    """The names the file declares as templates (functions, classes, aliases)."""
+def _declared_templates(declarations: list[Node], source: bytes) -> set[bytes]:
+    """The names the file's ``template_declaration`` nodes declare as templates (functions,
+    classes, aliases)."""
     names: set[bytes] = set()
-    stack = [root]
-    while stack:
-        n = stack.pop()
-        if n.type == "template_declaration":
-            for c in n.named_children:
-                target = c.child_by_field_name("declarator") or c.child_by_field_name("name")
-                while target is not None and target.type not in (
-                        "identifier", "type_identifier", "field_identifier"):
-                    target = target.child_by_field_name("declarator")
-                if target is not None:
-                    names.add(source[target.start_byte:target.end_byte])
-        stack.extend(n.children)
+    for n in declarations:
+        for c in n.named_children:
+            target = c.child_by_field_name("declarator") or c.child_by_field_name("name")
+            while target is not None and target.type not in (
+                    "identifier", "type_identifier", "field_identifier"):
+                target = target.child_by_field_name("declarator")
+            if target is not None:
+                names.add(source[target.start_byte:target.end_byte])
     return names
 
 
-def _misread(n: Node, templates: set[bytes], source: bytes) -> bool:
+def _misread(n: Node, source: bytes) -> bytes | None:
+    """The name of a ``template_function`` that stands where a comparison could (None where
+    it cannot be one); it is misread unless the file declares that name a template."""
     name = n.child_by_field_name("name")
     parent = n.parent
     if name is None or name.type != "identifier" or parent is None:
-        return False
+        return None
     if parent.type == "call_expression" and parent.child_by_field_name("function") == n:
-        return False  # f<T>(x)
-    return source[name.start_byte:name.end_byte] not in templates \
-        and parent.type in _EXPRESSIONS | _HOLDERS
+        return None  # f<T>(x)
+    if parent.type not in _EXPRESSIONS | _HOLDERS:
+        return None
+    return source[name.start_byte:name.end_byte]
 
 
-_QUERY: list[Query] = []
-
-
-def _template_functions() -> Query:
-    """The query of the ``template_function`` nodes (compiled once: a walk of the tree in
-    Python cost more than the listing's matching on large files)."""
-    if not _QUERY:
-        _QUERY.append(Query(LANGUAGE, "(template_function) @t"))
-    return _QUERY[0]
-
-
-def rereadings(root: Node, source: bytes, line_starts: list[int],
-               significant: Any) -> dict[int, list[Any]]:
+def rereadings(root: Node, source: bytes, line_starts: list[int], significant: Any,
+               nodes_by_type: Callable[[Iterable[str]], dict[str, list[Node]]]
+               ) -> dict[int, list[Any]]:
     """For each parent of a misread expression, its significant children (``significant``,
     the matcher's) with the expression read again in its place; an expression whose
-    reading fails stays as it is."""
+    reading fails stays as it is. ``nodes_by_type`` is the unit's index of nodes by type
+    (``Unit.nodes_by_type``: the run over the tree that builds it finds these too; a walk
+    of the tree in Python cost more than the listing's matching on large files)."""
     if b"<" not in source or b">" not in source:
         return {}
-    found = QueryCursor(_template_functions()).captures(root).get("t", [])
+    found = nodes_by_type(("template_function",))["template_function"]
     if not found:
         return {}
-    found.sort(key=lambda n: n.start_byte)
     # the outermost ones (a template_function inside another's arguments is read with it)
     outer: list[Node] = []
     for n in found:
         if not outer or n.start_byte >= outer[-1].end_byte:
             outer.append(n)
-    found = outer
-    templates = _declared_templates(root, source)
+    named = [(t, _misread(t, source)) for t in outer]
+    found = [t for t, name in named if name is not None]
+    if not found:
+        return {}
+    templates = _declared_templates(
+        nodes_by_type(("template_declaration",))["template_declaration"], source)
+    found = [t for t, name in named if name is not None and name not in templates]
     out: dict[int, list[Any]] = {}
     done: set[tuple[int, int]] = set()
     for t in found:
-        if not _misread(t, templates, source):
-            continue
         top = t
         while top.parent is not None and top.parent.type in _EXPRESSIONS:
             top = top.parent
@@ -268,7 +263,8 @@ def _reread(top: Node, templates: set[bytes], source: bytes, line_starts: list[i
     stack = [top]
     while stack:
         n = stack.pop()
-        if n.type == "template_function" and _misread(n, templates, source):
+        if n.type == "template_function" and (name := _misread(n, source)) is not None \
+                and name not in templates:
             names.append(n.child_by_field_name("name"))  # type: ignore[arg-type]
         stack.extend(n.children)
     if not names:

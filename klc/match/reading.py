@@ -99,7 +99,7 @@ class Reader:
         # significant children by node id, those of a comparison tree-sitter misread as a
         # template's arguments read again (klc.cuda.repair): the reading matcher's
         self.kids: dict[int, list[Node]] = rereadings(
-            unit.root, unit.source, line_starts(unit.source), _significant)
+            unit.root, unit.source, line_starts(unit.source), _significant, unit.nodes_by_type)
         self.fitted: dict[tuple[int, int], bool] = {}
         self.reread_spans = sorted((k[0].start_byte if k else 0, k[-1].end_byte if k else 0)
                                    for k in self.kids.values())

@@ -21,7 +21,8 @@ def _kernel(cond: str, before: str = "") -> bytes:
 
 def _reread(src: bytes) -> dict[int, list[Node]]:
     unit = parse_bytes(src, "k.cu")
-    return rereadings(unit.root, unit.source, line_starts(unit.source), _significant)
+    return rereadings(unit.root, unit.source, line_starts(unit.source), _significant,
+                      unit.nodes_by_type)
 
 
 def _shape(n: object, src: bytes) -> object:
