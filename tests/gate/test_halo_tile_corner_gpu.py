@@ -4,12 +4,15 @@ compiles with NVRTC; bench/spellings/conv2d_mask_corner.cu is taken at its own 1
 (the tile 16 + MASK_DIM - 1 square), and the interior fast path of the corner spelling
 (checked_corner_window_to_interior_path) still applies to the tiled kernel; without a GPU,
 ``klc optimize`` lists the tile among its compile-clean candidates for the spelling.
-On a GPU every golden rewrite that has a spec, the tiled spelling, and the tiled spelling
-with the interior path compute what their originals compute (a 7 x 7 window at N = 64, 37
-and 5: matrices smaller than a tile, outputs whose window reaches past every edge); a tile
-loaded one row off, or a window read mirrored from the tile, is found wrong; a tile
-padded with ones is not (the checks stay, so what the tile holds outside the matrix is
-never read) (``python3 -m pytest -m gpu tests/gate/test_halo_tile_corner_gpu.py``)."""
+On a GPU every golden rewrite that has a spec (the bounds checked in nested ifs or in one
+``&&`` chain, float and unsigned char inputs, 3 x 3, 5 x 5 and 7 x 7 windows, masks by
+pointer, and the interior path's one-chain case; the 2-D ``__constant__`` mask, which the
+gate leaves zero, is compiled only), the tiled spelling, and the tiled spelling with the
+interior path compute what their originals compute (a 7 x 7 window at N = 64, 37 and 5:
+matrices smaller than a tile, outputs whose window reaches past every edge); a tile loaded
+one row off, or a window read mirrored from the tile, is found wrong; a tile padded with
+ones is not (the checks stay, so what the tile holds outside the matrix is never read)
+(``python3 -m pytest -m gpu tests/gate/test_halo_tile_corner_gpu.py``)."""
 
 from __future__ import annotations
 
@@ -23,8 +26,14 @@ from klc.spec import find_spec_block
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "tests" / "golden" / "checked_corner_window_to_halo_tile"
-EXPECTED = sorted(GOLDEN.glob("*.expected.cu"))
-CASES = [p for p in EXPECTED if find_spec_block(p.read_bytes()) is not None]
+# the interior path of the corner spelling reads the one-chain spelling too (nested_if)
+CHAIN = ROOT / "tests" / "golden" / "checked_corner_window_to_interior_path" / \
+    "conv5x5_one_chain.expected.cu"
+EXPECTED = [*sorted(GOLDEN.glob("*.expected.cu")), CHAIN]
+# verified on a GPU: the cases with a spec, but not a mask in __constant__ memory, which the
+# gate leaves zero (every output would be 0 in both kernels: nothing checked); compiled only
+CASES = [p for p in EXPECTED if find_spec_block(p.read_bytes()) is not None
+         and b"__constant__" not in p.read_bytes()]
 SPELLING = ROOT / "bench" / "spellings" / "conv2d_mask_corner.cu"
 
 
@@ -67,9 +76,12 @@ def _ids(p: Path) -> str:
 
 
 def test_the_cases_are_there() -> None:
+    assert "conv5x5_constant_mask_rc.expected.cu" in {p.name for p in EXPECTED} - {
+        p.name for p in CASES}
     assert {p.name for p in CASES} >= {"halo_tile_corner_v01.expected.cu",
                                       "conv2d_mask_corner.expected.cu",
-                                      "conv5x5_constant_mask_rc.expected.cu"}
+                                      "conv3x3_one_chain_u8.expected.cu",
+                                      "conv5x5_one_chain.expected.cu"}
 
 
 @pytest.mark.parametrize("expected", EXPECTED, ids=_ids)
