@@ -36,7 +36,7 @@ __global__ void block_sum_loads(const float* g_idata, float* g_odata, unsigned i
     __shared__ float sdata[BLOCK_SIZE];
     unsigned int tid = threadIdx.x;
     unsigned int i = blockIdx.x * BLOCK_SIZE + threadIdx.x;
-    float sum = (i < n) ? g_idata[i] : 0.0f;
+    float sum = i < n ? g_idata[i] : 0.0f;
     for (int offset = 16; offset > 0; offset >>= 1) {
         sum += __shfl_down_sync(0xffffffff, sum, offset);
     }

@@ -36,7 +36,7 @@ __global__ void block_sum_loads(float* g_idata, float* g_odata, unsigned int n) 
     __shared__ float sdata[BLOCK_SIZE];
     unsigned int tid = threadIdx.x;
     unsigned int i = blockIdx.x * BLOCK_SIZE + threadIdx.x;
-    sdata[tid] = (i < n) ? g_idata[i] : 0.0f;
+    sdata[tid] = i < n ? g_idata[i] : 0.0f;
     __syncthreads();
     for (int offset = 1; offset < BLOCK_SIZE; offset *= 2) {
         if (tid % (2 * offset) == 0) {
