@@ -219,9 +219,18 @@ def grid_rows_cover(ctx: GuardContext, h: Binding, n: Any) -> Verdict:
                 h.start)
 
 
-def _const_int(ctx: GuardContext, b: Binding) -> int | None:
-    v = constant_of(ctx, b)[0]
-    return v if isinstance(v, int) and not isinstance(v, bool) else None
+def _const_int(ctx: GuardContext, b: Binding) -> int | str:
+    """The integer $B folds to without the launch (a literal, a ``#define``, a template
+    argument), else why not: a value read from ``blockDim`` (the spec's block or the
+    launches) changes when the launch edit divides the block, and the partition with it."""
+    v, why, _, sources = constant_of(ctx, b)
+    if not isinstance(v, int) or isinstance(v, bool):
+        return f"{quoted(b)} is not a compile-time constant{': ' + why if why else ''}"
+    how = block_dims(ctx)[2]
+    if how in sources:
+        return (f"{quoted(b)} = {v} reads the block's extent ({how}): the launch edit would "
+                "change it, and the partition with it")
+    return v
 
 
 @predicate("loads_split", _metavar("$B"), ArgSpec("N", frozenset({"int", "hole"})),
@@ -237,9 +246,8 @@ def loads_split(ctx: GuardContext, b: Binding, n: Any) -> Verdict:
         return _unknown(ctx, f"loads_split: the loads per thread {describe_arg(n)} are not "
                         "a known integer >= 2")
     v = _const_int(ctx, b)
-    if v is None:
-        return _no(ctx, f"{quoted(b)} is not a compile-time constant: the partition's "
-                   "threads cannot be counted", b.start)
+    if isinstance(v, str):
+        return _no(ctx, v, b.start)
     if v % k:
         return _no(ctx, f"{k} does not divide {quoted(b)} = {v}: the threads would not load "
                    "the partition's elements once each", b.start)
@@ -262,8 +270,10 @@ def block_times_loads(ctx: GuardContext, b: Binding, k: Binding) -> Verdict:
     if dims[1] != 1 or dims[2] != 1:
         return _no(ctx, f"the block {list(dims)} is not one-dimensional ({how})", b.start)
     bv, kv = _const_int(ctx, b), _const_int(ctx, k)
-    if bv is None or kv is None:
-        return _no(ctx, f"{quoted(b)} or {quoted(k)} is not a compile-time constant", b.start)
+    for v in (bv, kv):
+        if isinstance(v, str):
+            return _no(ctx, v, b.start)
+    assert isinstance(bv, int) and isinstance(kv, int)
     if dims[0] * kv != bv:
         return _no(ctx, f"block.x = {dims[0]} ({how}): {kv} of it do not make {quoted(b)} = "
                    f"{bv}", b.start)
