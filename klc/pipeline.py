@@ -46,7 +46,14 @@ from klc.match.scope import Scope, scoped
 from klc.rule.fresh import implied_fresh
 from klc.rule.scopes import anchor_runs
 from klc.rule.values import check_hole_names, resolve_holes
-from klc.site_keys import Locals, first_uses, guard_key, parameter_names, rule_facts
+from klc.site_keys import (
+    Locals,
+    first_uses,
+    guard_key,
+    parameter_names,
+    pointer_parameter_names,
+    rule_facts,
+)
 from klc.spec import Bound
 
 if TYPE_CHECKING:
@@ -239,7 +246,8 @@ def find_sites(unit: Unit, rules: list[Rule], holes: dict[str, str] | None = Non
         target = None if refused else rule_facts(rule).parameter_target
         anchor = pattern.key if scope is None else f"{pattern.key}\0{scope}"
         if target is not None:  # only the first use of each parameter can apply
-            anchor, found = caches.parameter_uses(pattern, scope, target, anchor)
+            pointers = (target, "pointer") in rule_facts(rule).typed
+            anchor, found = caches.parameter_uses(pattern, scope, target, anchor, pointers)
         else:
             found = caches.matches(pattern, scope)  # 1. match
         if found:
@@ -311,18 +319,21 @@ class _SiteCaches:
             self.by_anchor[key] = found
         return found
 
-    def parameter_uses(self, pattern: Pattern, scope: Scope | None, target: str, anchor: str
-                       ) -> tuple[str, list[Match]]:
+    def parameter_uses(self, pattern: Pattern, scope: Scope | None, target: str, anchor: str,
+                       pointers: bool = False) -> tuple[str, list[Match]]:
         """The matches of an anchor that are the first uses of the parameters of their
         functions (``target`` names them: ``klc.site_keys.parameter_target``), under their
-        own anchor key; where ``first_per_name`` cannot tell them, all the matches."""
-        key = f"{anchor}\0{target}"
+        own anchor key; where ``first_per_name`` cannot tell them, all the matches.
+        ``pointers``: the target must be a pointer (``metavar $X: pointer``), so only the
+        pointer and array parameters are looked for (a large kernel's scalar parameters
+        are used everywhere, and no use of one can apply)."""
+        key = f"{anchor}\0{target}\0{int(pointers)}"
         found = self.by_anchor.get(key)
         if found is None:
             found = first_per_name(pattern, self.unit, lambda b: (
                 self.candidates if scope is None else scoped(
                     self.unit, b, self.candidates, scope, self.scoped)).get(b.root_type, []),
-                target, parameter_names, self.scoped)
+                target, pointer_parameter_names if pointers else parameter_names, self.scoped)
             if found is None:
                 return anchor, self.matches(pattern, scope)
             self.by_anchor[key] = found

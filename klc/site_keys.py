@@ -213,3 +213,10 @@ def rule_facts(rule: Rule) -> RuleFacts:
 def parameter_names(fn: Function) -> list[str]:
     """The names of a function's parameters (``klc.match.find.first_per_name``)."""
     return [p.name for p in fn.params]
+
+
+def pointer_parameter_names(fn: Function) -> list[str]:
+    """The names of a function's pointer and array parameters: those a ``metavar $X:
+    pointer`` target can name (a use of any other parameter resolves to a declaration that
+    is not a pointer, which ``klc.analysis.types.has_type_kind`` refuses)."""
+    return [p.name for p in fn.params if p.pointer > 0 or p.array]

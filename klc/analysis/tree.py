@@ -24,6 +24,7 @@ from klc.cuda.syntax import (
     F_TYPE,
     F_VALUE,
     LANGUAGE,
+    word_occurrences,
 )
 
 if TYPE_CHECKING:
@@ -81,6 +82,22 @@ def in_span(nodes: list[Node], start: int, end: int) -> Iterator[Node]:
 
 
 _start_byte = operator.attrgetter("start_byte")
+
+
+def identifiers_named(unit: Unit, word: str, start: int, end: int) -> Iterator[int]:
+    """Where an identifier spelled ``word`` starts inside [start, end), in source order:
+    each place the word stands alone in the text where the tree has an identifier of that
+    span (not a comment, a string, a field name or a longer token), found by scans of the
+    bytes instead of a walk over every identifier of the span."""
+    if not word:
+        return
+    at_node = unit.root.descendant_for_byte_range
+    size = len(word.encode())
+    for at in word_occurrences(unit.source, word.encode(), start, end):
+        node = at_node(at, at + size)
+        if node is not None and node.type == "identifier" and node.start_byte == at \
+                and node.end_byte == at + size:
+            yield at
 
 
 def snippet(text: str, limit: int = 60) -> str:

@@ -2,14 +2,14 @@
 
 ``_write_entries`` lists once per function every place that may write memory (stores,
 atomics, calls that receive a pointer, method calls, asm) with the variables the written
-memory may be reached through; ``_address_holders`` lists what may come to hold an address
+memory may be reached through (``writes_to``, asked about some buffers, reads only the
+statements that spell one of them); ``_address_holders`` lists what may come to hold an address
 taken from another variable (local pointers, references, ``auto``, assignments, aggregates),
 whose closure ``aliases_of`` gives. ``kernel_type_pinned`` says where a kernel's name escapes
 (a use that fixes its type, a second declaration, a header that names it)."""
 
 from __future__ import annotations
 
-import bisect
 import os
 import re
 from collections.abc import Iterator, Mapping
@@ -214,17 +214,25 @@ def index_value(ctx: Place, start: int, end: int, index: Node) -> Node:
 
 def writes_to(ctx: Place, names: frozenset[str], start: int, end: int
               ) -> Iterator[tuple[int, int, str]]:
-    """Places in [start, end) that may write memory reached through one of ``names``."""
-    entries = writes_around(ctx, start, end)
-    i = bisect.bisect_left(entries, start, key=_entry_start)
-    n = len(entries)
-    while i < n:
-        s, e, roots, what = entries[i]
-        if s >= end:
-            return
-        if e <= end and not roots.isdisjoint(names):
-            yield s, e, what
-        i += 1
+    """Places in [start, end) that may write memory reached through one of ``names``: the
+    write entries (``_node_entries``) of the statements in the span that spell one of the
+    names (every name an entry gives is spelled inside its node), each read once per unit:
+    a large function's other writes are never analysed for a question about one buffer."""
+    unit = ctx.unit
+    src = unit.source
+    words = [n.encode() for n in names]
+    known = unit_memo(unit, "write_entries_by_node", dict)
+    defined = _defined(unit)
+    for node in in_span(nodes_of(unit, *_WRITING_TYPES), start, end):
+        s, e = node.start_byte, node.end_byte
+        if not any(src.find(w, s, e) >= 0 for w in words):
+            continue
+        entries = known.get((s, e, node.type))
+        if entries is None:
+            entries = known[(s, e, node.type)] = _node_entries(unit, node, defined)
+        for es, ee, roots, what in entries:
+            if not roots.isdisjoint(names):
+                yield es, ee, what
 
 
 REASSIGNS = "reassigns the pointer"  # (an assignment or ++/-- of the variable itself)
@@ -280,66 +288,77 @@ def writes_around(ctx: Place, start: int, end: int
     return unit_memo(ctx.unit, f"write_entries:{lo}:{hi}", lambda: _write_entries(ctx.unit, lo, hi))
 
 
-def _entry_start(entry: tuple[int, int, frozenset[str], str]) -> int:
-    return entry[0]
+_WRITING_TYPES = ("assignment_expression", "update_expression", "call_expression",
+                  "gnu_asm_expression")
+_Entry = tuple[int, int, frozenset[str], str]
 
 
-def _write_entries(unit: Unit, lo: int, hi: int) -> list[tuple[int, int, frozenset[str], str]]:
+def _write_entries(unit: Unit, lo: int, hi: int) -> list[_Entry]:
     """Every place in [lo, hi) (a function body) that may write memory, once: (start, end,
     the variables the written memory may be reached through, how), in source order (what
-    ``writes_to`` asks of each guard's region and buffers)."""
+    ``writes_around`` gives each guard's region)."""
+    defined = _defined(unit)
+    out: list[_Entry] = []
+    for node in in_span(nodes_of(unit, *_WRITING_TYPES), lo, hi):
+        out += _node_entries(unit, node, defined)
+    return out
+
+
+def _defined(unit: Unit) -> set[str]:
+    return unit_memo(unit, "defined_functions", lambda: {f.name for f in unit.functions})
+
+
+def _node_entries(unit: Unit, node: Node, defined: set[str]) -> list[_Entry]:
+    """The write entries of one assignment, ++/--, call or asm statement (``_write_entries``).
+    Every variable an entry names is spelled inside the node (``writes_to`` relies on it)."""
     src = unit.source
-    out: list[tuple[int, int, frozenset[str], str]] = []
-    defined = {f.name for f in unit.functions}
-    nodes = nodes_of(unit, "assignment_expression", "update_expression", "call_expression",
-                     "gnu_asm_expression")
-    for node in in_span(nodes, lo, hi):
-        t = node.type
-        s, e = node.start_byte, node.end_byte
-        if t in ("assignment_expression", "update_expression"):
-            target = node.child_by_field_id(F_LEFT if t == "assignment_expression"
-                                            else F_ARGUMENT)
-            if target is None:
-                continue
-            target = unparen(target)
-            if target.type == "identifier":
-                out.append((s, e, frozenset({text_of(src, target)}), REASSIGNS))
-                continue
-            roots = pointer_roots(target, src)
+    out: list[_Entry] = []
+    t = node.type
+    s, e = node.start_byte, node.end_byte
+    if t in ("assignment_expression", "update_expression"):
+        target = node.child_by_field_id(F_LEFT if t == "assignment_expression"
+                                        else F_ARGUMENT)
+        if target is None:
+            return out
+        target = unparen(target)
+        if target.type == "identifier":
+            out.append((s, e, frozenset({text_of(src, target)}), REASSIGNS))
+            return out
+        roots = pointer_roots(target, src)
+        if roots:
+            out.append((s, e, frozenset(roots), "stores through it"))
+    elif t == "gnu_asm_expression":
+        out.append((s, e, frozenset(n for n, _ in names_in(node, src)),
+                    "passes it to inline asm"))
+    else:
+        fn_node = node.child_by_field_id(F_FUNCTION)
+        args = node.child_by_field_id(F_ARGUMENTS)
+        if fn_node is None or args is None:
+            return out
+        callee = "".join(text_of(src, fn_node).split())
+        method = _SCOPE_SEPARATORS.split(callee)[-1]
+        method = method.split("<", 1)[0] if method.endswith(">") else method  # casts
+        if fn_node.type == "field_expression":  # obj.f(...): the object may change
+            obj = fn_node.child_by_field_id(F_ARGUMENT)
+            roots = pointer_roots(obj, src) if obj is not None else set()
             if roots:
-                out.append((s, e, frozenset(roots), "stores through it"))
-        elif t == "gnu_asm_expression":
-            out.append((s, e, frozenset(n for n, _ in names_in(node, src)),
-                        "passes it to inline asm"))
-        else:
-            fn_node = node.child_by_field_id(F_FUNCTION)
-            args = node.child_by_field_id(F_ARGUMENTS)
-            if fn_node is None or args is None:
+                out.append((s, e, frozenset(roots),
+                            f"calls its method {method}, which may write to it"))
+        if _READ_ONLY_CALLS.match(method) or src.find(b"<<<", s, e) >= 0:
+            return out
+        if method == callee.split("<", 1)[0] and method in defined \
+                and helper_stores(unit, method) is None:
+            return out  # a function of this file that stores nothing
+        for k, arg in enumerate(a for a in args.named_children if a.type != "comment"):
+            roots = pointer_roots(arg, src)
+            if not roots or not passes_pointer(arg, src):
                 continue
-            callee = "".join(text_of(src, fn_node).split())
-            method = _SCOPE_SEPARATORS.split(callee)[-1]
-            method = method.split("<", 1)[0] if method.endswith(">") else method  # casts
-            if fn_node.type == "field_expression":  # obj.f(...): the object may change
-                obj = fn_node.child_by_field_id(F_ARGUMENT)
-                roots = pointer_roots(obj, src) if obj is not None else set()
-                if roots:
-                    out.append((s, e, frozenset(roots),
-                                f"calls its method {method}, which may write to it"))
-            if _READ_ONLY_CALLS.match(method) or src.find(b"<<<", s, e) >= 0:
-                continue
-            if method == callee.split("<", 1)[0] and method in defined \
-                    and helper_stores(unit, method) is None:
-                continue  # a function of this file that stores nothing
-            for k, arg in enumerate(a for a in args.named_children if a.type != "comment"):
-                roots = pointer_roots(arg, src)
-                if not roots or not passes_pointer(arg, src):
-                    continue
-                if method.startswith("atomic") or _STORE_CALLS.match(callee):
-                    if k == 0:
-                        out.append((s, e, frozenset(roots), f"writes it with {callee}"))
-                else:
-                    out.append((s, e, frozenset(roots),
-                                f"passes it to {callee}, which may write through it"))
+            if method.startswith("atomic") or _STORE_CALLS.match(callee):
+                if k == 0:
+                    out.append((s, e, frozenset(roots), f"writes it with {callee}"))
+            else:
+                out.append((s, e, frozenset(roots),
+                            f"passes it to {callee}, which may write through it"))
     return out
 
 

@@ -64,6 +64,7 @@ from klc.cuda.syntax import (
     F_UPDATE,
     LANGUAGE,
     LOOP_TYPES,
+    WORD_BYTES,
     sort_doc_order,
 )
 
@@ -225,7 +226,6 @@ _KEYWORDS = tuple((re.compile(re.escape(word) + (rb"\b" if word[-1:].isalnum() e
     (b"__asm__", "__asm__"), (b"__asm", "__asm"), (b"__shared__", "__shared__"),
     (b"__global__", "__global__"), (b"#pragma", "preproc_directive"), (b"<<<", "<<<")))
 _LOOP_WORDS = frozenset({"for", "while", "do"})
-_WORD_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_$")
 # a call may be a barrier, warp intrinsic or atomic (``_call_kind``) only if its callee's text
 # holds one of these: an intrinsic's name at its start, or a group's method after ".", "->"
 # or "::" at its end (each pattern starts with a literal: a scan runs at C speed)
@@ -251,7 +251,7 @@ def _by_text(unit: Unit) -> _Found:
         glued = word[0].isalnum() or word[0] == "_"  # (a word glued to one before it is
         for m in pattern.finditer(parsed):          # inside a longer token: "transform")
             start, end = m.span()
-            if glued and start and parsed[start - 1] in _WORD_BYTES:
+            if glued and start and parsed[start - 1] in WORD_BYTES:
                 continue
             token = at(start, end)
             if token is None or token.type != token_type or token.start_byte != start \

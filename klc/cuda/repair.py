@@ -25,12 +25,14 @@ reading in place of the expression.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tree_sitter import Node, Point
 
 from klc.cuda.syntax import LANGUAGE, parse_expression
+
+if TYPE_CHECKING:
+    from klc.cuda.model import Unit
 
 # where a misread expression ends: the node kinds that hold an expression whole
 _HOLDERS = frozenset({"condition_clause", "expression_statement", "init_declarator",
@@ -211,14 +213,13 @@ def _misread(n: Node, source: bytes) -> bytes | None:
     return source[name.start_byte:name.end_byte]
 
 
-def rereadings(root: Node, source: bytes, line_starts: list[int], significant: Any,
-               nodes_by_type: Callable[[Iterable[str]], dict[str, list[Node]]]
-               ) -> dict[int, list[Any]]:
-    """For each parent of a misread expression, its significant children (``significant``,
-    the matcher's) with the expression read again in its place; an expression whose
-    reading fails stays as it is. ``nodes_by_type`` is the unit's index of nodes by type
-    (``Unit.nodes_by_type``: the run over the tree that builds it finds these too; a walk
-    of the tree in Python cost more than the listing's matching on large files)."""
+def rereadings(unit: Unit, significant: Any) -> dict[int, list[Any]]:
+    """For each parent of a misread expression in the unit, its significant children
+    (``significant``, the matcher's) with the expression read again in its place; an
+    expression whose reading fails stays as it is. The nodes come from the unit's index by
+    type (``Unit.nodes_by_type``: the query run that builds it finds these too; a walk of
+    the tree in Python cost more than the listing's matching on large files)."""
+    root, source, nodes_by_type = unit.root, unit.source, unit.nodes_by_type
     if b"<" not in source or b">" not in source:
         return {}
     found = nodes_by_type(("template_function",))["template_function"]
@@ -246,7 +247,7 @@ def rereadings(root: Node, source: bytes, line_starts: list[int], significant: A
         if holder is None or (top.start_byte, top.end_byte) in done:
             continue
         done.add((top.start_byte, top.end_byte))
-        reread = _reread(top, templates, source, line_starts, root)
+        reread = _reread(top, templates, source, unit._line_starts, root)
         if reread is None:
             continue
         kids = [reread if k.id == top.id else k for k in significant(holder)]

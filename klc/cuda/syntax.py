@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import operator
 import threading
+from collections.abc import Iterator
 from functools import lru_cache
 
 import tree_sitter_cuda
@@ -159,3 +160,21 @@ def line_starts(data: bytes) -> list[int]:
         i = find(b"\n", i + 1)
     return starts
 
+
+
+# the bytes a word of C is made of (and ``$``, a metavariable's)
+WORD_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_$")
+
+
+def word_occurrences(src: bytes, word: bytes, start: int, end: int) -> Iterator[int]:
+    """Where ``word`` stands in src[start:end] as a word of its own (no letter, digit, ``_``
+    or ``$`` on either side), in order: scans at C speed."""
+    find = src.find
+    size = len(word)
+    at = find(word, start, end)
+    while at >= 0:
+        after = at + size
+        if (at == 0 or src[at - 1] not in WORD_BYTES) and (
+                after >= len(src) or src[after] not in WORD_BYTES):
+            yield at
+        at = find(word, at + 1, end)

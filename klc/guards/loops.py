@@ -14,6 +14,7 @@ from klc.analysis.loops import enclosing_loop, loop_node, trip_count
 from klc.analysis.tree import (
     binding_node,
     cited,
+    identifiers_named,
     in_span,
     leaf_texts,
     leaves_in,
@@ -195,10 +196,8 @@ def mentions(ctx: GuardContext, what: Any, name: Any) -> Verdict:
         if code and f"\0{code}\0" in "\0" + "\0".join(leaves_in(ctx.unit, start, end)) + "\0":
             return _yes(f"{label} uses `{snippet(word)}`", start)
         return _no(ctx, f"{label} never uses `{snippet(word)}`", start)
-    for node in in_span(nodes_of(ctx.unit, "identifier"), start, end):
-        if text_of(src, node) == word:
-            return _yes(f"{label} uses `{word}` ({ctx.unit.where(node.start_byte)})",
-                        node.start_byte)
+    for at in identifiers_named(ctx.unit, word, start, end):
+        return _yes(f"{label} uses `{word}` ({ctx.unit.where(at)})", at)
     return _no(ctx, f"{label} never uses `{word}`", start)
 
 
@@ -263,7 +262,6 @@ def fresh_in_function(ctx: GuardContext, name: Any, replaced: bool = False,
     word = str(name)
     if not re.fullmatch(r"[A-Za-z_]\w*", word):
         return _no(ctx, f"`{word}` is not an identifier")
-    src = ctx.unit.source
     m = ctx.match
     decls = declarations_named(ctx.unit, word)
     if replaced and kept:
@@ -277,12 +275,10 @@ def fresh_in_function(ctx: GuardContext, name: Any, replaced: bool = False,
             return _no(ctx, f"`{word}` is declared in code the rewrite keeps "
                        f"({ctx.unit.where(kept.start)})", kept.start)
     own = replaced and any(m.start <= d.start < m.end for d in decls)
-    for node in in_span(nodes_of(ctx.unit, "identifier"), fn.start, fn.body_end):
-        if own and m.start <= node.start_byte < m.end:
+    for at in identifiers_named(ctx.unit, word, fn.start, fn.body_end):
+        if own and m.start <= at < m.end:
             continue  # (the matched code's own variable, which the rewrite replaces)
-        if text_of(src, node) == word:
-            return _no(ctx, f"`{word}` is already used in `{fn.name}` "
-                       f"({ctx.unit.where(node.start_byte)})", node.start_byte)
+        return _no(ctx, f"`{word}` is already used in `{fn.name}` ({ctx.unit.where(at)})", at)
     return _yes(f"`{word}` is a fresh name in `{fn.name}`")
 
 
@@ -326,13 +322,9 @@ def fresh_variant(ctx: GuardContext, name: str, strict: bool = False, hole: str 
     kernel's own ``acc``), and not in ``taken`` (the names other holes of the rewrite
     declare); ``name`` itself when none is (the site is then refused, saying why)."""
     kept = kept_runs(ctx.match.rule, hole) if hole is not None and not strict else frozenset()
-    fn = ctx.function
-    # the function's words, read once: a variant it spells nowhere is judged alone
-    words = set(re.findall(r"[A-Za-z_]\w*", ctx.unit.text(fn.start, fn.body_end))) \
-        if fn is not None else set()
     for k in range(MAX_FRESH_SUFFIX + 1):
         word = f"{name}_{k}" if k else name
-        if word in taken or (k and word in words):
+        if word in taken:
             continue
         if fresh_in_function(ctx, word, replaced=not strict, kept=kept).ok:
             return word

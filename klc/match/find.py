@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from tree_sitter import Node
 
+from klc.cuda.syntax import word_occurrences
 from klc.match.dots import dots_hold
 from klc.match.engine import _Matcher, block_statements
 from klc.match.iso_checks import split_obligations
@@ -141,7 +142,7 @@ def first_per_name(pattern: Pattern, unit: Unit, candidates_of: Callable[[Patter
             word = name.encode()
             size = len(word)
             seen: set[tuple[int, int]] = set()
-            for at in _occurrences(src, word, fn.start, fn.end):
+            for at in word_occurrences(src, word, fn.start, fn.end):
                 # the candidate kinds on the path down to the occurrence, outermost first:
                 # those not seen at an earlier occurrence all start after it (source order)
                 path = [top] if top.type in types else []
@@ -203,23 +204,6 @@ def _starts_of(nodes: list[Node], memo: dict[tuple[object, ...], Any] | None) ->
         if memo is not None:
             memo[("starts", id(nodes))] = held
     return held[1]  # type: ignore[no-any-return]
-
-
-def _occurrences(src: bytes, word: bytes, start: int, end: int) -> Iterator[int]:
-    """Where ``word`` stands in src[start:end] as a word of its own (no letter, digit, ``_``
-    or ``$`` on either side), in order."""
-    find = src.find
-    size = len(word)
-    at = find(word, start, end)
-    while at >= 0:
-        after = at + size
-        if (at == 0 or src[at - 1] not in _WORD_BYTES) and (
-                after >= len(src) or src[after] not in _WORD_BYTES):
-            yield at
-        at = find(word, at + 1, end)
-
-
-_WORD_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_$")
 
 
 _UNKNOWN: Any = object()

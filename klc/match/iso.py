@@ -35,7 +35,8 @@ ISOMORPHISMS: dict[str, str] = {
                  "a statement); the same for --",
     "braces": "a braced single statement / the bare statement, as the body of if, else, "
               "for, while, do",
-    "parentheses": "e / (e): an operand the code wraps in parentheses",
+    "parentheses": "e / (e): an operand the code wraps in parentheses; (a + b) < n / "
+                   "a + b < n: an arithmetic operand of a comparison the anchor wraps",
     "max_idiom": "m = fmaxf(m, a) / fmaxf(a, m) / max(m, a) / if (a > m) m = a; / "
                  "m = a > m ? a : m (and min); fmaxf spellings only for float m",
     "global_index": "blockIdx.x * blockDim.x + threadIdx.x with its terms and factors in "
@@ -59,6 +60,8 @@ ISOMORPHISMS: dict[str, str] = {
     "chain_order": "a && b && c / c && a && b ... (and ||): a chain of up to four terms in "
                    "any order, when every term is side-effect free, reads no memory and "
                    "divides or shifts only by a non-zero constant (a && b alone is commutative's)",
+    "nested_if": "if (a) { if (b) S } / if (a && b) S / if ((a) && (b)) S, neither with an "
+                 "else (the chain's terms in any order under chain_order's conditions)",
 }
 # on unless a rule turns them off (all of them: see docs/rules.md for why each is sound)
 DEFAULT_ON = frozenset(ISOMORPHISMS)
@@ -243,6 +246,25 @@ def _parentheses(p: PNode, on: frozenset[str]) -> Variants:
                                                  "subscript_expression", "cast_expression"):
         return []
     return [(PNode("parenthesized_expression", children=(_tok("("), p, _tok(")"))), None)]
+
+
+_RELATIONAL = frozenset({"<", "<=", ">", ">=", "==", "!="})
+_ARITHMETIC = frozenset({"+", "-", "*", "/", "%", "<<", ">>"})
+
+
+def _bare_operand(k: PNode) -> PNode:
+    """An operand of a comparison that the anchor wraps in parentheses, ``(r0 + i) >= 0``,
+    also without them, ``r0 + i >= 0``, where the wrapped code is arithmetic: it binds tighter
+    than any comparison, so the code without the parentheses has the same tree."""
+    q = base(k)
+    if q.type != "parenthesized_expression" or len(q.children) != 3:
+        return k
+    inner = q.children[1]
+    if base(inner).type != "binary_expression" or _op(inner) not in _ARITHMETIC:
+        return k
+    if k.alts:
+        return replace(k, alts=(*k.alts, inner), alt_checks=(*k.alt_checks, None))
+    return alternation(k, [(inner, None)])
 
 
 def _max_parts(p: PNode) -> tuple[str, PNode, PNode, bool] | None:
@@ -440,6 +462,36 @@ def _chain_order(p: PNode, on: frozenset[str]) -> Variants:
     return out
 
 
+def _nested_if(p: PNode, on: frozenset[str]) -> Variants:
+    """``if (A) { if (B) S }`` as ``if (A && B) S``: bounds checked one axis per ``if`` in an
+    anchor, one chain in the code (``if (r >= 0 && r < H && c >= 0 && c < W)``). Neither
+    ``if`` may have an else; then the two are the same test, whatever A and B do: ``&&``
+    evaluates B only where A held, as the inner ``if`` does. The chain is the terms of A then
+    those of B (``a1 && a2 && b1 && b2`` is ``((a1 && a2) && b1) && b2``), in any other order
+    under ``chain_order``'s check, or ``(A) && (B)``; S keeps its own spellings (braces)."""
+    if "nested_if" not in on or p.type != "if_statement" or len(p.children) != 3:
+        return []
+    clause, body = p.children[1], base(p.children[2])
+    inner = body.children[1] if body.type == "compound_statement" and len(
+        body.children) == 3 else body
+    inner = base(inner)
+    if inner.type != "if_statement" or len(inner.children) != 3 or inner.seq is not None \
+            or inner.metavar is not None:
+        return []
+    if len(clause.children) != 3 or len(inner.children[1].children) != 3:
+        return []
+    outer_cond, inner_cond = clause.children[1], inner.children[1].children[1]
+    terms = _chain_terms(outer_cond, "&&") + _chain_terms(inner_cond, "&&")
+    chain = terms[0]
+    for t in terms[1:]:
+        chain = _bin(chain, "&&", t)
+    left, right = (PNode("parenthesized_expression", children=(_tok("("), c, _tok(")")))
+                   for c in (outer_cond, inner_cond))
+    grouped = _bin(left, "&&", right)
+    cond = alternation(chain, [*_chain_order(chain, on), (grouped, None)])
+    return [(_if(cond, inner.children[2]), None)]
+
+
 _NODE_ISOS: tuple[Callable[[PNode, frozenset[str]], Variants], ...] = (
     _commutative, _compound, _parentheses, _address_of_element, _const_local, _integer_bounds,
     _chain_order)
@@ -464,6 +516,9 @@ def expand(p: PNode, on: frozenset[str], slot: str = "") -> PNode:
                 and kids[i].text != "("):
             child_slot = "unused"  # (a loop step: the child before the ")")
         kids[i] = expand(c, on, child_slot)
+    if "parentheses" in on and p.type == "binary_expression" and n == 3 \
+            and _leaf_text(kids[1]) in _RELATIONAL:
+        kids[0], kids[2] = _bare_operand(kids[0]), _bare_operand(kids[2])
     q = replace(p, children=tuple(kids)) if tuple(kids) != p.children else p
     variants: Variants = []
     for iso in _NODE_ISOS:
@@ -472,6 +527,8 @@ def expand(p: PNode, on: frozenset[str], slot: str = "") -> PNode:
         variants += _increment(q, on)
     if q.type in ("expression_statement", "if_statement"):
         variants += [(expand(v, on - {"max_idiom"}), c) for v, c in _max_idiom(q, on)]
+    if q.type == "if_statement":
+        variants += _nested_if(q, on)
     if slot == "body":
         variants += _braces(q, on)
     if slot == "root":

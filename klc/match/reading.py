@@ -44,7 +44,6 @@ from tree_sitter import Node
 
 from klc.cuda.model import Function, Unit
 from klc.cuda.repair import rereadings
-from klc.cuda.syntax import line_starts
 from klc.match.engine import _Matcher, _significant, block_statements
 from klc.match.iso_checks import _BUILTINS, _safe, split_obligations
 from klc.match.model import Binding, Match
@@ -98,8 +97,7 @@ class Reader:
         self.defines = frozenset(n.encode() for n in unit._defines)
         # significant children by node id, those of a comparison tree-sitter misread as a
         # template's arguments read again (klc.cuda.repair): the reading matcher's
-        self.kids: dict[int, list[Node]] = rereadings(
-            unit.root, unit.source, line_starts(unit.source), _significant, unit.nodes_by_type)
+        self.kids: dict[int, list[Node]] = rereadings(unit, _significant)
         self.fitted: dict[tuple[int, int], bool] = {}
         self.reread_spans = sorted((k[0].start_byte if k else 0, k[-1].end_byte if k else 0)
                                    for k in self.kids.values())

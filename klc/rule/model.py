@@ -59,7 +59,7 @@ TYPE_KINDS = frozenset(k for k, v in METAVAR_KINDS.items() if v is None)
 ISOMORPHISMS = ("commutative", "comparison", "compound_assign", "increment", "braces",
                 "parentheses", "max_idiom", "global_index", "early_return",
                 "address_of_element", "const_local", "decl_order", "integer_bounds",
-                "chain_order", "read_through")
+                "chain_order", "read_through", "nested_if")
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from tree_sitter import Node
 
 from klc.cuda.parse import parse_bytes
 from klc.cuda.repair import Reread, rereadings
-from klc.cuda.syntax import F_RIGHT, line_starts
+from klc.cuda.syntax import F_RIGHT
 from klc.match.engine import _significant
 
 COND = "curRow > -1 && curRow < h && curCol > -1 && curCol < w"
@@ -21,8 +21,7 @@ def _kernel(cond: str, before: str = "") -> bytes:
 
 def _reread(src: bytes) -> dict[int, list[Node]]:
     unit = parse_bytes(src, "k.cu")
-    return rereadings(unit.root, unit.source, line_starts(unit.source), _significant,
-                      unit.nodes_by_type)
+    return rereadings(unit, _significant)
 
 
 def _shape(n: object, src: bytes) -> object:
