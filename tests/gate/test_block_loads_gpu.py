@@ -195,3 +195,33 @@ def test_on_a_gpu_each_pass_is_sound_on_its_expert(rule: str, family: str) -> No
                reference=read_source(expert), reference_path=str(expert),
                stages=("compile", "verify"))
     assert rec.verdict == "passed", rec.reason
+
+
+@pytest.mark.parametrize("family", ["block_sum_loads", "block_sum_loads_tree"])
+def test_the_lineages_recipe_replays_on_the_transfer_kernel_through_the_loads(
+        family: str) -> None:
+    """What `klc optimize` replays once a GPU has timed the walk: the committed recipe (the
+    walk compiled only, so times stand in for the ones a timed walk records, each step
+    faster) applied to block_sum_partials from its first applicable skill reaches the loads
+    with the walk's block of 64 threads (?k = 4 at a partition of 256), in the walk's order
+    after the tree's sequential addressing (and the shuffles)."""
+    from dataclasses import replace
+
+    from klc import recipes
+
+    [recipe] = [r for r in recipes.load([ROOT / "skills"]) if r.family == family]
+    names = [s.skill for s in recipe.steps]
+    assert names[-1] == (SHUFFLE if family == "block_sum_loads" else TREE)
+    assert names.index("interleaved_tree_to_sequential") < len(names) - 1
+    n = len(recipe.steps)
+    timed = replace(recipe, steps=[replace(s, before_us=300.0 - 40 * i,
+                                           after_us=300.0 - 40 * (i + 1))
+                                   for i, s in enumerate(recipe.steps)])
+    rules = {r.name: r for r in RuleSet.load([str(ROOT / "skills")]).rules}
+    got = recipes.replay(timed, read_source(TRANSFER), str(TRANSFER), rules)
+    assert got is not None and got.end == n - 1, got
+    text = got.source.decode()
+    assert "j < 4; j++" in text and "i + j * (BLOCK_SIZE / 4)" in text
+    assert "block_sum<256><<<blocks, 64>>>" in text
+    assert ("__shfl_down_sync" in text) == (family == "block_sum_loads")
+    _compile(got.source, f"block_sum_partials_{family}:replayed")
