@@ -22,6 +22,12 @@ row (grid.y * block.y >= H: both then compute every row, each once) or when ?rpt
 grid.y (the shorter grid's threads take exactly the rows of the taller one's); a grid that
 stops short of H on purpose (a kernel launched on the top of an image) and does not divide
 would have rows computed that the original leaves alone.
+
+A block that sums a partition of B elements (one partial per block) with B / k threads, each
+adding k of them before the block's sum (passes/block_loads.rule and its inverse), has two
+predicates: ``loads_split($B, ?k)`` (k divides the partition into whole warps of threads)
+and ``block_times_loads($B, $K)`` (for the simplification: the launched block times K is the
+partition).
 """
 
 from __future__ import annotations
@@ -30,7 +36,15 @@ from typing import Any
 
 from tree_sitter import Node
 
-from klc.analysis.constants import Evaluator, describe_arg, kernel_spec, number_arg, spec_for
+from klc.analysis.constants import (
+    Evaluator,
+    block_dims,
+    constant_of,
+    describe_arg,
+    kernel_spec,
+    number_arg,
+    spec_for,
+)
 from klc.analysis.loops import loop_header
 from klc.analysis.tree import cited, in_span, nodes_of, quoted, text_of, unparen
 from klc.guards.constants import _as_spec_expr
@@ -203,3 +217,65 @@ def grid_rows_cover(ctx: GuardContext, h: Binding, n: Any) -> Verdict:
         return _no(ctx, f"the spec's sizes give the grid no value ({e})", h.start)
     return _yes(f"at every spec size the grid's rows cover {quoted(h)} or {k} divides grid.y",
                 h.start)
+
+
+def _const_int(ctx: GuardContext, b: Binding) -> int | str:
+    """The integer $B folds to without the launch (a literal, a ``#define``, a template
+    argument), else why not: a value read from ``blockDim`` (the spec's block or the
+    launches) changes when the launch edit divides the block, and the partition with it."""
+    v, why, _, sources = constant_of(ctx, b)
+    if not isinstance(v, int) or isinstance(v, bool):
+        return f"{quoted(b)} is not a compile-time constant{': ' + why if why else ''}"
+    how = block_dims(ctx)[2]
+    if how in sources:
+        return (f"{quoted(b)} = {v} reads the block's extent ({how}): the launch edit would "
+                "change it, and the partition with it")
+    return v
+
+
+@predicate("loads_split", _metavar("$B"), ArgSpec("N", frozenset({"int", "hole"})),
+           reads=("arguments", "declarations", "spec"))
+def loads_split(ctx: GuardContext, b: Binding, n: Any) -> Verdict:
+    """The partition $B (a compile-time constant: literal, ``#define``, a template argument
+    the spec gives) splits into N loads per thread on whole warps: N >= 2 divides $B and $B /
+    N is a multiple of 32. A block of $B / N threads then loads the partition's elements t +
+    j * ($B / N), each once, a warp's 32 consecutive at every j, and a block sum by
+    full-mask shuffles over its $B / N / 32 warps stays exact."""
+    k = number_arg(ctx, n)
+    if not isinstance(k, int) or isinstance(k, bool) or k < 2:
+        return _unknown(ctx, f"loads_split: the loads per thread {describe_arg(n)} are not "
+                        "a known integer >= 2")
+    v = _const_int(ctx, b)
+    if isinstance(v, str):
+        return _no(ctx, v, b.start)
+    if v % k:
+        return _no(ctx, f"{k} does not divide {quoted(b)} = {v}: the threads would not load "
+                   "the partition's elements once each", b.start)
+    if (v // k) % 32:
+        return _no(ctx, f"{quoted(b)} / {k} = {v // k} threads are not whole warps", b.start)
+    return _yes(f"{quoted(b)} = {v} = {k} loads x {v // k} threads ({v // k // 32} warps)",
+                b.start)
+
+
+@predicate("block_times_loads", _metavar("$B"), _metavar("$K"),
+           reads=("arguments", "declarations", "spec"), pass_only=True)
+def block_times_loads(ctx: GuardContext, b: Binding, k: Binding) -> Verdict:
+    """For simplifications: the block is one-dimensional and known exactly (spec or every
+    launch), and $K of its x extent make the partition $B (both compile-time constants):
+    block.x *= $K then launches one thread per element of the partition. Pass-only (the
+    inverse checks ``whole_block_tree($B)`` before its launch edit divides the block)."""
+    dims, _, how = block_dims(ctx)
+    if dims is None:
+        return _no(ctx, f"the block is not known exactly ({how})", b.start)
+    if dims[1] != 1 or dims[2] != 1:
+        return _no(ctx, f"the block {list(dims)} is not one-dimensional ({how})", b.start)
+    bv, kv = _const_int(ctx, b), _const_int(ctx, k)
+    for v in (bv, kv):
+        if isinstance(v, str):
+            return _no(ctx, v, b.start)
+    assert isinstance(bv, int) and isinstance(kv, int)
+    if dims[0] * kv != bv:
+        return _no(ctx, f"block.x = {dims[0]} ({how}): {kv} of it do not make {quoted(b)} = "
+                   f"{bv}", b.start)
+    return _yes(f"block.x = {dims[0]} ({how}), {kv} x {dims[0]} = {quoted(b)}", b.start)
+
