@@ -66,6 +66,9 @@ class _Locals:
 
     stable: dict[bytes, tuple[Node, Node]] = field(default_factory=dict)
     declared: frozenset[bytes] = frozenset()  # every name the function declares
+    # the plain names it declares: name -> (where, the declaration's type, spacing aside),
+    # in the order a walk of its tree meets them
+    typed: dict[bytes, list[tuple[int, str]]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -90,7 +93,6 @@ class Reader:
         self._locals: dict[int, _Locals] = {}
         self._helpers: dict[str, Function | None] = {}
         self._called: dict[tuple[int, int], frozenset[bytes]] = {}
-        self._declared: dict[int, dict[bytes, list[tuple[int, str]]]] = {}
         self._one_statement: frozenset[bytes] | None = None
         self._names_stable: dict[tuple[int, int], bool] = {}
         self._readable: dict[tuple[int, int, int], bytes] = {}
@@ -132,6 +134,8 @@ class Reader:
             t = n.type
             if t == "declaration":
                 kind = n.child_by_field_name("type")
+                spelled = " ".join((kind.text or b"").decode().split()) if kind is not None \
+                    else ""  # (no type: never the same)
                 for d in n.named_children:
                     if d == kind or d.type in ("type_qualifier", "storage_class_specifier",
                                                "comment"):
@@ -140,6 +144,9 @@ class Reader:
                         if d.type == "init_declarator" else d
                     if name_node is None:
                         continue
+                    if name_node.type == "identifier":
+                        out.typed.setdefault(name_node.text or b"", []).append(
+                            (n.start_byte, spelled))
                     if name_node.type != "identifier":
                         # (a pointer, reference or array: never stable; its name is found)
                         inner = _first_identifier(name_node)
@@ -396,27 +403,9 @@ class Reader:
 
     def _declarations(self, caller: Function) -> dict[bytes, list[tuple[int, str]]]:
         """The plain names the function's body declares: name -> (where, the declaration's
-        type, spacing aside) in the order a walk of its tree meets them (read once per
-        function)."""
-        found = self._declared.get(id(caller))
-        if found is not None:
-            return found
-        found = self._declared[id(caller)] = {}
-        body = caller.node.child_by_field_name("body")
-        stack = [body] if body is not None else []
-        while stack:
-            n = stack.pop()
-            if n.type == "declaration":
-                kind = n.child_by_field_name("type")
-                text = " ".join((kind.text or b"").decode().split()) if kind is not None \
-                    else ""  # (no type: never the same)
-                for d in n.named_children:
-                    target = d.child_by_field_name("declarator") \
-                        if d.type == "init_declarator" else d
-                    if target is not None and target.type == "identifier":
-                        found.setdefault(target.text or b"", []).append((n.start_byte, text))
-            stack.extend(n.children)
-        return found
+        type, spacing aside) in the order a walk of its tree meets them (``_scan``'s, read
+        once per function)."""
+        return self.locals_of(caller).typed
 
     def foreign_names(self, node_span: tuple[int, int], inl: Inlined) -> bool:
         """Whether text bound inside the helper names something the caller may read
