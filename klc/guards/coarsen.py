@@ -10,7 +10,10 @@ whose radius is a compile-time constant R >= 1, in the spellings of first stenci
 - clipped: ``for (v = max(y - R, 0); v <= min(y + R, H - 1); v++)`` (the integer ``max`` and
   ``min``, their arguments in either order);
 - constant bounds: ``for (v = y - R; v <= y + R; v++)`` (an interior fast path);
-- offsets: ``for (dy = -R; dy <= R; dy++)`` whose body reads row ``y + dy``.
+- offsets: ``for (dy = -R; dy <= R; dy++)`` whose body reads row ``y + dy``;
+- corner: ``int r0 = y - R;`` (never assigned again) and ``for (i = 0; i < D; i++)`` of
+  constant bounds, D >= 2 rows, whose body reads row ``r0 + i`` (a convolution in the
+  spelling of course material).
 
 A radius the kernel reads from memory or takes as a parameter is not a constant: the window
 loops then run a trip count the compiler cannot unroll, and the rows per thread would only add
@@ -209,7 +212,8 @@ def window_rows(ctx: GuardContext, stmts: Binding, y: Binding) -> Verdict:
     """The code $$$S holds a loop over the rows of a window around row $Y whose radius is a
     compile-time constant R >= 1: ``max(y - R, 0) .. min(y + R, H - 1)``, ``y - R .. y + R``,
     or offsets ``-R .. R`` added to y: vertically adjacent pixels share 2R of their window's
-    rows."""
+    rows; or D >= 2 rows (constant bounds) walked from a corner ``r0 = y - R`` (R constant,
+    r0 never assigned again): adjacent pixels share D - 1 rows."""
     unit, src = ctx.unit, ctx.unit.source
     row = y.text.strip()
     seen: list[str] = []
