@@ -1,6 +1,6 @@
 """The stencil_rows_corner lineage (bench/lineages/stencil_rows_corner) and its skills: the
-compile-only walk ends at the first version of bench/spellings/conv2d_mask_corner.cu as
-written; forward, the learned skills take that spelling (the window walked from its corner,
+compile-only walk ends at the first version of bench/spellings/conv2d_mask_corner.cu (token
+for token); forward, the learned skills take that spelling (the window walked from its corner,
 checked in nested ifs, the mask by pointer) to four rows per thread on a grid four times
 shorter whose interior rows load each shared matrix row and the mask once (NVRTC's PTX), and
 the rewrite compiles with NVRTC here; on a GPU it computes what the original computes at
@@ -28,8 +28,11 @@ SKILLS = ("corner_stencil_rows_per_thread", "checked_corner_rows_to_interior_row
 
 
 def _kernel(text: str) -> str:
-    """The code after the spec and the comments before it: from the first #define on."""
-    return text[text.index("#define"):]
+    """The code after the spec and the comments before it (from the first #define on), its
+    tokens without the spaces between them: the walk's naive end is the spelling's kernel
+    but for a space after each `*` of the signature, where add_restrict's template writes
+    `T * __restrict__ p` and the pass takes `__restrict__` out."""
+    return re.sub(r"\s+", "", text[text.index("#define"):])
 
 
 @pytest.fixture(scope="module")
@@ -45,6 +48,7 @@ def learned(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Learned]:
     assert step["holes"] == {"rpt": "4"} and step["launch"] == [["grid", "y", "*", 4]]
     naive = (d / "v09_remove_const_param.cu").read_text()
     assert _kernel(naive) == _kernel(SPELLING.read_text())
+    assert "convolution_2d(float * matrix, float * result, float * mask, int N)" in naive
     return {item.rule.name: item for item in learn([d], ROOT / "passes")}
 
 

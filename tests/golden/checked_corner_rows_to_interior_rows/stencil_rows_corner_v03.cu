@@ -43,7 +43,7 @@ tolerance: {rtol: 0.0001, atol: 0.0001}
 #define MASK_DIM 7
 #define MASK_OFFSET (MASK_DIM / 2)
 
-__global__ void convolution_2d(const float *__restrict__ matrix, float *__restrict__ result, const float *__restrict__ mask, int N) {
+__global__ void convolution_2d(const float * __restrict__ matrix, float * __restrict__ result, const float * __restrict__ mask, int N) {
     int y0 = (blockIdx.y * blockDim.y + threadIdx.y) * 4;
     int col = blockIdx.x * blockDim.x + threadIdx.x;
     for (int rr = 0; rr < 4; rr++) {

@@ -43,7 +43,7 @@ tolerance: {rtol: 0.0001, atol: 0.0001}
 #define MASK_DIM 7
 #define MASK_OFFSET (MASK_DIM / 2)
 
-__global__ void convolution_2d(const float *__restrict__ matrix, float *__restrict__ result, const float *__restrict__ mask, int N) {
+__global__ void convolution_2d(const float * __restrict__ matrix, float * __restrict__ result, const float * __restrict__ mask, int N) {
     int row = blockIdx.y * blockDim.y + threadIdx.y;
     int col = blockIdx.x * blockDim.x + threadIdx.x;
     int start_r = row - MASK_OFFSET;
