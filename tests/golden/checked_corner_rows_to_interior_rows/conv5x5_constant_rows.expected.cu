@@ -23,6 +23,7 @@ __global__ void conv5x5_constant(const float* in, float* out, int H, int W) {
     if (y0 - 2 >= 0 && y0 - 2 + 4 + 5 - 1 <= H && x - 2 >= 0 && x - 2 + 5 <= W) {
         for (int rr = 0; rr < 4; rr++) {
             int y = y0 + rr;
+            if (y >= H) return;
             int r0 = y - 2;
             int c0 = x - 2;
             float acc = 0.0f;
@@ -38,6 +39,7 @@ __global__ void conv5x5_constant(const float* in, float* out, int H, int W) {
     } else {
         for (int rr = 0; rr < 4; rr++) {
             int y = y0 + rr;
+            if (y >= H) return;
             int r0 = y - 2;
             int c0 = x - 2;
             float acc = 0.0f;

@@ -25,6 +25,7 @@ __global__ void conv5x5_constant(const float* in, float* out, int H, int W, int 
     int x = blockIdx.x * blockDim.x + threadIdx.x;
     for (int rr = 0; rr < 4; rr++) {
         int y = y0 + rr;
+        if (y >= H) return;
         int r0 = y - rad;
         int c0 = x - rad;
         float acc = 0.0f;

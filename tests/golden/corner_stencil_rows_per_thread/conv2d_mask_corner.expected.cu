@@ -27,6 +27,7 @@ __global__ void convolution_2d(float *matrix, float *result, float *mask, int N)
     int col = blockIdx.x * blockDim.x + threadIdx.x;
     for (int rr = 0; rr < 4; rr++) {
         int row = y0 + rr;
+        if (row >= N) return;
         int start_r = row - MASK_OFFSET;
         int start_c = col - MASK_OFFSET;
         float temp = 0.0f;

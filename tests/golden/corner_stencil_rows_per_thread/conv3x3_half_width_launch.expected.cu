@@ -23,6 +23,7 @@ __global__ void conv2d_3x3(float *img, float *out, float *w, int N) {
     int col = blockIdx.x * blockDim.x + threadIdx.x;
     for (int rr = 0; rr < 4; rr++) {
         int row = y0 + rr;
+        if (row >= N) return;
         int start_r = row - MASK_WIDTH / 2;
         int start_c = col - MASK_WIDTH / 2;
         float sum = 0.0f;

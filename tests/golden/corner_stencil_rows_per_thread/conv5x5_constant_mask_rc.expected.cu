@@ -22,6 +22,7 @@ __global__ void conv5x5_constant(const float* in, float* out, int H, int W) {
     int x = blockIdx.x * blockDim.x + threadIdx.x;
     for (int rr = 0; rr < 4; rr++) {
         int y = y0 + rr;
+        if (y >= H) return;
         int r0 = y - 2;
         int c0 = x - 2;
         float acc = 0.0f;

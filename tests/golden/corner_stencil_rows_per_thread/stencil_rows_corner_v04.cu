@@ -25,9 +25,9 @@ tolerance: {rtol: 0.0001, atol: 0.0001}
 // block (a square one would let the walk swap the thread roles first), with these
 // optimizations on top (README.md names the passes that remove them):
 //   - rows per thread: every thread computes 4 vertically adjacent output rows of its
-//     column, row = y0 + rr with y0 = (blockIdx.y * blockDim.y + threadIdx.y) * 4, on a
-//     grid 4 times shorter (a literal 4, so that the walk's naive end is the first version
-//     as written), with no shared tile: the window of row y reads the rows
+//     column, row = y0 + rr with y0 = (blockIdx.y * blockDim.y + threadIdx.y) * 4, and
+//     stops at the first row past the matrix, on a grid 4 times shorter (a literal 4, so
+//     that the walk's naive end is the first version as written), with no shared tile: the window of row y reads the rows
 //     y - 3 .. y + 3, the next row's all but one of them again;
 //   - the interior fast path of a thread's rows: a thread whose rows all have their whole
 //     window inside the matrix (y0 - MASK_OFFSET >= 0, y0 - MASK_OFFSET + 4 + MASK_DIM -
