@@ -10,7 +10,10 @@ whose radius is a compile-time constant R >= 1, in the spellings of first stenci
 - clipped: ``for (v = max(y - R, 0); v <= min(y + R, H - 1); v++)`` (the integer ``max`` and
   ``min``, their arguments in either order);
 - constant bounds: ``for (v = y - R; v <= y + R; v++)`` (an interior fast path);
-- offsets: ``for (dy = -R; dy <= R; dy++)`` whose body reads row ``y + dy``.
+- offsets: ``for (dy = -R; dy <= R; dy++)`` whose body reads row ``y + dy``;
+- corner: ``int r0 = y - R;`` (never assigned again) and ``for (i = 0; i < D; i++)`` of
+  constant bounds, D >= 2 rows, whose body reads row ``r0 + i`` (a convolution in the
+  spelling of course material).
 
 A radius the kernel reads from memory or takes as a parameter is not a constant: the window
 loops then run a trip count the compiler cannot unroll, and the rows per thread would only add
@@ -46,7 +49,8 @@ from klc.analysis.constants import (
     spec_for,
 )
 from klc.analysis.loops import loop_header
-from klc.analysis.tree import cited, in_span, nodes_of, quoted, text_of, unparen
+from klc.analysis.tree import cited, in_span, nodes_of, operator_of, quoted, text_of, unparen
+from klc.analysis.writes import set_once
 from klc.guards.constants import _as_spec_expr
 from klc.guards.registry import (
     ArgSpec,
@@ -129,13 +133,87 @@ def _reads_row(loop: Node, src: bytes, y: str, d: str) -> bool:
     return False
 
 
+# -- the corner spelling: a window walked from its top-left corner ----------------------------
+#
+# Course material writes a convolution's window from its corner: ``int r0 = y - R;`` once,
+# then ``for (int i = 0; i < D; i++)`` reading row ``r0 + i`` (checked against the matrix in
+# nested ifs or one ``&&`` chain). The rows y - R .. y - R + D - 1 are a window around y of D
+# rows whatever R is; vertically adjacent outputs share D - 1 of them when D >= 2. The corner
+# must be a local initialised to ``y - R`` (R a compile-time constant) and never assigned
+# again: a corner that moves walks other rows.
+
+
+def _corners(loop: Node, src: bytes, var: str, row: str) -> list[tuple[str, Node]]:
+    """The names c (other than ``var`` and ``row``) of the sums ``c + var`` / ``var + c``
+    the loop's body computes, with the first sum of each: the candidates for a corner."""
+    body = loop.child_by_field_name("body")
+    found: dict[str, Node] = {}
+    stack = [body] if body is not None else []
+    while stack:
+        n = stack.pop()
+        if n.type == "binary_expression" and operator_of(n) == "+":
+            left, right = n.child_by_field_name("left"), n.child_by_field_name("right")
+            if left is not None and right is not None:
+                a, b = unparen(left), unparen(right)
+                for one, other in ((a, b), (b, a)):
+                    if one.type == "identifier" and text_of(src, one) == var \
+                            and other.type == "identifier" \
+                            and text_of(src, other) not in (var, row):
+                        found.setdefault(text_of(src, other), n)
+        stack.extend(reversed(n.named_children))
+    return sorted(found.items(), key=lambda kv: kv[1].start_byte)
+
+
+def _corner_window(ctx: GuardContext, loop: Node, var: str, lo: Node, hi: Node, op: str,
+                   row: str, y: Binding) -> Verdict | str | None:
+    """The corner spelling of a window's rows at ``loop`` (``for (var = lo; var op hi;
+    ...)``, its body reading ``c + var`` for a corner ``c = row - R``): a yes, the reason a
+    candidate is not one (a corner that moves, a bound or a radius that is not constant, a
+    window of one row), or None where the loop reads no corner."""
+    unit, src = ctx.unit, ctx.unit.source
+    corners = _corners(loop, src, var, row)
+    if not corners:
+        return None
+    body = loop.child_by_field_name("body")
+    where = cited(unit, loop.start_byte, body.start_byte if body is not None else loop.end_byte)
+    why = None
+    for name, use in corners:
+        decl, moved = set_once(ctx, name, use.start_byte)
+        init = decl.init if decl is not None else None
+        r = _offset(init, src, row, "-") if init is not None else None
+        if r is None:
+            continue  # not a corner of this row: another sum
+        if moved:
+            why = why or (f"the corner `{name}` of {where} is {moved}: the window's rows "
+                          "are not the same for every output")
+            continue
+        ev = Evaluator(ctx)
+        values = [ev.node(n, src) for n in (r, lo, hi)]
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+            bad = next(n for n, v in zip((r, lo, hi), values, strict=True)
+                       if not isinstance(v, int) or isinstance(v, bool))
+            why = why or (f"`{text_of(src, bad)}` of the corner window at {where} is not a "
+                          f"compile-time constant{': ' + ev.why if ev.why else ''}")
+            continue
+        radius, first, last = values
+        rows = last - first + (1 if op == "<=" else 0)
+        if rows < 2:
+            why = why or (f"{where} walks {max(rows, 0)} row(s) from the corner `{name}`: "
+                          "no window rows shared between adjacent outputs")
+            continue
+        return _yes(f"{where} walks the {rows} rows of a window from the corner `{name}` = "
+                    f"{quoted(y)} - {radius}", loop.start_byte)
+    return why
+
+
 @predicate("window_rows", ArgSpec("$$$S", frozenset({"metavar", "sequence"})), _metavar("$Y"),
            reads=("arguments", "declarations", "spec"))
 def window_rows(ctx: GuardContext, stmts: Binding, y: Binding) -> Verdict:
     """The code $$$S holds a loop over the rows of a window around row $Y whose radius is a
     compile-time constant R >= 1: ``max(y - R, 0) .. min(y + R, H - 1)``, ``y - R .. y + R``,
     or offsets ``-R .. R`` added to y: vertically adjacent pixels share 2R of their window's
-    rows."""
+    rows; or D >= 2 rows (constant bounds) walked from a corner ``r0 = y - R`` (R constant,
+    r0 never assigned again): adjacent pixels share D - 1 rows."""
     unit, src = ctx.unit, ctx.unit.source
     row = y.text.strip()
     seen: list[str] = []
@@ -152,6 +230,11 @@ def window_rows(ctx: GuardContext, stmts: Binding, y: Binding) -> Verdict:
         elif lo_r is None and hi_r is None and op == "<=" and _reads_row(loop, src, row, var):
             radius, offsets = [lo, hi], True  # offsets: -R .. R
         else:
+            corner = _corner_window(ctx, loop, var, lo, hi, op, row, y)
+            if isinstance(corner, Verdict):
+                return corner
+            if corner:
+                seen.append(corner)
             continue
         where = cited(unit, loop.start_byte, loop.child_by_field_name("body").start_byte
                       if loop.child_by_field_name("body") is not None else loop.end_byte)
@@ -176,8 +259,8 @@ def window_rows(ctx: GuardContext, stmts: Binding, y: Binding) -> Verdict:
     if seen:
         return _no(ctx, seen[0], stmts.start)
     return _no(ctx, f"{quoted(stmts)} holds no loop over the rows of a window around "
-               f"{quoted(y)} (from max({row} - R, 0), {row} - R, or offsets -R added to "
-               f"{row})", stmts.start)
+               f"{quoted(y)} (from max({row} - R, 0), {row} - R, offsets -R added to "
+               f"{row}, or i from 0 added to a corner {row} - R)", stmts.start)
 
 
 @predicate("grid_rows_cover", _metavar("$H"), ArgSpec("N", frozenset({"int", "hole"})),

@@ -117,3 +117,67 @@ def test_no_spec_no_proof() -> None:
     (s,) = find_sites(unit, rules, {"rpt": "4"}, spec_of(unit))
     assert not s.ok and "no spec: the grid's rows are not known to cover `H`" in s.reason, \
         s.reason
+
+
+# -- the corner spelling (corner_stencil_rows_per_thread) ----------------------------------
+
+CORNER = """#define RAD 2
+__global__ void k(const float* img, float* out, int H, int W, int r) {{
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    {corner}
+    int c0 = x - 1;
+    float acc = 0.0f;
+    for ({rows}) {{
+        for (int j = 0; j < 3; j++) {{
+            if ({row} >= 0 && {row} < H && (c0 + j) >= 0 && (c0 + j) < W) {{
+                acc += img[{row} * W + (c0 + j)];
+            }}
+        }}
+    }}
+    {after}
+    if (y < H && x < W) {{
+        out[y * W + x] = acc;
+    }}
+}}
+"""
+
+
+def corner_site(corner: str = "int r0 = y - 1;", rows: str = "int i = 0; i < 3; i++",
+                row: str = "(r0 + i)", after: str = ""):  # type: ignore[no-untyped-def]
+    rules = [r for r in RuleSet.load(["skills"]).rules
+             if r.name == "corner_stencil_rows_per_thread"]
+    text = SPEC.format(gy="ceil_div(H, 16)", vh=37) + CORNER.format(
+        corner=corner, rows=rows, row=row, after=after)
+    unit = parse_bytes(text.encode(), "k.cu")
+    (s,) = find_sites(unit, rules, {}, spec_of(unit))
+    return s
+
+
+@pytest.mark.parametrize(("corner", "rows", "row"), [
+    ("int r0 = y - 1;", "int i = 0; i < 3; i++", "(r0 + i)"),
+    ("int r0 = y - RAD;", "int i = 0; i <= 2 * RAD; ++i", "(i + r0)"),
+    ("const int r0 = y - (2 * RAD + 1) / 2;", "int i = 0; i < 2 * RAD + 1; i++", "(r0 + i)"),
+    ("int r0 = y - 0;", "int i = 0; i < 2; i++", "(r0 + i)"),  # a window below the row
+])
+def test_windows_walked_from_a_corner_hold(corner: str, rows: str, row: str) -> None:
+    s = corner_site(corner, rows, row)
+    assert s.ok, s.reason
+
+
+@pytest.mark.parametrize(("corner", "rows", "row", "after", "why"), [
+    ("int r0 = y - r;", "int i = 0; i < 3; i++", "(r0 + i)", "",
+     "`r` of the corner window at"),
+    ("int r0 = y - 1;", "int i = 0; i < r; i++", "(r0 + i)", "",
+     "`r` of the corner window at"),
+    ("int r0 = y - 1;", "int i = 0; i < 1; i++", "(r0 + i)", "",
+     "walks 1 row(s) from the corner `r0`"),
+    ("int r0 = y - 1;", "int i = 0; i < 3; i++", "(r0 + i)", "r0 = 0;",
+     "the corner `r0` of"),
+    ("int r0 = x - 1;", "int i = 0; i < 3; i++", "(r0 + i)", "",
+     "holds no loop over the rows of a window around `y`"),
+])
+def test_other_corners_are_refused(corner: str, rows: str, row: str, after: str,
+                                   why: str) -> None:
+    s = corner_site(corner, rows, row, after)
+    assert not s.ok and why in s.reason, s.reason
