@@ -304,7 +304,10 @@ def segment_lanes(ctx: GuardContext, b: Binding, v: Any) -> Verdict:
     n = _const_int(ctx, b)
     if isinstance(n, str):
         return _no(ctx, n, b.start)
-    if n <= 0 or n % (32 * k):
+    if n <= 0 or n % 32:
+        return _no(ctx, f"{quoted(b)} = {n} is not a multiple of 32: a warp's 32 lanes would "
+                   "not share the segment evenly", b.start)
+    if n % (32 * k):
         return _no(ctx, f"{quoted(b)} = {n} is not a multiple of 32 lanes x {k}-element "
                    f"vectors ({32 * k}): a warp's lanes would not load the segment in whole "
                    "vectors", b.start)
