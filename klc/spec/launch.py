@@ -109,26 +109,20 @@ def swap_launch(source: bytes, dim: str, axis: str, other: str) -> bytes:
 def _undo_scale(old: str, op: str, factor: int, source: bytes) -> str | None:
     """The expression before an earlier scaling that this one undoes, or None: ``(e) * k``
     divided by k is e; ``ceil_div(e, k)`` times k is e when e is a known multiple of k (a
-    skill reversing a simplification gives back the spec's text as it was). The divisor of
-    ``ceil_div`` may be a name the spec gives that value (``ceil_div(e, WARPS)``, WARPS = 8,
-    times 8 is e)."""
-    if op == "/":
-        m = re.fullmatch(rf"\((.*)\) \* {factor}", old.strip(), re.S)
-        if m is None or not balanced(m.group(1)):
-            return None
-        return m.group(1)
-    m = re.fullmatch(r"ceil_div\((.*), ([A-Za-z_][A-Za-z_0-9]*|[0-9]+)\)", old.strip(), re.S)
+    skill reversing a simplification gives back the spec's text as it was)."""
+    pattern = rf"\((.*)\) \* {factor}" if op == "/" else rf"ceil_div\((.*), {factor}\)"
+    m = re.fullmatch(pattern, old.strip(), re.S)
     if m is None or not balanced(m.group(1)):
         return None
     inner = m.group(1)
-    try:
-        spec = load_spec(source, "<spec>")
-        env = spec.env() if spec is not None else {}
-        value, divisor = evaluate(inner, env), evaluate(m.group(2), env)
-    except KlcError:
-        return None
-    if not isinstance(value, int) or divisor != factor or value % factor:
-        return None
+    if op == "*":
+        try:
+            spec = load_spec(source, "<spec>")
+            value = evaluate(inner, spec.env() if spec is not None else {})
+        except KlcError:
+            return None
+        if not isinstance(value, int) or value % factor:
+            return None
     return inner
 
 

@@ -1,8 +1,7 @@
 """``segment_lanes``, ``segment_warps`` and ``block_of_warps`` (klc/guards/coarsen.py): a
 segment of B elements split over a warp's 32 lanes in whole vectors, B as a count of warps, and,
 for the simplification, a launched block of exactly W warps. Judged through the rules that use
-them: the skill block_sum_to_warp_segments and the pass warp_segments_to_block_sum; and the
-spec edit that gives the pass's grid back (``ceil_div(e, WARPS)`` times WARPS's value)."""
+them: the skill block_sum_to_warp_segments and the pass warp_segments_to_block_sum."""
 
 from __future__ import annotations
 
@@ -13,7 +12,6 @@ import pytest
 from klc.cuda.parse import parse_bytes, read_source
 from klc.pipeline import apply_rules, find_sites, spec_of
 from klc.rule import RuleSet
-from klc.spec.launch import scale_launch
 
 ROOT = Path(__file__).resolve().parents[2]
 EXPERT = ROOT / "bench" / "lineages" / "block_sum_warps" / "expert.cu"
@@ -137,34 +135,3 @@ def test_the_pass_refuses_a_kernel_whose_launch_it_cannot_see(tmp_path: Path) ->
                       clang=False)
     assert not out.changed
     assert any("the block is not known exactly" in s.reason for s in out.refused)
-
-
-# -- the spec's grid, given back by the pass -----------------------------------------------
-
-GRID_SPEC = """/* klc-spec
-kernel: k
-template: {{B: 256, WARPS: {w}}}
-sizes: {{n: 1048576}}
-args:
-  - {{name: x, shape: [n], role: in}}
-grid: ["{grid}"]
-block: [256]
-*/
-__global__ void k(const float* x) {{}}
-"""
-
-
-@pytest.mark.parametrize(("w", "grid", "factor", "expected"), [
-    # WARPS = 8: times 8 gives the segments back, exactly
-    (8, "ceil_div(ceil_div(n, B), WARPS)", 8, "ceil_div(n, B)"),
-    (8, "ceil_div(ceil_div(n, B), 8)", 8, "ceil_div(n, B)"),
-    # WARPS = 4 is not the factor: the product is written out
-    (4, "ceil_div(ceil_div(n, B), WARPS)", 8, "(ceil_div(ceil_div(n, B), WARPS)) * 8"),
-    # the inner count is not a multiple of the factor at the spec's sizes
-    (8, "ceil_div(ceil_div(n, 3), WARPS)", 8, "(ceil_div(ceil_div(n, 3), WARPS)) * 8"),
-])
-def test_a_ceil_div_by_a_named_factor_is_undone_when_it_is_that_factor(
-        w: int, grid: str, factor: int, expected: str) -> None:
-    src = GRID_SPEC.format(w=w, grid=grid).encode()
-    out = scale_launch(src, "grid", "x", "*", factor)
-    assert out == GRID_SPEC.format(w=w, grid=expected).encode()

@@ -32,6 +32,8 @@ tolerance: {rtol: 0.00001, atol: 0.00001}
 //     WARPS times fewer blocks than segments (rounded up; the last block's warps past the
 //     last segment load nothing and store nothing): the per-block work (its scheduling, its
 //     barrier) is paid once per WARPS segments, not once per segment.
+// The spec's grid spells WARPS's value (8): the pass that gives each segment its block back
+// multiplies the grid by 8, and ceil_div(e, 8) * 8 reads back as e only where 8 is written.
 // bytes: the input read once, the partials written. flops: one add per element.
 template <unsigned int BLOCK_SIZE, unsigned int WARPS>
 __global__ void block_sum_warps(const float* g_idata, float* g_odata, unsigned int n) {
