@@ -100,21 +100,28 @@ def test_an_input_that_is_not_float_is_refused() -> None:
     assert not site.ok and "double" in site.reason, site.reason
 
 
-def _expert_with_block(block: str) -> bytes:
-    src = read_source(EXPERT)
+PASSES = [("warp_segments_to_block_sum", EXPERT),
+          ("warp_tree_segments_to_block_tree", EXPERT.parents[1] / "block_sum_warps_tree" /
+           "expert.cu")]
+
+
+def _expert_with_block(expert: Path, block: str) -> bytes:
+    src = read_source(expert)
     out = src.replace(b'block: ["32 * WARPS"]', f"block: [{block}]".encode())
     assert out != src
     return out
 
 
+@pytest.mark.parametrize(("rule", "expert"), PASSES)
 @pytest.mark.parametrize(("block", "needle"), [
     ("128", "block.x = 128 (the spec's block ['128']) is not `WARPS` = 8 warps"),
     ("\"32 * WARPS\", 2", "is not one-dimensional"),
 ])
-def test_the_pass_needs_the_block_to_be_its_warps(block: str, needle: str) -> None:
-    unit = parse_bytes(_expert_with_block(block), str(EXPERT))
-    (site,) = find_sites(unit, _rules("passes", "warp_segments_to_block_sum"), {"wpb": "8"},
-                         spec_of(unit), clang=False)
+def test_each_pass_needs_the_block_to_be_its_warps(rule: str, expert: Path, block: str,
+                                                   needle: str) -> None:
+    unit = parse_bytes(_expert_with_block(expert, block), str(expert))
+    (site,) = find_sites(unit, _rules("passes", rule), {"wpb": "8", "s": "8"}, spec_of(unit),
+                         clang=False)
     assert not site.ok and needle in site.reason, site.reason
 
 
