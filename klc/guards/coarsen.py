@@ -362,3 +362,76 @@ def block_times_loads(ctx: GuardContext, b: Binding, k: Binding) -> Verdict:
                    f"{bv}", b.start)
     return _yes(f"block.x = {dims[0]} ({how}), {kv} x {dims[0]} = {quoted(b)}", b.start)
 
+
+
+# A warp per segment (passes/block_warps.rule and its inverse): the partition of B elements
+# keeps its one partial per segment, but a warp, not a block, sums a segment, W segments per
+# block of 32 W threads. ``segment_lanes($B, V)`` is the segment's split over the lanes (32
+# lanes, V-element vectors each: B a multiple of 32 V), ``segment_warps($B, ?s)`` names the
+# block the segment had (B = 32 ?s threads), and ``block_of_warps($W)`` (for the
+# simplification) says the launched block is the W warps.
+
+
+@predicate("segment_lanes", _metavar("$B"), ArgSpec("V", frozenset({"int", "hole"})),
+           reads=("arguments", "declarations", "spec"))
+def segment_lanes(ctx: GuardContext, b: Binding, v: Any) -> Verdict:
+    """The segment length $B (a compile-time constant: literal, ``#define``, a template
+    argument the spec gives; not a value read from ``blockDim``) splits over a warp's 32
+    lanes in whole V-element vectors: 32 V divides $B. Every lane then loads $B / 32
+    elements, $B / (32 V) vectors, and the segment's start i * $B is a multiple of V
+    elements (V-element vectors from an aligned buffer stay aligned)."""
+    k = number_arg(ctx, v)
+    if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+        return _unknown(ctx, f"segment_lanes: the vector width {describe_arg(v)} is not a "
+                        "known integer >= 1")
+    n = _const_int(ctx, b)
+    if isinstance(n, str):
+        return _no(ctx, n, b.start)
+    if n <= 0 or n % 32:
+        return _no(ctx, f"{quoted(b)} = {n} is not a multiple of 32: a warp's 32 lanes would "
+                   "not share the segment evenly", b.start)
+    if n % (32 * k):
+        return _no(ctx, f"{quoted(b)} = {n} is not a multiple of 32 lanes x {k}-element "
+                   f"vectors ({32 * k}): a warp's lanes would not load the segment in whole "
+                   "vectors", b.start)
+    return _yes(f"{quoted(b)} = {n} = 32 lanes x {n // 32} elements ({n // (32 * k)} "
+                f"vectors of {k})", b.start)
+
+
+@predicate("segment_warps", _metavar("$B"), ArgSpec("S", frozenset({"int", "hole"})),
+           reads=("arguments", "declarations", "spec"))
+def segment_warps(ctx: GuardContext, b: Binding, s: Any) -> Verdict:
+    """The segment length $B (a compile-time constant, not read from ``blockDim``) is S
+    warps: $B = 32 S. The launch edits that turn a block of $B threads into one of 32 W
+    (``block.x /= S``, ``block.x *= W``) and back divide exactly."""
+    k = number_arg(ctx, s)
+    if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+        return _unknown(ctx, f"segment_warps: the warp count {describe_arg(s)} is not a "
+                        "known integer >= 1")
+    n = _const_int(ctx, b)
+    if isinstance(n, str):
+        return _no(ctx, n, b.start)
+    if n != 32 * k:
+        return _no(ctx, f"{quoted(b)} = {n} is not {k} warps ({32 * k} threads)", b.start)
+    return _yes(f"{quoted(b)} = {n} = {k} warps", b.start)
+
+
+@predicate("block_of_warps", _metavar("$W"), reads=("arguments", "declarations", "spec"),
+           pass_only=True)
+def block_of_warps(ctx: GuardContext, w: Binding) -> Verdict:
+    """For simplifications: the block is one-dimensional and known exactly (spec or every
+    launch), $W (a compile-time constant) warps: block.x = 32 $W. Every warp of the block
+    then has a segment index of its own, blockIdx.x * $W + threadIdx.x / 32 (the inverse
+    checks ``whole_block_tree`` before its launch edits make that block)."""
+    dims, _, how = block_dims(ctx)
+    if dims is None:
+        return _no(ctx, f"the block is not known exactly ({how})", w.start)
+    if dims[1] != 1 or dims[2] != 1:
+        return _no(ctx, f"the block {list(dims)} is not one-dimensional ({how})", w.start)
+    k = _const_int(ctx, w)
+    if isinstance(k, str):
+        return _no(ctx, k, w.start)
+    if dims[0] != 32 * k:
+        return _no(ctx, f"block.x = {dims[0]} ({how}) is not {quoted(w)} = {k} warps",
+                   w.start)
+    return _yes(f"block.x = {dims[0]} ({how}) = {quoted(w)} = {k} warps", w.start)

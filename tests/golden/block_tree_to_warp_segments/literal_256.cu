@@ -1,0 +1,38 @@
+/* klc-spec
+kernel: partial_sums
+sizes: {n: 1048576}
+verify_sizes:
+  - {n: 1000003}
+args:
+  - {name: x, shape: [n], role: in, init: "uniform(-1, 1)"}
+  - {name: partial, shape: ["ceil_div(n, 256)"], role: out}
+  - {name: n, value: n}
+grid: ["ceil_div(n, 256)"]
+block: [256]
+tolerance: {rtol: 0.0001, atol: 0.0001}
+*/
+// The partition as the literal 256 in the shared tree of sequential addressing, an unsigned
+// thread index and stride, the element index signed; a dim3 grid and block in the host
+// function that launches the kernel.
+__global__ void partial_sums(const float* x, float* partial, int n) {
+    __shared__ float cache[256];
+    unsigned int t = threadIdx.x;
+    int i = blockIdx.x * 256 + threadIdx.x;
+    cache[t] = i < n ? x[i] : 0.0f;
+    __syncthreads();
+    for (unsigned int stride = 256 / 2; stride > 0; stride >>= 1) {
+        if (t < stride) {
+            cache[t] += cache[t + stride];
+        }
+        __syncthreads();
+    }
+    if (t == 0) {
+        partial[blockIdx.x] = cache[0];
+    }
+}
+
+void run_partials(const float* x, float* partial, int n) {
+    dim3 grid((n + 255) / 256);
+    dim3 block(256);
+    partial_sums<<<grid, block>>>(x, partial, n);
+}
