@@ -30,7 +30,10 @@ A block that sums a partition of B elements (one partial per block) with B / k t
 adding k of them before the block's sum (passes/block_loads.rule and its inverse), has two
 predicates: ``loads_split($B, ?k)`` (k divides the partition into whole warps of threads)
 and ``block_times_loads($B, $K)`` (for the simplification: the launched block times K is the
-partition).
+partition). A warp per segment of that partition (passes/block_warps.rule and its inverses)
+has ``segment_lanes($B, V)`` (32 lanes of whole V-element vectors), ``segment_warps($B, ?s)``
+(B = 32 ?s threads) and ``block_of_warps($W)`` (for the simplification: the launched block
+is W warps).
 """
 
 from __future__ import annotations
