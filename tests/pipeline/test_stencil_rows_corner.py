@@ -1,8 +1,8 @@
 """The stencil_rows_corner lineage (bench/lineages/stencil_rows_corner) and its skills: the
 compile-only walk ends at the first version of bench/spellings/conv2d_mask_corner.cu (token
-for token); forward, the learned skills take that spelling (the window walked from its corner,
-checked in nested ifs, the mask by pointer) to four rows per thread on a grid four times
-shorter whose interior rows load each shared matrix row and the mask once (NVRTC's PTX), and
+for token); forward, the learned skills take that spelling at a 32 x 8 block (the window walked
+from its corner, checked in nested ifs, the mask by pointer; at its own 16 x 16 block they
+refuse it: a warp spans half a row) to four rows per thread on a grid four times shorter whose interior rows load each shared matrix row and the mask once (NVRTC's PTX), and
 the rewrite compiles with NVRTC here; on a GPU it computes what the original computes at
 every ?rpt, and rows one off are found wrong."""
 
@@ -25,6 +25,16 @@ ROOT = Path(__file__).resolve().parents[2]
 FAMILY = ROOT / "bench/lineages/stencil_rows_corner"
 SPELLING = ROOT / "bench/spellings/conv2d_mask_corner.cu"
 SKILLS = ("corner_stencil_rows_per_thread", "checked_corner_rows_to_interior_rows")
+
+
+def wide() -> bytes:
+    """The spelling at a 32 x 8 block (as the block-shape skills leave it): the rows skill
+    asks that a warp span 32 columns of a row."""
+    src = read_source(SPELLING)
+    out = src.replace(b'grid: ["ceil_div(N, 16)", "ceil_div(N, 16)"]\nblock: [16, 16]',
+                      b'grid: ["ceil_div(N, 32)", "ceil_div(N, 8)"]\nblock: [32, 8]')
+    assert out != src
+    return out
 
 
 def _kernel(text: str) -> str:
@@ -91,23 +101,29 @@ def test_the_walk_learns_the_committed_skills(learned: dict[str, Learned]) -> No
     assert "window_rows($$$BODY, $Y) and grid_rows_cover($H, ?rpt)" in text
 
 
-def test_the_spelling_lists_the_rows_skill() -> None:
-    unit = parse_bytes(read_source(SPELLING), str(SPELLING))
-    sites = find_sites(unit, [_skill("corner_stencil_rows_per_thread")], {}, spec_of(unit))
+def test_the_spelling_lists_the_rows_skill_at_a_warp_wide_block() -> None:
+    rule = _skill("corner_stencil_rows_per_thread")
+    unit = parse_bytes(wide(), str(SPELLING))
+    sites = find_sites(unit, [rule], {}, spec_of(unit))
     assert len(sites) == 1 and sites[0].ok, [s.reason for s in sites]
+    # at its own 16 x 16 block a warp spans half a row: refused, saying so
+    unit = parse_bytes(read_source(SPELLING), str(SPELLING))
+    sites = find_sites(unit, [rule], {}, spec_of(unit))
+    assert len(sites) == 1 and not sites[0].ok and "block.x is 16" in sites[0].reason, \
+        [s.reason for s in sites]
 
 
 def test_the_spelling_takes_the_recipe_with_its_grid_and_compiles() -> None:
     from klc.gate import gate
 
-    out = recipe(read_source(SPELLING))
-    assert 'grid: ["ceil_div(N, 16)", "ceil_div(ceil_div(N, 16), 4)"]' in out.decode()
+    out = recipe(wide())
+    assert 'grid: ["ceil_div(N, 32)", "ceil_div(ceil_div(N, 8), 4)"]' in out.decode()
     spec = spec_of(parse_bytes(out, "k.cu"))
     assert spec is not None
-    # 8192 rows of 16-row blocks, four rows per thread: 128 block rows of 512 blocks; at 37
-    # rows 3 blocks wide and 1 tall (64 rows >= 37)
-    assert launch_dims(spec.grid, spec.env())[:2] == (512, 128)
-    assert launch_dims(spec.grid, spec.env({"N": 37}))[:2] == (3, 1)
+    # 8192 rows of 8-row blocks, four rows per thread: 256 block rows of 256 blocks; at 37
+    # rows 2 blocks wide and 2 tall (64 rows >= 37)
+    assert launch_dims(spec.grid, spec.env())[:2] == (256, 256)
+    assert launch_dims(spec.grid, spec.env({"N": 37}))[:2] == (2, 2)
     text = " ".join(out.decode().split())
     assert "int y0 = (blockIdx.y * blockDim.y + threadIdx.y) * 4; " \
         "int col = blockIdx.x * blockDim.x + threadIdx.x; " \
@@ -121,7 +137,7 @@ def test_the_spelling_takes_the_recipe_with_its_grid_and_compiles() -> None:
 def test_the_interior_rows_load_each_matrix_row_and_the_mask_once() -> None:
     """Four rows of a 7 x 7 window share 10 matrix rows: 70 loads of the matrix and 49 of the
     mask in the unrolled interior, where the checked rows load 49 + 49 for each output."""
-    out = recipe(read_source(SPELLING))
+    out = recipe(wide())
     interior = out[:out.index(b"} else {")] + b"}\n}\n"
     assert interior.count(b"{") == interior.count(b"}")
     assert _loads(interior) == (70 + 49, 4)
@@ -131,7 +147,7 @@ def test_the_interior_rows_load_each_matrix_row_and_the_mask_once() -> None:
 
 
 def test_the_rows_interior_does_not_split_its_border_again() -> None:
-    out = recipe(read_source(SPELLING))
+    out = recipe(wide())
     unit = parse_bytes(out, "k.cu")
     sites = find_sites(unit, [_skill("checked_corner_rows_to_interior_rows")], {},
                        spec_of(unit))
@@ -140,7 +156,7 @@ def test_the_rows_interior_does_not_split_its_border_again() -> None:
 
 
 def test_the_rows_skill_does_not_take_its_own_rows_again() -> None:
-    out = _apply(read_source(SPELLING), "corner_stencil_rows_per_thread")
+    out = _apply(wide(), "corner_stencil_rows_per_thread")
     unit = parse_bytes(out, "k.cu")
     assert find_sites(unit, [_skill("corner_stencil_rows_per_thread")], {},
                       spec_of(unit)) == []
@@ -153,7 +169,7 @@ def test_the_spelling_recipe_verifies_on_the_gpu(rpt: str) -> None:
     its rows past the matrix) and 5 (no interior thread at all)."""
     from klc.gate import gate
 
-    src = read_source(SPELLING)
+    src = wide()
     rec = gate(recipe(src, rpt), str(SPELLING), reference=src, reference_path=str(SPELLING),
                stages=("compile", "verify"))
     assert rec.verdict == "passed", rec.reason
@@ -185,7 +201,7 @@ def test_each_golden_rewrite_matches_its_original(expected: Path) -> None:
 def test_wrong_rows_are_found_wrong(old: bytes, new: bytes) -> None:
     from klc.gate import gate
 
-    src = read_source(SPELLING)
+    src = wide()
     good = recipe(src)
     bad = good.replace(old, new, 1)
     assert bad != good

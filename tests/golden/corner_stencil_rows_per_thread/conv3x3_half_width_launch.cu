@@ -10,8 +10,8 @@ args:
   - {name: out, shape: [N, N], role: out}
   - {name: w, shape: [9], role: in, init: "uniform(0, 1)"}
   - {name: N, value: N}
-grid: ["ceil_div(N, 16)", "ceil_div(N, 16)"]
-block: [16, 16]
+grid: ["ceil_div(N, 32)", "ceil_div(N, 8)"]
+block: [32, 8]
 */
 // A 3 x 3 convolution with the corner written from MASK_WIDTH / 2 (no offset macro) and a host
 // launch in the same file whose dim3 grid covers the matrix: the launch is rewritten with the
@@ -39,7 +39,7 @@ __global__ void conv2d_3x3(float *img, float *out, float *w, int N) {
 }
 
 void launch_conv2d_3x3(float *img, float *out, float *w, int N) {
-    dim3 block(16, 16);
-    dim3 grid((N + 15) / 16, (N + 15) / 16);
+    dim3 block(32, 8);
+    dim3 grid((N + 31) / 32, (N + 7) / 8);
     conv2d_3x3<<<grid, block>>>(img, out, w, N);
 }
