@@ -221,16 +221,11 @@ def writes_to(ctx: Place, names: frozenset[str], start: int, end: int
     unit = ctx.unit
     src = unit.source
     words = [n.encode() for n in names]
-    known = unit_memo(unit, "write_entries_by_node", dict)
-    defined = _defined(unit)
     for node in in_span(nodes_of(unit, *_WRITING_TYPES), start, end):
         s, e = node.start_byte, node.end_byte
         if not any(src.find(w, s, e) >= 0 for w in words):
             continue
-        entries = known.get((s, e, node.type))
-        if entries is None:
-            entries = known[(s, e, node.type)] = _node_entries(unit, node, defined)
-        for es, ee, roots, what in entries:
+        for es, ee, roots, what in _entries_at(unit, node):
             if not roots.isdisjoint(names):
                 yield es, ee, what
 
@@ -297,11 +292,21 @@ def _write_entries(unit: Unit, lo: int, hi: int) -> list[_Entry]:
     """Every place in [lo, hi) (a function body) that may write memory, once: (start, end,
     the variables the written memory may be reached through, how), in source order (what
     ``writes_around`` gives each guard's region)."""
-    defined = _defined(unit)
     out: list[_Entry] = []
     for node in in_span(nodes_of(unit, *_WRITING_TYPES), lo, hi):
-        out += _node_entries(unit, node, defined)
+        out += _entries_at(unit, node)
     return out
+
+
+def _entries_at(unit: Unit, node: Node) -> list[_Entry]:
+    """``_node_entries`` of one node, read once per unit (``writes_to`` and
+    ``_write_entries`` share them)."""
+    known = unit_memo(unit, "write_entries_by_node", dict)
+    key = (node.start_byte, node.end_byte, node.type)
+    entries = known.get(key)
+    if entries is None:
+        entries = known[key] = _node_entries(unit, node, _defined(unit))
+    return entries  # type: ignore[no-any-return]
 
 
 def _defined(unit: Unit) -> set[str]:

@@ -147,8 +147,12 @@ def corner_site(corner: str = "int r0 = y - 1;", rows: str = "int i = 0; i < 3; 
                 row: str = "(r0 + i)", after: str = ""):  # type: ignore[no-untyped-def]
     rules = [r for r in RuleSet.load(["skills"]).rules
              if r.name == "corner_stencil_rows_per_thread"]
-    text = SPEC.format(gy="ceil_div(H, 16)", vh=37) + CORNER.format(
-        corner=corner, rows=rows, row=row, after=after)
+    # (at a block a warp wide: the skill asks for one)
+    spec = SPEC.format(gy="ceil_div(H, 8)", vh=37).replace(
+        'grid: ["ceil_div(W, 16)", "ceil_div(H, 8)"]\nblock: [16, 16]',
+        'grid: ["ceil_div(W, 32)", "ceil_div(H, 8)"]\nblock: [32, 8]')
+    assert "block: [32, 8]" in spec
+    text = spec + CORNER.format(corner=corner, rows=rows, row=row, after=after)
     unit = parse_bytes(text.encode(), "k.cu")
     (s,) = find_sites(unit, rules, {}, spec_of(unit))
     return s

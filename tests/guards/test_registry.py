@@ -23,7 +23,8 @@ def test_the_traits_give_the_tables_the_caches_read() -> None:
     assert with_trait(lambda t: t.hole_relation) == {"is_product"}
     assert with_trait(lambda t: t.pass_only) == {"const_removable", "block_y_is", "block_y_tiles",
                                                 "flat_padded_tile", "grid_extent_is",
-                                                "shared_array_holds", "block_times_loads"}
+                                                "shared_array_holds", "block_times_loads",
+                                                "block_of_warps"}
 
 
 def test_every_predicate_says_what_it_reads() -> None:

@@ -1,10 +1,11 @@
 """The stencil_rows_corner lineage (bench/lineages/stencil_rows_corner) and its skills: the
 compile-only walk ends at the first version of bench/spellings/conv2d_mask_corner.cu (token
-for token); forward, the learned skills take that spelling at a 32 x 8 block (the window walked
-from its corner, checked in nested ifs, the mask by pointer; at its own 16 x 16 block they
-refuse it: a warp spans half a row) to four rows per thread on a grid four times shorter whose interior rows load each shared matrix row and the mask once (NVRTC's PTX), and
-the rewrite compiles with NVRTC here; on a GPU it computes what the original computes at
-every ?rpt, and rows one off are found wrong."""
+for token); forward, the learned skills take that spelling at a 32 x 8 block (the window
+walked from its corner, checked in nested ifs, the mask by pointer; at its own 16 x 16 block
+they refuse it: a warp spans half a row) to four rows per thread on a grid four times shorter
+whose interior rows load each shared matrix row and the mask once (NVRTC's PTX), and the
+rewrite compiles with NVRTC here; on a GPU it computes what the original computes at every
+?rpt, and rows one off are found wrong."""
 
 from __future__ import annotations
 
