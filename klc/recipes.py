@@ -10,8 +10,9 @@ and after it.
 
 ``klc optimize`` replays a recipe from the current kernel (``replay``): it starts at the
 first skill of the recipe that applies, applies the skills one after another with their
-observed hole values (guards checked at every step, one site per step as the walk did, all
-sites for a skill that changes the launch), and stops at the first structural skill that
+observed hole values (guards checked at every step, one site per step as the walk did: the
+one that starts as the walk's site did, else the tightest; all sites for a skill that changes
+the launch), and stops at the first structural skill that
 does not apply (a qualifier or an attribute that does not apply, `const` that the code
 already has, is passed over: the rest of the walk does not depend on it). Of the versions it
 reached, the one the walk measured fastest is the candidate, gated like any
@@ -41,6 +42,9 @@ class RecipeStep:
     holes: dict[str, str]
     before_us: float | None  # the walk's time of the version the skill starts from
     after_us: float | None  # ... and of the version it gives
+    # the first line of the code the skill took in the walk (spacing aside): a replay prefers
+    # the site that starts so (the rows loop a walk unrolled, not the window loop inside it)
+    site: str | None = None
 
 
 @dataclass
@@ -69,7 +73,7 @@ def build(learned: list[Learned]) -> list[Recipe]:
                 return round(ms * 1000, 2) if isinstance(ms, (int, float)) else None
 
             step = RecipeStep(item.rule.name, observed_holes(item.inverse, o.step),
-                              us(o.version), us(o.before))
+                              us(o.version), us(o.before), _site_line(o.directory, o.step))
             by_walk.setdefault(key, []).append((int(o.step["index"]), step))
     out = []
     for key in sorted(by_walk):
@@ -79,13 +83,33 @@ def build(learned: list[Learned]) -> list[Recipe]:
     return out
 
 
+def _site_line(directory: Path, step: dict[str, Any]) -> str | None:
+    """The first line, spacing aside, of the code the forward skill takes: the one site of
+    the walk's step where the pass's change starts in the simpler version (None where the
+    step had several sites, or its version is not there)."""
+    sites = step.get("sites") or []
+    at, name = (sites[0].get("new_offset") if len(sites) == 1 else None), step.get("to")
+    path = Path(directory) / str(name) if name else None
+    if not isinstance(at, int) or path is None or not path.is_file():
+        return None
+    return first_line(path.read_bytes(), at) or None
+
+
+def first_line(source: bytes, start: int) -> str:
+    """The text from ``start`` to the end of its line, spacing aside."""
+    end = source.find(b"\n", start)
+    return " ".join(source[start:end if end >= 0 else len(source)].decode(
+        "utf-8", "replace").split())
+
+
 def to_yaml(recipes: list[Recipe]) -> str:
     head = ("# klc learn: each walk's skills in forward order (naive -> expert), with the hole\n"
             "# values of its steps and the times the walk measured (us). klc optimize replays\n"
             "# them (klc/recipes.py). Do not edit by hand: run `klc learn` again.\n")
     data = [{"family": r.family, "expert": r.expert, "device": r.device,
              "steps": [{"skill": s.skill, "holes": s.holes, "before_us": s.before_us,
-                        "after_us": s.after_us} for s in r.steps]} for r in recipes]
+                        "after_us": s.after_us, **({"site": s.site} if s.site else {})}
+                       for s in r.steps]} for r in recipes]
     return head + yaml.safe_dump(data, sort_keys=False, width=100)
 
 
@@ -109,7 +133,8 @@ def load(dirs: list[Path]) -> list[Recipe]:
             for r in data:
                 steps = [RecipeStep(str(s["skill"]), {str(k): str(v) for k, v in
                                                       (s.get("holes") or {}).items()},
-                                    s.get("before_us"), s.get("after_us"))
+                                    s.get("before_us"), s.get("after_us"),
+                                    str(s["site"]) if s.get("site") else None)
                          for s in r["steps"]]
                 out.append(Recipe(str(r["family"]), str(r.get("expert", "")),
                                   str(r.get("device", "")), steps))
@@ -196,10 +221,13 @@ def replay(recipe: Recipe, source: bytes, path: str, rules: dict[str, Rule],
                     # its own shape)
                 break
             sites = None if rule.changes_launch else sorted(
-                ok, key=lambda s: (s.match.end - s.match.start, s.match.start))
-            # one site, as the walk did, the tightest match first (an anchor that starts
-            # with a $$$ run matches at several starts; the walk's is the one that binds the
-            # least); a skill that changes the launch at all its sites at once
+                ok, key=lambda s: (step.site is not None
+                                   and first_line(unit.source, s.match.start) != step.site,
+                                   s.match.end - s.match.start, s.match.start))
+            # one site, as the walk did: the one that starts as the walk's did, then the
+            # tightest match (an anchor that starts with a $$$ run matches at several
+            # starts; the walk's is the one that binds the least); a skill that changes
+            # the launch at all its sites at once
         except KlcError:
             break
         new = None

@@ -291,15 +291,15 @@ def _assert_tried_in_ranking_order(result: Any) -> None:
 
 
 def test_sites_are_tried_in_the_order_the_ranking_reports() -> None:
-    """Skills of equal rank are tried by name, as the ranking lists them, not by where their
-    sites sit. Here, once warp per row is in, add_bare_pragma_unroll and add_restrict expect
-    the same gain; the restrict site (the parameters) comes before the pragma site (a loop),
-    and the ranking lists add_bare_pragma_unroll first (found by the GPU test below)."""
+    """Skills are tried as the ranking lists them, not by where their sites sit. Here, once
+    warp per row is in, add_bare_pragma_unroll expects at least add_restrict's gain (the
+    walks measured an unroll at 1.27x); the restrict site (the parameters) comes before the
+    pragma site (a loop) in the file, and the pragma is tried first."""
     gate = ScriptedGate({"__shfl_xor_sync": 8.0}, floor_ms=0.03)
     result = optimize(read_source(XENT), str(XENT), OptimizeOptions(
         gpu=True, gate_fn=gate, arch="sm_90", use_cache=False, recipes=[], budget=10))
     second = {e["skill"]: e["expected_gain"] for t in result.ranking[1]["tiers"] for e in t}
-    assert second["add_bare_pragma_unroll"] == second["add_restrict"]
+    assert second["add_bare_pragma_unroll"] >= second["add_restrict"]
     tried = _first_seen(t.skill for t in result.trials if t.round == 2)
     assert tried.index("add_bare_pragma_unroll") < tried.index("add_restrict")
     _assert_tried_in_ranking_order(result)

@@ -58,6 +58,21 @@ def test_sgemm_recipe_crosses_the_slower_steps_to_a_tiled_kernel() -> None:
     assert rec.verdict == "passed", rec.reason
 
 
+def test_a_replay_takes_the_site_its_walk_took() -> None:
+    """The stencil_rows_corner walk unrolled the two loops over a thread's rows, not the
+    window's 7-trip loops inside them (the tighter matches of add_bare_pragma_unroll's
+    anchor): each recipe step names the first line of its site, and the replay of the walk's
+    naive end gives back the expert, unroll for unroll."""
+    walk = ROOT / "bench/lineages/stencil_rows_corner/walk"
+    naive = walk / "v09_remove_const_param.cu"
+    steps = recipe("stencil_rows_corner").steps
+    assert [s.site for s in steps if s.skill == "add_bare_pragma_unroll"] == [
+        "for (int rr = 0; rr < 4; rr++) {"] * 2
+    rp = replay(recipe("stencil_rows_corner"), naive.read_bytes(), str(naive), rules())
+    assert rp is not None and rp.recipe.steps[rp.end].skill == "add_bare_pragma_unroll"
+    assert rp.source == (walk / "v00_expert.cu").read_bytes()
+
+
 def test_a_recipe_that_does_not_apply_gives_nothing() -> None:
     src = (ROOT / "bench/heldout/vector_add.cu").read_bytes()
     assert replay(recipe("sgemm"), src, "vector_add.cu", rules()) is None
