@@ -350,21 +350,30 @@ def block_times_loads(ctx: GuardContext, b: Binding, k: Binding) -> Verdict:
     launch), and $K of its x extent make the partition $B (both compile-time constants):
     block.x *= $K then launches one thread per element of the partition. Pass-only (the
     inverse checks ``whole_block_tree($B)`` before its launch edit divides the block)."""
-    dims, _, how = block_dims(ctx)
-    if dims is None:
-        return _no(ctx, f"the block is not known exactly ({how})", b.start)
-    if dims[1] != 1 or dims[2] != 1:
-        return _no(ctx, f"the block {list(dims)} is not one-dimensional ({how})", b.start)
+    block = _flat_block(ctx, b)
+    if isinstance(block, Verdict):
+        return block
+    x, how = block
     bv, kv = _const_int(ctx, b), _const_int(ctx, k)
     for v in (bv, kv):
         if isinstance(v, str):
             return _no(ctx, v, b.start)
     assert isinstance(bv, int) and isinstance(kv, int)
-    if dims[0] * kv != bv:
-        return _no(ctx, f"block.x = {dims[0]} ({how}): {kv} of it do not make {quoted(b)} = "
+    if x * kv != bv:
+        return _no(ctx, f"block.x = {x} ({how}): {kv} of it do not make {quoted(b)} = "
                    f"{bv}", b.start)
-    return _yes(f"block.x = {dims[0]} ({how}), {kv} x {dims[0]} = {quoted(b)}", b.start)
+    return _yes(f"block.x = {x} ({how}), {kv} x {x} = {quoted(b)}", b.start)
 
+
+def _flat_block(ctx: GuardContext, at: Binding) -> tuple[int, str] | Verdict:
+    """(block.x, where it was read) of a one-dimensional block known exactly (the spec, or
+    every launch), else the refusal."""
+    dims, _, how = block_dims(ctx)
+    if dims is None:
+        return _no(ctx, f"the block is not known exactly ({how})", at.start)
+    if dims[1] != 1 or dims[2] != 1:
+        return _no(ctx, f"the block {list(dims)} is not one-dimensional ({how})", at.start)
+    return dims[0], how
 
 
 # A warp per segment (passes/block_warps.rule and its inverse): the partition of B elements
@@ -426,15 +435,13 @@ def block_of_warps(ctx: GuardContext, w: Binding) -> Verdict:
     launch), $W (a compile-time constant) warps: block.x = 32 $W. Every warp of the block
     then has a segment index of its own, blockIdx.x * $W + threadIdx.x / 32 (the inverse
     checks ``whole_block_tree`` before its launch edits make that block)."""
-    dims, _, how = block_dims(ctx)
-    if dims is None:
-        return _no(ctx, f"the block is not known exactly ({how})", w.start)
-    if dims[1] != 1 or dims[2] != 1:
-        return _no(ctx, f"the block {list(dims)} is not one-dimensional ({how})", w.start)
+    block = _flat_block(ctx, w)
+    if isinstance(block, Verdict):
+        return block
+    x, how = block
     k = _const_int(ctx, w)
     if isinstance(k, str):
         return _no(ctx, k, w.start)
-    if dims[0] != 32 * k:
-        return _no(ctx, f"block.x = {dims[0]} ({how}) is not {quoted(w)} = {k} warps",
-                   w.start)
-    return _yes(f"block.x = {dims[0]} ({how}) = {quoted(w)} = {k} warps", w.start)
+    if x != 32 * k:
+        return _no(ctx, f"block.x = {x} ({how}) is not {quoted(w)} = {k} warps", w.start)
+    return _yes(f"block.x = {x} ({how}) = {quoted(w)} = {k} warps", w.start)
