@@ -16,7 +16,9 @@ from klc.analysis.constants import (
     block_dims,
     constant_of,
     kernel_spec,
+    launch_block,
     number_arg,
+    spec_dims,
     spec_for,
 )
 from klc.analysis.declarations import lookup
@@ -264,6 +266,48 @@ def block_extent(ctx: GuardContext, e: Binding, axis: str) -> Verdict:
     if have == v:
         return _yes(f"{quoted(e)} = {v} = block.{axis} ({how})", e.start)
     return _no(ctx, f"{quoted(e)} = {v}, and block.{axis} is {have} ({how})")
+
+
+@predicate("block_fixed", ArgSpec("axis", frozenset({"name"}), frozenset({"x", "y", "z"})),
+           reads=("spec",))
+def block_fixed(ctx: GuardContext, axis: str) -> Verdict:
+    """The block's extent along AXIS is one constant wherever the file says the kernel
+    runs: the spec's block and every host launch of the kernel in this file (each that
+    there is, at least one) give the same number. Stricter than ``block_dim``, which takes
+    the spec's block alone where there is one: code that reads a constant where it read
+    ``blockDim.<axis>`` is right only at launches of that extent, so a launch whose block
+    is a run-time value (an argument) or differs along AXIS from the spec or from another
+    launch is refused."""
+    fn = ctx.function
+    if fn is None:
+        return _no(ctx, "the match is not inside a function")
+    i = "xyz".index(axis)
+    seen: list[tuple[int, str]] = []
+    inner = kernel_spec(spec_for(ctx))
+    if inner is not None and inner.block:
+        dims = spec_dims(ctx, tuple(inner.block))
+        if dims is None:
+            return _no(ctx, f"the spec's block {list(inner.block)} has no constant value")
+        seen.append((dims[i], f"the spec's block {list(inner.block)}"))
+    unit = ctx.unit
+    for lc in unit.launches:
+        if lc.kernel != fn.name or len(lc.config) < 2:
+            continue
+        where = f"the launch at {unit.where(lc.start)}"
+        dims = launch_block(ctx, lc.config[1], lc.start)
+        if dims is None:
+            return _no(ctx, f"{where} gives block `{' '.join(lc.config[1].split())}`, not a "
+                       "constant", lc.start)
+        seen.append((dims[i], where))
+    if not seen:
+        return _no(ctx, f"no spec block and no launch of `{fn.name}` in this file: its "
+                   f"block.{axis} is not fixed")
+    first, how = seen[0]
+    for v, other in seen[1:]:
+        if v != first:
+            return _no(ctx, f"block.{axis} is {first} by {how} and {v} by {other}")
+    return _yes(f"block.{axis} = {first} by " + (how if len(seen) == 1 else
+                f"{how} and {len(seen) - 1} launch(es) in this file"), ctx.match.start)
 
 
 _THREAD_WORDS = re.compile(
