@@ -14,7 +14,7 @@ from klc.cuda.parse import parse_bytes, read_source
 
 ROOT = Path(__file__).resolve().parents[2]
 SKILLS = ("tile_rows_per_thread", "rows_per_thread_transpose", "tile_rows_loop_transpose",
-          "row_copy_vec4", "row_copy_vec4_rows_first")
+          "row_copy_vec4", "row_copy_vec4_rows_first", "block_extents_to_constant_bounds")
 CASES = sorted(p for d in SKILLS for p in (ROOT / "tests" / "golden" / d).glob("*.expected.cu")
                if b"klc-spec" in p.read_bytes())
 
@@ -63,11 +63,28 @@ def test_index_select_rows_with_v_groups(v: str) -> None:
      ("tile_rows_per_thread", {"factor": "4"}), ("pad_smem_tile", {})],
     # kept at 16 x 16: a 16 x 16 tile, 16 x 8 threads
     [("tile_transpose", {"t": "16"}), ("tile_rows_per_thread", {"factor": "2"})],
-], ids=["grown", "kept"])
+    # the transpose_tile_bounds recipe: the loops' bounds the block's constants, 32 and 8
+    [("grow_block_2d_cols_first", {"s": "2"}), ("tile_transpose", {"t": "32"}),
+     ("tile_rows_per_thread", {"factor": "4"}), ("block_extents_to_constant_bounds", {}),
+     ("pad_smem_tile", {})],
+], ids=["grown", "kept", "constant_bounds"])
 def test_transpose_2d_through_the_tile_chains(steps: list[tuple[str, dict[str, str]]]) -> None:
     path = ROOT / "bench/transfer/transpose_2d.cu"
     rec = verify(chain(path, steps), path)
     assert rec.verdict == "passed", rec.reason
+
+
+@pytest.mark.gpu
+def test_constant_bounds_on_a_block_they_do_not_name_are_found_wrong() -> None:
+    """block_extents_to_constant_bounds refuses a kernel launched with two blocks (32 x 8 and
+    32 x 4: two_launches.why); the bounds 32 and 8 on the 32 x 4 block copy half the tile."""
+    path = ROOT / "tests/golden/block_extents_to_constant_bounds/transpose_2d_tiled.cu"
+    good = read_source(path.with_name("transpose_2d_tiled.expected.cu")).decode()
+    bad = good.replace('block: ["(16) * 2", "ceil_div((16) * 2, 4)"]',
+                       'block: ["(16) * 2", "ceil_div((16) * 2, 8)"]')
+    assert bad != good
+    rec = verify(bad.encode(), path)
+    assert rec.verdict == "failed" and "verify" in rec.reason, rec.reason
 
 
 @pytest.mark.gpu

@@ -73,3 +73,31 @@ def test_launch_only_steps() -> None:
     r = rules()
     assert launch_only(r["grow_block_2d"]) and launch_only(r["grow_block_2d_cols_first"])
     assert not launch_only(r["tile_transpose"]) and not launch_only(r["add_const_param"])
+
+
+def test_the_transfer_transpose_replays_the_tile_bounds_recipe_to_constant_bounds() -> None:
+    """bench/transfer/transpose_2d.cu (16 x 16, no tile) through the transpose_tile_bounds
+    recipe: the tile steps of transpose_tile_rows, then the loops' bounds from the block's
+    constants (after the rows per thread), then the padding. The committed walk is
+    compile-only (its recipe holds no times, and a replay is ranked by them), so the replay is
+    given times that fall at every step: it then reaches the end of the recipe, every step
+    applied on this kernel."""
+    from dataclasses import replace
+
+    recipe = next(r for r in load([SKILLS]) if r.family == "transpose_tile_bounds")
+    names = [s.skill for s in recipe.steps]
+    assert names.index("tile_rows_per_thread") < names.index("block_extents_to_constant_bounds")
+    timed = replace(recipe, steps=[replace(s, before_us=100.0 - i, after_us=99.0 - i)
+                                   for i, s in enumerate(recipe.steps)])
+    path = ROOT / "bench/transfer/transpose_2d.cu"
+    rp = replay(timed, path.read_bytes(), str(path), rules())
+    assert rp is not None
+    assert (rp.start, rp.end) == (0, len(names) - 1)
+    out = rp.source.decode()
+    assert out.count("for (int j = 0; j < 32; j += 8) {") == 2 and "blockDim.y)" not in out
+    assert "__shared__ float tile[32][32 + 1];" in out
+    # the block the bounds name, in the spec and at the file's host launch
+    assert 'block: ["(16) * 2", "ceil_div((16) * 2, 4)"]' in out
+    assert "dim3 block(TILE * 2, TILE * 2 / 4);" in out
+    result = compile_unit(parse_bytes(rp.source, str(path)), arch="sm_90", use_cache=False)
+    assert result.ok, result.log
