@@ -37,7 +37,7 @@ FOLDED = {"add_launch_bounds", "pack_warps_per_block", "rows_per_thread", "tile_
           "clamped_unweighted_window_to_halo_tile", "stencil_rows_per_thread",
           "row_pixels_per_thread", "one_element_to_thread_loads",
           "one_element_to_thread_loads_tree", "block_sum_to_warp_segments",
-          "block_tree_to_warp_segments"}
+          "block_tree_to_warp_segments", "block_extents_to_constant_bounds"}
 
 
 @pytest.fixture(scope="module")
