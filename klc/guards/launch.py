@@ -285,10 +285,11 @@ def block_fixed(ctx: GuardContext, axis: str) -> Verdict:
     seen: list[tuple[int, str]] = []
     inner = kernel_spec(spec_for(ctx))
     if inner is not None and inner.block:
+        said = "[" + ", ".join(str(e) for e in inner.block) + "]"
         dims = spec_dims(ctx, tuple(inner.block))
         if dims is None:
-            return _no(ctx, f"the spec's block {list(inner.block)} has no constant value")
-        seen.append((dims[i], f"the spec's block {list(inner.block)}"))
+            return _no(ctx, f"the spec's block {said} has no constant value")
+        seen.append((dims[i], f"the spec's block {said}"))
     unit = ctx.unit
     for lc in unit.launches:
         if lc.kernel != fn.name or len(lc.config) < 2:
