@@ -18,7 +18,6 @@ from klc.analysis.constants import (
     kernel_spec,
     launch_block,
     number_arg,
-    spec_dims,
     spec_for,
 )
 from klc.analysis.declarations import lookup
@@ -70,7 +69,7 @@ from klc.guards.registry import (
     predicate,
 )
 from klc.match import Binding
-from klc.spec import evaluate_int
+from klc.spec import evaluate_int, launch_dims
 
 
 @predicate("thread_linear_index", _metavar("$E"), reads=("arguments", "declarations"))
@@ -283,12 +282,14 @@ def block_fixed(ctx: GuardContext, axis: str) -> Verdict:
         return _no(ctx, "the match is not inside a function")
     i = "xyz".index(axis)
     seen: list[tuple[int, str]] = []
-    inner = kernel_spec(spec_for(ctx))
-    if inner is not None and inner.block:
+    spec = spec_for(ctx)
+    inner = kernel_spec(spec)
+    if spec is not None and inner is not None and inner.block:
         said = "[" + ", ".join(str(e) for e in inner.block) + "]"
-        dims = spec_dims(ctx, tuple(inner.block))
-        if dims is None:
-            return _no(ctx, f"the spec's block {said} has no constant value")
+        try:  # with no sizes: a block that reads a size is not one constant at every size
+            dims = launch_dims(tuple(str(e) for e in inner.block), spec.env({}))
+        except Exception as e:  # (the spec's expression language: an unknown name, ...)
+            return _no(ctx, f"the spec's block {said} is not one constant at every size: {e}")
         seen.append((dims[i], f"the spec's block {said}"))
     unit = ctx.unit
     for lc in unit.launches:
