@@ -272,7 +272,8 @@ def block_extent(ctx: GuardContext, e: Binding, axis: str) -> Verdict:
 def block_fixed(ctx: GuardContext, axis: str) -> Verdict:
     """The block's extent along AXIS is one constant wherever the file says the kernel
     runs: the spec's block and every host launch of the kernel in this file (each that
-    there is, at least one) give the same number. Stricter than ``block_dim``, which takes
+    there is, at least one) give the same number, the spec's read without the sizes (a
+    block of ``min(rows, 8)`` is not one constant). Stricter than ``block_dim``, which takes
     the spec's block alone where there is one: code that reads a constant where it read
     ``blockDim.<axis>`` is right only at launches of that extent, so a launch whose block
     is a run-time value (an argument) or differs along AXIS from the spec or from another
