@@ -21,6 +21,7 @@ other (one trial); the recipe is kept only if that candidate verifies and is fas
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -100,6 +101,33 @@ def first_line(source: bytes, start: int) -> str:
     end = source.find(b"\n", start)
     return " ".join(source[start:end if end >= 0 else len(source)].decode(
         "utf-8", "replace").split())
+
+
+# C++ keywords and built-in types keep their spelling in a line's shape; other names and
+# numbers do not (a loop bound `ROWS` in the walk's expert is `4` in another kernel)
+_KEYWORDS = frozenset({
+    "for", "while", "do", "if", "else", "return", "break", "continue", "switch", "case",
+    "int", "unsigned", "signed", "long", "short", "char", "float", "double", "bool", "void",
+    "auto", "const", "size_t", "pragma", "unroll", "__syncthreads", "__shared__"})
+_TOKEN = re.compile(r"[A-Za-z_]\w*|\d+(?:\.\d*)?(?:[eE][-+]?\d+)?[fFuUlL]*|\S")
+
+
+def line_shape(line: str) -> tuple[str, ...]:
+    """The tokens of a line with every name (but keywords and built-in types) and every
+    number read as one placeholder: the first lines of the same code in two kernels that
+    name their constants and variables differently have one shape."""
+    return tuple(t if t in _KEYWORDS or not (t[0].isalnum() or t[0] == "_") else "_"
+                 for t in _TOKEN.findall(line))
+
+
+def _site_rank(walk_site: str | None, line: str) -> tuple[bool, bool]:
+    """How far a site's first line is from the walk's: (not the same line, not the same
+    shape); (False, False) where the walk recorded no site."""
+    if walk_site is None:
+        return False, False
+    if line == walk_site:
+        return False, False
+    return True, line_shape(line) != line_shape(walk_site)
 
 
 def to_yaml(recipes: list[Recipe]) -> str:
@@ -221,13 +249,14 @@ def replay(recipe: Recipe, source: bytes, path: str, rules: dict[str, Rule],
                     # its own shape)
                 break
             sites = None if rule.changes_launch else sorted(
-                ok, key=lambda s: (step.site is not None
-                                   and first_line(unit.source, s.match.start) != step.site,
+                ok, key=lambda s: (*_site_rank(step.site, first_line(unit.source,
+                                                                      s.match.start)),
                                    s.match.end - s.match.start, s.match.start))
-            # one site, as the walk did: the one that starts as the walk's did, then the
-            # tightest match (an anchor that starts with a $$$ run matches at several
-            # starts; the walk's is the one that binds the least); a skill that changes
-            # the launch at all its sites at once
+            # one site, as the walk did: the one that starts as the walk's did (or, in
+            # another kernel, whose first line has its shape: `rr < 4` for the walk's
+            # `rr < ROWS`), then the tightest match (an anchor that starts with a $$$ run
+            # matches at several starts; the walk's is the one that binds the least); a
+            # skill that changes the launch at all its sites at once
         except KlcError:
             break
         new = None
