@@ -240,6 +240,12 @@ def replay(recipe: Recipe, source: bytes, path: str, rules: dict[str, Rule],
                     holes.update(fresh)
                     found = find_sites(unit, [rule], holes, spec)
             ok = [s for s in found if s.ok]
+            if start is None and step.site is not None and not rule.changes_launch:
+                # the first step applies where the walk's did, or the replay starts later: an
+                # unroll of the window loops is not the walk's unroll of the rows loops that
+                # a kernel already has (the recipe of a lineage that continues another)
+                ok = [s for s in ok if not _site_rank(step.site, first_line(
+                    unit.source, s.match.start))[1]]
             if not ok:
                 if start is None or not structural(rule) or launch_only(rule):
                     continue  # (a qualifier or an attribute the code may already have, as
