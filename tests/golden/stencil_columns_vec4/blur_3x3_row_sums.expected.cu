@@ -40,7 +40,7 @@ __global__ void box_blur_3x3(const float* __restrict__ img, float* __restrict__ 
             float left = p[-1];
             float right = p[4];
             hs[k] = make_float4(left + mid.x + mid.y, mid.x + mid.y + mid.z,
-                                  mid.y + mid.z + mid.w, mid.z + mid.w + right);
+                                mid.y + mid.z + mid.w, mid.z + mid.w + right);
         }
         #pragma unroll
         for (int rr = 0; rr < 4; rr++) {
