@@ -130,6 +130,18 @@ def _site_rank(walk_site: str | None, line: str) -> tuple[bool, bool]:
     return True, line_shape(line) != line_shape(walk_site)
 
 
+def _site_within(walk_site: str, code: bytes) -> bool:
+    """Whether a line of ``code`` ends as the walk's site line does, or in its shape (the
+    site is where the walk's change started, which may be inside a line the match starts
+    before: `y = blockIdx.y ...` of `int y = blockIdx.y ...`)."""
+    want = line_shape(walk_site)
+    for raw in code.decode("utf-8", "replace").splitlines():
+        line = " ".join(raw.split())
+        if line.endswith(walk_site) or line_shape(line)[-len(want):] == want:
+            return True
+    return False
+
+
 def to_yaml(recipes: list[Recipe]) -> str:
     head = ("# klc learn: each walk's skills in forward order (naive -> expert), with the hole\n"
             "# values of its steps and the times the walk measured (us). klc optimize replays\n"
@@ -244,8 +256,8 @@ def replay(recipe: Recipe, source: bytes, path: str, rules: dict[str, Rule],
                 # the first step applies where the walk's did, or the replay starts later: an
                 # unroll of the window loops is not the walk's unroll of the rows loops that
                 # a kernel already has (the recipe of a lineage that continues another)
-                ok = [s for s in ok if not _site_rank(step.site, first_line(
-                    unit.source, s.match.start))[1]]
+                ok = [s for s in ok if _site_within(step.site, unit.source[
+                    s.match.start:s.match.end])]
             if not ok:
                 if start is None or not structural(rule) or launch_only(rule):
                     continue  # (a qualifier or an attribute the code may already have, as

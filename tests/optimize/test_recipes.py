@@ -85,6 +85,15 @@ def test_a_site_of_the_same_shape_stands_for_the_walks() -> None:
         "for (int dv = -1; dv <= 1; dv++) {")
     assert line_shape("if (y >= H) return;") != line_shape("if (y >= H) break;")
     blur = ROOT / "bench/transfer/blur_3x3.cu"
+    # on a kernel already qualified, the first structural step is where the replay starts
+    # (its site, `y = blockIdx.y ...`, is recorded inside the line `int y = ...` of a match
+    # that starts at `int x = ...`)
+    qualified = blur.read_bytes().replace(b"(const float* img, float* out,",
+                                          b"(const float* __restrict__ img, "
+                                          b"float* __restrict__ out,")
+    first = replay(recipe("stencil_rows"), qualified, str(blur), rules())
+    assert first is not None
+    assert first.recipe.steps[first.start].skill == "stencil_rows_per_thread"
     rows = replay(recipe("stencil_rows"), blur.read_bytes(), str(blur), rules())
     assert rows is not None  # (its fastest version: the interior rows, not yet unrolled)
     assert b"#pragma unroll" not in rows.source
