@@ -130,6 +130,17 @@ def _site_rank(walk_site: str | None, line: str) -> tuple[bool, bool]:
     return True, line_shape(line) != line_shape(walk_site)
 
 
+_ANY_LOOP = re.compile(r"for \(\$\w+; \$\w+; \$\w+\) \$\w+")
+
+
+def _any_loop(rule: Rule) -> bool:
+    """Whether the rule's anchor is a loop of any header and body (``for ($INIT; $COND;
+    $STEP) $BODY``): it applies to every loop of a kernel, and only the walk's site tells
+    which one the walk took."""
+    return any(_ANY_LOOP.fullmatch(" ".join(a.split())) is not None
+               for a in (rule.anchors or (rule.anchor,)))
+
+
 def _site_within(walk_site: str, code: bytes) -> bool:
     """Whether a line of ``code`` ends as the walk's site line does, or in its shape (the
     site is where the walk's change started, which may be inside a line the match starts
@@ -252,10 +263,11 @@ def replay(recipe: Recipe, source: bytes, path: str, rules: dict[str, Rule],
                     holes.update(fresh)
                     found = find_sites(unit, [rule], holes, spec)
             ok = [s for s in found if s.ok]
-            if start is None and step.site is not None and not rule.changes_launch:
-                # the first step applies where the walk's did, or the replay starts later: an
-                # unroll of the window loops is not the walk's unroll of the rows loops that
-                # a kernel already has (the recipe of a lineage that continues another)
+            if start is None and step.site is not None and _any_loop(rule):
+                # a first step whose anchor takes any loop (an unroll) applies where the
+                # walk's did, or the replay starts later: an unroll of the window loops is not
+                # the walk's unroll of the rows loops that a kernel already has (the recipe of
+                # a lineage that continues another)
                 ok = [s for s in ok if _site_within(step.site, unit.source[
                     s.match.start:s.match.end])]
             if not ok:
