@@ -11,8 +11,9 @@ and after it.
 ``klc optimize`` replays a recipe from the current kernel (``replay``): it starts at the
 first skill of the recipe that applies, applies the skills one after another with their
 observed hole values (guards checked at every step, one site per step as the walk did: the
-one that starts as the walk's site did, else the tightest; all sites for a skill that changes
-the launch), and stops at the first structural skill that
+one that starts as the walk's site did, else one whose first line has its shape, else the
+tightest; all sites for a skill that changes the launch), and stops at the first structural
+skill that
 does not apply (a qualifier or an attribute that does not apply, `const` that the code
 already has, is passed over: the rest of the walk does not depend on it). Of the versions it
 reached, the one the walk measured fastest is the candidate, gated like any
