@@ -11,8 +11,9 @@ and after it.
 ``klc optimize`` replays a recipe from the current kernel (``replay``): it starts at the
 first skill of the recipe that applies, applies the skills one after another with their
 observed hole values (guards checked at every step, one site per step as the walk did: the
-one that starts as the walk's site did, else the tightest; all sites for a skill that changes
-the launch), and stops at the first structural skill that
+one that starts as the walk's site did, else one whose first line has its shape, else the
+tightest; all sites for a skill that changes the launch), and stops at the first structural
+skill that
 does not apply (a qualifier or an attribute that does not apply, `const` that the code
 already has, is passed over: the rest of the walk does not depend on it). Of the versions it
 reached, the one the walk measured fastest is the candidate, gated like any
@@ -21,6 +22,7 @@ other (one trial); the recipe is kept only if that candidate verifies and is fas
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -100,6 +102,56 @@ def first_line(source: bytes, start: int) -> str:
     end = source.find(b"\n", start)
     return " ".join(source[start:end if end >= 0 else len(source)].decode(
         "utf-8", "replace").split())
+
+
+# C++ keywords and built-in types keep their spelling in a line's shape; other names and
+# numbers do not (a loop bound `ROWS` in the walk's expert is `4` in another kernel)
+_KEYWORDS = frozenset({
+    "for", "while", "do", "if", "else", "return", "break", "continue", "switch", "case",
+    "int", "unsigned", "signed", "long", "short", "char", "float", "double", "bool", "void",
+    "auto", "const", "size_t", "pragma", "unroll", "__syncthreads", "__shared__"})
+_TOKEN = re.compile(r"[A-Za-z_]\w*|\d+(?:\.\d*)?(?:[eE][-+]?\d+)?[fFuUlL]*|\S")
+
+
+def line_shape(line: str) -> tuple[str, ...]:
+    """The tokens of a line with every name (but keywords and built-in types) and every
+    number read as one placeholder: the first lines of the same code in two kernels that
+    name their constants and variables differently have one shape."""
+    return tuple(t if t in _KEYWORDS or not (t[0].isalnum() or t[0] == "_") else "_"
+                 for t in _TOKEN.findall(line))
+
+
+def _site_rank(walk_site: str | None, line: str) -> tuple[bool, bool]:
+    """How far a site's first line is from the walk's: (not the same line, not the same
+    shape); (False, False) where the walk recorded no site."""
+    if walk_site is None:
+        return False, False
+    if line == walk_site:
+        return False, False
+    return True, line_shape(line) != line_shape(walk_site)
+
+
+_ANY_LOOP = re.compile(r"for \(\$\w+; \$\w+; \$\w+\) \$\w+")
+
+
+def _any_loop(rule: Rule) -> bool:
+    """Whether the rule's anchor is a loop of any header and body (``for ($INIT; $COND;
+    $STEP) $BODY``): it applies to every loop of a kernel, and only the walk's site tells
+    which one the walk took."""
+    return any(_ANY_LOOP.fullmatch(" ".join(a.split())) is not None
+               for a in (rule.anchors or (rule.anchor,)))
+
+
+def _site_within(walk_site: str, code: bytes) -> bool:
+    """Whether a line of ``code`` ends as the walk's site line does, or in its shape (the
+    site is where the walk's change started, which may be inside a line the match starts
+    before: `y = blockIdx.y ...` of `int y = blockIdx.y ...`)."""
+    want = line_shape(walk_site)
+    for raw in code.decode("utf-8", "replace").splitlines():
+        line = " ".join(raw.split())
+        if line.endswith(walk_site) or line_shape(line)[-len(want):] == want:
+            return True
+    return False
 
 
 def to_yaml(recipes: list[Recipe]) -> str:
@@ -212,6 +264,13 @@ def replay(recipe: Recipe, source: bytes, path: str, rules: dict[str, Rule],
                     holes.update(fresh)
                     found = find_sites(unit, [rule], holes, spec)
             ok = [s for s in found if s.ok]
+            if start is None and step.site is not None and _any_loop(rule):
+                # a first step whose anchor takes any loop (an unroll) applies where the
+                # walk's did, or the replay starts later: an unroll of the window loops is not
+                # the walk's unroll of the rows loops that a kernel already has (the recipe of
+                # a lineage that continues another)
+                ok = [s for s in ok if _site_within(step.site, unit.source[
+                    s.match.start:s.match.end])]
             if not ok:
                 if start is None or not structural(rule) or launch_only(rule):
                     continue  # (a qualifier or an attribute the code may already have, as
@@ -221,13 +280,14 @@ def replay(recipe: Recipe, source: bytes, path: str, rules: dict[str, Rule],
                     # its own shape)
                 break
             sites = None if rule.changes_launch else sorted(
-                ok, key=lambda s: (step.site is not None
-                                   and first_line(unit.source, s.match.start) != step.site,
+                ok, key=lambda s: (*_site_rank(step.site, first_line(unit.source,
+                                                                      s.match.start)),
                                    s.match.end - s.match.start, s.match.start))
-            # one site, as the walk did: the one that starts as the walk's did, then the
-            # tightest match (an anchor that starts with a $$$ run matches at several
-            # starts; the walk's is the one that binds the least); a skill that changes
-            # the launch at all its sites at once
+            # one site, as the walk did: the one that starts as the walk's did (or, in
+            # another kernel, whose first line has its shape: `rr < 4` for the walk's
+            # `rr < ROWS`), then the tightest match (an anchor that starts with a $$$ run
+            # matches at several starts; the walk's is the one that binds the least); a
+            # skill that changes the launch at all its sites at once
         except KlcError:
             break
         new = None

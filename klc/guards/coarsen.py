@@ -1,5 +1,6 @@
 """Guard predicates for a stencil's rows per thread (passes/stencil_rows.rule and its inverse):
-``window_rows`` and ``grid_rows_cover``.
+``window_rows`` and ``grid_rows_cover`` (``grid_cols_cover`` along x, for the columns per
+thread of passes/stencil_rows_vec4.rule).
 
 A thread that computes several vertically adjacent output rows pays off where the rows'
 windows overlap: the window of row y reads rows y - R .. y + R, the next row's window all but
@@ -273,14 +274,32 @@ def grid_rows_cover(ctx: GuardContext, h: Binding, n: Any) -> Verdict:
     same rows below $H: the grid reaches every row (grid.y * block.y >= $H) or N divides
     grid.y. A skill that gives each thread N rows on a grid N times shorter then computes
     the rows the kernel computed, no more."""
+    return _grid_covers(ctx, h, n, 1)
+
+
+@predicate("grid_cols_cover", _metavar("$W"), ArgSpec("N", frozenset({"int", "hole"})),
+           reads=("arguments", "declarations", "spec"))
+def grid_cols_cover(ctx: GuardContext, w: Binding, n: Any) -> Verdict:
+    """``grid_rows_cover`` along x: at every size the spec runs, the grid's x extent divided
+    by N (rounded up) numbers the same columns below $W: the grid reaches every column
+    (grid.x * block.x >= $W) or N divides grid.x. A skill that gives each thread N adjacent
+    columns on a grid N times narrower then computes the columns the kernel computed."""
+    return _grid_covers(ctx, w, n, 0)
+
+
+def _grid_covers(ctx: GuardContext, h: Binding, n: Any, axis: int) -> Verdict:
+    what, ax = ("rows", "y") if axis else ("columns", "x")
+    name = "grid_rows_cover" if axis else "grid_cols_cover"
     k = number_arg(ctx, n)
     if not isinstance(k, int) or k <= 0:
-        return _unknown(ctx, f"grid_rows_cover: the rows per thread {describe_arg(n)} are not "
-                        "a known positive integer")
+        per = "rows per thread" if axis else "columns per thread"
+        return _unknown(ctx, f"{name}: the {per} {describe_arg(n)} are not a known positive "
+                        "integer")
     bound = spec_for(ctx)
     spec = kernel_spec(bound)
     if spec is None:
-        return _no(ctx, f"no spec: the grid's rows are not known to cover {quoted(h)}", h.start)
+        return _no(ctx, f"no spec: the grid's {what} are not known to cover {quoted(h)}",
+                   h.start)
     try:
         h_expr = _as_spec_expr(ctx, h.text, h.start, spec, 0)
     except ValueError as e:
@@ -291,18 +310,19 @@ def grid_rows_cover(ctx: GuardContext, h: Binding, n: Any) -> Verdict:
                                     else spec.env())[0])
         for sizes in (spec.sizes, *runs):
             env = bound.env(sizes) if isinstance(bound, Bound) else spec.env(sizes)
-            grid_y = launch_dims(spec.grid, env)[1]
-            block_y = launch_dims(spec.block, env)[1]
-            rows = evaluate(h_expr, env)
-            if grid_y * block_y < rows and grid_y % k:
-                return _no(ctx, f"at sizes {sizes} the grid's {grid_y} x {block_y} rows stop "
-                           f"short of {quoted(h)} = {rows} and {k} does not divide {grid_y}: "
-                           f"a grid {k} times shorter would compute rows the kernel leaves "
-                           "alone", h.start)
+            grid_n = launch_dims(spec.grid, env)[axis]
+            block_n = launch_dims(spec.block, env)[axis]
+            extent = evaluate(h_expr, env)
+            if grid_n * block_n < extent and grid_n % k:
+                shorter = "shorter" if axis else "narrower"
+                return _no(ctx, f"at sizes {sizes} the grid's {grid_n} x {block_n} {what} stop "
+                           f"short of {quoted(h)} = {extent} and {k} does not divide "
+                           f"{grid_n}: a grid {k} times {shorter} would compute {what} the "
+                           "kernel leaves alone", h.start)
     except Exception as e:  # a value the spec's sizes do not give: not proven
         return _no(ctx, f"the spec's sizes give the grid no value ({e})", h.start)
-    return _yes(f"at every spec size the grid's rows cover {quoted(h)} or {k} divides grid.y",
-                h.start)
+    return _yes(f"at every spec size the grid's {what} cover {quoted(h)} or {k} divides "
+                f"grid.{ax}", h.start)
 
 
 def _const_int(ctx: GuardContext, b: Binding) -> int | str:

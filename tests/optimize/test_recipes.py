@@ -13,7 +13,7 @@ import pytest
 from klc.errors import KlcError
 from klc.gate import GateRecord, StageResult, gate
 from klc.optimize import OptimizeOptions, optimize
-from klc.recipes import RECIPES_FILE, build, load, replay, to_yaml
+from klc.recipes import RECIPES_FILE, build, line_shape, load, replay, to_yaml
 from klc.reverse import learn
 from klc.rule import RuleSet
 
@@ -71,6 +71,47 @@ def test_a_replay_takes_the_site_its_walk_took() -> None:
     rp = replay(recipe("stencil_rows_corner"), naive.read_bytes(), str(naive), rules())
     assert rp is not None and rp.recipe.steps[rp.end].skill == "add_bare_pragma_unroll"
     assert rp.source == (walk / "v00_expert.cu").read_bytes()
+
+
+def test_a_site_of_the_same_shape_stands_for_the_walks() -> None:
+    """Another kernel spells the walk's rows loop `rr < 4` where the expert had `rr < ROWS`:
+    the same shape, so the replay unrolls it, not the window loops inside it; and a replay
+    does not start at a step whose site has no line of that shape (the stencil_rows_vec4
+    recipe on the kernel the stencil_rows recipe leaves starts at its row sums, not by
+    unrolling the window loops the stencil_rows walk never unrolled)."""
+    assert line_shape("for (int rr = 0; rr < ROWS; rr++) {") == line_shape(
+        "for (int i = 0; i < 8; i++) {")
+    assert line_shape("for (int rr = 0; rr < 4; rr++) {") != line_shape(
+        "for (int dv = -1; dv <= 1; dv++) {")
+    assert line_shape("if (y >= H) return;") != line_shape("if (y >= H) break;")
+    blur = ROOT / "bench/transfer/blur_3x3.cu"
+    # on a kernel already qualified, the first structural step is where the replay starts
+    # (its site, `y = blockIdx.y ...`, is recorded inside the line `int y = ...` of a match
+    # that starts at `int x = ...`)
+    qualified = blur.read_bytes().replace(b"(const float* img, float* out,",
+                                          b"(const float* __restrict__ img, "
+                                          b"float* __restrict__ out,")
+    first = replay(recipe("stencil_rows"), qualified, str(blur), rules())
+    assert first is not None
+    assert first.recipe.steps[first.start].skill == "stencil_rows_per_thread"
+    rows = replay(recipe("stencil_rows"), blur.read_bytes(), str(blur), rules())
+    assert rows is not None  # (its fastest version: the interior rows, not yet unrolled)
+    assert b"#pragma unroll" not in rows.source
+    vec4 = recipe("stencil_rows_vec4")
+    for i, s in enumerate(vec4.steps):  # (the committed walk is compile-only: no times)
+        s.before_us, s.after_us = 100.0 * 0.8 ** i, 100.0 * 0.8 ** (i + 1)
+    more = replay(vec4, rows.source, str(blur), rules())
+    assert more is not None and vec4.steps[more.start].skill == "add_bare_pragma_unroll"
+    assert vec4.steps[more.end].skill == "stencil_columns_vec4" and b"float4" in more.source
+    # with the rows loops unrolled already, it starts at the row sums: the window loops
+    # that the first unroll step could take are no line of the walk's shape
+    unrolled = more.source.decode()
+    assert "#pragma unroll\n            for (int dv" not in unrolled
+    theirs = rows.source.replace(b"        for (int rr",
+                                 b"        #pragma unroll\n        for (int rr")
+    again = replay(vec4, theirs, str(blur), rules())
+    assert again is not None and vec4.steps[again.start].skill == "windows_to_row_sums"
+    assert again.source == more.source
 
 
 def test_a_recipe_that_does_not_apply_gives_nothing() -> None:
