@@ -21,7 +21,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from tree_sitter import Node
 
@@ -239,17 +239,14 @@ def find_sites(unit: Unit, rules: list[Rule], holes: dict[str, str] | None = Non
     guard made only of predicates whose verdict is shared per declaration
     (``klc.guards.Traits.per_declaration``) is judged once per function and declarations its
     metavariables name (``klc.site_keys.guard_key``), not once per use."""
-    caches = _SiteCaches(unit, rules)
+    plans = _plans(rules, refused)
+    caches = _SiteCaches(unit, rules, [p.pattern for p in plans])
     sites: list[Site] = []
-    for rule, pattern in zip(rules, caches.patterns, strict=True):
-        scope = None if refused else _scope(rule)
-        target = None if refused else rule_facts(rule).parameter_target
-        anchor = pattern.key if scope is None else f"{pattern.key}\0{scope}"
+    for rule, pattern, scope, target, pointers, anchor in plans:
         if target is not None:  # only the first use of each parameter can apply
-            pointers = (target, "pointer") in rule_facts(rule).typed
             anchor, found = caches.parameter_uses(pattern, scope, target, anchor, pointers)
         else:
-            found = caches.matches(pattern, scope)  # 1. match
+            found = caches.matches(pattern, scope, anchor)  # 1. match
         if found:
             judge = _RuleSites(caches, rule, anchor, found, holes or {}, spec, clang,
                                refused, pattern.common if pattern.alternatives else None)
@@ -264,6 +261,51 @@ _by_rule_name = operator.attrgetter("rule.name")
 _by_start = operator.attrgetter("match.start")
 
 
+class _Plan(NamedTuple):
+    """What ``find_sites`` reads of a rule before its first match, the same in every unit:
+    its pattern, where it may apply (``_scope``: None with ``refused``), the parameter whose
+    first uses alone can apply (``klc.site_keys.parameter_target``) and whether it must be a
+    pointer, and the key its matches are shared under (the anchor and the scope)."""
+
+    rule: Rule
+    pattern: Pattern
+    scope: Scope | None
+    target: str | None
+    pointers: bool
+    anchor: str
+
+
+# the plans of the rule lists ``find_sites`` was given last, by (list, refused): a listing
+# passes one list for every file, and each rule's plan costs hashing and formatting per file
+_PLANS: dict[tuple[int, bool], tuple[tuple[Rule, ...], tuple[_Plan, ...]]] = {}
+_MAX_PLANS = 8
+
+
+def _plans(rules: list[Rule], refused: bool) -> tuple[_Plan, ...]:
+    """The rules' plans, made once per list of rules (the same rule objects, in order)."""
+    held = _PLANS.get((id(rules), refused))
+    if held is not None and len(held[0]) == len(rules) and all(
+            a is b for a, b in zip(held[0], rules, strict=True)):
+        return held[1]
+    plans = []
+    for rule in rules:
+        pattern = pattern_of(rule)
+        scope = None if refused else _scope(rule)
+        target = None if refused else rule_facts(rule).parameter_target
+        pointers = target is not None and (target, "pointer") in rule_facts(rule).typed
+        anchor = _anchor_key(pattern, scope)
+        plans.append(_Plan(rule, pattern, scope, target, pointers, anchor))
+    if len(_PLANS) >= _MAX_PLANS:
+        _PLANS.clear()
+    _PLANS[(id(rules), refused)] = (tuple(rules), tuple(plans))
+    return tuple(plans)
+
+
+def _anchor_key(pattern: Pattern, scope: Scope | None) -> str:
+    """The key an anchor's matches are shared under: its pattern's, and the scope."""
+    return pattern.key if scope is None else f"{pattern.key}\0{scope}"
+
+
 _UNSET = object()  # a key not computed yet
 
 
@@ -273,9 +315,10 @@ class _SiteCaches:
     the verdicts themselves. What a verdict may be shared by is what its predicates declared
     when they registered (``klc.guards.Traits``)."""
 
-    def __init__(self, unit: Unit, rules: list[Rule]) -> None:
+    def __init__(self, unit: Unit, rules: list[Rule],
+                 patterns: list[Pattern] | None = None) -> None:
         self.unit = unit
-        self.patterns = [pattern_of(r) for r in rules]
+        self.patterns = [pattern_of(r) for r in rules] if patterns is None else patterns
         # the kinds the anchors that may match here start at (``possible``: every word of
         # one is in the file); an anchor that cannot match is never looked for, so a kind
         # only such anchors start at (a rare rule's) is not captured into the index
@@ -300,10 +343,13 @@ class _SiteCaches:
         self.verdicts: dict[tuple[object, ...], Verdict] = {}
         self.guard_ids: dict[object, int] = {}
 
-    def matches(self, pattern: Pattern, scope: Scope | None = None) -> list[Match]:
+    def matches(self, pattern: Pattern, scope: Scope | None = None,
+                key: str | None = None) -> list[Match]:
         """The matches of an anchor: found once for all the rules that share it (and the
-        functions they may apply in: ``scope``)."""
-        key = pattern.key if scope is None else f"{pattern.key}\0{scope}"
+        functions they may apply in: ``scope``). ``key``: ``_anchor_key``'s, where the caller
+        has it."""
+        if key is None:
+            key = _anchor_key(pattern, scope)
         found = self.by_anchor.get(key)
         if found is None:
             if pattern.alternatives:  # (each branch matched once, whichever rules share it;
