@@ -341,6 +341,9 @@ def _helper_reading(ctx: GuardContext, fn: Function, words: re.Pattern[bytes]) -
         if words.search(value) and name.encode() in body \
                 and re.search(rb"\b" + name.encode() + rb"\b", body):
             return f"the macro `{name}`"
+    if not any(words.search(src[f.body_start:f.body_end]) for fs in defs.values()
+               for f in fs):
+        return None  # (no function of the file reads them: its calls need not be found)
     todo = [c.name for c in fn.calls]
     seen: set[str] = set()
     while todo:
