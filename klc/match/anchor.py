@@ -144,5 +144,6 @@ def _alternation(anchors: tuple[str, ...], where_: str,
     common = _names(first.elements).intersection(*(_names(b.elements)
                                                     for b in branches[1:]))
     return replace(first, code="\n|\n".join(anchors), words=tuple(sorted(words)), runs=(),
+                   tokens=(),
                    key="\0|".join(b.key for b in branches), alternatives=branches,
                    common=frozenset(common), dots=())

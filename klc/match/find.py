@@ -273,7 +273,13 @@ def _matches(pattern: Pattern, unit: Unit, rule: Rule | None = None,
     fast: Any = None
     done: set[int] = set()  # (the candidates matched as written: klc.match.reading)
     every = candidates.get(pattern.root_type, ())
-    for node in holding(unit, every, words) if words else every:
+    if words:
+        every = holding(unit, every, words)
+    elif pattern.tokens and pattern.root_type != "compound_statement":
+        # (only where a token is rare: asking each candidate costs more; a block's tokens
+        # are in every block around it, which a run's candidates mostly are)
+        every = holding(unit, every, pattern.tokens, rare=True)
+    for node in every:
         if pattern.is_sequence:
             block = statements.get(node.id)
             if block is None:  # (shared by the runs of every rule: one list per block)
@@ -324,13 +330,14 @@ def _matches(pattern: Pattern, unit: Unit, rule: Rule | None = None,
         yield from read_matches(pattern, unit, rule, candidates.get(pattern.root_type, []), done)
 
 
-def holding(unit: Unit, nodes: Sequence[Node], words: tuple[bytes, ...]) -> list[Node]:
+def holding(unit: Unit, nodes: Sequence[Node], words: tuple[bytes, ...],
+            rare: bool = False) -> Sequence[Node]:
     """The nodes (in their order: the unit's document order) whose text holds every word: a
     match holds its anchor's words, so no other candidate can match. The candidates of a
     rare word are not looked at one by one: from each place the file spells the rarest word,
     the candidates holding it are the last one that starts before it and those around that
     one (``_nesting``: a tree's nodes nest or stand apart), and only they are asked for the
-    other words."""
+    other words. ``rare``: when no word is rarer than the nodes, the nodes as they are."""
     find = unit.source.find
     counts = unit.memo.get(_COUNTS)
     if counts is None:
@@ -343,6 +350,8 @@ def holding(unit: Unit, nodes: Sequence[Node], words: tuple[bytes, ...]) -> list
         if fewest < 0 or n < fewest:
             rarest, fewest = w, n
     nesting = _nesting(nodes, unit.memo) if fewest < len(nodes) else None
+    if nesting is None and rare:
+        return nodes
     if nesting is None:  # (a common word: each candidate looked at, its bytes searched)
         out = []
         for node in nodes:

@@ -141,3 +141,45 @@ def test_a_defined_name_is_matched_where_the_code_spells_it() -> None:
     assert got == [{"W": "w", "B": "y[w] = 0.0f;"}]
     assert sites(rule("for (int $W = 0; $W < WARPS; $W++) { $B; }"),
                  code.replace("w < WARPS", "w < 4")) == []
+
+
+# -- the other tokens a match spells (``Pattern.tokens``): asked of the candidates only
+
+
+TOKEN_KERNEL = """\
+__global__ void k(float* s, const float* x, int n, int w) {
+  int t = threadIdx.x, i = t + 1, lane = t % 32, warp = t / (1 << 5);
+  s[t] = i < n ? x[i] : 0.0f;
+  s[t] = n > i ? x[i] : 0.0f;
+  s[t] = (i < n) ? x[i] : 0.0f;
+  s[t + 1] = i < n ? x[(i)] : 0.0f;
+  if (t % 32 == 0) { s[warp] = x[lane % 32] + x[t % w] + (float)(t % 33); }
+  s[lane] = t < 32 ? x[t / (1 << w)] : x[t >> 2];
+}
+"""
+
+
+@pytest.mark.parametrize("anchor", ["$S[$TID] = $I < $N ? $E : $Z;", "$T % 32",
+                                    "$T / (1 << $S)", "$X[$I]", "$X + $OFFSET"])
+def test_the_tokens_pass_over_no_match(anchor: str) -> None:
+    from dataclasses import replace
+
+    pattern = pattern_of(load_rules_text(rule(anchor), "t.rule")[0])
+    assert pattern.tokens
+
+    def found(p: object) -> list[tuple[int, int, list[tuple[str, str]]]]:
+        unit = parse_bytes(TOKEN_KERNEL.encode(), "k.cu")
+        return [(m.start, m.end, sorted((k, b.text) for k, b in m.bindings.items()))
+                for m in find_matches(p, unit)]  # type: ignore[arg-type]
+
+    got = found(pattern)
+    assert got and got == found(replace(pattern, tokens=()))
+
+
+def test_a_token_of_one_spelling_only_is_not_required() -> None:
+    pattern = pattern_of(load_rules_text(rule("$S[$TID] = $I < $N ? $E : $Z;"), "t.rule")[0])
+    assert b"?" in pattern.tokens and b"<" not in pattern.tokens  # (``n > i`` has no <)
+    assert pattern_of(load_rules_text(rule("$A < $B"), "t.rule")[0]).tokens == ()
+    code = "__global__ void k(float* s, const float* x, int n) {\n  s[0] = n > 1 ? x[1] : 0;\n}\n"
+    assert sites(rule("$S[$TID] = $I < $N ? $E : $Z;"), code) == [
+        {"S": "s", "TID": "0", "I": "1", "N": "n", "E": "x[1]", "Z": "0"}]
