@@ -44,6 +44,7 @@ from klc.match.dots import rule_scope_refusal
 from klc.match.find import common_bindings, first_per_name, first_per_span, possible
 from klc.match.scope import Scope, scoped
 from klc.rule.fresh import implied_fresh
+from klc.rule.guard import GuardExpr, calls
 from klc.rule.scopes import anchor_runs
 from klc.rule.values import check_hole_names, resolve_holes
 from klc.site_keys import (
@@ -435,6 +436,10 @@ class _RuleSites:
         self.runs = bool(anchor_runs(rule))
         self.fresh = facts_.fresh
         self.declared = tuple(d for d in facts_.declared if d[0] not in holes)
+        # whether the guard may be judged before the fresh names of ``fixed`` are found (most
+        # matches are refused by it): it reads none of those holes
+        self.guard_first = bool(self.declared) and rule.guard is not None \
+            and not _reads_holes(rule.guard, {h for h, _ in self.declared})
         self.launch_edits = facts_.launch_edits
         self._spec_kernel: object = _UNSET
         self.device_names = device_only_names(rule)
@@ -460,9 +465,15 @@ class _RuleSites:
             # cannot tell), then the rest
             if self.context(m) or (not self.no_problems and error_region(m) is not None):
                 return None
-            fixed = self.fixed(m, i)
-            if rule.guard is not None and not self.guard(m, i, fixed).ok:
-                return None
+            if self.guard_first:  # (the guard reads no name ``fresh_defaults`` gives)
+                geometry = site_holes(rule, m, self.spec, self.given)
+                if not self.guard(m, i, geometry).ok:
+                    return None
+                fixed = self.fixed(m, i, geometry)
+            else:
+                fixed = self.fixed(m, i)
+                if rule.guard is not None and not self.guard(m, i, fixed).ok:
+                    return None
             if (self.typed or m.obligations) and not self.types_hold(m, i):
                 return None
             return Site(rule, m, True, "", "", fixed) \
@@ -482,13 +493,17 @@ class _RuleSites:
             return Site(rule, m, False, why, "guard", fixed)
         return Site(rule, m, True, "", "", fixed)
 
-    def fixed(self, m: Match, i: int) -> dict[str, str]:
+    def fixed(self, m: Match, i: int, geometry: dict[str, str] | None = None
+              ) -> dict[str, str]:
         """The hole values the site itself gives: those its launch and constants fix
-        (``klc.guards.geometry.site_holes``), and for a name the rewrite declares that the
-        user gave no value and whose default the function uses already, the default's first
-        fresh variant (``klc.guards.loops.fresh_defaults``)."""
+        (``klc.guards.geometry.site_holes``; ``geometry``: found already), and for a name the
+        rewrite declares that the user gave no value and whose default the function uses
+        already, the default's first fresh variant (``klc.guards.loops.fresh_defaults``)."""
         rule = self.rule
-        out = site_holes(rule, m, self.spec, self.given) if rule.guard is not None else {}
+        if geometry is not None:
+            out = dict(geometry)
+        else:
+            out = site_holes(rule, m, self.spec, self.given) if rule.guard is not None else {}
         if self.declared:
             out.update(fresh_defaults(self.context_of(m, i, out), self.declared))
         return out
@@ -575,6 +590,24 @@ class _RuleSites:
             if key is not None:
                 verdicts[key] = verdict
         return verdict
+
+
+@lru_cache(maxsize=1024)
+def _guard_holes(guard: GuardExpr) -> frozenset[str] | None:
+    """The holes a guard reads by name (``?h`` arguments); None when it reads every hole
+    (``smem_fits`` fills the rewrite's templates with their values)."""
+    out: set[str] = set()
+    for call in calls(guard):
+        if call.name == "smem_fits":
+            return None
+        out.update(str(a.value) for a in call.args if a.kind == "hole")
+    return frozenset(out)
+
+
+def _reads_holes(guard: GuardExpr, holes: set[str]) -> bool:
+    """Whether the guard's verdict may depend on the values of these holes."""
+    read = _guard_holes(guard)
+    return read is None or not read.isdisjoint(holes)
 
 
 def apply_rules(unit: Unit, rules: list[Rule], holes: dict[str, str] | None = None,
