@@ -433,7 +433,7 @@ class _RuleSites:
                                                            [_UNSET] * len(found))
             self.guard_id = caches.guard_ids.setdefault(rule.guard, len(caches.guard_ids))
         self.has_within = facts_.has_within
-        self.runs = bool(anchor_runs(rule))
+        self.runs = _has_runs(rule)
         self.fresh = facts_.fresh
         self.declared = tuple(d for d in facts_.declared if d[0] not in holes)
         # whether the guard may be judged before the fresh names of ``fixed`` are found (most
@@ -590,6 +590,13 @@ class _RuleSites:
             if key is not None:
                 verdicts[key] = verdict
         return verdict
+
+
+@lru_cache(maxsize=1024)
+def _has_runs(rule: Rule) -> bool:
+    """Whether the rule's anchor binds a run (``klc.rule.scopes.anchor_runs``: read from its
+    text, once per rule, not once per file)."""
+    return bool(anchor_runs(rule))
 
 
 @lru_cache(maxsize=1024)
