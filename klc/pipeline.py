@@ -21,7 +21,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from tree_sitter import Node
 
@@ -44,16 +44,17 @@ from klc.match.dots import rule_scope_refusal
 from klc.match.find import common_bindings, first_per_name, first_per_span, possible
 from klc.match.scope import Scope, scoped
 from klc.rule.fresh import implied_fresh
-from klc.rule.guard import GuardExpr, calls
-from klc.rule.scopes import anchor_runs
 from klc.rule.values import check_hole_names, resolve_holes
 from klc.site_keys import (
     Locals,
+    anchor_key,
     first_uses,
     guard_key,
     parameter_names,
     pointer_parameter_names,
+    reads_holes,
     rule_facts,
+    rule_plans,
 )
 from klc.spec import Bound
 
@@ -240,7 +241,7 @@ def find_sites(unit: Unit, rules: list[Rule], holes: dict[str, str] | None = Non
     guard made only of predicates whose verdict is shared per declaration
     (``klc.guards.Traits.per_declaration``) is judged once per function and declarations its
     metavariables name (``klc.site_keys.guard_key``), not once per use."""
-    plans = _plans(rules, refused)
+    plans = rule_plans(rules, refused, _scope)
     caches = _SiteCaches(unit, rules, [p.pattern for p in plans])
     sites: list[Site] = []
     for rule, pattern, scope, target, pointers, anchor in plans:
@@ -260,51 +261,6 @@ def find_sites(unit: Unit, rules: list[Rule], holes: dict[str, str] | None = Non
 
 _by_rule_name = operator.attrgetter("rule.name")
 _by_start = operator.attrgetter("match.start")
-
-
-class _Plan(NamedTuple):
-    """What ``find_sites`` reads of a rule before its first match, the same in every unit:
-    its pattern, where it may apply (``_scope``: None with ``refused``), the parameter whose
-    first uses alone can apply (``klc.site_keys.parameter_target``) and whether it must be a
-    pointer, and the key its matches are shared under (the anchor and the scope)."""
-
-    rule: Rule
-    pattern: Pattern
-    scope: Scope | None
-    target: str | None
-    pointers: bool
-    anchor: str
-
-
-# the plans of the rule lists ``find_sites`` was given last, by (list, refused): a listing
-# passes one list for every file, and each rule's plan costs hashing and formatting per file
-_PLANS: dict[tuple[int, bool], tuple[tuple[Rule, ...], tuple[_Plan, ...]]] = {}
-_MAX_PLANS = 8
-
-
-def _plans(rules: list[Rule], refused: bool) -> tuple[_Plan, ...]:
-    """The rules' plans, made once per list of rules (the same rule objects, in order)."""
-    held = _PLANS.get((id(rules), refused))
-    if held is not None and len(held[0]) == len(rules) and all(
-            a is b for a, b in zip(held[0], rules, strict=True)):
-        return held[1]
-    plans = []
-    for rule in rules:
-        pattern = pattern_of(rule)
-        scope = None if refused else _scope(rule)
-        target = None if refused else rule_facts(rule).parameter_target
-        pointers = target is not None and (target, "pointer") in rule_facts(rule).typed
-        anchor = _anchor_key(pattern, scope)
-        plans.append(_Plan(rule, pattern, scope, target, pointers, anchor))
-    if len(_PLANS) >= _MAX_PLANS:
-        _PLANS.clear()
-    _PLANS[(id(rules), refused)] = (tuple(rules), tuple(plans))
-    return tuple(plans)
-
-
-def _anchor_key(pattern: Pattern, scope: Scope | None) -> str:
-    """The key an anchor's matches are shared under: its pattern's, and the scope."""
-    return pattern.key if scope is None else f"{pattern.key}\0{scope}"
 
 
 _UNSET = object()  # a key not computed yet
@@ -350,7 +306,7 @@ class _SiteCaches:
         functions they may apply in: ``scope``). ``key``: ``_anchor_key``'s, where the caller
         has it."""
         if key is None:
-            key = _anchor_key(pattern, scope)
+            key = anchor_key(pattern, scope)
         found = self.by_anchor.get(key)
         if found is None:
             if pattern.alternatives:  # (each branch matched once, whichever rules share it;
@@ -433,13 +389,13 @@ class _RuleSites:
                                                            [_UNSET] * len(found))
             self.guard_id = caches.guard_ids.setdefault(rule.guard, len(caches.guard_ids))
         self.has_within = facts_.has_within
-        self.runs = _has_runs(rule)
+        self.runs = facts_.runs
         self.fresh = facts_.fresh
         self.declared = tuple(d for d in facts_.declared if d[0] not in holes)
         # whether the guard may be judged before the fresh names of ``fixed`` are found (most
         # matches are refused by it): it reads none of those holes
         self.guard_first = bool(self.declared) and rule.guard is not None \
-            and not _reads_holes(rule.guard, {h for h, _ in self.declared})
+            and not reads_holes(facts_.guard_holes, {h for h, _ in self.declared})
         self.launch_edits = facts_.launch_edits
         self._spec_kernel: object = _UNSET
         self.device_names = device_only_names(rule)
@@ -590,31 +546,6 @@ class _RuleSites:
             if key is not None:
                 verdicts[key] = verdict
         return verdict
-
-
-@lru_cache(maxsize=1024)
-def _has_runs(rule: Rule) -> bool:
-    """Whether the rule's anchor binds a run (``klc.rule.scopes.anchor_runs``: read from its
-    text, once per rule, not once per file)."""
-    return bool(anchor_runs(rule))
-
-
-@lru_cache(maxsize=1024)
-def _guard_holes(guard: GuardExpr) -> frozenset[str] | None:
-    """The holes a guard reads by name (``?h`` arguments); None when it reads every hole
-    (``smem_fits`` fills the rewrite's templates with their values)."""
-    out: set[str] = set()
-    for call in calls(guard):
-        if call.name == "smem_fits":
-            return None
-        out.update(str(a.value) for a in call.args if a.kind == "hole")
-    return frozenset(out)
-
-
-def _reads_holes(guard: GuardExpr, holes: set[str]) -> bool:
-    """Whether the guard's verdict may depend on the values of these holes."""
-    read = _guard_holes(guard)
-    return read is None or not read.isdisjoint(holes)
 
 
 def apply_rules(unit: Unit, rules: list[Rule], holes: dict[str, str] | None = None,
