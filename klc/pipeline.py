@@ -44,15 +44,17 @@ from klc.match.dots import rule_scope_refusal
 from klc.match.find import common_bindings, first_per_name, first_per_span, possible
 from klc.match.scope import Scope, scoped
 from klc.rule.fresh import implied_fresh
-from klc.rule.scopes import anchor_runs
 from klc.rule.values import check_hole_names, resolve_holes
 from klc.site_keys import (
     Locals,
+    anchor_key,
     first_uses,
     guard_key,
     parameter_names,
     pointer_parameter_names,
+    reads_holes,
     rule_facts,
+    rule_plans,
 )
 from klc.spec import Bound
 
@@ -239,17 +241,14 @@ def find_sites(unit: Unit, rules: list[Rule], holes: dict[str, str] | None = Non
     guard made only of predicates whose verdict is shared per declaration
     (``klc.guards.Traits.per_declaration``) is judged once per function and declarations its
     metavariables name (``klc.site_keys.guard_key``), not once per use."""
-    caches = _SiteCaches(unit, rules)
+    plans = rule_plans(rules, refused, _scope)
+    caches = _SiteCaches(unit, rules, [p.pattern for p in plans])
     sites: list[Site] = []
-    for rule, pattern in zip(rules, caches.patterns, strict=True):
-        scope = None if refused else _scope(rule)
-        target = None if refused else rule_facts(rule).parameter_target
-        anchor = pattern.key if scope is None else f"{pattern.key}\0{scope}"
+    for rule, pattern, scope, target, pointers, anchor in plans:
         if target is not None:  # only the first use of each parameter can apply
-            pointers = (target, "pointer") in rule_facts(rule).typed
             anchor, found = caches.parameter_uses(pattern, scope, target, anchor, pointers)
         else:
-            found = caches.matches(pattern, scope)  # 1. match
+            found = caches.matches(pattern, scope, anchor)  # 1. match
         if found:
             judge = _RuleSites(caches, rule, anchor, found, holes or {}, spec, clang,
                                refused, pattern.common if pattern.alternatives else None)
@@ -273,9 +272,10 @@ class _SiteCaches:
     the verdicts themselves. What a verdict may be shared by is what its predicates declared
     when they registered (``klc.guards.Traits``)."""
 
-    def __init__(self, unit: Unit, rules: list[Rule]) -> None:
+    def __init__(self, unit: Unit, rules: list[Rule],
+                 patterns: list[Pattern] | None = None) -> None:
         self.unit = unit
-        self.patterns = [pattern_of(r) for r in rules]
+        self.patterns = [pattern_of(r) for r in rules] if patterns is None else patterns
         # the kinds the anchors that may match here start at (``possible``: every word of
         # one is in the file); an anchor that cannot match is never looked for, so a kind
         # only such anchors start at (a rare rule's) is not captured into the index
@@ -300,10 +300,13 @@ class _SiteCaches:
         self.verdicts: dict[tuple[object, ...], Verdict] = {}
         self.guard_ids: dict[object, int] = {}
 
-    def matches(self, pattern: Pattern, scope: Scope | None = None) -> list[Match]:
+    def matches(self, pattern: Pattern, scope: Scope | None = None,
+                key: str | None = None) -> list[Match]:
         """The matches of an anchor: found once for all the rules that share it (and the
-        functions they may apply in: ``scope``)."""
-        key = pattern.key if scope is None else f"{pattern.key}\0{scope}"
+        functions they may apply in: ``scope``). ``key``: ``_anchor_key``'s, where the caller
+        has it."""
+        if key is None:
+            key = anchor_key(pattern, scope)
         found = self.by_anchor.get(key)
         if found is None:
             if pattern.alternatives:  # (each branch matched once, whichever rules share it;
@@ -386,9 +389,13 @@ class _RuleSites:
                                                            [_UNSET] * len(found))
             self.guard_id = caches.guard_ids.setdefault(rule.guard, len(caches.guard_ids))
         self.has_within = facts_.has_within
-        self.runs = bool(anchor_runs(rule))
+        self.runs = facts_.runs
         self.fresh = facts_.fresh
         self.declared = tuple(d for d in facts_.declared if d[0] not in holes)
+        # whether the guard may be judged before the fresh names of ``fixed`` are found (most
+        # matches are refused by it): it reads none of those holes
+        self.guard_first = bool(self.declared) and rule.guard is not None \
+            and not reads_holes(facts_.guard_holes, {h for h, _ in self.declared})
         self.launch_edits = facts_.launch_edits
         self._spec_kernel: object = _UNSET
         self.device_names = device_only_names(rule)
@@ -414,9 +421,15 @@ class _RuleSites:
             # cannot tell), then the rest
             if self.context(m) or (not self.no_problems and error_region(m) is not None):
                 return None
-            fixed = self.fixed(m, i)
-            if rule.guard is not None and not self.guard(m, i, fixed).ok:
-                return None
+            if self.guard_first:  # (the guard reads no name ``fresh_defaults`` gives)
+                geometry = site_holes(rule, m, self.spec, self.given)
+                if not self.guard(m, i, geometry).ok:
+                    return None
+                fixed = self.fixed(m, i, geometry)
+            else:
+                fixed = self.fixed(m, i)
+                if rule.guard is not None and not self.guard(m, i, fixed).ok:
+                    return None
             if (self.typed or m.obligations) and not self.types_hold(m, i):
                 return None
             return Site(rule, m, True, "", "", fixed) \
@@ -436,13 +449,17 @@ class _RuleSites:
             return Site(rule, m, False, why, "guard", fixed)
         return Site(rule, m, True, "", "", fixed)
 
-    def fixed(self, m: Match, i: int) -> dict[str, str]:
+    def fixed(self, m: Match, i: int, geometry: dict[str, str] | None = None
+              ) -> dict[str, str]:
         """The hole values the site itself gives: those its launch and constants fix
-        (``klc.guards.geometry.site_holes``), and for a name the rewrite declares that the
-        user gave no value and whose default the function uses already, the default's first
-        fresh variant (``klc.guards.loops.fresh_defaults``)."""
+        (``klc.guards.geometry.site_holes``; ``geometry``: found already), and for a name the
+        rewrite declares that the user gave no value and whose default the function uses
+        already, the default's first fresh variant (``klc.guards.loops.fresh_defaults``)."""
         rule = self.rule
-        out = site_holes(rule, m, self.spec, self.given) if rule.guard is not None else {}
+        if geometry is not None:
+            out = dict(geometry)
+        else:
+            out = site_holes(rule, m, self.spec, self.given) if rule.guard is not None else {}
         if self.declared:
             out.update(fresh_defaults(self.context_of(m, i, out), self.declared))
         return out

@@ -7,17 +7,20 @@ its declaration as the guards do."""
 from __future__ import annotations
 
 import bisect
+from collections.abc import Callable
 from functools import lru_cache
 from typing import NamedTuple
 
 from klc.analysis.declarations import declarations_named
 from klc.cuda.model import Function, Unit
 from klc.guards import traits
-from klc.match import Match
+from klc.match import Match, Pattern, pattern_of
+from klc.match.scope import Scope
 from klc.rule import Rule
 from klc.rule.fresh import declared_idents, implied_fresh, required_fresh
-from klc.rule.guard import GuardAnd, GuardCall, calls
+from klc.rule.guard import GuardAnd, GuardCall, GuardExpr, calls
 from klc.rule.model import TYPE_KINDS
+from klc.rule.scopes import anchor_runs
 
 
 def guard_vars(rule: Rule) -> tuple[str, ...] | None:
@@ -195,6 +198,8 @@ class RuleFacts(NamedTuple):
     # the ident holes its rewrites declare that have a default, and whether the guard itself
     # requires them fresh (``klc.guards.loops.fresh_defaults``)
     declared: tuple[tuple[str, bool], ...]
+    runs: bool  # the anchor binds a run (``klc.rule.scopes.anchor_runs``)
+    guard_holes: frozenset[str] | None  # ``guard_holes``
 
 
 @lru_cache(maxsize=1024)
@@ -207,7 +212,24 @@ def rule_facts(rule: Rule) -> RuleFacts:
         tuple((n, k) for n, k in rule.metavar_kinds if k in TYPE_KINDS),
         parameter_target(rule),
         tuple((h, h in required_fresh(rule.guard)) for h in declared_idents(rule)
-              if rule.holes[h].default is not None))
+              if rule.holes[h].default is not None),
+        bool(anchor_runs(rule)), guard_holes(rule.guard))
+
+
+def guard_holes(guard: GuardExpr | None) -> frozenset[str] | None:
+    """The holes a guard reads by name (``?h`` arguments); None when it reads every hole
+    (``smem_fits`` fills the rewrite's templates with their values)."""
+    out: set[str] = set()
+    for call in calls(guard) if guard is not None else ():
+        if call.name == "smem_fits":
+            return None
+        out.update(str(a.value) for a in call.args if a.kind == "hole")
+    return frozenset(out)
+
+
+def reads_holes(read: frozenset[str] | None, holes: set[str]) -> bool:
+    """Whether a guard that reads ``read`` (``guard_holes``) may depend on these holes."""
+    return read is None or not read.isdisjoint(holes)
 
 
 def parameter_names(fn: Function) -> list[str]:
@@ -220,3 +242,50 @@ def pointer_parameter_names(fn: Function) -> list[str]:
     pointer`` target can name (a use of any other parameter resolves to a declaration that
     is not a pointer, which ``klc.analysis.types.has_type_kind`` refuses)."""
     return [p.name for p in fn.params if p.pointer > 0 or p.array]
+
+
+class RulePlan(NamedTuple):
+    """What ``find_sites`` reads of a rule before its first match, the same in every unit:
+    its pattern, where it may apply (``scope_of``: None with ``refused``), the parameter whose
+    first uses alone can apply (``klc.site_keys.parameter_target``) and whether it must be a
+    pointer, and the key its matches are shared under (the anchor and the scope)."""
+
+    rule: Rule
+    pattern: Pattern
+    scope: Scope | None
+    target: str | None
+    pointers: bool
+    anchor: str
+
+
+# the plans of the rule lists ``find_sites`` was given last, by (list, refused): a listing
+# passes one list for every file, and each rule's plan costs hashing and formatting per file
+_RULE_PLANS: dict[tuple[int, bool], tuple[tuple[Rule, ...], tuple[RulePlan, ...]]] = {}
+_MAX_RULE_PLANS = 8
+
+
+def rule_plans(rules: list[Rule], refused: bool,
+               scope_of: Callable[[Rule], Scope | None]) -> tuple[RulePlan, ...]:
+    """The rules' plans, made once per list of rules (the same rule objects, in order):
+    ``scope_of`` gives where a rule may apply (``klc.pipeline``'s context clause)."""
+    held = _RULE_PLANS.get((id(rules), refused))
+    if held is not None and len(held[0]) == len(rules) and all(
+            a is b for a, b in zip(held[0], rules, strict=True)):
+        return held[1]
+    plans = []
+    for rule in rules:
+        pattern = pattern_of(rule)
+        scope = None if refused else scope_of(rule)
+        target = None if refused else rule_facts(rule).parameter_target
+        pointers = target is not None and (target, "pointer") in rule_facts(rule).typed
+        anchor = anchor_key(pattern, scope)
+        plans.append(RulePlan(rule, pattern, scope, target, pointers, anchor))
+    if len(_RULE_PLANS) >= _MAX_RULE_PLANS:
+        _RULE_PLANS.clear()
+    _RULE_PLANS[(id(rules), refused)] = (tuple(rules), tuple(plans))
+    return tuple(plans)
+
+
+def anchor_key(pattern: Pattern, scope: Scope | None) -> str:
+    """The key an anchor's matches are shared under: its pattern's, and the scope."""
+    return pattern.key if scope is None else f"{pattern.key}\0{scope}"

@@ -29,7 +29,7 @@ import argparse
 import itertools
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from klc.commands import args as arg_types
@@ -224,8 +224,26 @@ class _Shapes:
         from klc.rule.reach import reach
 
         self.order = {name: i for i, name in enumerate(rules)}
-        self.keys = {name: rewrite_key(r) for name, r in rules.items()}
-        self.structural = {name: reach(r).structural for name, r in rules.items()}
+        # (each worked out for the rules a listing names, when it first does: a run over a
+        # few files names few of them)
+        self.keys = _PerRule(rules, rewrite_key)
+        self.structural = _PerRule(rules, lambda r: reach(r).structural)
+
+
+class _PerRule(dict):  # type: ignore[type-arg]
+    """A value per rule by its name, made from the rule on first use; ``in`` says whether
+    the name is a rule's."""
+
+    def __init__(self, rules: dict[str, Any], make: Callable[[Any], Any]) -> None:
+        super().__init__()
+        self.rules, self.make = rules, make
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.rules
+
+    def __missing__(self, name: str) -> Any:
+        value = self[name] = self.make(self.rules[name])
+        return value
 
 
 def fold_agreeing(listing: Any, shape: _Shapes) -> None:

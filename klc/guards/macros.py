@@ -33,10 +33,28 @@ def file_definitions(unit: Unit) -> tuple[dict[str, list[Function]], dict[str, b
         defs: dict[str, list[Function]] = {}
         for f in unit.functions:
             defs.setdefault(f.name, []).append(f)
-        macros = {m.group(1).decode(): m.group(2) for m in _ANY_DEFINE.finditer(unit.source)}
+        macros = {m.group(1).decode(): m.group(2) for m in _define_lines(unit.source)}
         return defs, macros
 
     return unit_memo(unit, "klc.guards.macros: functions and macros by name", build)  # type: ignore[no-any-return]
+
+
+def _define_lines(src: bytes) -> list[re.Match[bytes]]:
+    """``_ANY_DEFINE.finditer(src)``'s matches, tried only at the starts of the lines that
+    spell ``define`` (a match's first line does; the regex alone tries every line of the
+    file), each past the lines the one before took in."""
+    out = []
+    end = 0
+    at = src.find(b"define")
+    while at >= 0:
+        start = src.rfind(b"\n", 0, at) + 1
+        if start >= end:
+            m = _ANY_DEFINE.match(src, start)
+            if m is not None:
+                out.append(m)
+                end = m.end()
+        at = src.find(b"define", at + 1)
+    return out
 
 
 # the loads a definition may be: a hinted load of the argument, or the plain load

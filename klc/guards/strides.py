@@ -331,6 +331,7 @@ def _helpers_read(ctx: GuardContext, fn: Function, words: re.Pattern[bytes]) -> 
 
 
 _HELPERS_READ = "klc.guards.strides: helpers read"
+_ANY_READS = "klc.guards.strides: a function reads"
 
 
 def _helper_reading(ctx: GuardContext, fn: Function, words: re.Pattern[bytes]) -> str | None:
@@ -341,6 +342,12 @@ def _helper_reading(ctx: GuardContext, fn: Function, words: re.Pattern[bytes]) -
         if words.search(value) and name.encode() in body \
                 and re.search(rb"\b" + name.encode() + rb"\b", body):
             return f"the macro `{name}`"
+    memo = unit.memo.setdefault(_ANY_READS, {})
+    if words.pattern not in memo:
+        memo[words.pattern] = any(words.search(src[f.body_start:f.body_end])
+                                  for fs in defs.values() for f in fs)
+    if not memo[words.pattern]:
+        return None  # (no function of the file reads them: its calls need not be found)
     todo = [c.name for c in fn.calls]
     seen: set[str] = set()
     while todo:
@@ -543,16 +550,15 @@ def grid_axis_read_once(ctx: GuardContext, axis: str) -> Verdict:
         return got
     start, end, _label, fn = got
     m0, m1 = ctx.match.start, ctx.match.end
-    unit, src = ctx.unit, ctx.unit.source
+    unit = ctx.unit
     words = re.compile(rb"\b(blockIdx|gridDim)\s*\.\s*" + axis.encode() + rb"\b")
     helper = _helpers_read(ctx, fn, words)
     if helper is not None:
         return _no(ctx, f"{helper}, used by `{fn.name}`, reads blockIdx.{axis} or gridDim.{axis}")
-    reads = list(words.finditer(src, start, end))
-    for m in reads:
-        if not m0 <= m.start() < m1 or m.group(1) == b"gridDim":
-            return _no(ctx, f"`{m.group(0).decode()}` is read at {unit.where(m.start())}",
-                       m.start())
+    reads = _axis_reads(ctx, words, start, end)
+    for at, text, base in reads:
+        if not m0 <= at < m1 or base == b"gridDim":
+            return _no(ctx, f"`{text.decode()}` is read at {unit.where(at)}", at)
     if len(reads) != 1:
         return _no(ctx, f"`{fn.name}` reads blockIdx.{axis} {len(reads)} times, not once")
     why = _outside_updates(ctx, start, end)
@@ -572,18 +578,34 @@ def grid_axis_unread(ctx: GuardContext, axis: str) -> Verdict:
     if isinstance(got, Verdict):
         return got
     start, end, _label, fn = got
-    unit, src = ctx.unit, ctx.unit.source
+    unit = ctx.unit
     words = re.compile(rb"\b(blockIdx|gridDim)\s*\.\s*" + axis.encode() + rb"\b")
     helper = _helpers_read(ctx, fn, words)
     if helper is not None:
         return _no(ctx, f"{helper}, used by `{fn.name}`, reads blockIdx.{axis} or gridDim.{axis}")
-    for m in words.finditer(src, start, end):
-        return _no(ctx, f"`{m.group(0).decode()}` is read at {unit.where(m.start())}",
-                   m.start())
+    for at, text, _base in _axis_reads(ctx, words, start, end):
+        return _no(ctx, f"`{text.decode()}` is read at {unit.where(at)}", at)
     why = _outside_updates(ctx, start, end)
     if why is not None:
         return why
     return _yes(f"`{fn.name}` reads neither blockIdx.{axis} nor gridDim.{axis}", start)
+
+
+def _axis_reads(ctx: GuardContext, words: re.Pattern[bytes], start: int, end: int
+                ) -> list[tuple[int, bytes, bytes]]:
+    """Where ``words`` (``blockIdx.a`` or ``gridDim.a``) stands in [start, end): (offset,
+    text, ``blockIdx`` or ``gridDim``), in order; kept per span (``Unit.memo``): every loop
+    of a kernel asks."""
+    memo = ctx.unit.memo.setdefault(_AXIS_READS, {})
+    key = (start, end, words.pattern)
+    got = memo.get(key)
+    if got is None:
+        got = memo[key] = [(m.start(), m.group(0), m.group(1))
+                           for m in words.finditer(ctx.unit.source, start, end)]
+    return got  # type: ignore[no-any-return]
+
+
+_AXIS_READS = "klc.guards.strides: axis reads"
 
 
 def _outside_updates(ctx: GuardContext, start: int, end: int) -> Verdict | None:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from klc.errors import KlcError
 from klc.match.iso import expand_isomorphisms
-from klc.match.pattern import Pattern, _names, compile_pattern
+from klc.match.pattern import Pattern, PNode, _names, compile_pattern
 
 if TYPE_CHECKING:
     from klc.rule import Rule
@@ -71,7 +71,52 @@ def compiled_anchors(rules: Sequence[Rule]) -> dict[tuple[Any, ...], Pattern]:
             table[_what(rule)] = pattern_of(rule)
         except KlcError:
             continue
-    return table
+    return shared(table)
+
+
+def shared(table: dict[tuple[Any, ...], Pattern]) -> dict[tuple[Any, ...], Pattern]:
+    """The same patterns with every pattern node that is equal to another made one node
+    (and their kind sets one set): an isomorphism's spellings repeat the anchor's subtrees,
+    and the anchors of a library share many (``threadIdx.x``, ``$I < $N``), so the stored
+    library is about a fifth of the nodes, and is read back (and specialised,
+    ``klc.match.specialise``) in as much less time. A node's matcher and the memos keyed by
+    a node (``klc.match.find``, ``klc.match.engine``) read only what makes nodes equal."""
+    nodes: dict[tuple[Any, ...], PNode] = {}
+    sets: dict[frozenset[str], frozenset[str]] = {}
+    done: dict[int, PNode] = {}
+
+    def one(p: PNode) -> PNode:
+        got = done.get(id(p))
+        if got is not None:
+            return got
+        kids = tuple(one(c) for c in p.children)
+        alts = tuple(one(a) for a in p.alts)
+        kinds = None if p.kinds is None else sets.setdefault(p.kinds, p.kinds)
+        key = (p.type, p.text, tuple(map(id, kids)), p.metavar, p.seq, p.text_pattern,
+               p.text_vars, kinds, p.dots, tuple(map(id, alts)), p.alt_checks)
+        got = nodes.get(key)
+        if got is None:
+            same = kinds is p.kinds and all(a is b for a, b in zip(kids, p.children,
+                                                                   strict=True)) \
+                and all(a is b for a, b in zip(alts, p.alts, strict=True))
+            got = nodes[key] = p if same else replace(p, children=kids, alts=alts,
+                                                      kinds=kinds)
+            if got.starts is not None:
+                object.__setattr__(got, "starts", sets.setdefault(got.starts, got.starts))
+        done[id(p)] = got
+        return got
+
+    patterns: dict[int, Pattern] = {}
+
+    def pattern(q: Pattern) -> Pattern:
+        got = patterns.get(id(q))
+        if got is None:
+            got = patterns[id(q)] = replace(
+                q, elements=tuple(map(one, q.elements)), fixed=tuple(map(one, q.fixed)),
+                alternatives=tuple(map(pattern, q.alternatives)))
+        return got
+
+    return {k: pattern(q) for k, q in table.items()}
 
 
 def seed_anchors(table: object) -> None:
@@ -99,5 +144,6 @@ def _alternation(anchors: tuple[str, ...], where_: str,
     common = _names(first.elements).intersection(*(_names(b.elements)
                                                     for b in branches[1:]))
     return replace(first, code="\n|\n".join(anchors), words=tuple(sorted(words)), runs=(),
+                   tokens=(),
                    key="\0|".join(b.key for b in branches), alternatives=branches,
                    common=frozenset(common), dots=())

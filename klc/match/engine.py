@@ -245,9 +245,13 @@ class _Matcher:
         ``t`` and whose check holds on it. An obligation the check makes (a type that only
         the declarations can tell) goes into the bindings under a name no metavariable has
         (``iso.OBLIGATION``); ``find_matches`` moves it to ``Match.obligations``."""
+        kind = None if self.reading else t.type  # (reading mode reads ``t`` as other kinds)
         for a, check in zip(p.alts, p.alt_checks, strict=True):
             if a.type == EARLY:
                 continue  # (a run's last statements, not one node: ``seq`` tries it)
+            starts = a.starts
+            if kind is not None and starts is not None and kind not in starts:
+                continue  # (``node`` would refuse ``t`` at once: not a kind ``a`` matches)
             trial = dict(b)
             if not self.node(a, t, trial):
                 continue

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import bisect
 import operator
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from tree_sitter import Node
@@ -272,16 +272,14 @@ def _matches(pattern: Pattern, unit: Unit, rule: Rule | None = None,
     root = pattern.elements[0]
     fast: Any = None
     done: set[int] = set()  # (the candidates matched as written: klc.match.reading)
-    for node in candidates.get(pattern.root_type, ()):
-        if words:
-            s, e = node.start_byte, node.end_byte
-            for w in words:
-                if find(w, s, e) < 0:
-                    break
-            else:
-                w = None
-            if w is not None:
-                continue  # a word of the anchor is not inside this candidate
+    every = candidates.get(pattern.root_type, ())
+    if words:
+        every = holding(unit, every, words)
+    elif pattern.tokens and pattern.root_type != "compound_statement":
+        # (only where a token is rare: asking each candidate costs more; a block's tokens
+        # are in every block around it, which a run's candidates mostly are)
+        every = holding(unit, every, pattern.tokens, rare=True)
+    for node in every:
         if pattern.is_sequence:
             block = statements.get(node.id)
             if block is None:  # (shared by the runs of every rule: one list per block)
@@ -330,6 +328,102 @@ def _matches(pattern: Pattern, unit: Unit, rule: Rule | None = None,
                             obligations=oblige(b))
     if pattern.reads:
         yield from read_matches(pattern, unit, rule, candidates.get(pattern.root_type, []), done)
+
+
+def holding(unit: Unit, nodes: Sequence[Node], words: tuple[bytes, ...],
+            rare: bool = False) -> Sequence[Node]:
+    """The nodes (in their order: the unit's document order) whose text holds every word: a
+    match holds its anchor's words, so no other candidate can match. The candidates of a
+    rare word are not looked at one by one: from each place the file spells the rarest word,
+    the candidates holding it are the last one that starts before it and those around that
+    one (``_nesting``: a tree's nodes nest or stand apart), and only they are asked for the
+    other words. ``rare``: when no word is rarer than the nodes, the nodes as they are."""
+    find = unit.source.find
+    counts = unit.memo.get(_COUNTS)
+    if counts is None:
+        counts = unit.memo[_COUNTS] = {}
+    rarest, fewest = words[0], -1
+    for w in words:
+        n = counts.get(w)
+        if n is None:
+            n = counts[w] = unit.source.count(w)
+        if fewest < 0 or n < fewest:
+            rarest, fewest = w, n
+    nesting = _nesting(nodes, unit.memo) if fewest < len(nodes) else None
+    if nesting is None and rare:
+        return nodes
+    if nesting is None:  # (a common word: each candidate looked at, its bytes searched)
+        out = []
+        for node in nodes:
+            s, e = node.start_byte, node.end_byte
+            for w in words:
+                if find(w, s, e) < 0:
+                    break
+            else:
+                out.append(node)
+        return out
+    starts, ends, parents = nesting
+    size = len(rarest)
+    found: set[int] = set()
+    for at in _places(unit, rarest):
+        i = bisect.bisect_right(starts, at) - 1
+        while i >= 0 and i not in found:  # (an index found has its enclosing ones found)
+            if ends[i] >= at + size:
+                found.add(i)
+            i = parents[i]
+    others = [w for w in words if w != rarest]
+    return [nodes[i] for i in sorted(found)
+            if all(find(w, starts[i], ends[i]) >= 0 for w in others)]
+
+
+def _places(unit: Unit, word: bytes) -> list[int]:
+    """Every place ``word`` starts in the unit's bytes (those that overlap too), in order;
+    kept in ``Unit.memo``."""
+    key = (_PLACES, word)
+    held = unit.memo.get(key)
+    if held is None:
+        find = unit.source.find
+        held = []
+        at = find(word)
+        while at >= 0:
+            held.append(at)
+            at = find(word, at + 1)
+        unit.memo[key] = held
+    return held  # type: ignore[no-any-return]
+
+
+def _nesting(nodes: Sequence[Node], memo: dict[Any, Any]
+             ) -> tuple[list[int], list[int], list[int]] | None:
+    """The starts and ends of a list of a tree's nodes in document order, and for each the
+    index of the nearest one that holds it (-1 for none): nodes of a tree nest or stand
+    apart, so those holding a node are a chain. Kept in ``memo`` beside the list (many
+    anchors share their candidates); None when the list is not in document order."""
+    key = (_NESTING, id(nodes))
+    held = memo.get(key)
+    if held is not None and held[0] is nodes:
+        return held[1]  # type: ignore[no-any-return]
+    starts = [n.start_byte for n in nodes]
+    ends = [n.end_byte for n in nodes]
+    parents = []
+    stack: list[int] = []
+    last = -1
+    for i, (s, e) in enumerate(zip(starts, ends, strict=True)):
+        if s < last:
+            memo[key] = (nodes, None)
+            return None
+        last = s
+        while stack and ends[stack[-1]] < e:  # (one that ends before this one ends apart)
+            stack.pop()
+        parents.append(stack[-1] if stack else -1)
+        stack.append(i)
+    got = (starts, ends, parents)
+    memo[key] = (nodes, got)
+    return got
+
+
+_COUNTS = "klc.match: word counts"
+_PLACES = "klc.match: word places"
+_NESTING = "klc.match: nesting"
 
 
 def _fitting(m: _Matcher, e: PNode, kids: list[Node], types: list[str],

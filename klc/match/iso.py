@@ -703,7 +703,7 @@ def with_isomorphisms(pattern: Pattern, on: frozenset[str], where_: str) -> Patt
                     key=f"{made.key}\0swap:{k}", fixed=made.fixed)
             for k, s in enumerate(swaps)))
         return replace(made, words=tuple(sorted(set.intersection(
-            *(set(b.words) for b in branches)))), runs=(),
+            *(set(b.words) for b in branches)))), runs=(), tokens=(),
             key="\0|".join(b.key for b in branches), alternatives=branches,
             common=frozenset(_names(made.elements)), dots=())
     early = single_early_return(pattern, made, on, where_)
@@ -712,6 +712,7 @@ def with_isomorphisms(pattern: Pattern, on: frozenset[str], where_: str) -> Patt
     # one if statement: the anchor's own spellings, then the early return's run (``anchor
     # any``: one match per span, the first branch's; both bind the same metavariables)
     return replace(made, words=tuple(sorted(set(made.words) & set(early.words))), runs=(),
+                   tokens=(),
                    key=made.key + "\0|" + early.key, alternatives=(made, early),
                    common=frozenset(_names(made.elements)), dots=())
 

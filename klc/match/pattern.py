@@ -143,6 +143,10 @@ class Pattern:
     # isomorphism ``read_through`` (stable locals and helpers read as what they stand for,
     # and comparisons tree-sitter misread); "rereads", the misread comparisons alone
     reads: bool | str = False
+    # the other tokens every spelling spells (``32``, ``<<``, ``?``): a match as written
+    # holds them in its own bytes (``klc.match.find.holding``); not asked of the file, whose
+    # reading may give them (``warpSize`` is read as 32)
+    tokens: tuple[bytes, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.key:
@@ -332,9 +336,12 @@ def _make_pattern(code: str, elements: tuple[PNode, ...], where_: str) -> Patter
     if len(elements) == 1 and (elements[0].metavar or elements[0].seq):
         raise KlcError(f"{where_}: the anchor is a lone metavariable and would match anything")
     words: set[str] = set()
+    tokens: set[str] = set()
     memo: dict[int, set[str]] = {}
+    held: dict[int, set[str]] = {}
     for e in elements:
         words |= _words_of(e, memo)
+        tokens |= _tokens_of(e, held)
     is_sequence = len(elements) > 1
     root_type = "compound_statement" if is_sequence else elements[0].type
     fixed = tuple(sorted((e for e in elements if e.metavar is None and e.seq is None
@@ -342,7 +349,8 @@ def _make_pattern(code: str, elements: tuple[PNode, ...], where_: str) -> Patter
                          key=_size)) if is_sequence else ()
     return Pattern(code, elements, is_sequence, root_type,
                    tuple(sorted(w.encode() for w in words)), fixed, runs=_token_runs(elements),
-                   seqs=frozenset(_names(elements, runs=True)))
+                   seqs=frozenset(_names(elements, runs=True)),
+                   tokens=tuple(sorted(t.encode() for t in tokens)))
 
 
 def _names(elements: tuple[PNode, ...], runs: bool = False,
@@ -380,6 +388,29 @@ def _words_of(p: PNode, memo: dict[int, set[str]]) -> set[str]:
     return words
 
 
+def _tokens_of(p: PNode, memo: dict[int, set[str]]) -> set[str]:
+    """The tokens other than words (``_words_of``) a match of ``p`` spells in its own bytes:
+    a leaf compared by its text, that text printable ASCII with no blank (a leaf matches a
+    node whose text is the leaf's, blanks aside, so such a text is in the node's bytes); of
+    an alternation, those all its spellings spell."""
+    got = memo.get(id(p))
+    if got is not None:
+        return got
+    tokens: set[str] = set()
+    text = p.text
+    if text and not p.children and p.metavar is None and p.seq is None \
+            and p.text_pattern is None and _TOKEN_RE.fullmatch(text) \
+            and not _WORD_RE.fullmatch(text):
+        tokens.add(text)
+    if p.alts:
+        tokens.update(set.intersection(*(_tokens_of(a, memo) for a in p.alts)))
+    for c in p.children:
+        tokens |= _tokens_of(c, memo)
+    memo[id(p)] = tokens
+    return tokens
+
+
+_TOKEN_RE = re.compile(r"[!-~]+")  # (printable ASCII, no blank)
 _PLAIN_TOKEN_RE = re.compile(r"^[^\s$]+$")
 
 

@@ -50,7 +50,7 @@ def scoped(unit: Unit, pattern: Pattern, candidates: dict[str, list[Node]], scop
         spans = _spans(unit, scope)
         if memo is not None:
             memo[("spans", scope)] = spans
-    starts, ends, bodies = spans
+    starts, ends, bodies, body_kids = spans
     if not starts:
         return {t: [] for t in types}
     runs = {p.root_type for p in patterns if p.is_sequence}
@@ -72,8 +72,9 @@ def scoped(unit: Unit, pattern: Pattern, candidates: dict[str, list[Node]], scop
                 i = bisect_left(starts, e) - 1
                 if i < 0 or ends[i] <= s:
                     continue  # in no function the rule may apply in
-                if not ((t in runs and s in bodies) or (
-                        t in alone and n.parent is not None and n.parent.start_byte in bodies)):
+                if not ((t in runs and s in bodies) or (t in alone and (
+                        n.id in body_kids if s < e else  # (a node of no width: asked)
+                        n.parent is not None and n.parent.start_byte in bodies))):
                     continue  # not a kernel body, nor a statement of one
                 keep.append(n)
         out[t] = keep
@@ -82,9 +83,10 @@ def scoped(unit: Unit, pattern: Pattern, candidates: dict[str, list[Node]], scop
     return out
 
 
-def _spans(unit: Unit, scope: Scope) -> tuple[list[int], list[int], set[int]]:
+def _spans(unit: Unit, scope: Scope) -> tuple[list[int], list[int], set[int], set[int]]:
     """The spans of the functions ``scope`` admits (merged where they nest or overlap, in
-    order: their starts and ends) and the starts of their bodies."""
+    order: their starts and ends), the starts of their bodies, and (by ``Node.id``) the
+    children of the nodes that start there (``_children_at``)."""
     fns = [f for f in unit.functions if scope.admits(f)]
     starts: list[int] = []
     ends: list[int] = []
@@ -94,7 +96,23 @@ def _spans(unit: Unit, scope: Scope) -> tuple[list[int], list[int], set[int]]:
         else:
             starts.append(f.start)
             ends.append(f.end)
-    return starts, ends, {f.body_start for f in fns}
+    bodies = {f.body_start for f in fns}
+    return starts, ends, bodies, _children_at(unit, bodies)
+
+
+def _children_at(unit: Unit, offsets: set[int]) -> set[int]:
+    """The ids of the children of every node that starts at one of the offsets and has a
+    width: a node of width whose parent starts at such an offset is one of them (a node
+    holding the offset's byte is the smallest such node or one of its ancestors), found
+    without asking each candidate for its parent (which tree-sitter finds from the root)."""
+    root = unit.root
+    out: set[int] = set()
+    for at in offsets:
+        node = root.descendant_for_byte_range(at, at + 1)
+        while node is not None and node.start_byte == at:
+            out.update(c.id for c in node.children)
+            node = node.parent
+    return out
 
 
 def _overlapping(nodes: list[Node], starts: list[int], ends: list[int],

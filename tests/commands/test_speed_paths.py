@@ -755,3 +755,61 @@ def test_a_functions_calls_are_those_its_body_holds(units: list[Unit]) -> None:
                     and unit.function_at(c.start_byte) is f
                     and f.body_start <= c.start_byte and c.end_byte <= f.body_end]
             assert [(c.start, c.end) for c in f.calls] == want, (unit.path, f.name)
+
+
+FRESH_RULES = """\
+rule guard_first {{
+  kind: skill
+  description: "t"
+  context: global
+  anchor: ```
+    for (int $V = 0; $V < $N; $V++) {{
+        $$$BODY;
+    }}
+  ```
+  guard: {guard}
+  rewrite replace: ```
+    {{
+        const int ?t = $N;
+        for (int $V = 0; $V < ?t; $V++) {{
+            $$$BODY;
+        }}
+    }}
+  ```
+  hole t: ident default tile
+}}
+"""
+
+FRESH = b"""\
+__global__ void taken(float* y, int n) {
+  int tile = 2;
+  for (int i = 0; i < n; i++) { y[i] = tile; }
+}
+__global__ void free_(float* y, int n) {
+  for (int i = 0; i < n; i++) { y[i] = 1.0f; }
+}
+__global__ void refused(float* y, int n) {
+  int tile = 2;
+  for (int i = 0; i < n; i++) { y[i] = tile; }
+  for (int i = 0; i < 4; i++) { y[i] = tile; }
+}
+"""
+
+
+@pytest.mark.parametrize("guard", [
+    "is_constant($N)", "not is_constant($N)",     # reads no hole: judged before the names
+    "fresh_name(?t) and not is_constant($N)",     # reads the name
+    "smem_fits(default) and not is_constant($N)",  # fills the templates with every hole
+])
+def test_a_guard_judged_before_the_fresh_names_gives_the_same_sites(guard: str) -> None:
+    """Without ``--all``, a guard that reads none of the names ``fresh_defaults`` gives is
+    judged before they are found (``_RuleSites.guard_first``): the same sites, with the same
+    hole values (``tile_1`` where the kernel has its own ``tile``), as the full listing."""
+    from klc.rule import load_rules_text
+
+    rules = load_rules_text(FRESH_RULES.format(guard=guard), "t.rule")
+    every = [s for s in find_sites(parse_bytes(FRESH, "f.cu"), rules, clang=False) if s.ok]
+    some = find_sites(parse_bytes(FRESH, "f.cu"), rules, clang=False, refused=False)
+    assert [(s.match.start, s.holes) for s in some] == [(s.match.start, s.holes) for s in every]
+    if guard.startswith("not"):
+        assert [s.holes for s in some] == [{"t": "tile_1"}, {}, {"t": "tile_1"}]

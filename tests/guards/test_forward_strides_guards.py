@@ -7,8 +7,11 @@ klc/guards/strides.py): a loop's iterations that own their elements
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from klc.cuda.parse import parse_bytes
+from klc.guards.macros import _ANY_DEFINE, _define_lines
 from klc.pipeline import find_sites, spec_of
 from klc.rule.ruleset import load_rules_text
 
@@ -28,7 +31,7 @@ bytes: 8 * rows * n
 """
 
 
-def verdicts(guard: str, body: str) -> list[tuple[bool, str]]:
+def verdicts(guard: str, body: str, before: str = "") -> list[tuple[bool, str]]:
     rule = f"""
 rule probe {{
   kind: skill
@@ -46,7 +49,7 @@ rule probe {{
   ```
 }}
 """
-    code = (f"{SPEC}__global__ void k(float* y, const float* x, float* z, int rows, int n) "
+    code = (f"{SPEC}{before}__global__ void k(float* y, const float* x, float* z, int rows, int n) "
             f"{{\n{body}\n}}\n")
     unit = parse_bytes(code.encode(), "k.cu")
     return [(s.ok, s.reason) for s in find_sites(unit, load_rules_text(rule, "t.rule"),
@@ -138,3 +141,37 @@ def test_grid_axis_unread() -> None:
     ):
         [(ok, why)] = verdicts(guard, body)
         assert not ok and reason in why, (body, why)
+
+
+@pytest.mark.parametrize("before, call, refused", [
+    # a helper the kernel calls (directly or through another) that reads the axis
+    ("__device__ int row() { return blockIdx.y; }\n", "int r = row();", "`row`"),
+    ("__device__ int row() { return (int)gridDim.y; }\n"
+     "__device__ int outer() { return row() + 1; }\n", "int r = outer();", "`row`"),
+    # a macro the kernel uses whose definition reads it
+    ("#define ROW (blockIdx.y * 2)\n", "int r = ROW;", "the macro `ROW`"),
+    # a helper that reads it but that the kernel never calls; one that reads another axis
+    ("__device__ int row() { return blockIdx.y; }\n", "int r = 0;", ""),
+    ("__device__ int col() { return blockIdx.x; }\n", "int r = col();", ""),
+])
+def test_grid_axis_unread_follows_the_helpers_and_macros(before: str, call: str,
+                                                         refused: str) -> None:
+    loop = "for (int c = 0; c < n; c++) { y[blockIdx.x * n + c] = x[c] + r; }"
+    [(ok, why)] = verdicts("grid_axis_unread(y)", f"{call}\n{loop}", before)
+    assert ok == (not refused), why
+    if refused:
+        assert why.startswith(f"grid_axis_unread: {refused}") or refused in why, why
+
+
+LINES = ["#define A 1", "  #  define B(x) (x)", "#define C \\", " define D", "x = 1; // define",
+         "#define E blockIdx.y \\", "  + 1", "define", "#undef A", "#define F", ""]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(LINES), max_size=12))
+def test_the_define_lines_are_the_regexs_over_the_whole_file(lines: list[str]) -> None:
+    """``file_definitions`` tries its regex only where a line spells ``define``: the same
+    matches as trying every line."""
+    src = "\n".join(lines).encode()
+    assert [(m.start(), m.end(), m.groups()) for m in _define_lines(src)] == [
+        (m.start(), m.end(), m.groups()) for m in _ANY_DEFINE.finditer(src)]

@@ -84,6 +84,43 @@ def test_a_load_from_the_cache_is_the_load_compiled(lib: Path,
     assert len(_entries(lib)) == 2
 
 
+def test_the_stored_anchors_share_their_equal_nodes() -> None:
+    """An isomorphism's spellings repeat the anchor's subtrees: the table the cache stores
+    (``anchor.compiled_anchors``) holds each node once, equal to what was compiled, and
+    matches as it does."""
+    from klc.cuda.parse import parse_bytes
+    from klc.match import find_matches
+    from klc.match.pattern import PNode
+
+    plugins.load()
+    rules = list(RuleSet.load([str(ROOT / "skills" / f) for f in (
+        "fast_math.rule", "grid_stride.rule", "block_reduce.rule", "elementwise.rule")]).rules)
+    table = anchor.compiled_anchors(rules)
+    nodes: dict[int, PNode] = {}
+
+    def walk(p: PNode) -> None:
+        if id(p) not in nodes:
+            nodes[id(p)] = p
+            for c in (*p.children, *p.alts):
+                walk(c)
+
+    for q in table.values():
+        for b in (q, *q.alternatives):
+            for e in b.elements:
+                walk(e)
+    assert len(set(nodes.values())) == len(nodes)  # (no two equal nodes)
+    compiled = {what: anchor._compiled(*what) if not what[0] or isinstance(what[0], str)
+                else anchor._alternation(*what) for what in table}
+    assert table == compiled
+    code = (b"__global__ void k(const float* x, float* y, int n) {\n"
+            b"  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+            b"  if (i < n) { y[i] = expf(x[i]) + sqrtf(x[i]); }\n}\n")
+    for what, q in table.items():
+        unit = parse_bytes(code, "k.cu")
+        assert [(m.start, m.end) for m in find_matches(q, unit)] == [
+            (m.start, m.end) for m in find_matches(compiled[what], parse_bytes(code, "k.cu"))]
+
+
 @pytest.mark.parametrize("damage", ["truncated", "garbage", "empty", "other key",
                                     "bad seal", "not rules", "writable by others"])
 def test_a_damaged_entry_is_compiled_again(lib: Path, monkeypatch: pytest.MonkeyPatch,
