@@ -218,22 +218,28 @@ def _by_query(unit: Unit) -> _Found:
                   lists["asm"], lists["global"])
 
 
-# the words that start a construct (each a literal: a scan for it runs at C speed), and the
-# node a word's token must be the first (or only) token of
-_KEYWORDS = tuple((re.compile(re.escape(word) + (rb"\b" if word[-1:].isalnum() else b"")),
-                   word.decode(), token) for word, token in (
-    (b"for", "for"), (b"while", "while"), (b"do", "do"), (b"asm", "asm"),
-    (b"__asm__", "__asm__"), (b"__asm", "__asm"), (b"__shared__", "__shared__"),
-    (b"__global__", "__global__"), (b"#pragma", "preproc_directive"), (b"<<<", "<<<")))
-_LOOP_WORDS = frozenset({"for", "while", "do"})
+# the words that start a construct, found by scans of the text (each pattern starts with a
+# literal: a scan runs at C speed). A loop or asm statement is the named node that holds its
+# word's token and starts with it (a do loop is found from its "while": it has one in a tree
+# without errors); the other words' tokens must be the first (or only) token of their node.
+# The words that start with "__" share a scan with the intrinsics' names (below).
+_KEYWORD_SCANS = tuple(re.compile(p) for p in (
+    rb"for\b", rb"while\b", rb"asm\b", rb"\#pragma\b", rb"<<<",
+    rb"__(?:asm__|asm\b|shared__|global__|syncthreads|syncwarp|barrier_sync|shfl|ballot_sync|"
+    rb"any_sync|all_sync|uni_sync|activemask|match_a|reduce_)"))
+_STATEMENTS = {b"for": ("for_statement", "for_range_loop"), b"while": ("while_statement",),
+               b"asm": ("gnu_asm_expression",), b"__asm__": ("gnu_asm_expression",),
+               b"__asm": ("gnu_asm_expression",)}
+_TOKENS = {b"__shared__": "__shared__", b"__global__": "__global__",
+           b"#pragma": "preproc_directive", b"<<<": "<<<"}
 # a call may be a barrier, warp intrinsic or atomic (``_call_kind``) only if its callee's text
-# holds one of these: an intrinsic's name at its start, or a group's method after ".", "->"
-# or "::" at its end (each pattern starts with a literal: a scan runs at C speed)
-_CALL_WORDS = (re.compile(rb"__(?:syncthreads|syncwarp|barrier_sync|shfl|ballot_sync|any_sync|"
-                          rb"all_sync|uni_sync|activemask|match_a|reduce_)"),
-               re.compile(rb"atomic"))
-_METHOD_WORDS = tuple(re.compile(w) for w in (rb"sync\b", rb"shfl", rb"ballot\b", rb"any\b",
-                                              rb"all\b", rb"reduce\b"))
+# holds one of these: an intrinsic's name at its start (a word of the "__" scan above that is
+# not a keyword, or "atomic"), or a group's method after ".", "->" or "::" at its end (one scan
+# for each, from the punctuation: a literal rarer than the words; blanks may stand between)
+_METHOD_CALLS = tuple(re.compile(re.escape(punctuation) + rb"[ \t\n\r\f\v]*"
+                                 rb"(sync\b|shfl|ballot\b|any\b|all\b|reduce\b)")
+                      for punctuation in (b".", b"->", b"::"))
+_ATOMIC = re.compile(rb"atomic")
 
 
 def _by_text(unit: Unit) -> _Found:
@@ -243,53 +249,66 @@ def _by_text(unit: Unit) -> _Found:
     from the words their callees hold. In a tree with no error every token is its text, so
     these are the nodes a query over the tree gives."""
     parsed, root = unit.parsed, unit.root
-    at = root.descendant_for_byte_range
+    at, named_at = root.descendant_for_byte_range, root.named_descendant_for_byte_range
     found: dict[str, dict[tuple[int, int], Node]] = {
         k: {} for k in ("launch", "loop", "shared", "pragma", "asm", "global", "call")}
     loops, shared, pragmas = found["loop"], found["shared"], found["pragma"]
-    for pattern, word, token_type in _KEYWORDS:
-        glued = word[0].isalnum() or word[0] == "_"  # (a word glued to one before it is
-        for m in pattern.finditer(parsed):          # inside a longer token: "transform")
+    calls = found["call"]
+    for pattern in _KEYWORD_SCANS:
+        for m in pattern.finditer(parsed):
             start, end = m.span()
-            if glued and start and parsed[start - 1] in WORD_BYTES:
+            word = m.group()
+            statements = _STATEMENTS.get(word)
+            if statements is None and word not in _TOKENS:
+                _calls_at(at, start, calls)  # an intrinsic's name: "__syncthreads", ...
+                continue
+            # (a word glued to one before it is inside a longer token: "transform")
+            if start and word[0] in WORD_BYTES and parsed[start - 1] in WORD_BYTES:
+                continue
+            if statements is not None:
+                # the named node around the keyword's token (an anonymous token's parent; a
+                # comment or string when the word is in one)
+                node = named_at(start, end)
+                if node is None:
+                    continue
+                kind = node.type
+                if kind == "do_statement" and word == b"while":
+                    loops[(node.start_byte, node.end_byte)] = node
+                elif kind not in statements or node.start_byte != start:
+                    continue
+                elif word == b"for" or word == b"while":
+                    loops[(start, node.end_byte)] = node
+                else:
+                    found["asm"][(start, node.end_byte)] = node
                 continue
             token = at(start, end)
-            if token is None or token.type != token_type or token.start_byte != start \
+            if token is None or token.type != _TOKENS[word] or token.start_byte != start \
                     or token.end_byte != end:
                 continue  # in a comment, a string, a longer token, a macro's text
             parent = token.parent
             if parent is None:
                 continue
             kind = parent.type
-            if word == "__global__":
+            if word == b"__global__":
                 found["global"][(start, end)] = token
-            elif word == "__shared__":
+            elif word == b"__shared__":
                 grand = parent.parent
                 if kind == "type_qualifier" and grand is not None \
                         and grand.type == "declaration":
                     shared[(grand.start_byte, grand.end_byte)] = grand
-            elif word == "#pragma":
+            elif word == b"#pragma":
                 if kind == "preproc_call" and parent.child_by_field_id(F_DIRECTIVE) == token:
                     pragmas[(parent.start_byte, parent.end_byte)] = parent
-            elif word == "<<<":
+            else:  # "<<<"
                 grand = parent.parent
                 if kind == "kernel_call_syntax" and grand is not None \
                         and grand.type == "call_expression":
                     found["launch"][(grand.start_byte, grand.end_byte)] = grand
-            elif parent.start_byte != start:
-                continue  # ("while" of a do loop)
-            elif word in _LOOP_WORDS:
-                if kind in _LOOP_KINDS:
-                    loops[(start, parent.end_byte)] = parent
-            elif kind == "gnu_asm_expression":
-                found["asm"][(start, parent.end_byte)] = parent
-    calls = found["call"]
-    for pattern in _CALL_WORDS:
+    for m in _ATOMIC.finditer(parsed):
+        _calls_at(at, m.start(), calls)
+    for pattern in _METHOD_CALLS:
         for m in pattern.finditer(parsed):
-            _calls_at(at, m.start(), calls)
-    for pattern in _METHOD_WORDS:
-        for m in pattern.finditer(parsed):
-            start = m.start()
+            start = m.start(1)
             before = parsed[max(0, start - 64):start].rstrip()
             if before.endswith((b".", b"->", b"::")):
                 _calls_at(at, start, calls)
@@ -307,8 +326,11 @@ def _calls_at(at: Callable[[int, int], Node | None], offset: int,
     """Every call whose callee holds the byte at ``offset`` (``f(a)(b)``: two), up to the
     statement that holds them. (A call whose callee holds a statement has a lambda for a
     callee, which names no intrinsic; a call that may be one is found from the word at its
-    callee's start or end, below any statement.)"""
+    callee's start or end, below any statement; never in a string or a comment: PTX text
+    such as "mma.sync" is not walked up.)"""
     node = at(offset, offset + 1)
+    if node is not None and node.type in _NOT_CODE:
+        return
     while node is not None:
         kind = node.type
         if kind == "call_expression":
@@ -320,6 +342,7 @@ def _calls_at(at: Callable[[int, int], Node | None], offset: int,
         node = node.parent
 
 
+_NOT_CODE = frozenset({"string_content", "comment"})
 _CALL_ENDS = frozenset({"declaration", "field_declaration", "lambda_expression",
                         "function_definition", "translation_unit", "preproc_arg"})
 
@@ -327,13 +350,14 @@ _CALL_ENDS = frozenset({"declaration", "field_declaration", "lambda_expression",
 def _function_nodes(unit: Unit) -> list[Node]:
     """The function definitions outside any function body, in document order: a descent that
     never enters a block, nor a subtree without a ``{`` (a definition has a body), so it
-    visits the file's outline, not its code."""
+    visits the file's outline, not its code (and only named nodes: an anonymous one is a
+    token)."""
     find = unit.parsed.find
     out: list[Node] = []
     stack = [unit.root]
     while stack:
         node = stack.pop()
-        for child in reversed(node.children):
+        for child in node.named_children:
             kind = child.type
             if kind == "function_definition":
                 out.append(child)  # (and what its head may define: its body is a block)
