@@ -223,10 +223,10 @@ def _by_query(unit: Unit) -> _Found:
 # word's token and starts with it (a do loop is found from its "while": it has one in a tree
 # without errors); the other words' tokens must be the first (or only) token of their node.
 # The words that start with "__" share a scan with the intrinsics' names (below).
-_KEYWORD_SCANS = tuple(re.compile(p) for p in (
-    rb"for\b", rb"while\b", rb"asm\b", rb"\#pragma\b", rb"<<<",
-    rb"__(?:asm__|asm\b|shared__|global__|syncthreads|syncwarp|barrier_sync|shfl|ballot_sync|"
-    rb"any_sync|all_sync|uni_sync|activemask|match_a|reduce_)"))
+_KEYWORD_SCANS = tuple((literal, re.compile(re.escape(literal) + rest)) for literal, rest in (
+    (b"for", rb"\b"), (b"while", rb"\b"), (b"asm", rb"\b"), (b"#pragma", rb"\b"), (b"<<<", b""),
+    (b"__", rb"(?:asm__|asm\b|shared__|global__|syncthreads|syncwarp|barrier_sync|shfl|"
+            rb"ballot_sync|any_sync|all_sync|uni_sync|activemask|match_a|reduce_)")))
 _STATEMENTS = {b"for": ("for_statement", "for_range_loop"), b"while": ("while_statement",),
                b"asm": ("gnu_asm_expression",), b"__asm__": ("gnu_asm_expression",),
                b"__asm": ("gnu_asm_expression",)}
@@ -236,10 +236,36 @@ _TOKENS = {b"__shared__": "__shared__", b"__global__": "__global__",
 # holds one of these: an intrinsic's name at its start (a word of the "__" scan above that is
 # not a keyword, or "atomic"), or a group's method after ".", "->" or "::" at its end (one scan
 # for each, from the punctuation: a literal rarer than the words; blanks may stand between)
-_METHOD_CALLS = tuple(re.compile(re.escape(punctuation) + rb"[ \t\n\r\f\v]*"
-                                 rb"(sync\b|shfl|ballot\b|any\b|all\b|reduce\b)")
+_METHOD_CALLS = tuple((punctuation, re.compile(re.escape(punctuation) + rb"[ \t\n\r\f\v]*"
+                                              rb"(sync\b|shfl|ballot\b|any\b|all\b|reduce\b)"))
                       for punctuation in (b".", b"->", b"::"))
-_ATOMIC = re.compile(rb"atomic")
+_ATOMIC = (b"atomic", re.compile(rb"atomic"))
+
+
+def _matches(data: bytes, literal: bytes, pattern: re.Pattern[bytes]) -> Iterator[re.Match[bytes]]:
+    """The matches ``pattern.finditer(data)`` gives, for a pattern that starts with
+    ``literal``. A literal that is rare in code is found by ``bytes.find`` (a scan two to four
+    times faster than the regular expression engine's) and the pattern matched at each place
+    found; a frequent one by the engine (a match tried from Python at each of its places would
+    cost more than the scan saves)."""
+    if literal not in _RARE:
+        return pattern.finditer(data)
+    return _found_at(data, literal, pattern)
+
+
+_RARE = frozenset({b"while", b"#pragma", b"<<<", b"->", b"atomic"})
+
+
+def _found_at(data: bytes, literal: bytes, pattern: re.Pattern[bytes]) -> Iterator[re.Match[bytes]]:
+    find, match = data.find, pattern.match
+    at = find(literal)
+    while at >= 0:
+        m = match(data, at)
+        if m is None:
+            at = find(literal, at + 1)
+        else:
+            yield m
+            at = find(literal, m.end())
 
 
 def _by_text(unit: Unit) -> _Found:
@@ -254,8 +280,8 @@ def _by_text(unit: Unit) -> _Found:
         k: {} for k in ("launch", "loop", "shared", "pragma", "asm", "global", "call")}
     loops, shared, pragmas = found["loop"], found["shared"], found["pragma"]
     calls = found["call"]
-    for pattern in _KEYWORD_SCANS:
-        for m in pattern.finditer(parsed):
+    for literal, pattern in _KEYWORD_SCANS:
+        for m in _matches(parsed, literal, pattern):
             start, end = m.span()
             word = m.group()
             statements = _STATEMENTS.get(word)
@@ -304,10 +330,10 @@ def _by_text(unit: Unit) -> _Found:
                 if kind == "kernel_call_syntax" and grand is not None \
                         and grand.type == "call_expression":
                     found["launch"][(grand.start_byte, grand.end_byte)] = grand
-    for m in _ATOMIC.finditer(parsed):
+    for m in _matches(parsed, *_ATOMIC):
         _calls_at(at, m.start(), calls)
-    for pattern in _METHOD_CALLS:
-        for m in pattern.finditer(parsed):
+    for literal, pattern in _METHOD_CALLS:
+        for m in _matches(parsed, literal, pattern):
             start = m.start(1)
             before = parsed[max(0, start - 64):start].rstrip()
             if before.endswith((b".", b"->", b"::")):

@@ -76,7 +76,7 @@ _DIRECTIVE_RE = re.compile(rb"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b(
 def always_masks(source: bytes, defs: Definitions) -> list[Mask]:
     """The masks made before the first parse (step 1 of the module doc), in no order."""
     masks: list[Mask] = []
-    for m in _ATTRIBUTE_RE.finditer(source):
+    for m in _attributes(source):
         if _word_before(source, m.start()) or _in_directive(source, m.start()):
             continue  # e.g. "#define CUTLASS_PRAGMA_UNROLL _Pragma(\"unroll\")"
         end = balanced_end(source, m.end() - 1)
@@ -108,7 +108,26 @@ def always_masks(source: bytes, defs: Definitions) -> list[Mask]:
     return masks
 
 
+_ATTRIBUTE_WORDS = (b"__align__", b"__cluster_dims__", b"__maxnreg__", b"_Pragma")
 _ATTRIBUTE_RE = re.compile(rb"(__align__|__cluster_dims__|__maxnreg__|_Pragma)[ \t]*\(")
+
+
+def _attributes(source: bytes) -> list[re.Match[bytes]]:
+    """The matches of ``_ATTRIBUTE_RE`` in ``source``, in order (those ``finditer`` gives):
+    each word found by ``bytes.find`` (they are rare; the regular expression engine would
+    try a match at every "_" of the file) and the expression matched there."""
+    found = []
+    for word in _ATTRIBUTE_WORDS:
+        at = source.find(word)
+        while at >= 0:
+            m = _ATTRIBUTE_RE.match(source, at)
+            if m is None:
+                at = source.find(word, at + 1)
+            else:
+                found.append(m)
+                at = source.find(word, m.end())
+    found.sort(key=lambda m: m.start())
+    return found
 _LAMBDA_RE = re.compile(rb"\][ \t]*(__(?:device|host)__(?:[ \t]+__(?:device|host)__)?)")
 _WORD = tuple(chr(c).isalnum() or c == 95 for c in range(256))
 
