@@ -39,7 +39,14 @@ from dataclasses import dataclass
 
 from tree_sitter import Node, Tree
 
-from klc.cuda.syntax import balanced_end, line_start, parser, point, problem_nodes
+from klc.cuda.syntax import (
+    balanced_end,
+    line_start,
+    matches_at,
+    parser,
+    point,
+    problem_nodes,
+)
 from klc.safe_eval import PREPROCESSOR, ExprError, evaluate
 
 MAX_RECOVERY_ROUNDS = 12
@@ -114,18 +121,9 @@ _ATTRIBUTE_RE = re.compile(rb"(__align__|__cluster_dims__|__maxnreg__|_Pragma)[ 
 
 def _attributes(source: bytes) -> list[re.Match[bytes]]:
     """The matches of ``_ATTRIBUTE_RE`` in ``source``, in order (those ``finditer`` gives):
-    each word found by ``bytes.find`` (they are rare; the regular expression engine would
-    try a match at every "_" of the file) and the expression matched there."""
-    found = []
-    for word in _ATTRIBUTE_WORDS:
-        at = source.find(word)
-        while at >= 0:
-            m = _ATTRIBUTE_RE.match(source, at)
-            if m is None:
-                at = source.find(word, at + 1)
-            else:
-                found.append(m)
-                at = source.find(word, m.end())
+    found word by word (``matches_at``: the words are rare, and the regular expression engine
+    would try a match at every "_" of the file)."""
+    found = [m for word in _ATTRIBUTE_WORDS for m in matches_at(source, word, _ATTRIBUTE_RE)]
     found.sort(key=lambda m: m.start())
     return found
 _LAMBDA_RE = re.compile(rb"\][ \t]*(__(?:device|host)__(?:[ \t]+__(?:device|host)__)?)")

@@ -696,10 +696,11 @@ def _spans(nodes: list) -> list[tuple[int, int, str]]:  # type: ignore[type-arg]
 
 def test_the_model_found_from_the_text_is_the_one_a_query_finds(units: list[Unit]) -> None:
     """In a tree without errors the model's constructs are found from the words that start
-    them (klc.cuda.build._by_text), not by a query over every node (_by_query): the same
+    them (klc.cuda.scan.by_text), not by a query over every node (_by_query): the same
     nodes, in the same order; the calls that may be intrinsics are every call the query finds
     whose name makes it one (and only calls)."""
-    from klc.cuda.build import _by_query, _by_text, _call_kind, _call_name
+    from klc.cuda.build import _by_query, _call_kind, _call_name
+    from klc.cuda.scan import by_text
     from klc.cuda.syntax import F_FUNCTION
 
     frontend = sorted((ROOT / "tests" / "data" / "frontend").glob("*.cu*"))
@@ -709,7 +710,7 @@ def test_the_model_found_from_the_text_is_the_one_a_query_finds(units: list[Unit
     assert len(clean) > 20 and any(u.path == "words.cu" for u in clean)
     kinds = 0
     for unit in clean:
-        text, query = _by_text(unit), _by_query(unit)
+        text, query = by_text(unit), _by_query(unit)
         for name in ("functions", "launches", "loops", "shared", "pragmas", "asm", "globals"):
             want = getattr(query, name)
             if name == "pragmas":  # (the query takes every directive; the model "#pragma")
