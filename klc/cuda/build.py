@@ -11,11 +11,11 @@ not analyzable, with the reason.
 
 Speed (the front end must cost little more than the bare parse, and a query run visits every
 node of the tree: a quarter of the parse): in a tree without errors the constructs are found
-from the words that start them (scans of the bytes at C speed, then a node lookup at each
-place), the function definitions by a descent through the file's outline only; a tree with
-an error (whose MISSING tokens have no text) by one query run. A function's calls are read on
-first use, from the per-type index. The per-type index is one query run for all the types it
-holds; functions are found by bisection on their starts.
+from the words that start them (``klc.cuda.scan``: scans of the bytes at C speed, then a node
+lookup at each place), the function definitions by a descent through the file's outline only;
+a tree with an error (whose MISSING tokens have no text) by one query run. A function's calls
+are read on first use, from the per-type index. The per-type index is one query run for all
+the types it holds; functions are found by bisection on their starts.
 
 Above the model in ``klc.cuda`` (``docs/architecture.md``, "klc.cuda"): ``klc.cuda.parse``
 hands ``build_model`` to each ``Unit`` it makes.
@@ -28,7 +28,6 @@ import operator
 import re
 import weakref
 from collections.abc import Callable, Iterable, Iterator
-from typing import NamedTuple
 
 from tree_sitter import Node, Query, QueryCursor
 
@@ -45,6 +44,7 @@ from klc.cuda.model import (
     Unanalyzable,
     Unit,
 )
+from klc.cuda.scan import Found, by_text
 from klc.cuda.syntax import (
     F_ARGUMENT,
     F_ARGUMENTS,
@@ -64,7 +64,6 @@ from klc.cuda.syntax import (
     F_UPDATE,
     LANGUAGE,
     LOOP_TYPES,
-    WORD_BYTES,
     sort_doc_order,
 )
 
@@ -160,25 +159,13 @@ def _index(unit: Unit, types: Iterable[str]) -> None:
 # Finding the constructs: from the text where the tree has no error, by a query where it has
 
 
-class _Found(NamedTuple):
-    """The nodes the model is built from, each list in document order."""
-
-    functions: list[Node]  # function definitions outside any function body
-    calls: list[Node]  # calls that may be barriers, warp intrinsics or atomics (and others)
-    launches: list[Node]  # calls with a <<<...>>> configuration
-    loops: list[Node]
-    shared: list[Node]  # declarations with a __shared__ qualifier
-    pragmas: list[Node]  # "#pragma" lines (preproc_call)
-    asm: list[Node]
-    globals: list[Node]  # every "__global__" token
-
-
-def _found(unit: Unit) -> _Found:
+def _found(unit: Unit) -> Found:
     """The nodes of the model. A clean tree's constructs are found from the words that start
-    them (``_by_text``: a few scans of the bytes, and a node lookup at each place found),
+    them (``klc.cuda.scan.by_text``: a few scans of the bytes, and a node lookup at each place
+    found),
     not by a walk over every node; a tree with an error (a MISSING token has no text) by one
     query run (``_by_query``). Both give the same nodes for a clean tree."""
-    return _by_query(unit) if unit.root.has_error else _by_text(unit)
+    return _by_query(unit) if unit.root.has_error else by_text(unit)
 
 
 # The model's constructs by one query over the whole tree (a tree with errors)
@@ -205,7 +192,7 @@ def model_query() -> Query:
     return _MODEL_QUERY[0]
 
 
-def _by_query(unit: Unit) -> _Found:
+def _by_query(unit: Unit) -> Found:
     caps = QueryCursor(model_query()).captures(unit.root)
     lists = {}
     for name in ("function", "call", "launch", "loop", "declaration", "pragma", "asm",
@@ -213,136 +200,9 @@ def _by_query(unit: Unit) -> _Found:
         nodes = caps.get(name, [])
         sort_doc_order(nodes)
         lists[name] = nodes
-    return _Found([n for n in lists["function"] if not _inside_a_body(n)], lists["call"],
+    return Found([n for n in lists["function"] if not _inside_a_body(n)], lists["call"],
                   lists["launch"], lists["loop"], lists["declaration"], lists["pragma"],
                   lists["asm"], lists["global"])
-
-
-# the words that start a construct (each a literal: a scan for it runs at C speed), and the
-# node a word's token must be the first (or only) token of
-_KEYWORDS = tuple((re.compile(re.escape(word) + (rb"\b" if word[-1:].isalnum() else b"")),
-                   word.decode(), token) for word, token in (
-    (b"for", "for"), (b"while", "while"), (b"do", "do"), (b"asm", "asm"),
-    (b"__asm__", "__asm__"), (b"__asm", "__asm"), (b"__shared__", "__shared__"),
-    (b"__global__", "__global__"), (b"#pragma", "preproc_directive"), (b"<<<", "<<<")))
-_LOOP_WORDS = frozenset({"for", "while", "do"})
-# a call may be a barrier, warp intrinsic or atomic (``_call_kind``) only if its callee's text
-# holds one of these: an intrinsic's name at its start, or a group's method after ".", "->"
-# or "::" at its end (each pattern starts with a literal: a scan runs at C speed)
-_CALL_WORDS = (re.compile(rb"__(?:syncthreads|syncwarp|barrier_sync|shfl|ballot_sync|any_sync|"
-                          rb"all_sync|uni_sync|activemask|match_a|reduce_)"),
-               re.compile(rb"atomic"))
-_METHOD_WORDS = tuple(re.compile(w) for w in (rb"sync\b", rb"shfl", rb"ballot\b", rb"any\b",
-                                              rb"all\b", rb"reduce\b"))
-
-
-def _by_text(unit: Unit) -> _Found:
-    """The constructs of a clean tree, from the text: each keyword that starts one (``for``,
-    ``__shared__``, ``<<<``, ...) found by a scan of the parsed bytes (masked text is blank),
-    and the construct is the node its token starts; the calls that may be intrinsics found
-    from the words their callees hold. In a tree with no error every token is its text, so
-    these are the nodes a query over the tree gives."""
-    parsed, root = unit.parsed, unit.root
-    at = root.descendant_for_byte_range
-    found: dict[str, dict[tuple[int, int], Node]] = {
-        k: {} for k in ("launch", "loop", "shared", "pragma", "asm", "global", "call")}
-    loops, shared, pragmas = found["loop"], found["shared"], found["pragma"]
-    for pattern, word, token_type in _KEYWORDS:
-        glued = word[0].isalnum() or word[0] == "_"  # (a word glued to one before it is
-        for m in pattern.finditer(parsed):          # inside a longer token: "transform")
-            start, end = m.span()
-            if glued and start and parsed[start - 1] in WORD_BYTES:
-                continue
-            token = at(start, end)
-            if token is None or token.type != token_type or token.start_byte != start \
-                    or token.end_byte != end:
-                continue  # in a comment, a string, a longer token, a macro's text
-            parent = token.parent
-            if parent is None:
-                continue
-            kind = parent.type
-            if word == "__global__":
-                found["global"][(start, end)] = token
-            elif word == "__shared__":
-                grand = parent.parent
-                if kind == "type_qualifier" and grand is not None \
-                        and grand.type == "declaration":
-                    shared[(grand.start_byte, grand.end_byte)] = grand
-            elif word == "#pragma":
-                if kind == "preproc_call" and parent.child_by_field_id(F_DIRECTIVE) == token:
-                    pragmas[(parent.start_byte, parent.end_byte)] = parent
-            elif word == "<<<":
-                grand = parent.parent
-                if kind == "kernel_call_syntax" and grand is not None \
-                        and grand.type == "call_expression":
-                    found["launch"][(grand.start_byte, grand.end_byte)] = grand
-            elif parent.start_byte != start:
-                continue  # ("while" of a do loop)
-            elif word in _LOOP_WORDS:
-                if kind in _LOOP_KINDS:
-                    loops[(start, parent.end_byte)] = parent
-            elif kind == "gnu_asm_expression":
-                found["asm"][(start, parent.end_byte)] = parent
-    calls = found["call"]
-    for pattern in _CALL_WORDS:
-        for m in pattern.finditer(parsed):
-            _calls_at(at, m.start(), calls)
-    for pattern in _METHOD_WORDS:
-        for m in pattern.finditer(parsed):
-            start = m.start()
-            before = parsed[max(0, start - 64):start].rstrip()
-            if before.endswith((b".", b"->", b"::")):
-                _calls_at(at, start, calls)
-    lists = {}
-    for k, nodes in found.items():
-        sorted_nodes = list(nodes.values())
-        sort_doc_order(sorted_nodes)
-        lists[k] = sorted_nodes
-    return _Found(_function_nodes(unit), lists["call"], lists["launch"], lists["loop"],
-                  lists["shared"], lists["pragma"], lists["asm"], lists["global"])
-
-
-def _calls_at(at: Callable[[int, int], Node | None], offset: int,
-              calls: dict[tuple[int, int], Node]) -> None:
-    """Every call whose callee holds the byte at ``offset`` (``f(a)(b)``: two), up to the
-    statement that holds them. (A call whose callee holds a statement has a lambda for a
-    callee, which names no intrinsic; a call that may be one is found from the word at its
-    callee's start or end, below any statement.)"""
-    node = at(offset, offset + 1)
-    while node is not None:
-        kind = node.type
-        if kind == "call_expression":
-            callee = node.child_by_field_id(F_FUNCTION)
-            if callee is not None and callee.start_byte <= offset < callee.end_byte:
-                calls[(node.start_byte, node.end_byte)] = node
-        elif kind.endswith("statement") or kind in _CALL_ENDS:
-            return
-        node = node.parent
-
-
-_CALL_ENDS = frozenset({"declaration", "field_declaration", "lambda_expression",
-                        "function_definition", "translation_unit", "preproc_arg"})
-
-
-def _function_nodes(unit: Unit) -> list[Node]:
-    """The function definitions outside any function body, in document order: a descent that
-    never enters a block, nor a subtree without a ``{`` (a definition has a body), so it
-    visits the file's outline, not its code."""
-    find = unit.parsed.find
-    out: list[Node] = []
-    stack = [unit.root]
-    while stack:
-        node = stack.pop()
-        for child in reversed(node.children):
-            kind = child.type
-            if kind == "function_definition":
-                out.append(child)  # (and what its head may define: its body is a block)
-            elif kind == "compound_statement":
-                continue
-            if find(b"{", child.start_byte, child.end_byte) >= 0:
-                stack.append(child)
-    out.sort(key=_by_start)
-    return out
 
 
 _by_start = operator.attrgetter("start_byte")
@@ -429,7 +289,7 @@ def _function_problems(unit: Unit) -> None:
                 f.problems.append(p)
 
 
-def _constructs(unit: Unit, found: _Found, owner: Owner) -> None:
+def _constructs(unit: Unit, found: Found, owner: Owner) -> None:
     """Barriers, warp intrinsics and atomics, launches, loops, shared arrays, pragmas and
     asm, each given to the function that holds it; launches also to the unit."""
     for node in found.calls:

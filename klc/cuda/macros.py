@@ -39,7 +39,14 @@ from dataclasses import dataclass
 
 from tree_sitter import Node, Tree
 
-from klc.cuda.syntax import balanced_end, line_start, parser, point, problem_nodes
+from klc.cuda.syntax import (
+    balanced_end,
+    line_start,
+    matches_at,
+    parser,
+    point,
+    problem_nodes,
+)
 from klc.safe_eval import PREPROCESSOR, ExprError, evaluate
 
 MAX_RECOVERY_ROUNDS = 12
@@ -76,7 +83,7 @@ _DIRECTIVE_RE = re.compile(rb"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b(
 def always_masks(source: bytes, defs: Definitions) -> list[Mask]:
     """The masks made before the first parse (step 1 of the module doc), in no order."""
     masks: list[Mask] = []
-    for m in _ATTRIBUTE_RE.finditer(source):
+    for m in _attributes(source):
         if _word_before(source, m.start()) or _in_directive(source, m.start()):
             continue  # e.g. "#define CUTLASS_PRAGMA_UNROLL _Pragma(\"unroll\")"
         end = balanced_end(source, m.end() - 1)
@@ -108,7 +115,17 @@ def always_masks(source: bytes, defs: Definitions) -> list[Mask]:
     return masks
 
 
+_ATTRIBUTE_WORDS = (b"__align__", b"__cluster_dims__", b"__maxnreg__", b"_Pragma")
 _ATTRIBUTE_RE = re.compile(rb"(__align__|__cluster_dims__|__maxnreg__|_Pragma)[ \t]*\(")
+
+
+def _attributes(source: bytes) -> list[re.Match[bytes]]:
+    """The matches of ``_ATTRIBUTE_RE`` in ``source``, in order (those ``finditer`` gives):
+    found word by word (``matches_at``: the words are rare, and the regular expression engine
+    would try a match at every "_" of the file)."""
+    found = [m for word in _ATTRIBUTE_WORDS for m in matches_at(source, word, _ATTRIBUTE_RE)]
+    found.sort(key=lambda m: m.start())
+    return found
 _LAMBDA_RE = re.compile(rb"\][ \t]*(__(?:device|host)__(?:[ \t]+__(?:device|host)__)?)")
 _WORD = tuple(chr(c).isalnum() or c == 95 for c in range(256))
 

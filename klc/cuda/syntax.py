@@ -8,6 +8,7 @@ nothing of macros or of the model.
 from __future__ import annotations
 
 import operator
+import re
 import threading
 from collections.abc import Iterator
 from functools import lru_cache
@@ -178,3 +179,20 @@ def word_occurrences(src: bytes, word: bytes, start: int, end: int) -> Iterator[
                 after >= len(src) or src[after] not in WORD_BYTES):
             yield at
         at = find(word, at + 1, end)
+
+
+def matches_at(data: bytes, literal: bytes,
+               pattern: re.Pattern[bytes]) -> Iterator[re.Match[bytes]]:
+    """The matches ``pattern.finditer(data)`` gives, for a pattern that starts with
+    ``literal``: its places found by ``bytes.find`` (a scan two to four times faster than the
+    regular expression engine's) and the pattern matched at each, for a literal that is rare
+    in the text (each place costs a match tried from Python)."""
+    find, match = data.find, pattern.match
+    at = find(literal)
+    while at >= 0:
+        m = match(data, at)
+        if m is None:
+            at = find(literal, at + 1)
+        else:
+            yield m
+            at = find(literal, m.end())

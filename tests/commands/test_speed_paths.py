@@ -670,6 +670,10 @@ __global__ void words_everywhere(float* x, int* count, int n) {
   asm volatile("membar.gl;");
   __asm__("membar.cta;");
   block.sync();
+  warp .
+      shfl_xor(x[0], 2);
+  (&block)->sync();
+  asm volatile("bar.sync 0; mma.sync.aligned.m16n8k16;");
   cg::this_thread_block().sync();
   float s = cg::reduce(warp, x[0], cg::plus<float>());
   s += warp.shfl_down(s, 1) + __shfl_down_sync(0xffffffff, s, 1);
@@ -696,10 +700,11 @@ def _spans(nodes: list) -> list[tuple[int, int, str]]:  # type: ignore[type-arg]
 
 def test_the_model_found_from_the_text_is_the_one_a_query_finds(units: list[Unit]) -> None:
     """In a tree without errors the model's constructs are found from the words that start
-    them (klc.cuda.build._by_text), not by a query over every node (_by_query): the same
+    them (klc.cuda.scan.by_text), not by a query over every node (_by_query): the same
     nodes, in the same order; the calls that may be intrinsics are every call the query finds
     whose name makes it one (and only calls)."""
-    from klc.cuda.build import _by_query, _by_text, _call_kind, _call_name
+    from klc.cuda.build import _by_query, _call_kind, _call_name
+    from klc.cuda.scan import by_text
     from klc.cuda.syntax import F_FUNCTION
 
     frontend = sorted((ROOT / "tests" / "data" / "frontend").glob("*.cu*"))
@@ -709,7 +714,7 @@ def test_the_model_found_from_the_text_is_the_one_a_query_finds(units: list[Unit
     assert len(clean) > 20 and any(u.path == "words.cu" for u in clean)
     kinds = 0
     for unit in clean:
-        text, query = _by_text(unit), _by_query(unit)
+        text, query = by_text(unit), _by_query(unit)
         for name in ("functions", "launches", "loops", "shared", "pragmas", "asm", "globals"):
             want = getattr(query, name)
             if name == "pragmas":  # (the query takes every directive; the model "#pragma")
@@ -730,13 +735,14 @@ def test_the_model_found_from_the_text_is_the_one_a_query_finds(units: list[Unit
     assert kernel is not None
     assert [(lp.kind, lp.unroll) for lp in kernel.loops] == [
         ("do", None), ("while", None), ("for", None), ("for", "2")]
-    assert len(kernel.shared) == 2 and len(kernel.asm) == 2
+    assert len(kernel.shared) == 2 and len(kernel.asm) == 3
     assert [p.text for p in kernel.pragmas] == ["unroll 2"]  # (not "#pragmaunroll")
-    # (SYNC() is a macro's name, not a barrier's; the lambda's calls are the kernel's)
-    assert [c.name for c in kernel.barriers] == ["block.sync", "cg::this_thread_block().sync",
-                                                 "__syncwarp"]
-    assert [c.name for c in kernel.warp_intrinsics] == ["cg::reduce", "warp.shfl_down",
-                                                        "__shfl_down_sync"]
+    # (SYNC() is a macro's name, not a barrier's; the lambda's calls are the kernel's; "bar.sync"
+    # in PTX text is no call; a method may stand after blanks)
+    assert [c.name for c in kernel.barriers] == ["block.sync", "(&block)->sync",
+                                                 "cg::this_thread_block().sync", "__syncwarp"]
+    assert [c.name for c in kernel.warp_intrinsics] == ["warp.shfl_xor", "cg::reduce",
+                                                        "warp.shfl_down", "__shfl_down_sync"]
     assert [c.name for c in kernel.atomics] == ["atomicAdd", "::atomicAdd", "atomicAdd",
                                                 "atomicAdd"]
     assert [lc.kernel for lc in words.launches] == ["launcher_kernel"]

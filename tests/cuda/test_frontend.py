@@ -8,6 +8,7 @@ PyTorch ATen, FlashAttention, llama.cpp, gtest files, arch ``#if`` branches, Hop
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,9 +18,10 @@ from hypothesis import strategies as st
 from tree_sitter import Node
 
 from klc.cli import main
+from klc.cuda.macros import _ATTRIBUTE_RE, _attributes
 from klc.cuda.model import Function, Unit
 from klc.cuda.parse import parse_bytes, parse_file
-from klc.cuda.syntax import parser
+from klc.cuda.syntax import matches_at, parser
 
 CORPUS = Path(__file__).parents[1] / "data" / "frontend"
 CORPUS_FILES = sorted(p for p in CORPUS.iterdir() if p.suffix in (".cu", ".cuh"))
@@ -583,3 +585,29 @@ def test_parse_never_raises_on_text(text: str) -> None:
 @given(st.lists(CUDA_TOKENS, max_size=120))
 def test_parse_never_raises_on_cuda_like_text(tokens: list[str]) -> None:
     _check_unit(" ".join(tokens).encode())
+
+
+# pieces of text in which the literals of the front end's scans overlap, repeat and stand
+# glued to words, blanks and parentheses
+SCAN_PIECES = st.sampled_from([
+    "__", "_", "__align__", "_Pragma", "__maxnreg__", "__cluster_dims__", "asm", "while", "<<",
+    "<<<", "->", ".", "::", ":", "sync", "shfl", "any", "a", "(", " ", "\t", "\n", "x", "1"])
+SCAN_PATTERNS = [(b"__align__", rb"__align__[ \t]*\("), (b"_Pragma", rb"_Pragma[ \t]*\("),
+                 (b"while", rb"while\b"), (b"<<<", rb"<<<"), (b"__", rb"__(?:asm__|asm\b|a)"),
+                 (b"->", rb"->[ \t\n]*(sync\b|shfl|any\b)"), (b"::", rb"::[ \t\n]*(sync\b)")]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(SCAN_PIECES, max_size=60))
+def test_matches_at_gives_the_matches_finditer_gives(pieces: list[str]) -> None:
+    """``matches_at`` (a literal found by ``bytes.find``, the pattern matched there) gives
+    what the regular expression engine's scan gives, for every pattern that starts with the
+    literal, and the attribute masks' words found one by one give the attribute expression's
+    matches in order."""
+    data = "".join(pieces).encode()
+    for literal, expression in SCAN_PATTERNS:
+        pattern = re.compile(expression)
+        want = [(m.span(), m.groups()) for m in pattern.finditer(data)]
+        assert [(m.span(), m.groups()) for m in matches_at(data, literal, pattern)] == want
+    assert [(m.span(), m.group(1)) for m in _attributes(data)] == [
+        (m.span(), m.group(1)) for m in _ATTRIBUTE_RE.finditer(data)]
