@@ -476,8 +476,9 @@ def written_before_read(ctx: GuardContext, stmts: Binding, expr: Binding) -> Ver
 
 def _own_register_arrays(unit: Unit, start: int, end: int) -> set[str]:
     """The arrays declared in [start, end) that live in the thread's registers or local
-    memory: with dimensions, of no pointer type (an array counts as one level), not ``__shared__``, ``static`` or ``extern``; a
-    name declared there twice in other forms is left out."""
+    memory: with dimensions, of no pointer element type (an array counts as one level of
+    indirection), not ``__shared__``, ``static`` or ``extern``; a name declared there
+    again in another form is left out."""
     decls = declarations_of(unit, list(in_span(nodes_of(unit, "declaration"), start, end)))
     arrays = {d.name for d in decls if d.dims and d.pointer <= len(d.dims) and not d.reference
               and not {"__shared__", "static", "extern"} & set(d.qualifiers)}
