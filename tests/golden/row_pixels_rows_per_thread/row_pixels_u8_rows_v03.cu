@@ -33,8 +33,9 @@ flops: 9 * H * W
 //     row row0 - R + v) in a register, and adds 2R + 1 of them per output pixel;
 //   - one 32-bit load per image row: where the rows start 4-byte aligned (W a multiple of 4
 //     and both pointers aligned, tested at run time), the four pixels of a row are read as one
-//     uchar4 and its two neighbours p[-1], p[4] as bytes, and each output row of four pixels
-//     is stored as one uchar4 with no further test.
+//     32-bit word (pixel col0 + k in its byte k: the load is little-endian) and its two
+//     neighbours p[-1], p[4] as bytes, and each output row of four pixels is stored as one
+//     uchar4 with no further test.
 // The other threads compute their rows one at a time with the row_pixels_u8 expert's code.
 // The count n of the pixels met stays the divisor (9 inside the image), so the integer means
 // are the first version's exactly. bytes: src read once (neighbours from registers, L1 or

@@ -33,8 +33,9 @@ flops: 9 * H * W
 //     row row0 - R + v) in a register, and adds 2R + 1 of them per output pixel;
 //   - one 32-bit load per image row: where the rows start 4-byte aligned (W a multiple of 4
 //     and both pointers aligned, tested at run time), the four pixels of a row are read as one
-//     uchar4 and its two neighbours p[-1], p[4] as bytes, and each output row of four pixels
-//     is stored as one uchar4 with no further test.
+//     32-bit word (pixel col0 + k in its byte k: the load is little-endian) and its two
+//     neighbours p[-1], p[4] as bytes, and each output row of four pixels is stored as one
+//     uchar4 with no further test.
 // The other threads compute their rows one at a time with the row_pixels_u8 expert's code.
 // The count n of the pixels met stays the divisor (9 inside the image), so the integer means
 // are the first version's exactly. bytes: src read once (neighbours from registers, L1 or
@@ -51,13 +52,13 @@ __global__ void mean_filter_3x3_u8_rows(const unsigned char* src, unsigned char*
         int hs[ROWS + 2 * R][PX];
         for (int v = 0; v < ROWS + 2 * R; v++) {
             const unsigned char* p = &src[(row0 - R + v) * W + col0];
-            uchar4 mid = *reinterpret_cast<const uchar4*>(p);
+            unsigned int word = *reinterpret_cast<const unsigned int*>(p);
             int left = p[-1];
             int right = p[4];
-            hs[v][0] = left + mid.x + mid.y;
-            hs[v][1] = mid.x + mid.y + mid.z;
-            hs[v][2] = mid.y + mid.z + mid.w;
-            hs[v][3] = mid.z + mid.w + right;
+            hs[v][0] = left + (word & 255) + ((word >> 8) & 255);
+            hs[v][1] = (word & 255) + ((word >> 8) & 255) + ((word >> 16) & 255);
+            hs[v][2] = ((word >> 8) & 255) + ((word >> 16) & 255) + (word >> 24);
+            hs[v][3] = ((word >> 16) & 255) + (word >> 24) + right;
         }
         for (int rr = 0; rr < ROWS; rr++) {
             int row = row0 + rr;
