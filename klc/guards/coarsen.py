@@ -280,7 +280,7 @@ def grid_rows_cover(ctx: GuardContext, h: Binding, n: Any) -> Verdict:
 @predicate("grid_cols_cover", _metavar("$W"), ArgSpec("N", frozenset({"int", "hole"})),
            reads=("arguments", "declarations", "spec"))
 def grid_cols_cover(ctx: GuardContext, w: Binding, n: Any) -> Verdict:
-    """``grid_rows_cover`` along x: at every size the spec runs, the grid's x extent divided
+    """The columns' ``grid_rows_cover``: at every size the spec runs, the grid's x extent divided
     by N (rounded up) numbers the same columns below $W: the grid reaches every column
     (grid.x * block.x >= $W) or N divides grid.x. A skill that gives each thread N adjacent
     columns on a grid N times narrower then computes the columns the kernel computed."""

@@ -370,14 +370,22 @@ def stores_nothing(ctx: GuardContext, stmts: Binding) -> Verdict:
     assignment, ``++`` or ``--`` targets a plain variable (no ``a[i] =``, ``*p =``,
     ``p->f =``), they call no atomic, store intrinsic (``__st*``), ``memcpy``/``memset``,
     ``printf`` or fence, no function this file defines (it might store), and hold no
-    ``asm``. Run by fewer threads (or more), they leave memory as it was."""
+    ``asm``. Run by fewer threads (or more), they leave memory as it was. An element of a
+    register array the statements declare themselves (``unsigned char res[4];`` then
+    ``res[k] = ...``: not ``__shared__``, not ``static``, not a pointer) is a variable of
+    the thread too."""
     unit, src = ctx.unit, ctx.unit.source
     start, end = stmts.start, stmts.end
     if re.search(rb"\basm\b|__asm__", src[start:end]):
         return _no(ctx, f"{quoted(stmts)} holds inline asm", start)
+    own_arrays = _own_register_arrays(unit, start, end)
     for node in in_span(nodes_of(unit, "assignment_expression", "update_expression"), start, end):
         target = node.child_by_field_id(F_LEFT if node.type == "assignment_expression"
                                         else F_ARGUMENT)
+        if target is not None and unparen(target).type == "subscript_expression":
+            base = base_identifier(unparen(target))
+            if base is not None and text_of(src, base) in own_arrays:
+                continue
         if target is not None and unparen(target).type != "identifier":
             return _no(ctx, f"`{snippet(text_of(src, node))}` ({unit.where(node.start_byte)}) "
                        "stores to memory", node.start_byte)
@@ -464,6 +472,17 @@ def written_before_read(ctx: GuardContext, stmts: Binding, expr: Binding) -> Ver
                        "carry from one run to the next", first.start_byte)
     return _yes(f"the statements at {unit.where(start)} write memory, their own variables, "
                 "and temporaries they set before reading", start)
+
+
+def _own_register_arrays(unit: Unit, start: int, end: int) -> set[str]:
+    """The arrays declared in [start, end) that live in the thread's registers or local
+    memory: with dimensions, of no pointer element type (an array counts as one level of
+    indirection), not ``__shared__``, ``static`` or ``extern``; a name declared there
+    again in another form is left out."""
+    decls = declarations_of(unit, list(in_span(nodes_of(unit, "declaration"), start, end)))
+    arrays = {d.name for d in decls if d.dims and d.pointer <= len(d.dims) and not d.reference
+              and not {"__shared__", "static", "extern"} & set(d.qualifiers)}
+    return {n for n in arrays if all(d.dims for d in decls if d.name == n)}
 
 
 @predicate("assigns_only_locals", ArgSpec("$$$S", frozenset({"metavar", "sequence"})),

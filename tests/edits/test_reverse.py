@@ -35,7 +35,7 @@ FOLDED = {"add_launch_bounds", "pack_warps_per_block", "rows_per_thread", "tile_
           "checked_window_to_zero_fill_halo_tile", "zero_padded_window_to_halo_tile",
           "clamped_window_to_halo_tile", "zero_fill_halo_tile_rows_per_thread",
           "clamped_unweighted_window_to_halo_tile", "stencil_rows_per_thread",
-          "row_pixels_per_thread", "one_element_to_thread_loads",
+          "row_pixels_per_thread", "row_pixels_rows_per_thread", "one_element_to_thread_loads",
           "one_element_to_thread_loads_tree", "block_sum_to_warp_segments",
           "block_tree_to_warp_segments", "block_extents_to_constant_bounds"}
 

@@ -163,10 +163,17 @@ def test_stores_nothing() -> None:
 
     ok, reason = judge("    const float s = cosf(t) * 2.0f;\n    float u = s;\n    u += 1.0f;")
     assert ok, reason
+    # an element of a register array the statements declare is the thread's own variable
+    ok, reason = judge("    float r[4][2];\n    r[1][0] = t;\n    r[2][1]++;")
+    assert ok, reason
     for pre, why in (("    y[1] = t;", "stores to memory"),
                      ("    atomicAdd(c, 1u);", "may store to memory"),
                      ("    helper(y);", "may store to memory"),
-                     ("    *c = 0u;", "stores to memory")):
+                     ("    *c = 0u;", "stores to memory"),
+                     ("    __shared__ float s[32];\n    s[0] = t;", "stores to memory"),
+                     ("    static float g[4];\n    g[0] = t;", "stores to memory"),
+                     ("    float* q[2];\n    q[0] = y;\n    q[0][1] = t;", "stores to memory"),
+                     ("    float* q = y;\n    q[1] = t;", "stores to memory")):
         ok, reason = judge(pre)
         assert not ok and why in reason, pre
 

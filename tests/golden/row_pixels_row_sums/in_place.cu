@@ -1,0 +1,78 @@
+/* klc-spec
+kernel: mean_filter_u8
+sizes: {H: 8192, W: 8192}
+verify_sizes:
+  - {H: 64, W: 256}
+  - {H: 37, W: 101}
+  - {H: 3, W: 5}
+args:
+  - {name: img, shape: [H, W], role: inout, init: "uniform(0, 255)"}
+  - {name: W, value: W}
+  - {name: H, value: H}
+grid: ["ceil_div(ceil_div(W, 16), 4)", "ceil_div(ceil_div(H, 16), 4)"]
+block: [16, 16]
+bytes: 2 * H * W
+flops: 9 * H * W
+*/
+// A 3 x 3 mean filter on an unsigned char image: the window's pixels checked against the
+// image one by one, the count of those inside as the divisor.
+// bench/spellings/mean_filter_u8.cu after the row_pixels_u8 recipe and
+// row_pixels_rows_per_thread, written in place: the row sums would read rows the rows above
+// already stored.
+#define R 1
+
+__global__ void mean_filter_u8(unsigned char* img, int W, int H) {
+    int col0 = (blockIdx.x * blockDim.x + threadIdx.x) * 4;
+    int row0 = (blockIdx.y * blockDim.y + threadIdx.y) * 4;
+    for (int rr = 0; rr < 4; rr++) {
+        int row = row0 + rr;
+        if (row >= H) return;
+        unsigned char res[4];
+        if (row >= R && row < H - R && col0 >= R && col0 + 4 <= W - R) {
+            for (int k = 0; k < 4; k++) {
+                int col = col0 + k;
+                int sum = 0;
+                int n = 0;
+                for (int dy = -R; dy <= R; dy++) {
+                    for (int dx = -R; dx <= R; dx++) {
+                        int r = row + dy;
+                        int c = col + dx;
+                        sum += img[r * W + c];
+                        n++;
+                    }
+                }
+                res[k] = (unsigned char)(sum / n);
+            }
+        } else {
+            for (int k = 0; k < 4; k++) {
+                int col = col0 + k;
+                if (col < W && row < H) {
+                    int sum = 0;
+                    int n = 0;
+                    for (int dy = -R; dy <= R; dy++) {
+                        for (int dx = -R; dx <= R; dx++) {
+                            int r = row + dy;
+                            int c = col + dx;
+                            if (r >= 0 && r < H && c >= 0 && c < W) {
+                                sum += img[r * W + c];
+                                n++;
+                            }
+                        }
+                    }
+                    res[k] = (unsigned char)(sum / n);
+                }
+            }
+        }
+        if (row < H && col0 + 4 <= W
+            && (reinterpret_cast<unsigned long long>(&img[row * W + col0]) & 3) == 0) {
+            *reinterpret_cast<uchar4*>(&img[row * W + col0]) = make_uchar4(res[0], res[1], res[2], res[3]);
+        } else {
+            for (int k = 0; k < 4; k++) {
+                int col = col0 + k;
+                if (col < W && row < H) {
+                    img[row * W + col] = res[k];
+                }
+            }
+        }
+    }
+}
