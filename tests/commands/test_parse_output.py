@@ -144,3 +144,12 @@ def test_print_markup_on_any_escaped_text(lines: list[str]) -> None:
     cls(file=slow, width=30, highlight=False, soft_wrap=True, emoji=False).print(markup,
                                                                                 emoji=False)
     assert fast.getvalue() == slow.getvalue()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=200) | st.lists(st.sampled_from([b"\n", b"a", b"\r\n", b""])).map(
+    b"".join))
+def test_line_starts_are_the_offsets_after_each_newline(data: bytes) -> None:
+    from klc.cuda.syntax import line_starts
+
+    assert line_starts(data) == [0] + [i + 1 for i, byte in enumerate(data) if byte == 10]
