@@ -32,7 +32,8 @@ def _escape(c: str) -> str:
 def terminal_safe(message: str) -> str:
     """A message for the terminal: its lines kept, every other control or format character
     escaped (see ``shown``): the last guard, for text that did not pass through ``shown``."""
-    if message.isprintable():
+    if message.isprintable() or all(map(str.isprintable,
+                                        message.replace("\t", " ").split("\n"))):
         return message
     return "".join(c if c.isprintable() or c in " \n\t" else _escape(c) for c in message)
 

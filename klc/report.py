@@ -2,10 +2,30 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
+import json
+from collections.abc import Callable
+from dataclasses import fields
+from functools import cache
+from json.encoder import encode_basestring_ascii
+from operator import attrgetter
 from typing import Any
 
 from klc.cuda.model import Function, Unit
+
+
+@cache
+def _fields_of(cls: type) -> tuple[tuple[str, ...], Callable[[Any], tuple[Any, ...]]]:
+    names = tuple(f.name for f in fields(cls))
+    get = attrgetter(*names)
+    return names, (get if len(names) > 1 else lambda o: (get(o),))
+
+
+def plain(obj: Any) -> dict[str, Any]:
+    """The fields of a model record (a dataclass whose fields hold text, numbers, None and
+    tuples of them) as a dict, in their declared order: what ``dataclasses.asdict`` gives
+    for such a record, without its recursive deep copy of every value."""
+    names, get = _fields_of(type(obj))
+    return dict(zip(names, get(obj), strict=True))
 
 
 def function_summary(unit: Unit, f: Function) -> dict[str, Any]:
@@ -20,18 +40,18 @@ def function_summary(unit: Unit, f: Function) -> dict[str, Any]:
         "specifiers": list(f.specifiers),
         "extern_c": f.extern_c,
         "return_type": f.return_type,
-        "template_params": [asdict(t) for t in f.template_params],
-        "params": [asdict(p) for p in f.params],
-        "launch_bounds": asdict(f.launch_bounds) if f.launch_bounds else None,
+        "template_params": [plain(t) for t in f.template_params],
+        "params": [plain(p) for p in f.params],
+        "launch_bounds": plain(f.launch_bounds) if f.launch_bounds else None,
         "attributes": list(f.attributes),
-        "shared": [asdict(s) for s in f.shared],
-        "loops": [asdict(lp) | {"line": unit.position(lp.start)[0]} for lp in f.loops],
+        "shared": [plain(s) for s in f.shared],
+        "loops": [plain(lp) | {"line": unit.position(lp.start)[0]} for lp in f.loops],
         "pragmas": [p.text for p in f.pragmas],
-        "barriers": [asdict(c) | {"line": unit.position(c.start)[0]} for c in f.barriers],
+        "barriers": [plain(c) | {"line": unit.position(c.start)[0]} for c in f.barriers],
         "warp_intrinsics": sorted({c.name for c in f.warp_intrinsics}),
         "atomics": sorted({c.name for c in f.atomics}),
         "inline_asm": len(f.asm),
-        "launches": [asdict(lc) for lc in f.launches],
+        "launches": [plain(lc) for lc in f.launches],
         "analyzable": f.analyzable,
     }
 
@@ -42,9 +62,9 @@ def unit_summary(unit: Unit) -> dict[str, Any]:
         "bytes": len(unit.source),
         "functions": [function_summary(unit, f) for f in unit.functions
                       if f.kind != "host" or f.launches],
-        "unanalyzable": [asdict(u) for u in unit.unanalyzable],
-        "problems": [asdict(p) | {"file": unit.path} for p in unit.problems],
-        "masked": [asdict(m) | {"text": unit.text(m.start, m.end)} for m in unit.masks],
+        "unanalyzable": [plain(u) for u in unit.unanalyzable],
+        "problems": [plain(p) | {"file": unit.path} for p in unit.problems],
+        "masked": [plain(m) | {"text": unit.text(m.start, m.end)} for m in unit.masks],
     }
 
 
@@ -205,3 +225,75 @@ class ShortPaths:
         if not self.root or self.root == os.sep:
             return text
         return text.replace(self.root + os.sep, "")
+
+
+def json_text(obj: Any, level: int = 0) -> str:
+    """``json.dumps(obj, indent=2)``, byte for byte, for an item ``level`` deep in an indented
+    document (its lines after the first indented by ``level`` steps). The stdlib's C encoder
+    does no indenting, and its Python one yields every token through a generator per level of
+    nesting; this walks dicts, lists and tuples once, writes strings with the C encoder's
+    string function and leaves any other value (floats, non-text keys, subclasses) to
+    ``json.dumps``."""
+    parts: list[str] = []
+    _json_parts(obj, "\n" + "  " * level, parts)
+    return "".join(parts)
+
+
+def _json_parts(obj: Any, nl: str, parts: list[str]) -> None:
+    add, text = parts.append, encode_basestring_ascii
+    t = type(obj)
+    if t is dict:
+        if not obj:
+            add("{}")
+            return
+        inner = nl + "  "
+        sep = "{" + inner
+        mark = len(parts)
+        for k, v in obj.items():
+            if type(k) is not str:  # json.dumps turns numbers and the like into text keys
+                del parts[mark:]
+                add(json.dumps(obj, indent=2).replace("\n", nl))
+                return
+            add(sep)
+            add(text(k))
+            add(": ")
+            t = type(v)
+            if t is str:
+                add(text(v))
+            elif t is int:
+                add(int.__repr__(v))
+            elif v is None:
+                add("null")
+            elif v is True:
+                add("true")
+            elif v is False:
+                add("false")
+            else:
+                _json_parts(v, inner, parts)
+            sep = "," + inner
+        add(nl + "}")
+    elif t is list or t is tuple:
+        if not obj:
+            add("[]")
+            return
+        inner = nl + "  "
+        sep = "[" + inner
+        for v in obj:
+            add(sep)
+            t = type(v)
+            if t is str:
+                add(text(v))
+            elif t is int:
+                add(int.__repr__(v))
+            elif v is None:
+                add("null")
+            elif v is True:
+                add("true")
+            elif v is False:
+                add("false")
+            else:
+                _json_parts(v, inner, parts)
+            sep = "," + inner
+        add(nl + "]")
+    else:
+        add(json.dumps(obj, indent=2).replace("\n", nl))

@@ -16,6 +16,7 @@ from klc.errors import terminal_safe
 @cache
 def _console_class() -> type:
     from rich.console import Console
+    from rich.markup import render as render_markup
 
     class SafeConsole(Console):
         """A console whose text never carries a terminal command: a control character (ESC
@@ -27,6 +28,27 @@ def _console_class() -> type:
         def print(self, *objects: Any, **kw: Any) -> None:
             super().print(*(terminal_safe(o) if isinstance(o, str) else o for o in objects),
                           **kw)
+
+        def print_markup(self, markup: str) -> None:
+            """``print(markup, emoji=False)``. Where that writes no styles (no colour system:
+            not a terminal) and its layout pass changes nothing (soft wrapping leaves lines
+            whole; only a tab would be expanded), the text rich's markup renderer gives is
+            written at once: the same bytes, without the layout pass's cost per line."""
+            if (self.color_system is not None or not self.soft_wrap or self.record
+                    or self.quiet or self.is_jupyter or self._buffer_index):
+                self.print(markup, emoji=False)
+                return
+            text = render_markup(terminal_safe(markup), emoji=False).plain
+            if "\t" in text:
+                self.print(markup, emoji=False)
+                return
+            try:
+                self.file.write(text + "\n")
+                self.file.flush()
+            except UnicodeEncodeError:  # rich's message for it
+                self.print(markup, emoji=False)
+            except BrokenPipeError:
+                self.on_broken_pipe()
 
     return SafeConsole
 

@@ -7,7 +7,8 @@ Exit 0: parsed; 2: a file unreadable or with syntax errors left after recovery.
 from __future__ import annotations
 
 import argparse
-import json
+import sys
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from klc.commands.console import err, out
@@ -28,26 +29,42 @@ def run(args: argparse.Namespace) -> int:
     """Print each file's model; a file that cannot be read, or that keeps syntax errors after
     recovery, sets exit status 2, and the others are still printed."""
     from klc.cuda.parse import parse_file
-    from klc.report import unit_summary
+
+    def parsed() -> Iterator[Unit | KlcError]:
+        for path in args.files:
+            try:
+                yield parse_file(path)
+            except KlcError as e:
+                yield e
+
+    return show(parsed(), as_json=args.json)
+
+
+def show(units: Iterable[Unit | KlcError], as_json: bool = False) -> int:
+    """Print the models of ``units`` as ``klc parse`` does, file by file as each comes (text,
+    or one JSON list written an item at a time), and each error on stderr; return the exit
+    status. A ``KlcError`` in ``units`` is a file that could not be read."""
+    from klc.report import json_text, unit_summary
 
     status = 0
-    summaries = []
-    for path in args.files:
-        try:
-            unit = parse_file(path)
-        except KlcError as e:
-            err.print(f"klc: error: {e}", markup=False, emoji=False)
+    items = 0
+    for unit in units:
+        if isinstance(unit, KlcError):
+            err.print(f"klc: error: {unit}", markup=False, emoji=False)
             status = 2
             continue
         if unit.problems:
             status = 2
-        summaries.append(unit_summary(unit))
-        if not args.json:
+        if as_json:  # the text of json.dumps(list of summaries, indent=2), an item at a time
+            sys.stdout.write(("[\n  " if not items else ",\n  ")
+                             + json_text(unit_summary(unit), 1))
+            items += 1
+        else:
             _print_unit(unit)
         for p in unit.problems:
             err.print(f"klc: error: {p.describe(unit.path)}", markup=False, emoji=False)
-    if args.json:
-        print(json.dumps(summaries, indent=2))
+    if as_json:
+        sys.stdout.write("\n]\n" if items else "[]\n")
     return status
 
 
@@ -56,8 +73,8 @@ def _print_unit(unit: Unit) -> None:
     would be read as markup) and emoji codes are off (``file:100:1`` is not ``:100:``)."""
     from rich.markup import escape
 
-    def say(line: str) -> None:
-        out.print(line, emoji=False)
+    lines: list[str] = []
+    say = lines.append
 
     say(f"[bold]{escape(shown(unit.path))}[/bold]")
     for f in unit.functions:
@@ -99,3 +116,4 @@ def _print_unit(unit: Unit) -> None:
     for u in unit.unanalyzable:
         say(f"  [yellow]not analyzable[/yellow]: kernel {escape(u.name)} at "
             f"{escape(where(unit.path, u.line, u.col))}: {escape(u.reason)}")
+    out.print_markup("\n".join(lines))  # one print: rich's cost is mostly per call and line

@@ -1,0 +1,155 @@
+"""``klc parse``'s output paths give the bytes of the plain ways they replace.
+
+The JSON is written a file at a time by ``klc.report.json_text`` (what ``json.dumps(...,
+indent=2)`` writes), from records made by ``klc.report.plain`` (what ``dataclasses.asdict``
+makes); the text is one print per file through ``print_markup`` (what rich's ``print`` writes,
+a line at a time). Each is checked against the plain way: on the front end's test corpus and
+on values and markup made to break a careless shortcut.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from rich.markup import escape
+
+from klc.cli import main
+from klc.commands import console
+from klc.cuda.parse import parse_file
+from klc.report import json_text, plain, unit_summary
+
+CORPUS = Path(__file__).parents[1] / "data" / "frontend"
+FILES = sorted(str(p) for p in CORPUS.iterdir() if p.suffix in (".cu", ".cuh"))
+
+_leaves = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text())
+_keys = st.one_of(st.text(), st.integers(), st.booleans(), st.none(), st.floats())
+_values = st.recursive(
+    _leaves, lambda inner: st.one_of(st.lists(inner), st.tuples(inner, inner),
+                                     st.dictionaries(_keys, inner)), max_leaves=40)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_values, st.integers(0, 4))
+def test_json_text_is_json_dumps_indented(value: object, level: int) -> None:
+    try:
+        want = json.dumps(value, indent=2)
+    except ValueError:  # keys json.dumps refuses (e.g. mixed types it cannot order): not ours
+        return
+    assert json_text(value, level) == want.replace("\n", "\n" + "  " * level)
+
+
+def test_json_text_edge_values() -> None:
+    class Word(str):
+        pass
+
+    for value in ({}, [], (), {"a": {}}, [[], {}], {1: "x", "b": [1.5, float("nan")]},
+                  {Word("k"): Word("v")}, ["\n", "\u202e", "caf\u00e9", "\x00\\\""],
+                  {"deep": [[[{"x": None, "y": True, "z": False}]]]}, -0.0, 10**30):
+        for level in (0, 1, 3):
+            assert json_text(value, level) == json.dumps(value, indent=2).replace(
+                "\n", "\n" + "  " * level), value
+
+
+def test_plain_is_asdict_for_every_record_of_the_corpus() -> None:
+    kinds: set[str] = set()
+    for path in FILES:
+        unit = parse_file(path)
+        records: list[object] = [*unit.unanalyzable, *unit.problems, *unit.masks]
+        for f in unit.functions:
+            records += [*f.template_params, *f.params, *f.shared, *f.loops, *f.barriers,
+                        *f.launches]
+            if f.launch_bounds:
+                records.append(f.launch_bounds)
+        for r in records:
+            assert plain(r) == dataclasses.asdict(r)
+            assert list(plain(r)) == list(dataclasses.asdict(r))  # the same key order
+            kinds.add(type(r).__name__)
+    assert {"Param", "TemplateParam", "LaunchBounds", "SharedDecl", "Loop", "Call", "Launch",
+            "Mask"} <= kinds
+
+
+def test_json_output_is_json_dumps_of_the_summaries(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    missing = str(tmp_path / "missing.cu")
+    rc = main(["parse", "--json", FILES[0], missing, *FILES[1:]])
+    out, err = capsys.readouterr()
+    want = [unit_summary(parse_file(p)) for p in FILES]
+    assert out == json.dumps(want, indent=2) + "\n"
+    assert rc == 2 and f"{missing}: no such file" in err
+
+    rc = main(["parse", "--json", missing])
+    out, _ = capsys.readouterr()
+    assert rc == 2 and out == json.dumps([], indent=2) + "\n"
+
+
+def test_text_output_is_richs_print_a_line_at_a_time(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    main(["parse", *FILES])
+    fast = capsys.readouterr()
+
+    def by_line(markup: str) -> None:
+        for line in markup.split("\n"):
+            console.out.print(line, emoji=False)
+
+    monkeypatch.setattr(console.out, "print_markup", by_line, raising=False)
+    main(["parse", *FILES])
+    slow = capsys.readouterr()
+    assert fast.out == slow.out and fast.err == slow.err
+    assert fast.out.count("\n") > 200  # a real listing, not an empty one
+
+
+MARKUPS = [
+    "[bold]a.cu[/bold]\n  kernel [cyan]k[/cyan]  (a.cu:1:1)",
+    "    param x: float\tconst",  # a tab: rich expands it
+    "    param x: " + "y" * 120 + "   ",  # past the width with blanks at the end: rich trims
+    "short   \n    next",  # blanks at a line's end under the width
+    escape("    shared: T s[N][2] \\"),  # a backslash at the end
+    escape("[not markup] a[i] = b[/i]"),
+    "    attribute: \x1b[31mred\x1b[0m \u202eevil\r\x07",  # control and bidi characters
+    "    launches k<<<caf\u00e9, \u4e2d>>>",
+    "",
+]
+
+
+@pytest.mark.parametrize("terminal", [False, True])
+@pytest.mark.parametrize("markup", MARKUPS)
+def test_print_markup_writes_what_print_writes(markup: str, terminal: bool) -> None:
+    cls = console._console_class()
+    fast, slow = io.StringIO(), io.StringIO()
+    for buf in (fast, slow):
+        c = cls(file=buf, width=40, force_terminal=terminal, highlight=False, soft_wrap=True,
+                emoji=False)
+        if buf is fast:
+            c.print_markup(markup)
+        else:
+            c.print(markup, emoji=False)
+    assert fast.getvalue() == slow.getvalue()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(), min_size=1, max_size=4))
+def test_print_markup_on_any_escaped_text(lines: list[str]) -> None:
+    markup = "\n".join(f"[bold]{escape(t)}[/bold] {escape(t)}" for t in lines)
+    cls = console._console_class()
+    fast, slow = io.StringIO(), io.StringIO()
+    cls(file=fast, width=30, highlight=False, soft_wrap=True, emoji=False).print_markup(markup)
+    cls(file=slow, width=30, highlight=False, soft_wrap=True, emoji=False).print(markup,
+                                                                                emoji=False)
+    assert fast.getvalue() == slow.getvalue()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=200) | st.lists(st.sampled_from([b"\n", b"a", b"\r\n", b""])).map(
+    b"".join))
+def test_line_starts_are_the_offsets_after_each_newline(data: bytes) -> None:
+    from klc.cuda.syntax import line_starts
+
+    assert line_starts(data) == [0] + [i + 1 for i, byte in enumerate(data) if byte == 10]
