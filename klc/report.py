@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import fields
 from functools import cache
-from json.encoder import encode_basestring_ascii
 from operator import attrgetter
 from typing import Any
 
@@ -226,74 +224,3 @@ class ShortPaths:
             return text
         return text.replace(self.root + os.sep, "")
 
-
-def json_text(obj: Any, level: int = 0) -> str:
-    """``json.dumps(obj, indent=2)``, byte for byte, for an item ``level`` deep in an indented
-    document (its lines after the first indented by ``level`` steps). The stdlib's C encoder
-    does no indenting, and its Python one yields every token through a generator per level of
-    nesting; this walks dicts, lists and tuples once, writes strings with the C encoder's
-    string function and leaves any other value (floats, non-text keys, subclasses) to
-    ``json.dumps``."""
-    parts: list[str] = []
-    _json_parts(obj, "\n" + "  " * level, parts)
-    return "".join(parts)
-
-
-def _json_parts(obj: Any, nl: str, parts: list[str]) -> None:
-    add, text = parts.append, encode_basestring_ascii
-    t = type(obj)
-    if t is dict:
-        if not obj:
-            add("{}")
-            return
-        inner = nl + "  "
-        sep = "{" + inner
-        mark = len(parts)
-        for k, v in obj.items():
-            if type(k) is not str:  # json.dumps turns numbers and the like into text keys
-                del parts[mark:]
-                add(json.dumps(obj, indent=2).replace("\n", nl))
-                return
-            add(sep)
-            add(text(k))
-            add(": ")
-            t = type(v)
-            if t is str:
-                add(text(v))
-            elif t is int:
-                add(int.__repr__(v))
-            elif v is None:
-                add("null")
-            elif v is True:
-                add("true")
-            elif v is False:
-                add("false")
-            else:
-                _json_parts(v, inner, parts)
-            sep = "," + inner
-        add(nl + "}")
-    elif t is list or t is tuple:
-        if not obj:
-            add("[]")
-            return
-        inner = nl + "  "
-        sep = "[" + inner
-        for v in obj:
-            add(sep)
-            t = type(v)
-            if t is str:
-                add(text(v))
-            elif t is int:
-                add(int.__repr__(v))
-            elif v is None:
-                add("null")
-            elif v is True:
-                add("true")
-            elif v is False:
-                add("false")
-            else:
-                _json_parts(v, inner, parts)
-            sep = "," + inner
-        add(nl + "]")
-    else:
-        add(json.dumps(obj, indent=2).replace("\n", nl))

@@ -7,6 +7,7 @@ Exit 0: parsed; 2: a file unreadable or with syntax errors left after recovery.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
@@ -44,7 +45,7 @@ def show(units: Iterable[Unit | KlcError], as_json: bool = False) -> int:
     """Print the models of ``units`` as ``klc parse`` does, file by file as each comes (text,
     or one JSON list written an item at a time), and each error on stderr; return the exit
     status. A ``KlcError`` in ``units`` is a file that could not be read."""
-    from klc.report import json_text, unit_summary
+    from klc.report import unit_summary
 
     status = 0
     items = 0
@@ -57,7 +58,7 @@ def show(units: Iterable[Unit | KlcError], as_json: bool = False) -> int:
             status = 2
         if as_json:  # the text of json.dumps(list of summaries, indent=2), an item at a time
             sys.stdout.write(("[\n  " if not items else ",\n  ")
-                             + json_text(unit_summary(unit), 1))
+                             + json.dumps(unit_summary(unit), indent=2).replace("\n", "\n  "))
             items += 1
         else:
             _print_unit(unit)

@@ -1,10 +1,11 @@
 """``klc parse``'s output paths give the bytes of the plain ways they replace.
 
-The JSON is written a file at a time by ``klc.report.json_text`` (what ``json.dumps(...,
-indent=2)`` writes), from records made by ``klc.report.plain`` (what ``dataclasses.asdict``
-makes); the text is one print per file through ``print_markup`` (what rich's ``print`` writes,
-a line at a time). Each is checked against the plain way: on the front end's test corpus and
-on values and markup made to break a careless shortcut.
+The JSON is written a file at a time (each file's summary through ``json.dumps(...,
+indent=2)``, the list's brackets and commas around them), from records made by
+``klc.report.plain`` (what ``dataclasses.asdict`` makes); the text is one print per file
+through ``print_markup`` (what rich's ``print`` writes, a line at a time). Each is checked
+against the plain way: on the front end's test corpus and on values and markup made to break
+a careless shortcut.
 """
 
 from __future__ import annotations
@@ -22,39 +23,10 @@ from rich.markup import escape
 from klc.cli import main
 from klc.commands import console
 from klc.cuda.parse import parse_file
-from klc.report import json_text, plain, unit_summary
+from klc.report import plain, unit_summary
 
 CORPUS = Path(__file__).parents[1] / "data" / "frontend"
 FILES = sorted(str(p) for p in CORPUS.iterdir() if p.suffix in (".cu", ".cuh"))
-
-_leaves = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text())
-_keys = st.one_of(st.text(), st.integers(), st.booleans(), st.none(), st.floats())
-_values = st.recursive(
-    _leaves, lambda inner: st.one_of(st.lists(inner), st.tuples(inner, inner),
-                                     st.dictionaries(_keys, inner)), max_leaves=40)
-
-
-@settings(max_examples=400, deadline=None)
-@given(_values, st.integers(0, 4))
-def test_json_text_is_json_dumps_indented(value: object, level: int) -> None:
-    try:
-        want = json.dumps(value, indent=2)
-    except ValueError:  # keys json.dumps refuses (e.g. mixed types it cannot order): not ours
-        return
-    assert json_text(value, level) == want.replace("\n", "\n" + "  " * level)
-
-
-def test_json_text_edge_values() -> None:
-    class Word(str):
-        pass
-
-    for value in ({}, [], (), {"a": {}}, [[], {}], {1: "x", "b": [1.5, float("nan")]},
-                  {Word("k"): Word("v")}, ["\n", "\u202e", "caf\u00e9", "\x00\\\""],
-                  {"deep": [[[{"x": None, "y": True, "z": False}]]]}, -0.0, 10**30):
-        for level in (0, 1, 3):
-            assert json_text(value, level) == json.dumps(value, indent=2).replace(
-                "\n", "\n" + "  " * level), value
-
 
 def test_plain_is_asdict_for_every_record_of_the_corpus() -> None:
     kinds: set[str] = set()
