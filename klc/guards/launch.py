@@ -397,13 +397,11 @@ def sync_uniform(ctx: GuardContext, region: str = "kernel") -> Verdict:
 
 def _sync_uniform(ctx: GuardContext, fn: Function, start: int, end: int, label: str) -> Verdict:
     unit, src = ctx.unit, ctx.unit.source
-    tainted = thread_dependent(ctx, fn)
     barriers = [c for c in fn.barriers if start <= c.start < end
                 and BLOCK_BARRIER.match(c.name)]
-    calls = unit_memo(unit, "calls_by_start",
-                      lambda: {n.start_byte: n for n in nodes_of(unit, "call_expression")})
+    tainted = thread_dependent(ctx, fn) if barriers else {}
     for bar in barriers:
-        node = calls.get(bar.start)
+        node = _call_at(unit, bar.start, bar.end)
         while node is not None and node.start_byte > fn.body_start:
             parent = node.parent
             if parent is None:
@@ -428,6 +426,17 @@ def _sync_uniform(ctx: GuardContext, fn: Function, start: int, end: int, label: 
     if not barriers:
         return _yes(f"no block-wide barrier in {label}", start)
     return _yes(f"every barrier in {label} is reached by all threads", start)
+
+
+def _call_at(unit: Unit, start: int, end: int) -> Node | None:
+    """The innermost call expression that starts at ``start`` and holds [start, end) (a
+    barrier's call), found from the smallest node there up."""
+    node = unit.root.descendant_for_byte_range(start, end)
+    while node is not None and node.start_byte == start:
+        if node.type == "call_expression":
+            return node
+        node = node.parent
+    return None
 
 
 @predicate("no_early_return_before_barrier", _region_arg(), reads=("position",))

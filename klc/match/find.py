@@ -15,7 +15,7 @@ from klc.match.dots import dots_hold
 from klc.match.engine import _Matcher, block_statements
 from klc.match.iso_checks import split_obligations
 from klc.match.model import Binding, Match
-from klc.match.pattern import Pattern, PNode, _words_of
+from klc.match.pattern import Pattern, PNode, _tokens_of, _words_of
 from klc.match.reading import read_matches
 from klc.match.specialise import _specialise
 from klc.rule.dots import RUN_PREFIX
@@ -273,8 +273,9 @@ def _matches(pattern: Pattern, unit: Unit, rule: Rule | None = None,
     fast: Any = None
     done: set[int] = set()  # (the candidates matched as written: klc.match.reading)
     every = candidates.get(pattern.root_type, ())
-    if words:
-        every = holding(unit, every, words)
+    if words:  # (and the other tokens every spelling spells: ``for`` and ``int`` are in
+        # every loop, ``<=`` or ``32`` in few)
+        every = holding(unit, every, words + pattern.tokens)
     elif pattern.tokens and pattern.root_type != "compound_statement":
         # (only where a token is rare: asking each candidate costs more; a block's tokens
         # are in every block around it, which a run's candidates mostly are)
@@ -457,8 +458,8 @@ _ELEMENT_WORDS: dict[int, tuple[PNode, tuple[bytes, ...]]] = {}
 def _element_words(e: PNode) -> tuple[bytes, ...]:
     held = _ELEMENT_WORDS.get(id(e))
     if held is None or held[0] is not e:
-        held = _ELEMENT_WORDS[id(e)] = (e, tuple(sorted(w.encode()
-                                                        for w in _words_of(e, {}))))
+        held = _ELEMENT_WORDS[id(e)] = (e, tuple(sorted(w.encode() for w in (
+            _words_of(e, {}) | _tokens_of(e, {})))))
     return held[1]
 
 

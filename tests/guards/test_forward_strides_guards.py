@@ -175,3 +175,40 @@ def test_the_define_lines_are_the_regexs_over_the_whole_file(lines: list[str]) -
     src = "\n".join(lines).encode()
     assert [(m.start(), m.end(), m.groups()) for m in _define_lines(src)] == [
         (m.start(), m.end(), m.groups()) for m in _ANY_DEFINE.finditer(src)]
+
+
+# -- where the grid's words stand: found by scans for the words, then the expression tried
+# there (``_word_matches``), the same matches as the expression tried everywhere
+
+_PIECES = ["blockIdx", "gridDim", "threadIdx", "blockDim", "__shfl_down_sync", "__shfl",
+           "__syncwarp", ".", " ", "\n", "y", "x", "_", "a", "(", "//", "blockIdx.y"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.lists(st.sampled_from(_PIECES), max_size=40).map("".join),
+       start=st.integers(0, 80), width=st.integers(0, 200))
+def test_word_matches_are_the_expressions_matches(text: str, start: int, width: int) -> None:
+    import re
+
+    from klc.guards.strides import _leading_words, _word_matches
+
+    src = text.encode()
+    end = min(len(src), start + width)
+    start = min(start, end)
+    for words in (re.compile(rb"\b(blockIdx|gridDim)\s*\.\s*y\b"),
+                  re.compile(rb"\b(threadIdx|blockDim|__shfl\w*|__syncwarp)\b")):
+        assert _leading_words(words.pattern) is not None
+        assert [(m.start(), m.group(0)) for m in _word_matches(words, src, start, end)] == \
+            [(m.start(), m.group(0)) for m in words.finditer(src, start, end)]
+
+
+def test_a_pattern_of_another_shape_is_tried_everywhere() -> None:
+    import re
+
+    from klc.guards.strides import _leading_words, _word_matches
+
+    for pattern in (rb"blockIdx", rb"\b(ab?c|d)", rb"\b(a(b)|c)", rb"\b(\.x|y)"):
+        assert _leading_words(pattern) is None
+    words = re.compile(rb"\b(ab?c|d)")
+    src = b"ac abc d xd"
+    assert [m.start() for m in _word_matches(words, src, 0, len(src))] == [0, 3, 7]

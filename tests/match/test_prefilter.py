@@ -155,12 +155,24 @@ __global__ void k(float* s, const float* x, int n, int w) {
   s[t + 1] = i < n ? x[(i)] : 0.0f;
   if (t % 32 == 0) { s[warp] = x[lane % 32] + x[t % w] + (float)(t % 33); }
   s[lane] = t < 32 ? x[t / (1 << w)] : x[t >> 2];
+  for (int j = t; j < 32; j += 2) { s[j] = 0.0f; }
+  for (int j = t; j < n; j += 2) { s[j] = 1.0f; }
+  for (int j = t; j < 32; j++) { s[j] = 2.0f; }
+  for (int j = t; 32 > j; j += 2) { s[j] = 3.0f; }
+  {
+    int q = t % 32;
+    s[q] = 4.0f;
+  }
 }
 """
 
 
 @pytest.mark.parametrize("anchor", ["$S[$TID] = $I < $N ? $E : $Z;", "$T % 32",
-                                    "$T / (1 << $S)", "$X[$I]", "$X + $OFFSET"])
+                                    "$T / (1 << $S)", "$X[$I]", "$X + $OFFSET",
+                                    # words and tokens: ``for`` and ``int`` are in every
+                                    # loop, ``32`` and ``+=`` in few
+                                    "for (int $J = $A; $J < 32; $J += 2) { $$$B; }",
+                                    "int $Q = $T % 32;\n$$$REST;"])
 def test_the_tokens_pass_over_no_match(anchor: str) -> None:
     from dataclasses import replace
 
