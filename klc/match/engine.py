@@ -11,7 +11,7 @@ from tree_sitter import Node
 from klc.match.iso_checks import OBLIGATION, run_check
 from klc.match.model import Binding
 from klc.match.pattern import _IGNORED_TOKENS, EARLY, PNode
-from klc.match.specialise import _specialise
+from klc.match.specialise import fast_of
 
 # --------------------------------------------------------------------------------------
 # Matching
@@ -100,7 +100,8 @@ class _Matcher:
 
     def node(self, p: PNode, t: Node, b: dict[str, Binding]) -> bool:
         """Whether ``p`` matches ``t``, binding its metavariables into ``b``: by the code
-        made for ``p`` where there is some (``_specialise``), else by ``generic``."""
+        made for ``p`` where there is some (``klc.match.specialise``, made once ``p`` is tried
+        often), else by ``generic``."""
         if self.reading:
             trial = dict(b)
             if self.generic(p, t, trial):
@@ -109,8 +110,8 @@ class _Matcher:
             return self.read(p, t, b)
         fast = p.fast
         if fast is None:
-            fast = _specialise(p)
-        if fast is not False:
+            fast = fast_of(p)
+        if fast:  # (False: no code for ``p``; None: not tried often enough yet)
             return fast(t, b, self)  # type: ignore[no-any-return]
         return self.generic(p, t, b)
 

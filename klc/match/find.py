@@ -17,7 +17,7 @@ from klc.match.iso_checks import split_obligations
 from klc.match.model import Binding, Match
 from klc.match.pattern import Pattern, PNode, _tokens_of, _words_of
 from klc.match.reading import read_matches
-from klc.match.specialise import _specialise
+from klc.match.specialise import fast_of
 from klc.rule.dots import RUN_PREFIX
 
 if TYPE_CHECKING:
@@ -275,7 +275,7 @@ def _matches(pattern: Pattern, unit: Unit, rule: Rule | None = None,
     every = candidates.get(pattern.root_type, ())
     if words:  # (and the other tokens every spelling spells: ``for`` and ``int`` are in
         # every loop, ``<=`` or ``32`` in few)
-        every = holding(unit, every, words + pattern.tokens)
+        every = holding(unit, every, words, also=pattern.tokens)
     elif pattern.tokens and pattern.root_type != "compound_statement":
         # (only where a token is rare: asking each candidate costs more; a block's tokens
         # are in every block around it, which a run's candidates mostly are)
@@ -321,8 +321,8 @@ def _matches(pattern: Pattern, unit: Unit, rule: Rule | None = None,
         else:
             b = {}
             if fast is None:  # (``_Matcher.node``, called here without its indirection)
-                fast = root.fast if root.fast is not None else _specialise(root)
-            if fast(node, b, m) if fast is not False else m.generic(root, node, b):
+                fast = fast_of(root)
+            if fast(node, b, m) if fast else m.generic(root, node, b):
                 done.add(node.id)
                 yield Match(rule, unit, unit.function_at(node.start_byte),  # type: ignore[arg-type]
                             node.start_byte, node.end_byte, (node,), b,
@@ -332,13 +332,15 @@ def _matches(pattern: Pattern, unit: Unit, rule: Rule | None = None,
 
 
 def holding(unit: Unit, nodes: Sequence[Node], words: tuple[bytes, ...],
-            rare: bool = False) -> Sequence[Node]:
+            rare: bool = False, also: tuple[bytes, ...] = ()) -> Sequence[Node]:
     """The nodes (in their order: the unit's document order) whose text holds every word: a
     match holds its anchor's words, so no other candidate can match. The candidates of a
     rare word are not looked at one by one: from each place the file spells the rarest word,
     the candidates holding it are the last one that starts before it and those around that
     one (``_nesting``: a tree's nodes nest or stand apart), and only they are asked for the
-    other words. ``rare``: when no word is rarer than the nodes, the nodes as they are."""
+    other words. ``rare``: when no word is rarer than the nodes, the nodes as they are.
+    ``also``: more text every candidate must hold, asked of each after the words (not
+    counted in the file: a count of ``(`` reads the whole file for nothing)."""
     find = unit.source.find
     counts = unit.memo.get(_COUNTS)
     if counts is None:
@@ -355,9 +357,10 @@ def holding(unit: Unit, nodes: Sequence[Node], words: tuple[bytes, ...],
         return nodes
     if nesting is None:  # (a common word: each candidate looked at, its bytes searched)
         out = []
+        every = words + also
         for node in nodes:
             s, e = node.start_byte, node.end_byte
-            for w in words:
+            for w in every:
                 if find(w, s, e) < 0:
                     break
             else:
@@ -372,7 +375,7 @@ def holding(unit: Unit, nodes: Sequence[Node], words: tuple[bytes, ...],
             if ends[i] >= at + size:
                 found.add(i)
             i = parents[i]
-    others = [w for w in words if w != rarest]
+    others = [w for w in words if w != rarest] + list(also)
     return [nodes[i] for i in sorted(found)
             if all(find(w, starts[i], ends[i]) >= 0 for w in others)]
 

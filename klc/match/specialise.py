@@ -13,6 +13,29 @@ _CODE: dict[str, Any] = {}
 _MAX_CODE = 4096
 
 
+# a pattern node's code is made once the node has been tried this many times: most nodes of
+# a library are tried a few times in a run, and compiling code for them costs more than the
+# generic matcher does
+HOT = 32
+_TRIED: dict[int, tuple[PNode, int]] = {}
+
+
+def fast_of(p: PNode) -> Any:
+    """The code made for ``p`` (``_specialise``; False where there is none), made on its
+    ``HOT``-th try; None before (the generic matcher, which gives the same verdict and
+    bindings)."""
+    fast = p.fast
+    if fast is not None:
+        return fast
+    held = _TRIED.get(id(p))
+    tries = held[1] + 1 if held is not None and held[0] is p else 1
+    if tries < HOT:
+        _TRIED[id(p)] = (p, tries)
+        return None
+    _TRIED.pop(id(p), None)
+    return _specialise(p)
+
+
 def _specialise(p: PNode) -> Any:
     """Python code that does what ``_Matcher.generic`` does for ``p``, with the pattern's
     kinds, counts and tokens written in as constants and its one-to-one children inline, in

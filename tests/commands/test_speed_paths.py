@@ -237,10 +237,27 @@ __global__ void w(int n) {
 """
 
 
+def test_code_is_made_for_a_pattern_node_tried_often() -> None:
+    from klc.match.specialise import HOT, fast_of
+
+    q = compile_pattern("$X[$I] + $Y").elements[0]
+    unit = parse_bytes(b"__global__ void k(float* a) { a[0] = a[1] + 2.0f; }", "k.cu")
+    node = unit.nodes_by_type(["binary_expression"])["binary_expression"][0]
+    m = _Matcher(unit.source, {})
+    for tries in range(1, HOT + 1):
+        b: dict = {}  # type: ignore[type-arg]
+        assert m.node(q, node, b) and sorted(b) == ["I", "X", "Y"]
+        assert (q.fast is None) == (tries < HOT), tries
+    assert callable(q.fast) and fast_of(q) is q.fast
+    assert fast_of(compile_pattern("$X - $Y").elements[0]) is None  # (not tried often yet)
+
+
 def test_code_made_per_pattern_matches_as_the_generic_matcher(units: list[Unit],
                                                               rules: list) -> None:  # type: ignore[type-arg]
     """Every pattern node the code generator covers gives, on every node of its kind, the
     verdict and the bindings (names, spans, in order) of the generic matcher."""
+    from klc.match.specialise import _specialise
+
     pats = [_pattern(r) for r in rules]
     pats += [compile_pattern(c) for c in ("$X[$I]", "$X[$X]", "f($A, $B)", "g($A)", "g()",
                                           "$A + $A", "h($$$ARGS)", "($X)[$I]", "$X + $Y")]
@@ -256,17 +273,17 @@ def test_code_made_per_pattern_matches_as_the_generic_matcher(units: list[Unit],
                 if q.metavar is not None or not q.children or not q.plain:
                     continue
                 nodes = unit.nodes_by_type([q.type])[q.type]
+                code = _specialise(q)
+                assert code not in (None, False), (p.code, q.type)
                 for node in nodes:
                     slow: dict = {}  # type: ignore[type-arg]
                     fast: dict = {}  # type: ignore[type-arg]
                     want = m.generic(q, node, slow)
-                    assert m.node(q, node, fast) == want, (unit.path, p.code, node.start_byte)
+                    assert code(node, fast, m) == want, (unit.path, p.code, node.start_byte)
                     if want:
                         assert [(k, v.start, v.end) for k, v in fast.items()] == \
                             [(k, v.start, v.end) for k, v in slow.items()]
                         covered += 1
-                if nodes:  # (code is made on first use: for a kind this unit has)
-                    assert q.fast not in (None, False), (unit.path, p.code, q.type)
     assert covered > 1000
 
 
