@@ -346,13 +346,12 @@ def holding(unit: Unit, nodes: Sequence[Node], words: tuple[bytes, ...],
     if counts is None:
         counts = unit.memo[_COUNTS] = {}
     rarest, fewest = words[0], -1
+    limit = len(nodes)
     for w in words:
-        n = counts.get(w)
-        if n is None:
-            n = counts[w] = unit.source.count(w)
+        n = _count_below(unit.source, w, limit, counts)
         if fewest < 0 or n < fewest:
             rarest, fewest = w, n
-    nesting = _nesting(nodes, unit.memo) if fewest < len(nodes) else None
+    nesting = _nesting(nodes, unit.memo) if fewest < limit else None
     if nesting is None and rare:
         return nodes
     if nesting is None:  # (a common word: each candidate looked at, its bytes searched)
@@ -378,6 +377,35 @@ def holding(unit: Unit, nodes: Sequence[Node], words: tuple[bytes, ...],
     others = [w for w in words if w != rarest] + list(also)
     return [nodes[i] for i in sorted(found)
             if all(find(w, starts[i], ends[i]) >= 0 for w in others)]
+
+
+def _count_below(source: bytes, word: bytes, limit: int, counts: dict[bytes, tuple[int, bool]]
+                 ) -> int:
+    """How many times ``word`` stands in ``source`` when fewer than ``limit``, else at least
+    ``limit`` (``limit`` or more): the first ``limit`` places are looked for one by one where
+    ``limit`` is small (a common word is found at once, where a count reads the whole file).
+    Kept in ``counts``: the count, and whether it is exact."""
+    held = counts.get(word)
+    if held is not None and (held[1] or held[0] >= limit):
+        return held[0]
+    if limit > _FIND_LIMIT:
+        n = source.count(word)
+        counts[word] = (n, True)
+        return n
+    find, size, n = source.find, len(word) or 1, 0
+    at = -size
+    while n < limit:  # (apart, as ``bytes.count`` counts)
+        at = find(word, at + size)
+        if at < 0:
+            counts[word] = (n, True)
+            return n
+        n += 1
+    counts[word] = (n, False)
+    return n
+
+
+# (a list of candidates longer than this: the word is counted with ``bytes.count``)
+_FIND_LIMIT = 16
 
 
 def _places(unit: Unit, word: bytes) -> list[int]:

@@ -195,3 +195,17 @@ def test_a_token_of_one_spelling_only_is_not_required() -> None:
     code = "__global__ void k(float* s, const float* x, int n) {\n  s[0] = n > 1 ? x[1] : 0;\n}\n"
     assert sites(rule("$S[$TID] = $I < $N ? $E : $Z;"), code) == [
         {"S": "s", "TID": "0", "I": "1", "N": "n", "E": "x[1]", "Z": "0"}]
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(alphabet="ab ", max_size=60), word=st.sampled_from(["a", "ab", "aa", "b a"]),
+       limits=st.lists(st.integers(1, 40), min_size=1, max_size=4))
+def test_a_word_is_counted_as_far_as_the_candidates_need(text: str, word: str,
+                                                          limits: list[int]) -> None:
+    from klc.match.find import _count_below
+
+    source, counts = text.encode(), {}  # type: ignore[var-annotated]
+    for limit in limits:  # (one memo for the file, asked with other limits)
+        n = _count_below(source, word.encode(), limit, counts)
+        true = source.count(word.encode())
+        assert n == true if true < limit else n >= limit
