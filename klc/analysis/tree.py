@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import bisect
 import operator
+import re
 from collections.abc import Callable, Iterator
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Protocol
 
 from tree_sitter import Node, Query, QueryCursor
@@ -262,3 +264,52 @@ def base_identifier(node: Node) -> Node | None:
         else:
             return None
     return None
+
+
+def word_matches(words: re.Pattern[bytes], src: bytes, start: int, end: int
+                  ) -> Iterator[re.Match[bytes]]:
+    """``words.finditer(src, start, end)``, for a pattern that starts with words
+    (``\\b(blockIdx|gridDim)...``): tried only where one of them stands, found by scans of
+    the bytes (a regular expression tried at every byte of a large kernel costs ten times
+    more)."""
+    leading = _leading_words(words.pattern)
+    if leading is None:
+        yield from words.finditer(src, start, end)
+        return
+    places = []
+    for word in leading:
+        at = src.find(word, start, end)
+        while at >= 0:
+            places.append(at)
+            at = src.find(word, at + 1, end)
+    places.sort()
+    after = start  # (matches do not overlap, as finditer's)
+    for at in places:
+        if at < after:
+            continue
+        m = words.match(src, at, end)
+        if m is not None:
+            yield m
+            after = max(m.end(), at + 1)
+
+
+def first_word(words: re.Pattern[bytes], src: bytes, start: int, end: int) -> bool:
+    """Whether ``words`` matches somewhere in [start, end) (``word_matches``)."""
+    return next(word_matches(words, src, start, end), None) is not None
+
+
+@lru_cache(maxsize=64)
+def _leading_words(pattern: bytes) -> tuple[bytes, ...] | None:
+    """The words a match of ``\\b(w1...|w2...)...`` starts with (each alternative's leading
+    word characters), or None for a pattern of another shape."""
+    m = re.fullmatch(rb"\\b\(([^()]*)\).*", pattern, re.S)
+    if m is None:
+        return None
+    out = []
+    for alternative in m.group(1).split(b"|"):
+        word = re.match(rb"\w+", alternative)
+        if word is None or (len(word.group(0)) < len(alternative) and alternative[
+                len(word.group(0)):len(word.group(0)) + 1] in b"?*{"):
+            return None  # (a quantifier on the last letter: that letter is optional)
+        out.append(word.group(0))
+    return tuple(out)

@@ -589,3 +589,30 @@ def _stored_target(src: bytes, target: Node | None, at: int, local: list[Any],
     if p is not None:
         return f"writes through the reference parameter `{word}`" if p.reference else ""
     return f"writes `{word}`, declared outside it"
+
+
+def memory_updates(unit: Unit, start: int, end: int) -> tuple[list[Node], list[int]]:
+    """The in-place memory updates in [start, end) (an assignment other than ``=``, or an
+    increment, of anything but a plain name), in order, and where an atomic is called
+    there: kept per span (``Unit.memo``), as every loop of a kernel asks."""
+    memo = unit.memo.setdefault(_UPDATES, {})
+    got = memo.get((start, end))
+    if got is None:
+        updates = []
+        for node in in_span(nodes_of(unit, "assignment_expression", "update_expression"),
+                            start, end):
+            if node.type == "assignment_expression":
+                if operator_of(node) == "=":
+                    continue
+                target = node.child_by_field_name("left")
+            else:
+                target = node.child_by_field_name("argument")
+            if target is not None and unparen(target).type != "identifier":
+                updates.append(node)
+        got = memo[(start, end)] = (updates, [m.start() for m in ATOMIC_CALL.finditer(
+            unit.source, start, end)])
+    return got  # type: ignore[no-any-return]
+
+
+_UPDATES = "klc.analysis.writes: in-place updates"
+ATOMIC_CALL = re.compile(rb"\batomic\w+\s*\(")  # (an atomic call's name and its parenthesis)

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from functools import lru_cache
 from typing import Any
 
 from tree_sitter import Node
@@ -32,6 +31,7 @@ from klc.analysis.declarations import function_declarations, lookup
 from klc.analysis.launch import field_of, is_linear_index, strip_casts
 from klc.analysis.tree import (
     binding_node,
+    first_word,
     in_span,
     nodes_of,
     operator_of,
@@ -39,8 +39,17 @@ from klc.analysis.tree import (
     quoted,
     text_of,
     unparen,
+    word_matches,
 )
-from klc.analysis.writes import address_taken, aliases_of, index_value, is_assigned, set_once
+from klc.analysis.writes import (
+    ATOMIC_CALL,
+    address_taken,
+    aliases_of,
+    index_value,
+    is_assigned,
+    memory_updates,
+    set_once,
+)
 from klc.cuda.model import Function
 from klc.guards.constants import _as_spec_expr
 from klc.guards.macros import file_definitions
@@ -61,7 +70,6 @@ from klc.spec.expr import evaluate, launch_dims
 
 _AXIS = ArgSpec("axis", frozenset({"name"}), frozenset({"x", "y", "z"}))
 _JUMPS = ("return_statement", "goto_statement", "break_statement", "continue_statement")
-_ATOMIC = re.compile(rb"\batomic\w+\s*\(")
 
 
 # --------------------------------------------------------------------------------------
@@ -345,7 +353,7 @@ def _helper_reading(ctx: GuardContext, fn: Function, words: re.Pattern[bytes]) -
             return f"the macro `{name}`"
     memo = unit.memo.setdefault(_ANY_READS, {})
     if words.pattern not in memo:
-        memo[words.pattern] = any(_first_word(words, src, f.body_start, f.body_end)
+        memo[words.pattern] = any(first_word(words, src, f.body_start, f.body_end)
                                   for fs in defs.values() for f in fs)
     if not memo[words.pattern]:
         return None  # (no function of the file reads them: its calls need not be found)
@@ -357,7 +365,7 @@ def _helper_reading(ctx: GuardContext, fn: Function, words: re.Pattern[bytes]) -
             continue
         seen.add(name)
         for f in defs.get(name, []):
-            if _first_word(words, src, f.body_start, f.body_end):
+            if first_word(words, src, f.body_start, f.body_end):
                 return f"`{name}` ({unit.where(f.start)})"
             todo.extend(c.name for c in f.calls)
     return None
@@ -459,7 +467,7 @@ def block_in_strides(ctx: GuardContext, region: str = "kernel") -> Verdict:
             return _no(ctx, f"`{text_of(src, node)}` ({unit.where(node.start_byte)}) updates "
                        "memory in place outside the block-stride loops: every thread of the "
                        "block ran it", node.start_byte)
-    for m in _ATOMIC.finditer(src, start, end):
+    for m in ATOMIC_CALL.finditer(src, start, end):
         if outside(m.start()):
             return _no(ctx, f"an atomic ({unit.where(m.start())}) outside the block-stride "
                        "loops: every thread of the block ran it", m.start())
@@ -602,56 +610,8 @@ def _axis_reads(ctx: GuardContext, words: re.Pattern[bytes], start: int, end: in
     got = memo.get(key)
     if got is None:
         got = memo[key] = [(m.start(), m.group(0), m.group(1))
-                           for m in _word_matches(words, ctx.unit.source, start, end)]
+                           for m in word_matches(words, ctx.unit.source, start, end)]
     return got  # type: ignore[no-any-return]
-
-
-def _word_matches(words: re.Pattern[bytes], src: bytes, start: int, end: int
-                  ) -> Iterator[re.Match[bytes]]:
-    """``words.finditer(src, start, end)``, for a pattern that starts with words
-    (``\\b(blockIdx|gridDim)...``): tried only where one of them stands, found by scans of
-    the bytes (a regular expression tried at every byte of a large kernel costs ten times
-    more)."""
-    leading = _leading_words(words.pattern)
-    if leading is None:
-        yield from words.finditer(src, start, end)
-        return
-    places = []
-    for word in leading:
-        at = src.find(word, start, end)
-        while at >= 0:
-            places.append(at)
-            at = src.find(word, at + 1, end)
-    places.sort()
-    after = start  # (matches do not overlap, as finditer's)
-    for at in places:
-        if at < after:
-            continue
-        m = words.match(src, at, end)
-        if m is not None:
-            yield m
-            after = max(m.end(), at + 1)
-
-
-def _first_word(words: re.Pattern[bytes], src: bytes, start: int, end: int) -> bool:
-    return next(_word_matches(words, src, start, end), None) is not None
-
-
-@lru_cache(maxsize=64)
-def _leading_words(pattern: bytes) -> tuple[bytes, ...] | None:
-    """The words a match of ``\\b(w1...|w2...)...`` starts with (each alternative's leading
-    word characters), or None for a pattern of another shape."""
-    m = re.fullmatch(rb"\\b\(([^()]*)\).*", pattern, re.S)
-    if m is None:
-        return None
-    out = []
-    for alternative in m.group(1).split(b"|"):
-        word = re.match(rb"\w+", alternative)
-        if word is None or (len(word.group(0)) < len(alternative) and alternative[
-                len(word.group(0)):len(word.group(0)) + 1] in b"?*{"):
-            return None  # (a quantifier on the last letter: that letter is optional)
-        out.append(word.group(0))
-    return tuple(out)
 
 
 _AXIS_READS = "klc.guards.strides: axis reads"
@@ -660,9 +620,8 @@ _AXIS_READS = "klc.guards.strides: axis reads"
 def _outside_updates(ctx: GuardContext, start: int, end: int) -> Verdict | None:
     """A refusal for an in-place memory update or an atomic in [start, end) outside the
     anchor (every block along the axis ran it), or None."""
-    m0, m1 = ctx.match.start, ctx.match.end
-    unit = ctx.unit
-    updates, atomics = _updates_in(ctx, start, end)
+    (m0, m1), unit = (ctx.match.start, ctx.match.end), ctx.unit
+    updates, atomics = memory_updates(unit, start, end)
     for node in updates:
         if not m0 <= node.start_byte < m1:
             return _no(ctx, f"`{text_of(unit.source, node)}` ({unit.where(node.start_byte)}) "
@@ -673,33 +632,6 @@ def _outside_updates(ctx: GuardContext, start: int, end: int) -> Verdict | None:
             return _no(ctx, f"an atomic ({unit.where(at)}) outside the anchor: every block "
                        "along the axis ran it", at)
     return None
-
-
-def _updates_in(ctx: GuardContext, start: int, end: int) -> tuple[list[Node], list[int]]:
-    """The in-place memory updates (an assignment other than ``=`` or an increment, of
-    anything but a local) in [start, end), in order, and where an atomic is called there:
-    kept per span (``Unit.memo``): every loop of a kernel asks."""
-    memo = ctx.unit.memo.setdefault(_UPDATES, {})
-    got = memo.get((start, end))
-    if got is None:
-        unit, src = ctx.unit, ctx.unit.source
-        updates = []
-        for node in in_span(nodes_of(unit, "assignment_expression", "update_expression"),
-                            start, end):
-            if node.type == "assignment_expression":
-                if operator_of(node) == "=":
-                    continue
-                target = node.child_by_field_name("left")
-            else:
-                target = node.child_by_field_name("argument")
-            if target is not None and unparen(target).type != "identifier":
-                updates.append(node)
-        got = memo[(start, end)] = (updates, [m.start() for m in _ATOMIC.finditer(src, start,
-                                                                                   end)])
-    return got  # type: ignore[no-any-return]
-
-
-_UPDATES = "klc.guards.strides: in-place updates"
 
 
 @predicate("iteration_owned_stores", _metavar(),

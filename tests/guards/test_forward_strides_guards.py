@@ -190,7 +190,7 @@ _PIECES = ["blockIdx", "gridDim", "threadIdx", "blockDim", "__shfl_down_sync", "
 def test_word_matches_are_the_expressions_matches(text: str, start: int, width: int) -> None:
     import re
 
-    from klc.guards.strides import _leading_words, _word_matches
+    from klc.analysis.tree import _leading_words, word_matches
 
     src = text.encode()
     end = min(len(src), start + width)
@@ -198,17 +198,17 @@ def test_word_matches_are_the_expressions_matches(text: str, start: int, width: 
     for words in (re.compile(rb"\b(blockIdx|gridDim)\s*\.\s*y\b"),
                   re.compile(rb"\b(threadIdx|blockDim|__shfl\w*|__syncwarp)\b")):
         assert _leading_words(words.pattern) is not None
-        assert [(m.start(), m.group(0)) for m in _word_matches(words, src, start, end)] == \
+        assert [(m.start(), m.group(0)) for m in word_matches(words, src, start, end)] == \
             [(m.start(), m.group(0)) for m in words.finditer(src, start, end)]
 
 
 def test_a_pattern_of_another_shape_is_tried_everywhere() -> None:
     import re
 
-    from klc.guards.strides import _leading_words, _word_matches
+    from klc.analysis.tree import _leading_words, word_matches
 
     for pattern in (rb"blockIdx", rb"\b(ab?c|d)", rb"\b(a(b)|c)", rb"\b(\.x|y)"):
         assert _leading_words(pattern) is None
     words = re.compile(rb"\b(ab?c|d)")
     src = b"ac abc d xd"
-    assert [m.start() for m in _word_matches(words, src, 0, len(src))] == [0, 3, 7]
+    assert [m.start() for m in word_matches(words, src, 0, len(src))] == [0, 3, 7]
