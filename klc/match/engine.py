@@ -4,6 +4,7 @@ run of a block's statements, bindings as byte spans."""
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from typing import Any
 
 from tree_sitter import Node
@@ -53,6 +54,18 @@ class _Matcher:
         self.through = True
         self.inl: Any = None
         self.read_spans: list[tuple[int, int]] = []  # (what reading mode read: Match.reads)
+        # where a run may end in a list of statements: the places of the next element's
+        # kinds, by (list, kinds) (``kinds_at``)
+        self.places: dict[tuple[int, int], tuple[list[Node], frozenset[str], list[int]]] = {}
+
+    def kinds_at(self, ts: list[Node], kinds: frozenset[str]) -> list[int]:
+        """The indices of the nodes of ``ts`` whose type is one of ``kinds``, in order."""
+        key = (id(ts), id(kinds))
+        held = self.places.get(key)
+        if held is None or held[0] is not ts or held[1] is not kinds:
+            held = self.places[key] = (ts, kinds, [k for k, t in enumerate(ts)
+                                                   if t.type in kinds])
+        return held[2]
 
     def significant(self, t: Node) -> list[Node]:
         kids = self.kids.get(t.id)
@@ -379,9 +392,14 @@ class _Matcher:
             # (statement dots skip as little as they can: the shortest run first; a run that
             # ends the pattern takes the rest of the block, as one in a block does)
             longest = (anchored or i + 1 == len(ps)) and p.dots is None
-            for k in range(n, j - 1, -1) if longest else range(j, n + 1):
-                if fixed is not None and (k == n or ts[k].type not in fixed):
-                    continue
+            if fixed is not None:  # (only where the next element's kinds stand)
+                at = self.kinds_at(ts, fixed)
+                ends: Any = at[bisect_left(at, j):]
+                if longest:
+                    ends.reverse()
+            else:
+                ends = range(n, j - 1, -1) if longest else range(j, n + 1)
+            for k in ends:
                 if repeats and not self._holds_bound(repeats, ts[k]):
                     continue
                 trial = dict(b)
