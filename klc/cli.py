@@ -11,7 +11,9 @@ Exit status: 0 success, 1 "nothing to do" where a command says so (``apply`` fou
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import sys
 from collections.abc import Callable, Sequence
 
 from klc.commands import (
@@ -76,6 +78,18 @@ class _Version(argparse.Action):
         parser.exit()
 
 
+def _writable_streams() -> None:
+    """Output whose encoding (``PYTHONIOENCODING=ascii``, a C locale) cannot write a path or a
+    reason (``ünï/k.cu``) writes what it cannot encode as backslash escapes, not a traceback
+    halfway through the listing."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None and getattr(stream, "errors", "strict") == "strict":
+            # (a stream that cannot be reconfigured is left as it is)
+            with contextlib.suppress(ValueError, OSError):
+                reconfigure(errors="backslashreplace")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from klc.interrupts import sigint_guard
 
@@ -88,6 +102,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
+    _writable_streams()
     ap = build_parser()
     args = ap.parse_args(argv)
     from klc.interrupts import tune_gc

@@ -492,3 +492,24 @@ def test_nvrtc_that_cannot_be_loaded_is_one_line(capsys: pytest.CaptureFixture[s
     finally:
         gc.supported_archs.cache_clear()
         gc.nvrtc_version.cache_clear()
+
+
+@pytest.mark.parametrize("command", [["parse"], ["list"], ["list", "--json"], ["parse", "--json"]])
+def test_a_non_ascii_path_on_an_ascii_terminal_is_escaped(tmp_path: Path,
+                                                          command: list[str]) -> None:
+    """Output whose encoding cannot write the path (PYTHONIOENCODING=ascii, a C locale)
+    writes it with backslash escapes: the listing whole, no traceback; a missing file with
+    such a name is still one message and exit 2."""
+    folder = tmp_path / "ünï"
+    folder.mkdir()
+    (folder / "saxpy.cu").write_bytes(SAXPY)
+    env = {**os.environ, "PYTHONIOENCODING": "ascii", "KLC_CACHE_DIR": str(tmp_path / "c")}
+    run = subprocess.run([*KLC, *command, str(folder / "saxpy.cu")], capture_output=True,
+                         env=env, timeout=300)
+    assert run.returncode == 0 and b"Traceback" not in run.stderr, run.stderr
+    assert b"\\xfcn\\xef" in run.stdout or b"\\u00fcn\\u00ef" in run.stdout, run.stdout[:300]
+    assert b"saxpy" in run.stdout
+    missing = subprocess.run([*KLC, *command, str(folder / "gone_ö.cu")], capture_output=True,
+                             env=env, timeout=300)
+    assert missing.returncode == 2 and b"Traceback" not in missing.stderr
+    assert missing.stderr.count(b"\n") == 1 and b"gone_\\xf6.cu" in missing.stderr
