@@ -203,7 +203,9 @@ def names_in(node: Node, src: bytes) -> list[tuple[str, Node]]:
         return [(text_of(src, node), node)]
     if node.child_count == 0:
         return []
-    found = QueryCursor(_IDENTIFIER_QUERY).captures(node).get("id")
+    if not _IDENTIFIER_QUERY:  # (compiled on first use: tens of milliseconds that a
+        _IDENTIFIER_QUERY.append(Query(LANGUAGE, "(identifier) @id"))  # command may not need)
+    found = QueryCursor(_IDENTIFIER_QUERY[0]).captures(node).get("id")
     if not found:
         return []
     if len(found) > 1:
@@ -211,7 +213,7 @@ def names_in(node: Node, src: bytes) -> list[tuple[str, Node]]:
     return [(src[n.start_byte:n.end_byte].decode("utf-8", "replace"), n) for n in found]
 
 
-_IDENTIFIER_QUERY = Query(LANGUAGE, "(identifier) @id")
+_IDENTIFIER_QUERY: list[Query] = []
 
 
 def leaf_texts(node: Node, src: bytes) -> list[str]:
