@@ -58,8 +58,9 @@ def show(units: Iterable[Unit | KlcError], as_json: bool = False) -> int:
         if unit.problems:
             status = 2
         if as_json:  # the text of json.dumps(list of summaries, indent=2), an item at a time
-            sys.stdout.write(("[\n  " if not items else ",\n  ")
-                             + json.dumps(unit_summary(unit), indent=2).replace("\n", "\n  "))
+            # (a summary is a tree of new dicts and lists: no cycle to look for)
+            sys.stdout.write(("[\n  " if not items else ",\n  ") + json.dumps(
+                unit_summary(unit), indent=2, check_circular=False).replace("\n", "\n  "))
             items += 1
         else:
             _print_unit(unit)
