@@ -316,14 +316,19 @@ def _constructs(unit: Unit, found: Found, owner: Owner) -> None:
         f = owner(node.start_byte, node.end_byte)
         if f is not None:
             f.shared.extend(_shared_decls(unit, node))
+    src = unit.source
     for node in found.pragmas:
-        f = owner(node.start_byte, node.end_byte)
+        start, end = node.start_byte, node.end_byte
+        f = owner(start, end)
+        if f is None:
+            continue
         directive = node.child_by_field_id(F_DIRECTIVE)
-        if f is None or directive is None or unit.text(directive).strip() != "#pragma":
+        # (the directive token is "#", blanks and a word: no other blank to strip)
+        if directive is None or src[directive.start_byte:directive.end_byte].strip() \
+                != b"#pragma":
             continue
         arg = node.child_by_field_id(F_ARGUMENT)
-        f.pragmas.append(Pragma(unit.text(arg).strip() if arg else "", node.start_byte,
-                                node.end_byte))
+        f.pragmas.append(Pragma(_text(src, arg).strip() if arg else "", start, end))
     for node in found.asm:
         f = owner(node.start_byte, node.end_byte)
         if f is not None:
@@ -386,10 +391,10 @@ def _function(unit: Unit, node: Node) -> Function | None:
     if decl is None or body is None:
         return None
     name_node = decl.child_by_field_id(F_DECLARATOR)
-    name = unit.text(name_node) if name_node is not None else "?"
+    name = _text(unit.source, name_node) if name_node is not None else "?"
     if name_node is not None and name_node.type == "template_function":
         inner = name_node.child_by_field_id(F_NAME)
-        name = unit.text(inner) if inner is not None else name
+        name = _text(unit.source, inner) if inner is not None else name
     specifiers: list[str] = []
     launch_bounds = None
     for c in node.children:
@@ -397,12 +402,12 @@ def _function(unit: Unit, node: Node) -> Function | None:
             break
         if c.type in FUNCTION_SPECIFIERS or c.type in ("storage_class_specifier",
                                                         "type_qualifier"):
-            specifiers.append(unit.text(c))
+            specifiers.append(_text(unit.source, c))
         elif c.type == "launch_bounds":
             args = [a for a in c.named_children if a.type != "comment"]
             launch_bounds = LaunchBounds(
-                unit.text(args[0]) if args else "",
-                unit.text(args[1]) if len(args) > 1 else None,
+                _text(unit.source, args[0]) if args else "",
+                _text(unit.source, args[1]) if len(args) > 1 else None,
                 c.start_byte, c.end_byte,
             )
     start, extern_c, template_params = node.start_byte, False, ()
@@ -438,11 +443,11 @@ def _function(unit: Unit, node: Node) -> Function | None:
     if type_node is None and _MACRO_NAME_RE.fullmatch(name) and params_node is not None:
         # "TEST_F(Suite, Name) {" parses as a function without a return type: name it by the
         # whole macro call, as a reader would
-        name = " ".join(unit.text(decl).split())
+        name = " ".join(_text(unit.source, decl).split())
     return Function(
         name=name,
         specifiers=tuple(specifiers),
-        return_type=unit.text(type_node) if type_node is not None else "",
+        return_type=_text(unit.source, type_node) if type_node is not None else "",
         param_list=(unit.source, params_node),
         template_params=template_params,
         launch_bounds=launch_bounds,
@@ -499,67 +504,84 @@ def _template_params(unit: Unit, plist: Node) -> Iterator[TemplateParam]:
         t = p.type
         default_node = p.child_by_field_id(F_DEFAULT_VALUE) or p.child_by_field_name(
             "default_type")
-        default = unit.text(default_node) if default_node is not None else None
+        default = _text(unit.source, default_node) if default_node is not None else None
         if t in ("type_parameter_declaration", "optional_type_parameter_declaration",
                  "variadic_type_parameter_declaration"):
             ident = next((c for c in p.named_children if c.type == "type_identifier"), None)
-            yield TemplateParam("type", unit.text(ident) if ident else "", "typename", default)
+            yield TemplateParam("type", _text(unit.source, ident) if ident else "", "typename",
+                                default)
         elif t in ("parameter_declaration", "optional_parameter_declaration",
                    "variadic_parameter_declaration"):
             d = p.child_by_field_id(F_DECLARATOR)
             ty = p.child_by_field_id(F_TYPE)
-            yield TemplateParam("value", unit.text(d) if d else "",
-                                unit.text(ty) if ty else "", default)
+            yield TemplateParam("value", _text(unit.source, d) if d else "",
+                                _text(unit.source, ty) if ty else "", default)
         elif t == "template_template_parameter_declaration":
-            yield TemplateParam("template", unit.text(p).split()[-1], "template", default)
+            yield TemplateParam("template", _text(unit.source, p).split()[-1], "template", default)
 
 
 _LOOP_KINDS = {"for_statement": "for", "for_range_loop": "for", "while_statement": "while",
                "do_statement": "do"}
 
 
+def _text(source: bytes, node: Node) -> str:
+    """A node's original text (``Unit.text`` of a node, without its checks)."""
+    return source[node.start_byte:node.end_byte].decode("utf-8", "replace")
+
+
 def _loop(unit: Unit, f: Function, node: Node) -> Loop:
-    kind = _LOOP_KINDS[node.type]
-    depth = sum(1 for other in f.loops if other.start < node.start_byte < other.end)
+    ntype = node.type
+    kind = _LOOP_KINDS[ntype]
+    start, end = node.start_byte, node.end_byte
+    depth = 0
+    for other in f.loops:
+        if other.start < start < other.end:
+            depth += 1
+    src = unit.source
     init = cond = update = var = None
-    if node.type == "for_range_loop":  # for (auto x : xs): x is the loop variable
+    if ntype == "for_range_loop":  # for (auto x : xs): x is the loop variable
         d = node.child_by_field_id(F_DECLARATOR)
         while d is not None and d.type not in ("identifier", "structured_binding_declarator"):
             d = d.child_by_field_id(F_DECLARATOR) or (d.named_children[-1]
                                                         if d.named_children else None)
-        var = unit.text(d) if d is not None else None
+        var = _text(src, d) if d is not None else None
         right = node.child_by_field_id(F_RIGHT)
-        cond = unit.text(right) if right is not None else None
+        cond = _text(src, right) if right is not None else None
     elif kind == "for":
         i = node.child_by_field_id(F_INITIALIZER)
         c = node.child_by_field_id(F_CONDITION)
         u = node.child_by_field_id(F_UPDATE)
-        init = unit.text(i).rstrip(";").strip() if i is not None else None
-        cond = unit.text(c) if c is not None else None
-        update = unit.text(u) if u is not None else None
+        init = _text(src, i).rstrip(";").strip() if i is not None else None
+        cond = _text(src, c) if c is not None else None
+        update = _text(src, u) if u is not None else None
         if i is not None:
-            if i.type == "declaration":
+            itype = i.type
+            if itype == "declaration":
                 d = i.child_by_field_id(F_DECLARATOR)
                 while d is not None and d.type != "identifier":
                     d = d.child_by_field_id(F_DECLARATOR)
-                var = unit.text(d) if d is not None else None
-            elif i.type == "assignment_expression":
+                var = _text(src, d) if d is not None else None
+            elif itype == "assignment_expression":
                 left = i.child_by_field_id(F_LEFT)
-                var = unit.text(left) if left is not None else None
+                var = _text(src, left) if left is not None else None
         if var is None and update is not None:
-            m = re.match(r"\W*(\w+)", update)
+            m = _FIRST_WORD_RE.match(update)
             var = m.group(1) if m else None
     else:
         c = node.child_by_field_id(F_CONDITION)
-        cond = unit.text(c).strip("() ") if c is not None else None
-    unroll = unit._unroll_at.get(node.start_byte)
-    prev = node.prev_named_sibling
-    if unroll is None and prev is not None and prev.type == "preproc_call":
-        arg = prev.child_by_field_id(F_ARGUMENT)
-        text = unit.text(arg).strip() if arg is not None else ""
-        if text.startswith("unroll"):
-            unroll = text[len("unroll"):].strip()
-    return Loop(kind, var, init, cond, update, depth, unroll, node.start_byte, node.end_byte)
+        cond = _text(src, c).strip("() ") if c is not None else None
+    unroll = unit._unroll_at.get(start)
+    if unroll is None:
+        prev = node.prev_named_sibling
+        if prev is not None and prev.type == "preproc_call":
+            arg = prev.child_by_field_id(F_ARGUMENT)
+            text = _text(src, arg).strip() if arg is not None else ""
+            if text.startswith("unroll"):
+                unroll = text[len("unroll"):].strip()
+    return Loop(kind, var, init, cond, update, depth, unroll, start, end)
+
+
+_FIRST_WORD_RE = re.compile(r"\W*(\w+)")
 
 
 def _shared_decls(unit: Unit, node: Node) -> Iterator[SharedDecl]:
@@ -568,13 +590,13 @@ def _shared_decls(unit: Unit, node: Node) -> Iterator[SharedDecl]:
     shared, extern = False, False
     for c in node.children:
         if c.type in ("type_qualifier", "storage_class_specifier", "attribute_specifier"):
-            t = unit.text(c)
+            t = _text(unit.source, c)
             shared |= t == "__shared__"
             extern |= t == "extern"
     if not shared:
         return
     type_node = node.child_by_field_id(F_TYPE)
-    type_text = unit.text(type_node) if type_node is not None else ""
+    type_text = _text(unit.source, type_node) if type_node is not None else ""
     for d in node.children_by_field_id(F_DECLARATOR):
         if d.type == "init_declarator":
             d = d.child_by_field_id(F_DECLARATOR)
@@ -583,10 +605,10 @@ def _shared_decls(unit: Unit, node: Node) -> Iterator[SharedDecl]:
                                            "pointer_declarator"):
             if d.type == "array_declarator":
                 size = d.child_by_field_id(F_SIZE)
-                dims.insert(0, unit.text(size) if size is not None else "")
+                dims.insert(0, _text(unit.source, size) if size is not None else "")
             d = d.child_by_field_id(F_DECLARATOR) or (d.named_children[0]
                                                         if d.named_children else None)
-        name = unit.text(d) if d is not None else ""
+        name = _text(unit.source, d) if d is not None else ""
         yield SharedDecl(name, type_text, tuple(dims), extern, node.start_byte, node.end_byte)
 
 
@@ -596,8 +618,8 @@ def _call_name(unit: Unit, callee: Node) -> str:
         return unit.source[callee.start_byte:callee.end_byte].decode("utf-8", "replace")
     if ctype == "template_function":
         inner = callee.child_by_field_id(F_NAME)
-        return unit.text(inner) if inner is not None else unit.text(callee)
-    return "".join(unit.text(callee).split())
+        return _text(unit.source, inner) if inner is not None else _text(unit.source, callee)
+    return "".join(_text(unit.source, callee).split())
 
 
 def _call_kind(name: str) -> str | None:
@@ -631,18 +653,18 @@ def _launch(unit: Unit, node: Node) -> Launch | None:
         return None
     fn = node.child_by_field_id(F_FUNCTION)
     args = node.child_by_field_id(F_ARGUMENTS)
-    kernel, targs = (unit.text(fn) if fn is not None else "?"), None
+    kernel, targs = (_text(unit.source, fn) if fn is not None else "?"), None
     if fn is not None and fn.type == "template_function":
         name = fn.child_by_field_id(F_NAME)
         ta = fn.child_by_field_id(F_ARGUMENTS)
-        kernel = unit.text(name) if name is not None else kernel
-        targs = unit.text(ta).strip()[1:-1].strip() if ta is not None else None
+        kernel = _text(unit.source, name) if name is not None else kernel
+        targs = _text(unit.source, ta).strip()[1:-1].strip() if ta is not None else None
     parts = [c for c in config.named_children if c.type != "comment"]
     return Launch(
         kernel,
         targs,
-        tuple(unit.text(c) for c in parts),
-        tuple(unit.text(a) for a in args.named_children if a.type != "comment")
+        tuple(_text(unit.source, c) for c in parts),
+        tuple(_text(unit.source, a) for a in args.named_children if a.type != "comment")
         if args is not None else (),
         node.start_byte,
         node.end_byte,
