@@ -25,7 +25,7 @@ from klc.cli import main
 from klc.commands import console
 from klc.cuda.parse import parse_file
 from klc.errors import terminal_safe
-from klc.report import plain, unit_summary
+from klc.report import _plain_all, plain, unit_summary
 
 CORPUS = Path(__file__).parents[1] / "data" / "frontend"
 FILES = sorted(str(p) for p in CORPUS.iterdir() if p.suffix in (".cu", ".cuh"))
@@ -44,6 +44,13 @@ def test_plain_is_asdict_for_every_record_of_the_corpus() -> None:
             assert plain(r) == dataclasses.asdict(r)
             assert list(plain(r)) == list(dataclasses.asdict(r))  # the same key order
             kinds.add(type(r).__name__)
+        for f in unit.functions:  # a list's records, their fields looked up once
+            for group in (f.params, f.loops, f.shared, f.template_params, f.launches):
+                assert _plain_all(group) == [dataclasses.asdict(r) for r in group]
+            with_line = _plain_all(f.loops, "line", lambda lp, u=unit: u.position(lp.start)[0])
+            assert with_line == [dataclasses.asdict(lp) | {"line": unit.position(lp.start)[0]}
+                                 for lp in f.loops]
+            assert all(list(d)[-1] == "line" for d in with_line)
     assert {"Param", "TemplateParam", "LaunchBounds", "SharedDecl", "Loop", "Call", "Launch",
             "Mask"} <= kinds
 
