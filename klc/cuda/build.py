@@ -10,10 +10,10 @@ problem of its function, and a kernel whose definition still holds an error is r
 not analyzable, with the reason.
 
 Speed (the front end must cost little more than the bare parse, and a query run visits every
-node of the tree: a quarter of the parse): in a tree without errors the constructs are found
-from the words that start them (``klc.cuda.scan``: scans of the bytes at C speed, then a node
-lookup at each place), the function definitions by a descent through the file's outline only;
-a tree with an error (whose MISSING tokens have no text) by one query run. A function's calls
+node of the tree: a quarter of the parse): the constructs are found from the words that start
+them (``klc.cuda.scan``: scans of the bytes at C speed, then a node lookup at each place), the
+function definitions by a descent through the file's outline only; a tree with a MISSING token
+of those words (zero-width: no text) by one query run. A function's calls
 are read on first use, from the per-type index. The per-type index is one query run for all
 the types it holds; functions are found by bisection on their starts.
 
@@ -160,12 +160,20 @@ def _index(unit: Unit, types: Iterable[str]) -> None:
 
 
 def _found(unit: Unit) -> Found:
-    """The nodes of the model. A clean tree's constructs are found from the words that start
-    them (``klc.cuda.scan.by_text``: a few scans of the bytes, and a node lookup at each place
-    found),
-    not by a walk over every node; a tree with an error (a MISSING token has no text) by one
-    query run (``_by_query``). Both give the same nodes for a clean tree."""
-    return _by_query(unit) if unit.root.has_error else by_text(unit)
+    """The nodes of the model, found from the words that start them
+    (``klc.cuda.scan.by_text``: a few scans of the bytes, and a node lookup at each place
+    found), not by a walk over every node. That needs every token the constructs are found
+    from to be its text: so does a tree whose errors are ERROR nodes (they hold the text they
+    could not place) and MISSING tokens of other kinds (a ``;``, a ``)``); a tree with a
+    MISSING token of those kinds (``_FOUND_FROM``: zero-width, no text) is read by one query
+    run (``_by_query``). Both give the same nodes for a tree of the first kind."""
+    return _by_query(unit) if unit.missing & _FOUND_FROM else by_text(unit)
+
+
+# the tokens ``by_text`` finds constructs from (and the "{" of a body, which its descent
+# through the file's outline looks for)
+_FOUND_FROM = frozenset({"for", "while", "do", "asm", "__asm__", "__asm", "__shared__",
+                         "__global__", "<<<", "preproc_directive", "{"})
 
 
 # The model's constructs by one query over the whole tree (a tree with errors)

@@ -318,6 +318,7 @@ class Unit:
         self._known_offsets: list[int] = [0]
         self._known_lines: list[int] = [0]
         self.problems: list[Problem] = []
+        self.missing: frozenset[str] = frozenset()  # the types of its MISSING tokens
         _find_problems(self)
         # the model (functions, launches) and the per-type index are built on first use,
         # each on its own: a re-parse that only checks for new syntax problems needs
@@ -518,7 +519,9 @@ def _find_problems(unit: Unit) -> None:
     root = unit.root
     size = len(unit.source)
     if root.has_error:
-        for n in problem_nodes(unit.tree):
+        nodes = problem_nodes(unit.tree)
+        unit.missing = frozenset(n.type for n in nodes if n.is_missing)
+        for n in nodes:
             start = min(n.start_byte, size)
             line, col = unit.position(start)
             if n.is_missing:

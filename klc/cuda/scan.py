@@ -1,8 +1,11 @@
-"""The constructs the model is built from, in a tree without errors: found from the words
-that start them (``by_text``: scans of the parsed bytes at C speed, then a node lookup at each
-place found), not by a walk over every node; the function definitions by a descent through the
-file's outline only. A tree with an error (whose MISSING tokens have no text) is read by one
-query run instead (``klc.cuda.build``); both give the same nodes for a clean tree.
+"""The constructs the model is built from: found from the words that start them
+(``by_text``: scans of the parsed bytes at C speed, then a node lookup at each place found),
+not by a walk over every node; the function definitions by a descent through the file's
+outline only. That takes every token they are found from to be its text: true of a tree
+without errors, and of one whose errors are ERROR nodes (they hold the text they could not
+place) and MISSING tokens of other kinds; a tree with a MISSING token of those words (zero
+width: no text) is read by one query run instead (``klc.cuda.build``). Both give the same
+nodes for a tree of the first kind.
 
 Below the model's builder in ``klc.cuda`` (``docs/architecture.md``, "klc.cuda").
 """
@@ -35,8 +38,8 @@ class Found(NamedTuple):
 
 # the words that start a construct, found by scans of the text (each pattern starts with a
 # literal: a scan runs at C speed). A loop or asm statement is the named node that holds its
-# word's token and starts with it (a do loop is found from its "while": it has one in a tree
-# without errors); the other words' tokens must be the first (or only) token of their node.
+# word's token and starts with it (a do loop is found from its "while": it has one unless
+# that token is MISSING); the other words' tokens must be the first (or only) token of their node.
 # The words that start with "__" share a scan with the intrinsics' names (below).
 _KEYWORD_SCANS = tuple((literal, re.compile(re.escape(literal) + rest)) for literal, rest in (
     (b"for", rb"\b"), (b"while", rb"\b"), (b"asm", rb"\b"), (b"#pragma", rb"\b"), (b"<<<", b""),
@@ -69,11 +72,11 @@ _RARE = frozenset({b"while", b"#pragma", b"<<<", b"->", b"atomic"})
 
 
 def by_text(unit: Unit) -> Found:
-    """The constructs of a clean tree, from the text: each keyword that starts one (``for``,
+    """The constructs of a tree, from the text: each keyword that starts one (``for``,
     ``__shared__``, ``<<<``, ...) found by a scan of the parsed bytes (masked text is blank),
     and the construct is the node its token starts; the calls that may be intrinsics found
-    from the words their callees hold. In a tree with no error every token is its text, so
-    these are the nodes a query over the tree gives."""
+    from the words their callees hold. Where every token is its text (no MISSING token of
+    these words), these are the nodes a query over the tree gives."""
     parsed, root = unit.parsed, unit.root
     at, named_at = root.descendant_for_byte_range, root.named_descendant_for_byte_range
     found: dict[str, dict[tuple[int, int], Node]] = {

@@ -12,6 +12,7 @@ from __future__ import annotations
 import bisect
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -72,3 +73,63 @@ def test_positions_past_the_counted_ones_come_from_the_table() -> None:
         assert unit.position(offset) == _position_by_table(source, offset), i
     assert "_line_starts" in unit.__dict__
     assert unit.position(len(source) + 5) == _position_by_table(source, len(source) + 5)
+
+
+BROKEN = [
+    b"void f() int x; }\n",
+    b"__global__ void k(float* a) a[0] = 1; }\n",
+    b"namespace n  __global__ void k() { } }\n",
+    b"__global__ void k(float* a) { for (int i = 0; i < 4; ++i) a[i] = 1 }\n",
+    b"__global__ void k(float* a) { do a[0]++; while (a[0] < 3) }\n",
+    b"__global__ void k(float* a) { do { a[0]++; } while (a[0] < 3 }\n",
+    b"struct S { __device__ void m() { int x = 1 } };\n",
+    b"__global__ void k(float* a) { do { a[0]++; } }\n void g() {}\n",
+    b"void h() { k<<<1, 32>>>(p) }\n__global__ void k(float* p) { while (1) { asm(\"nop\") } }\n",
+    b"__global__ void k(float* a) {\n#pragma unroll\n for (;;) { a[0] = 1 }\n",
+    b"__global__ void k(float* a) { __shared__ float s[32] a[0] = s[0]; __syncthreads() }\n",
+]
+
+
+def test_constructs_of_trees_with_errors_from_the_text_are_the_querys() -> None:
+    """A tree whose errors are ERROR nodes and MISSING tokens the constructs are not found
+    from is read from the text (``by_text``): the nodes one query over the tree finds."""
+    from klc.cuda.build import _by_query, _call_kind, _call_name, _found
+    from klc.cuda.scan import by_text
+    from klc.cuda.syntax import F_DIRECTIVE, F_FUNCTION
+
+    def spans(nodes: list) -> list[tuple[int, int, str]]:  # type: ignore[type-arg]
+        return [(n.start_byte, n.end_byte, n.type) for n in nodes]
+
+    units = [parse_bytes(source, f"b{i}.cu") for i, source in enumerate([*BROKEN, *SOURCES])]
+    broken = [u for u in units if u.root.has_error]
+    assert len(broken) >= len(BROKEN) and any(u.missing for u in broken)
+    for unit in broken:
+        text, query = by_text(unit), _by_query(unit)
+        for name in ("functions", "launches", "loops", "shared", "pragmas", "asm", "globals"):
+            want = getattr(query, name)
+            if name == "pragmas":  # (the query takes every directive; the model "#pragma")
+                want = [n for n in want
+                        if unit.text(n.child_by_field_id(F_DIRECTIVE)).strip() == "#pragma"]
+            assert spans(getattr(text, name)) == spans(want), (unit.path, name)
+        found = {(n.start_byte, n.end_byte) for n in text.calls}
+        for n in query.calls:
+            callee = n.child_by_field_id(F_FUNCTION)
+            if callee is not None and _call_kind(_call_name(unit, callee)) is not None:
+                assert (n.start_byte, n.end_byte) in found, (unit.path, unit.text(n))
+        assert spans(_found(unit).loops) == spans(text.loops)
+
+
+def test_a_missing_token_a_construct_is_found_from_sends_the_tree_to_the_query(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from klc.cuda import build
+
+    unit = parse_bytes(BROKEN[3], "missing.cu")
+    assert unit.missing == {";"}
+    asked: list[str] = []
+    query = build._by_query
+    monkeypatch.setattr(build, "_by_query", lambda u: asked.append(u.path) or query(u))
+    build._found(unit)
+    assert asked == []  # a ";": read from the text
+    unit.missing = frozenset({"while"})  # (as if the "while" of a do loop were MISSING)
+    build._found(unit)
+    assert asked == ["missing.cu"]
