@@ -111,7 +111,7 @@ def build_model(unit: Unit, types: Iterable[str] | None = None) -> None:
 def _model(unit: Unit) -> None:
     """The model, in stages, from the constructs ``_found`` found."""
     found = _found(unit)
-    _functions(unit, found.functions)
+    _functions(unit, found.functions, found.function_ancestors)
     owner = _owner(unit._functions)
     _masked_pragmas(unit, owner)
     _function_problems(unit)
@@ -216,14 +216,16 @@ def _by_query(unit: Unit) -> Found:
 _by_start = operator.attrgetter("start_byte")
 
 
-def _functions(unit: Unit, nodes: list[Node]) -> None:
+def _functions(unit: Unit, nodes: list[Node],
+               ancestors: list[tuple[Node, ...]] | None = None) -> None:
     """The functions defined in the file (outside any function body: `CUDA_KERNEL_LOOP(i, n)
     { ... }` in a kernel reads as a function definition with no type, but it is a statement
     of the function around it, a loop macro, and the gate would blank it as host code),
-    sorted by start."""
+    sorted by start. ``ancestors``: each node's parent, grandparent and great-grandparent,
+    where known."""
     calls_of = _calls_of(weakref.ref(unit))
-    for node in nodes:
-        f = _function(unit, node)
+    for i, node in enumerate(nodes):
+        f = _function(unit, node, ancestors[i] if ancestors is not None else None)
         if f is not None:
             f.calls_of = calls_of
             unit._functions.append(f)
@@ -393,7 +395,18 @@ def _function_declarator(node: Node | None) -> Node | None:
     return node
 
 
-def _function(unit: Unit, node: Node) -> Function | None:
+def _ancestors(node: Node) -> tuple[Node, ...]:
+    """A node's parent, grandparent and great-grandparent (fewer at the top of the tree)."""
+    out: list[Node] = []
+    up = node.parent
+    while up is not None and len(out) < 3:
+        out.append(up)
+        up = up.parent
+    return tuple(out)
+
+
+def _function(unit: Unit, node: Node, ancestors: tuple[Node, ...] | None = None
+              ) -> Function | None:
     decl = _function_declarator(node.child_by_field_id(F_DECLARATOR))
     body = node.child_by_field_id(F_BODY)
     if decl is None or body is None:
@@ -419,16 +432,17 @@ def _function(unit: Unit, node: Node) -> Function | None:
                 c.start_byte, c.end_byte,
             )
     start, extern_c, template_params = node.start_byte, False, ()
-    parent = node.parent
+    up = iter(ancestors if ancestors is not None else _ancestors(node))
+    parent = next(up, None)
     if parent is not None and parent.type == "template_declaration":
         start = parent.start_byte
         plist = parent.child_by_field_id(F_PARAMETERS)
         template_params = tuple(_template_params(unit, plist)) if plist else ()
-        parent = parent.parent
+        parent = next(up, None)
     if parent is not None and parent.type == "linkage_specification":
         extern_c, start = True, parent.start_byte
     elif parent is not None and parent.type == "declaration_list":
-        grand = parent.parent
+        grand = next(up, None)
         extern_c = grand is not None and grand.type == "linkage_specification"
     params_node = decl.child_by_field_id(F_PARAMETERS)
     attributes: list[str] = []

@@ -34,6 +34,9 @@ class Found(NamedTuple):
     pragmas: list[Node]  # "#pragma" lines (preproc_call)
     asm: list[Node]
     globals: list[Node]  # every "__global__" token
+    # the parent, grandparent and great-grandparent of each of ``functions`` (fewer at the
+    # top of the tree), where the search that found them knew them; None: ask the nodes
+    function_ancestors: list[tuple[Node, ...]] | None = None
 
 
 # the words that start a construct, found by scans of the text (each pattern starts with a
@@ -146,8 +149,9 @@ def by_text(unit: Unit) -> Found:
         sorted_nodes = list(nodes.values())
         sort_doc_order(sorted_nodes)
         lists[k] = sorted_nodes
-    return Found(_function_nodes(unit), lists["call"], lists["launch"], lists["loop"],
-                  lists["shared"], lists["pragma"], lists["asm"], lists["global"])
+    functions, ancestors = _function_nodes(unit)
+    return Found(functions, lists["call"], lists["launch"], lists["loop"], lists["shared"],
+                 lists["pragma"], lists["asm"], lists["global"], ancestors)
 
 
 def _calls_at(at: Callable[[int, int], Node | None], offset: int,
@@ -176,23 +180,29 @@ _CALL_ENDS = frozenset({"declaration", "field_declaration", "lambda_expression",
                         "function_definition", "translation_unit", "preproc_arg"})
 
 
-def _function_nodes(unit: Unit) -> list[Node]:
-    """The function definitions outside any function body, in document order: a descent that
-    never enters a block, nor a subtree without a ``{`` (a definition has a body), so it
-    visits the file's outline, not its code (and only named nodes: an anonymous one is a
-    token)."""
+def _function_nodes(unit: Unit) -> tuple[list[Node], list[tuple[Node, ...]]]:
+    """The function definitions outside any function body, in document order, and the
+    parent, grandparent and great-grandparent of each (fewer at the top of the tree; a
+    node's ``parent`` is a search from the root): a descent that never enters a block, nor
+    a subtree without a ``{`` (a definition has a body), so it visits the file's outline,
+    not its code (and only named nodes: an anonymous one is a token)."""
     find = unit.parsed.find
-    out: list[Node] = []
-    stack = [unit.root]
+    out: list[tuple[int, Node, tuple[Node, ...]]] = []
+    stack: list[tuple[Node, tuple[Node, ...]]] = [(unit.root, ())]
     while stack:
-        node = stack.pop()
+        node, above = stack.pop()
+        chain = (node, *above[:2])  # its children's ancestors
         for child in node.named_children:
             kind = child.type
             if kind == "function_definition":
-                out.append(child)  # (and what its head may define: its body is a block)
+                out.append((child.start_byte, child, chain))  # (and what its head may
+                # define: its body is a block)
             elif kind == "compound_statement":
                 continue
             if find(b"{", child.start_byte, child.end_byte) >= 0:
-                stack.append(child)
-    out.sort(key=operator.attrgetter("start_byte"))
-    return out
+                stack.append((child, chain))
+    out.sort(key=_first)
+    return [n for _, n, _ in out], [up for _, _, up in out]
+
+
+_first = operator.itemgetter(0)

@@ -133,3 +133,37 @@ def test_a_missing_token_a_construct_is_found_from_sends_the_tree_to_the_query(
     unit.missing = frozenset({"while"})  # (as if the "while" of a do loop were MISSING)
     build._found(unit)
     assert asked == ["missing.cu"]
+
+
+NESTED = b"""\
+extern "C" __global__ void c_kernel(float* a) { a[0] = 1; }
+extern "C" { __global__ void in_block(float* a) { a[0] = 2; } }
+namespace outer { namespace inner {
+template <typename T, int N = 4>
+__global__ void templ(T* a) { a[0] = N; }
+struct S { __device__ void method(float* p) { p[0] = 3; } };
+} }
+extern "C" { template <int K> __device__ void t_in_block(int* a) { a[0] = K; } }
+"""
+
+
+def test_function_ancestors_from_the_descent_are_the_nodes_parents() -> None:
+    """The parents the outline descent records for each definition are its ``parent``,
+    grandparent and great-grandparent, and the functions built from them are those built
+    from asking each node."""
+    from klc.cuda.build import _ancestors, _function
+    from klc.cuda.scan import _function_nodes
+
+    checked = 0
+    for unit in [parse_bytes(NESTED, "nested.cu"), *(parse_bytes(s, "c.cu") for s in SOURCES)]:
+        nodes, ancestors = _function_nodes(unit)
+        for node, up in zip(nodes, ancestors, strict=True):
+            assert [(a.type, a.start_byte, a.end_byte) for a in up] == [
+                (a.type, a.start_byte, a.end_byte) for a in _ancestors(node)]
+            assert _function(unit, node, up) == _function(unit, node)
+            checked += 1
+    nested = parse_bytes(NESTED, "nested.cu")
+    kinds = {f.name: (f.extern_c, len(f.template_params)) for f in nested.functions}
+    assert kinds == {"c_kernel": (True, 0), "in_block": (True, 0), "templ": (False, 2),
+                     "method": (False, 0), "t_in_block": (True, 1)}
+    assert checked > 100
