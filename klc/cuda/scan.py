@@ -113,6 +113,17 @@ def by_text(unit: Unit) -> Found:
                 else:
                     found["asm"][(start, node.end_byte)] = node
                 continue
+            if word == b"#pragma":
+                # the named node around the directive token and the byte after it: the
+                # "#pragma" line whose directive it is (its parent: one search, not two)
+                line = named_at(start, end + 1)
+                if line is not None and line.type == "preproc_call" \
+                        and line.start_byte == start:
+                    directive = line.child_by_field_id(F_DIRECTIVE)
+                    if directive is not None and directive.type == "preproc_directive" \
+                            and directive.start_byte == start and directive.end_byte == end:
+                        pragmas[(start, line.end_byte)] = line
+                continue
             token = at(start, end)
             if token is None or token.type != _TOKENS[word] or token.start_byte != start \
                     or token.end_byte != end:
@@ -128,9 +139,6 @@ def by_text(unit: Unit) -> Found:
                 if kind == "type_qualifier" and grand is not None \
                         and grand.type == "declaration":
                     shared[(grand.start_byte, grand.end_byte)] = grand
-            elif word == b"#pragma":
-                if kind == "preproc_call" and parent.child_by_field_id(F_DIRECTIVE) == token:
-                    pragmas[(parent.start_byte, parent.end_byte)] = parent
             else:  # "<<<"
                 grand = parent.parent
                 if kind == "kernel_call_syntax" and grand is not None \
