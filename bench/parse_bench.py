@@ -125,7 +125,8 @@ def main(argv: list[str] | None = None) -> int:
     if not root.is_dir():
         print(f"parse_bench: {root}: not a directory", file=sys.stderr)
         return 2
-    args.every = args.every or (10 if args.count else 1)
+    if args.every is None:
+        args.every = 10 if args.count else 1
     if args.every < 1 or args.repeat < 1:
         print("parse_bench: --every and --repeat take a number of 1 or more", file=sys.stderr)
         return 2
