@@ -1,24 +1,37 @@
 """Front-end speed and robustness over a folder of CUDA sources.
 
     python bench/parse_bench.py [DIR] [--repeat 3]
+    python bench/parse_bench.py [DIR] --count [--every 10]   # instructions, by valgrind
 
 Parses every .cu/.cuh under DIR (default: the front end's test corpus) in the same run, the
 columns interleaved: a bare tree-sitter-cuda parse of the bytes; klc's front end
 (``parse_bytes``: the masking/recovery step, the query pass); the front end with the model
 ``klc parse`` prints; and ``klc parse`` itself, in text and with ``--json`` (the command's own
 function, ``klc.commands.parse.show``, fed the bytes, its output and messages sent to a null
-sink). It prints the files, megabytes, files/s and MB/s, each column's time as a ratio to the
-bare parse (target for the front end and for the command: at most 1.5x), the share of files
-left with zero syntax errors (and how many had errors before the recovery step), the share of
-__global__ kernels that are analyzable, and whether libclang was loaded (it must not be:
-facts are built only when asked). Reading the files is not timed. It prints; it asserts nothing.
+sink). Each column is timed in CPU seconds of this process (``time.process_time``: the work
+is single-threaded, and on a shared machine the CPU time moves far less than the wall
+clock), the runs of the columns interleaved and the best of ``--repeat`` kept. It prints the
+files, megabytes, files/s and MB/s, each column's time as a ratio to the bare parse (target
+for the front end and for the command: at most 1.5x), the share of files left with zero
+syntax errors (and how many had errors before the recovery step), the share of __global__
+kernels that are analyzable, and whether libclang was loaded (it must not be: facts are
+built only when asked). Reading the files is not timed. It prints; it asserts nothing.
+
+``--count`` counts each column's instructions instead, the steadiest figure to compare two
+commits by: one process under valgrind's callgrind reads every ``--every``-th file (10th
+when not given), runs every column once (imports, compiled queries), then each once more,
+and only those runs are counted, one count per column.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
+import shutil
+import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from contextlib import redirect_stderr, redirect_stdout
@@ -44,15 +57,57 @@ def collect(root: Path) -> tuple[list[tuple[str, bytes]], list[str]]:
 
 
 def best_times(fns: list[Callable[[], object]], repeat: int) -> list[float]:
-    """The fastest of ``repeat`` runs of each function, the runs interleaved, so that a burst
-    of load on the machine does not fall on one side of the comparison only."""
+    """The fastest of ``repeat`` runs of each function in CPU seconds of this process, the
+    runs interleaved, so that a burst of load on the machine does not fall on one side of the
+    comparison only."""
     best = [float("inf")] * len(fns)
     for _ in range(repeat):
         for i, fn in enumerate(fns):
-            t0 = time.perf_counter()
+            t0 = time.process_time()
             fn()
-            best[i] = min(best[i], time.perf_counter() - t0)
+            best[i] = min(best[i], time.process_time() - t0)
     return best
+
+
+COLUMNS = ("bare", "front", "model", "text", "json")
+NAMES = {"bare": "bare tree-sitter parse", "front": "klc front end",
+         "model": "front end + model", "text": "klc parse (text output)",
+         "json": "klc parse --json"}
+# the columns are run through ``sys.call_tracing`` (a plain call), whose C function callgrind
+# is told to count in and to write a count after: one count per column, nothing else counted
+_MARK = "_PyEval_CallTracing"
+_TOTALS_RE = re.compile(r"^totals:\s*(\d+)", re.M)
+
+
+def count(root: Path, every: int) -> int:
+    """Each column's instructions (``--count``), by valgrind's callgrind: one process, which
+    reads the files, runs every column once, then runs each once more counted."""
+    valgrind = shutil.which("valgrind")
+    if valgrind is None:
+        print("parse_bench: --count needs valgrind (not found on PATH)", file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "callgrind.out"
+        run = subprocess.run(
+            [valgrind, "--tool=callgrind", "--collect-atstart=no", f"--toggle-collect={_MARK}",
+             f"--dump-after={_MARK}", f"--callgrind-out-file={out}", sys.executable,
+             __file__, str(root), "--every", str(every), "--counted"],
+            capture_output=True, text=True, check=False,
+            env=dict(os.environ, PYTHONHASHSEED="0"))  # the same sets and dicts every time
+        dumps = sorted(Path(tmp).glob("callgrind.out.*"), key=lambda p: int(p.suffix[1:]))
+        counts = [int(m.group(1)) for p in dumps
+                  if (m := _TOTALS_RE.search(p.read_text(errors="replace")))]
+    if run.returncode or len(counts) != len(COLUMNS) or not all(counts):
+        print(f"parse_bench: the run under valgrind gave no count per column (a Python "
+              f"without the symbol {_MARK}?):\n{run.stdout[-1000:]}{run.stderr[-2000:]}",
+              file=sys.stderr)
+        return 2
+    by = dict(zip(COLUMNS, counts, strict=True))
+    print(f"directory                 {root}  (every {every}th file: {run.stdout.strip()})")
+    print("counted                   instructions (valgrind's callgrind), one run of each")
+    for c in COLUMNS:
+        print(f"{NAMES[c]:<24}  {by[c]:>15,}  {by[c] / by['bare']:.2f}x the bare parse")
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -60,17 +115,30 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("dir", nargs="?", metavar="DIR", help="folder of .cu/.cuh files")
     ap.add_argument("--dir", dest="dir_opt", metavar="DIR", help="same as DIR")
     ap.add_argument("--repeat", type=int, default=3, help="timed runs of each (best is kept)")
+    ap.add_argument("--count", action="store_true",
+                    help="count each column's instructions under valgrind's callgrind")
+    ap.add_argument("--every", type=int, metavar="N",
+                    help="only every N-th file (sorted by path); --count: 10 when not given")
+    ap.add_argument("--counted", action="store_true", help=argparse.SUPPRESS)  # (--count's)
     args = ap.parse_args(argv)
     root = Path(args.dir or args.dir_opt or DEFAULT_DIR)
     if not root.is_dir():
         print(f"parse_bench: {root}: not a directory", file=sys.stderr)
         return 2
+    if args.every is None:
+        args.every = 10 if args.count else 1
+    if args.every < 1 or args.repeat < 1:
+        print("parse_bench: --every and --repeat take a number of 1 or more", file=sys.stderr)
+        return 2
+    if args.count and not args.counted:
+        return count(root, args.every)
 
     from klc.commands.parse import show
     from klc.cuda.parse import parse_bytes
     from klc.cuda.syntax import parser
 
     files, refused = collect(root)
+    files = files[::args.every]
     if not files:
         print(f"parse_bench: {root}: no readable .cu/.cuh files", file=sys.stderr)
         return 2
@@ -102,6 +170,11 @@ def main(argv: list[str] | None = None) -> int:
 
     text, as_json = command(False), command(True)
     bare(), front(), model(), text(), as_json()  # warm up: imports, query compilation, caches
+    if args.counted:  # each column once more, counted (--count runs this under valgrind)
+        for fn in (bare, front, model, text, as_json):
+            sys.call_tracing(fn, ())
+        print(f"{len(files)} files, {mb:.2f} MB")
+        return 0
     t_bare, t_front, t_model, t_text, t_json = best_times(
         [bare, front, model, text, as_json], args.repeat)
 
@@ -116,7 +189,8 @@ def main(argv: list[str] | None = None) -> int:
     n = len(files)
 
     rows = [
-        ("directory", str(root)),
+        ("directory", str(root) + (f"  (every {args.every}th file)" if args.every > 1 else "")),
+        ("timing", f"process CPU time, best of {args.repeat}, the columns interleaved"),
         ("files", f"{n}" + (f" (+{len(refused)} refused: not source text)" if refused else "")),
         ("megabytes", f"{mb:.2f}"),
         ("bare tree-sitter parse", f"{t_bare:.3f} s  {n / t_bare:8.1f} files/s  "

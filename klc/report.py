@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import fields
 from functools import cache
 from operator import attrgetter
@@ -26,8 +26,30 @@ def plain(obj: Any) -> dict[str, Any]:
     return dict(zip(names, get(obj), strict=True))
 
 
+def _plain_all(records: Sequence[Any], extra: str = "",
+               value: Callable[[Any], Any] | None = None) -> list[dict[str, Any]]:
+    """``plain`` of each record of a list of one class (its fields looked up once), and where
+    ``extra`` is given, the key ``extra`` added last with ``value(record)``."""
+    if not records:
+        return []
+    names, get = _fields_of(type(records[0]))
+    if not extra or value is None:
+        return [dict(zip(names, get(r), strict=True)) for r in records]
+    out = []
+    for r in records:
+        d = dict(zip(names, get(r), strict=True))
+        d[extra] = value(r)
+        out.append(d)
+    return out
+
+
 def function_summary(unit: Unit, f: Function) -> dict[str, Any]:
-    line, col = unit.position(f.start)
+    position = unit.position
+    line, col = position(f.start)
+
+    def line_of(record: Any) -> int:
+        return position(record.start)[0]
+
     return {
         "name": f.name,
         "kind": f.kind,
@@ -38,31 +60,33 @@ def function_summary(unit: Unit, f: Function) -> dict[str, Any]:
         "specifiers": list(f.specifiers),
         "extern_c": f.extern_c,
         "return_type": f.return_type,
-        "template_params": [plain(t) for t in f.template_params],
-        "params": [plain(p) for p in f.params],
+        "template_params": _plain_all(f.template_params),
+        "params": _plain_all(f.params),
         "launch_bounds": plain(f.launch_bounds) if f.launch_bounds else None,
         "attributes": list(f.attributes),
-        "shared": [plain(s) for s in f.shared],
-        "loops": [plain(lp) | {"line": unit.position(lp.start)[0]} for lp in f.loops],
+        "shared": _plain_all(f.shared),
+        "loops": _plain_all(f.loops, "line", line_of),
         "pragmas": [p.text for p in f.pragmas],
-        "barriers": [plain(c) | {"line": unit.position(c.start)[0]} for c in f.barriers],
+        "barriers": _plain_all(f.barriers, "line", line_of),
         "warp_intrinsics": sorted({c.name for c in f.warp_intrinsics}),
         "atomics": sorted({c.name for c in f.atomics}),
         "inline_asm": len(f.asm),
-        "launches": [plain(lc) for lc in f.launches],
+        "launches": _plain_all(f.launches),
         "analyzable": f.analyzable,
     }
 
 
 def unit_summary(unit: Unit) -> dict[str, Any]:
+    path = unit.path
+    source = unit.source
     return {
-        "path": unit.path,
-        "bytes": len(unit.source),
+        "path": path,
+        "bytes": len(source),
         "functions": [function_summary(unit, f) for f in unit.functions
                       if f.kind != "host" or f.launches],
-        "unanalyzable": [plain(u) for u in unit.unanalyzable],
-        "problems": [plain(p) | {"file": unit.path} for p in unit.problems],
-        "masked": [plain(m) | {"text": unit.text(m.start, m.end)} for m in unit.masks],
+        "unanalyzable": _plain_all(unit.unanalyzable),
+        "problems": _plain_all(unit.problems, "file", lambda p: path),
+        "masked": _plain_all(unit.masks, "text", lambda m: unit.text(m.start, m.end)),
     }
 
 

@@ -7,6 +7,7 @@ JSON, or nothing, never pays them)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cache
 from typing import Any
 
@@ -17,6 +18,7 @@ from klc.errors import terminal_safe
 def _console_class() -> type:
     from rich.console import Console
     from rich.markup import render as render_markup
+    from rich.text import Text
 
     class SafeConsole(Console):
         """A console whose text never carries a terminal command: a control character (ESC
@@ -29,24 +31,44 @@ def _console_class() -> type:
             super().print(*(terminal_safe(o) if isinstance(o, str) else o for o in objects),
                           **kw)
 
+        @property
+        def writes_plain(self) -> bool:
+            """Whether what this console prints is written as it is: no styles (no colour
+            system: not a terminal), soft wrapping (a line is never broken), nothing recorded
+            or held back. (A tab is still expanded: see ``print_plain``.)"""
+            return not (self.color_system is not None or not self.soft_wrap or self.record
+                        or self.quiet or self.is_jupyter or self._buffer_index)
+
+        def print_plain(self, text: str) -> None:
+            """Print ``text`` as text, not markup (``print(Text(text))``): where the console
+            ``writes_plain`` and the text holds no tab, written at once, without rich's layout
+            pass (the same bytes)."""
+            text = terminal_safe(text)
+            if not self.writes_plain or "\t" in text:
+                self.print(Text(text))
+                return
+            self._write(text, lambda: self.print(Text(text)))
+
         def print_markup(self, markup: str) -> None:
-            """``print(markup, emoji=False)``. Where that writes no styles (no colour system:
-            not a terminal) and its layout pass changes nothing (soft wrapping leaves lines
-            whole; only a tab would be expanded), the text rich's markup renderer gives is
-            written at once: the same bytes, without the layout pass's cost per line."""
-            if (self.color_system is not None or not self.soft_wrap or self.record
-                    or self.quiet or self.is_jupyter or self._buffer_index):
+            """``print(markup, emoji=False)``. Where that writes no styles and its layout pass
+            changes nothing (``writes_plain``; only a tab would be expanded), the text rich's
+            markup renderer gives is written at once: the same bytes, without the layout
+            pass's cost per line."""
+            if not self.writes_plain:
                 self.print(markup, emoji=False)
                 return
             text = render_markup(terminal_safe(markup), emoji=False).plain
             if "\t" in text:
                 self.print(markup, emoji=False)
                 return
+            self._write(text, lambda: self.print(markup, emoji=False))
+
+        def _write(self, text: str, fallback: Callable[[], None]) -> None:
             try:
                 self.file.write(text + "\n")
                 self.file.flush()
             except UnicodeEncodeError:  # rich's message for it
-                self.print(markup, emoji=False)
+                fallback()
             except BrokenPipeError:
                 self.on_broken_pipe()
 

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from klc.commands.console import err, out
@@ -57,8 +58,9 @@ def show(units: Iterable[Unit | KlcError], as_json: bool = False) -> int:
         if unit.problems:
             status = 2
         if as_json:  # the text of json.dumps(list of summaries, indent=2), an item at a time
-            sys.stdout.write(("[\n  " if not items else ",\n  ")
-                             + json.dumps(unit_summary(unit), indent=2).replace("\n", "\n  "))
+            # (a summary is a tree of new dicts and lists: no cycle to look for)
+            sys.stdout.write(("[\n  " if not items else ",\n  ") + json.dumps(
+                unit_summary(unit), indent=2, check_circular=False).replace("\n", "\n  "))
             items += 1
         else:
             _print_unit(unit)
@@ -70,51 +72,96 @@ def show(units: Iterable[Unit | KlcError], as_json: bool = False) -> int:
 
 
 def _print_unit(unit: Unit) -> None:
-    """The text view of ``klc parse``. Source text is escaped for rich (a ``[`` in a type
-    would be read as markup) and emoji codes are off (``file:100:1`` is not ``:100:``)."""
+    """The text view of ``klc parse``, one print per file (rich's cost is mostly per call and
+    line): the markup of ``_unit_lines``, or where the console writes no styles (not a
+    terminal: ``writes_plain``) the text that markup shows, made as it is (no markup to
+    read) unless a piece of source text would read differently through markup."""
+    if out.writes_plain:
+        try:
+            out.print_plain("\n".join(_unit_lines(unit, _as_is, _plain)))
+            return
+        except _ReadsAsMarkup:
+            pass
     from rich.markup import escape
 
+    out.print_markup("\n".join(_unit_lines(unit, escape, _styled)))
+
+
+class _ReadsAsMarkup(Exception):
+    """A piece of text whose escaped markup rich does not read back as the same text."""
+
+
+# a "[" that opens a tag (a lowercase letter, "#", "/" or "@" after it) closed by no "]"
+# before the text's end: rich's escape leaves it as it is, and the markup that follows the
+# piece may close it
+_OPEN_TAG_AT_END = re.compile(r"\[[a-z#/@][^\[\]]*$")
+
+
+def _as_is(text: str) -> str:
+    """``text`` where its markup (``rich.markup.escape(text)``, and the markup around it)
+    reads back as ``text`` itself: it holds no backslash (rich's escape doubles one before a
+    tag or at the end, its reader takes one from "\\[") and no tag opened and not closed
+    inside it; else ``_ReadsAsMarkup``."""
+    if "\\" in text or ("[" in text and _OPEN_TAG_AT_END.search(text)):
+        raise _ReadsAsMarkup
+    return text
+
+
+def _plain(style: str, text: str) -> str:
+    return _as_is(text)
+
+
+def _styled(style: str, text: str) -> str:
+    from rich.markup import escape
+
+    return f"[{style}]{escape(text)}[/{style}]"
+
+
+def _unit_lines(unit: Unit, esc: Callable[[str], str],
+                styled: Callable[[str, str], str]) -> list[str]:
+    """The lines of a file's text view, each piece of source text through ``esc`` and each
+    styled piece through ``styled``."""
     lines: list[str] = []
     say = lines.append
+    position = unit.position
 
-    say(f"[bold]{escape(shown(unit.path))}[/bold]")
+    say(styled("bold", shown(unit.path)))
     for f in unit.functions:
         if f.kind == "host" and not f.launches:
             continue
-        line, col = unit.position(f.start)
+        line, col = position(f.start)
         tparams = ", ".join(f"{t.type} {t.name}" for t in f.template_params)
-        head = f"  {f.kind} [cyan]{escape(f.name)}[/cyan]" + (
-            escape(f"<{tparams}>") if tparams else "")
-        say(f"{head}  ({escape(where(unit.path, line, col))})")
+        head = f"  {f.kind} {styled('cyan', f.name)}" + (esc(f"<{tparams}>") if tparams else "")
+        say(f"{head}  ({esc(where(unit.path, line, col))})")
         for p in f.params:
             flags = [x for x, on in (("const", p.const), ("restrict", p.restrict)) if on]
-            say(escape(f"    param {p.name}: {p.type}" + (f"  [{', '.join(flags)}]"
-                                                          if flags else "")))
+            say(esc(f"    param {p.name}: {p.type}" + (f"  [{', '.join(flags)}]"
+                                                       if flags else "")))
         if f.launch_bounds:
             lb = f.launch_bounds
-            say(escape(f"    launch bounds: {lb.max_threads}"
-                       + (f", min blocks {lb.min_blocks}" if lb.min_blocks else "")))
+            say(esc(f"    launch bounds: {lb.max_threads}"
+                    + (f", min blocks {lb.min_blocks}" if lb.min_blocks else "")))
         for a in f.attributes:
-            say(escape(f"    attribute: {a}"))
+            say(esc(f"    attribute: {a}"))
         for sd in f.shared:
             dims = "".join(f"[{d}]" for d in sd.dims)
-            say(escape(f"    shared{' (extern, dynamic)' if sd.extern else ''}: {sd.type} "
-                       f"{sd.name}{dims}"))
+            say(esc(f"    shared{' (extern, dynamic)' if sd.extern else ''}: {sd.type} "
+                    f"{sd.name}{dims}"))
         if f.loops:
             loops = ", ".join(
-                f"{lp.kind}({lp.var or '?'})@{unit.position(lp.start)[0]}"
+                f"{lp.kind}({lp.var or '?'})@{position(lp.start)[0]}"
                 + (f" unroll {lp.unroll}".rstrip() if lp.unroll is not None else "")
                 for lp in f.loops)
-            say(escape(f"    loops: {loops}"))
+            say(esc(f"    loops: {loops}"))
         if f.barriers:
             say(f"    barriers: {len(f.barriers)}")
         if f.warp_intrinsics:
-            say(escape("    warp intrinsics: " + ", ".join(sorted({c.name for c in
-                                                                   f.warp_intrinsics}))))
+            say(esc("    warp intrinsics: " + ", ".join(sorted({c.name for c in
+                                                                f.warp_intrinsics}))))
         for lc in f.launches:
             tl = f"<{lc.template_args}>" if lc.template_args else ""
-            say(escape(f"    launches {lc.kernel}{tl}<<<{', '.join(lc.config)}>>>"))
+            say(esc(f"    launches {lc.kernel}{tl}<<<{', '.join(lc.config)}>>>"))
     for u in unit.unanalyzable:
-        say(f"  [yellow]not analyzable[/yellow]: kernel {escape(u.name)} at "
-            f"{escape(where(unit.path, u.line, u.col))}: {escape(u.reason)}")
-    out.print_markup("\n".join(lines))  # one print: rich's cost is mostly per call and line
+        say(f"  {styled('yellow', 'not analyzable')}: kernel {esc(u.name)} at "
+            f"{esc(where(unit.path, u.line, u.col))}: {esc(u.reason)}")
+    return lines

@@ -10,10 +10,10 @@ problem of its function, and a kernel whose definition still holds an error is r
 not analyzable, with the reason.
 
 Speed (the front end must cost little more than the bare parse, and a query run visits every
-node of the tree: a quarter of the parse): in a tree without errors the constructs are found
-from the words that start them (``klc.cuda.scan``: scans of the bytes at C speed, then a node
-lookup at each place), the function definitions by a descent through the file's outline only;
-a tree with an error (whose MISSING tokens have no text) by one query run. A function's calls
+node of the tree: a quarter of the parse): the constructs are found from the words that start
+them (``klc.cuda.scan``: scans of the bytes at C speed, then a node lookup at each place), the
+function definitions by a descent through the file's outline only; a tree with a MISSING token
+of those words (zero-width: no text) by one query run. A function's calls
 are read on first use, from the per-type index. The per-type index is one query run for all
 the types it holds; functions are found by bisection on their starts.
 
@@ -111,7 +111,7 @@ def build_model(unit: Unit, types: Iterable[str] | None = None) -> None:
 def _model(unit: Unit) -> None:
     """The model, in stages, from the constructs ``_found`` found."""
     found = _found(unit)
-    _functions(unit, found.functions)
+    _functions(unit, found.functions, found.function_ancestors)
     owner = _owner(unit._functions)
     _masked_pragmas(unit, owner)
     _function_problems(unit)
@@ -160,12 +160,20 @@ def _index(unit: Unit, types: Iterable[str]) -> None:
 
 
 def _found(unit: Unit) -> Found:
-    """The nodes of the model. A clean tree's constructs are found from the words that start
-    them (``klc.cuda.scan.by_text``: a few scans of the bytes, and a node lookup at each place
-    found),
-    not by a walk over every node; a tree with an error (a MISSING token has no text) by one
-    query run (``_by_query``). Both give the same nodes for a clean tree."""
-    return _by_query(unit) if unit.root.has_error else by_text(unit)
+    """The nodes of the model, found from the words that start them
+    (``klc.cuda.scan.by_text``: a few scans of the bytes, and a node lookup at each place
+    found), not by a walk over every node. That needs every token the constructs are found
+    from to be its text: so does a tree whose errors are ERROR nodes (they hold the text they
+    could not place) and MISSING tokens of other kinds (a ``;``, a ``)``); a tree with a
+    MISSING token of those kinds (``_FOUND_FROM``: zero-width, no text) is read by one query
+    run (``_by_query``). Both give the same nodes for a tree of the first kind."""
+    return _by_query(unit) if unit.missing & _FOUND_FROM else by_text(unit)
+
+
+# the tokens ``by_text`` finds constructs from (and the "{" of a body, which its descent
+# through the file's outline looks for)
+_FOUND_FROM = frozenset({"for", "while", "do", "asm", "__asm__", "__asm", "__shared__",
+                         "__global__", "<<<", "preproc_directive", "{"})
 
 
 # The model's constructs by one query over the whole tree (a tree with errors)
@@ -208,14 +216,16 @@ def _by_query(unit: Unit) -> Found:
 _by_start = operator.attrgetter("start_byte")
 
 
-def _functions(unit: Unit, nodes: list[Node]) -> None:
+def _functions(unit: Unit, nodes: list[Node],
+               ancestors: list[tuple[Node, ...]] | None = None) -> None:
     """The functions defined in the file (outside any function body: `CUDA_KERNEL_LOOP(i, n)
     { ... }` in a kernel reads as a function definition with no type, but it is a statement
     of the function around it, a loop macro, and the gate would blank it as host code),
-    sorted by start."""
+    sorted by start. ``ancestors``: each node's parent, grandparent and great-grandparent,
+    where known."""
     calls_of = _calls_of(weakref.ref(unit))
-    for node in nodes:
-        f = _function(unit, node)
+    for i, node in enumerate(nodes):
+        f = _function(unit, node, ancestors[i] if ancestors is not None else None)
         if f is not None:
             f.calls_of = calls_of
             unit._functions.append(f)
@@ -316,14 +326,19 @@ def _constructs(unit: Unit, found: Found, owner: Owner) -> None:
         f = owner(node.start_byte, node.end_byte)
         if f is not None:
             f.shared.extend(_shared_decls(unit, node))
+    src = unit.source
     for node in found.pragmas:
-        f = owner(node.start_byte, node.end_byte)
+        start, end = node.start_byte, node.end_byte
+        f = owner(start, end)
+        if f is None:
+            continue
         directive = node.child_by_field_id(F_DIRECTIVE)
-        if f is None or directive is None or unit.text(directive).strip() != "#pragma":
+        # (the directive token is "#", blanks and a word: no other blank to strip)
+        if directive is None or src[directive.start_byte:directive.end_byte].strip() \
+                != b"#pragma":
             continue
         arg = node.child_by_field_id(F_ARGUMENT)
-        f.pragmas.append(Pragma(unit.text(arg).strip() if arg else "", node.start_byte,
-                                node.end_byte))
+        f.pragmas.append(Pragma(_text(src, arg).strip() if arg else "", start, end))
     for node in found.asm:
         f = owner(node.start_byte, node.end_byte)
         if f is not None:
@@ -380,16 +395,27 @@ def _function_declarator(node: Node | None) -> Node | None:
     return node
 
 
-def _function(unit: Unit, node: Node) -> Function | None:
+def _ancestors(node: Node) -> tuple[Node, ...]:
+    """A node's parent, grandparent and great-grandparent (fewer at the top of the tree)."""
+    out: list[Node] = []
+    up = node.parent
+    while up is not None and len(out) < 3:
+        out.append(up)
+        up = up.parent
+    return tuple(out)
+
+
+def _function(unit: Unit, node: Node, ancestors: tuple[Node, ...] | None = None
+              ) -> Function | None:
     decl = _function_declarator(node.child_by_field_id(F_DECLARATOR))
     body = node.child_by_field_id(F_BODY)
     if decl is None or body is None:
         return None
     name_node = decl.child_by_field_id(F_DECLARATOR)
-    name = unit.text(name_node) if name_node is not None else "?"
+    name = _text(unit.source, name_node) if name_node is not None else "?"
     if name_node is not None and name_node.type == "template_function":
         inner = name_node.child_by_field_id(F_NAME)
-        name = unit.text(inner) if inner is not None else name
+        name = _text(unit.source, inner) if inner is not None else name
     specifiers: list[str] = []
     launch_bounds = None
     for c in node.children:
@@ -397,25 +423,26 @@ def _function(unit: Unit, node: Node) -> Function | None:
             break
         if c.type in FUNCTION_SPECIFIERS or c.type in ("storage_class_specifier",
                                                         "type_qualifier"):
-            specifiers.append(unit.text(c))
+            specifiers.append(_text(unit.source, c))
         elif c.type == "launch_bounds":
             args = [a for a in c.named_children if a.type != "comment"]
             launch_bounds = LaunchBounds(
-                unit.text(args[0]) if args else "",
-                unit.text(args[1]) if len(args) > 1 else None,
+                _text(unit.source, args[0]) if args else "",
+                _text(unit.source, args[1]) if len(args) > 1 else None,
                 c.start_byte, c.end_byte,
             )
     start, extern_c, template_params = node.start_byte, False, ()
-    parent = node.parent
+    up = iter(ancestors if ancestors is not None else _ancestors(node))
+    parent = next(up, None)
     if parent is not None and parent.type == "template_declaration":
         start = parent.start_byte
         plist = parent.child_by_field_id(F_PARAMETERS)
         template_params = tuple(_template_params(unit, plist)) if plist else ()
-        parent = parent.parent
+        parent = next(up, None)
     if parent is not None and parent.type == "linkage_specification":
         extern_c, start = True, parent.start_byte
     elif parent is not None and parent.type == "declaration_list":
-        grand = parent.parent
+        grand = next(up, None)
         extern_c = grand is not None and grand.type == "linkage_specification"
     params_node = decl.child_by_field_id(F_PARAMETERS)
     attributes: list[str] = []
@@ -438,11 +465,11 @@ def _function(unit: Unit, node: Node) -> Function | None:
     if type_node is None and _MACRO_NAME_RE.fullmatch(name) and params_node is not None:
         # "TEST_F(Suite, Name) {" parses as a function without a return type: name it by the
         # whole macro call, as a reader would
-        name = " ".join(unit.text(decl).split())
+        name = " ".join(_text(unit.source, decl).split())
     return Function(
         name=name,
         specifiers=tuple(specifiers),
-        return_type=unit.text(type_node) if type_node is not None else "",
+        return_type=_text(unit.source, type_node) if type_node is not None else "",
         param_list=(unit.source, params_node),
         template_params=template_params,
         launch_bounds=launch_bounds,
@@ -499,67 +526,84 @@ def _template_params(unit: Unit, plist: Node) -> Iterator[TemplateParam]:
         t = p.type
         default_node = p.child_by_field_id(F_DEFAULT_VALUE) or p.child_by_field_name(
             "default_type")
-        default = unit.text(default_node) if default_node is not None else None
+        default = _text(unit.source, default_node) if default_node is not None else None
         if t in ("type_parameter_declaration", "optional_type_parameter_declaration",
                  "variadic_type_parameter_declaration"):
             ident = next((c for c in p.named_children if c.type == "type_identifier"), None)
-            yield TemplateParam("type", unit.text(ident) if ident else "", "typename", default)
+            yield TemplateParam("type", _text(unit.source, ident) if ident else "", "typename",
+                                default)
         elif t in ("parameter_declaration", "optional_parameter_declaration",
                    "variadic_parameter_declaration"):
             d = p.child_by_field_id(F_DECLARATOR)
             ty = p.child_by_field_id(F_TYPE)
-            yield TemplateParam("value", unit.text(d) if d else "",
-                                unit.text(ty) if ty else "", default)
+            yield TemplateParam("value", _text(unit.source, d) if d else "",
+                                _text(unit.source, ty) if ty else "", default)
         elif t == "template_template_parameter_declaration":
-            yield TemplateParam("template", unit.text(p).split()[-1], "template", default)
+            yield TemplateParam("template", _text(unit.source, p).split()[-1], "template", default)
 
 
 _LOOP_KINDS = {"for_statement": "for", "for_range_loop": "for", "while_statement": "while",
                "do_statement": "do"}
 
 
+def _text(source: bytes, node: Node) -> str:
+    """A node's original text (``Unit.text`` of a node, without its checks)."""
+    return source[node.start_byte:node.end_byte].decode("utf-8", "replace")
+
+
 def _loop(unit: Unit, f: Function, node: Node) -> Loop:
-    kind = _LOOP_KINDS[node.type]
-    depth = sum(1 for other in f.loops if other.start < node.start_byte < other.end)
+    ntype = node.type
+    kind = _LOOP_KINDS[ntype]
+    start, end = node.start_byte, node.end_byte
+    depth = 0
+    for other in f.loops:
+        if other.start < start < other.end:
+            depth += 1
+    src = unit.source
     init = cond = update = var = None
-    if node.type == "for_range_loop":  # for (auto x : xs): x is the loop variable
+    if ntype == "for_range_loop":  # for (auto x : xs): x is the loop variable
         d = node.child_by_field_id(F_DECLARATOR)
         while d is not None and d.type not in ("identifier", "structured_binding_declarator"):
             d = d.child_by_field_id(F_DECLARATOR) or (d.named_children[-1]
                                                         if d.named_children else None)
-        var = unit.text(d) if d is not None else None
+        var = _text(src, d) if d is not None else None
         right = node.child_by_field_id(F_RIGHT)
-        cond = unit.text(right) if right is not None else None
+        cond = _text(src, right) if right is not None else None
     elif kind == "for":
         i = node.child_by_field_id(F_INITIALIZER)
         c = node.child_by_field_id(F_CONDITION)
         u = node.child_by_field_id(F_UPDATE)
-        init = unit.text(i).rstrip(";").strip() if i is not None else None
-        cond = unit.text(c) if c is not None else None
-        update = unit.text(u) if u is not None else None
+        init = _text(src, i).rstrip(";").strip() if i is not None else None
+        cond = _text(src, c) if c is not None else None
+        update = _text(src, u) if u is not None else None
         if i is not None:
-            if i.type == "declaration":
+            itype = i.type
+            if itype == "declaration":
                 d = i.child_by_field_id(F_DECLARATOR)
                 while d is not None and d.type != "identifier":
                     d = d.child_by_field_id(F_DECLARATOR)
-                var = unit.text(d) if d is not None else None
-            elif i.type == "assignment_expression":
+                var = _text(src, d) if d is not None else None
+            elif itype == "assignment_expression":
                 left = i.child_by_field_id(F_LEFT)
-                var = unit.text(left) if left is not None else None
+                var = _text(src, left) if left is not None else None
         if var is None and update is not None:
-            m = re.match(r"\W*(\w+)", update)
+            m = _FIRST_WORD_RE.match(update)
             var = m.group(1) if m else None
     else:
         c = node.child_by_field_id(F_CONDITION)
-        cond = unit.text(c).strip("() ") if c is not None else None
-    unroll = unit._unroll_at.get(node.start_byte)
-    prev = node.prev_named_sibling
-    if unroll is None and prev is not None and prev.type == "preproc_call":
-        arg = prev.child_by_field_id(F_ARGUMENT)
-        text = unit.text(arg).strip() if arg is not None else ""
-        if text.startswith("unroll"):
-            unroll = text[len("unroll"):].strip()
-    return Loop(kind, var, init, cond, update, depth, unroll, node.start_byte, node.end_byte)
+        cond = _text(src, c).strip("() ") if c is not None else None
+    unroll = unit._unroll_at.get(start)
+    if unroll is None:
+        prev = node.prev_named_sibling
+        if prev is not None and prev.type == "preproc_call":
+            arg = prev.child_by_field_id(F_ARGUMENT)
+            text = _text(src, arg).strip() if arg is not None else ""
+            if text.startswith("unroll"):
+                unroll = text[len("unroll"):].strip()
+    return Loop(kind, var, init, cond, update, depth, unroll, start, end)
+
+
+_FIRST_WORD_RE = re.compile(r"\W*(\w+)")
 
 
 def _shared_decls(unit: Unit, node: Node) -> Iterator[SharedDecl]:
@@ -568,13 +612,13 @@ def _shared_decls(unit: Unit, node: Node) -> Iterator[SharedDecl]:
     shared, extern = False, False
     for c in node.children:
         if c.type in ("type_qualifier", "storage_class_specifier", "attribute_specifier"):
-            t = unit.text(c)
+            t = _text(unit.source, c)
             shared |= t == "__shared__"
             extern |= t == "extern"
     if not shared:
         return
     type_node = node.child_by_field_id(F_TYPE)
-    type_text = unit.text(type_node) if type_node is not None else ""
+    type_text = _text(unit.source, type_node) if type_node is not None else ""
     for d in node.children_by_field_id(F_DECLARATOR):
         if d.type == "init_declarator":
             d = d.child_by_field_id(F_DECLARATOR)
@@ -583,10 +627,10 @@ def _shared_decls(unit: Unit, node: Node) -> Iterator[SharedDecl]:
                                            "pointer_declarator"):
             if d.type == "array_declarator":
                 size = d.child_by_field_id(F_SIZE)
-                dims.insert(0, unit.text(size) if size is not None else "")
+                dims.insert(0, _text(unit.source, size) if size is not None else "")
             d = d.child_by_field_id(F_DECLARATOR) or (d.named_children[0]
                                                         if d.named_children else None)
-        name = unit.text(d) if d is not None else ""
+        name = _text(unit.source, d) if d is not None else ""
         yield SharedDecl(name, type_text, tuple(dims), extern, node.start_byte, node.end_byte)
 
 
@@ -596,8 +640,8 @@ def _call_name(unit: Unit, callee: Node) -> str:
         return unit.source[callee.start_byte:callee.end_byte].decode("utf-8", "replace")
     if ctype == "template_function":
         inner = callee.child_by_field_id(F_NAME)
-        return unit.text(inner) if inner is not None else unit.text(callee)
-    return "".join(unit.text(callee).split())
+        return _text(unit.source, inner) if inner is not None else _text(unit.source, callee)
+    return "".join(_text(unit.source, callee).split())
 
 
 def _call_kind(name: str) -> str | None:
@@ -631,18 +675,18 @@ def _launch(unit: Unit, node: Node) -> Launch | None:
         return None
     fn = node.child_by_field_id(F_FUNCTION)
     args = node.child_by_field_id(F_ARGUMENTS)
-    kernel, targs = (unit.text(fn) if fn is not None else "?"), None
+    kernel, targs = (_text(unit.source, fn) if fn is not None else "?"), None
     if fn is not None and fn.type == "template_function":
         name = fn.child_by_field_id(F_NAME)
         ta = fn.child_by_field_id(F_ARGUMENTS)
-        kernel = unit.text(name) if name is not None else kernel
-        targs = unit.text(ta).strip()[1:-1].strip() if ta is not None else None
+        kernel = _text(unit.source, name) if name is not None else kernel
+        targs = _text(unit.source, ta).strip()[1:-1].strip() if ta is not None else None
     parts = [c for c in config.named_children if c.type != "comment"]
     return Launch(
         kernel,
         targs,
-        tuple(unit.text(c) for c in parts),
-        tuple(unit.text(a) for a in args.named_children if a.type != "comment")
+        tuple(_text(unit.source, c) for c in parts),
+        tuple(_text(unit.source, a) for a in args.named_children if a.type != "comment")
         if args is not None else (),
         node.start_byte,
         node.end_byte,

@@ -139,7 +139,7 @@ def _specifier_macros(source: bytes, defs: Definitions) -> list[bytes]:
     a pragma (``CUTLASS_DEVICE``, ``C10_LAUNCH_BOUNDS_1``, ``CUTE_UNROLL``, a local ``#define
     MY_LB(n) __launch_bounds__(n)``). Masking them before the first parse is always right
     and spares the error-driven recovery its re-parses."""
-    present = [prefix for prefix in _KNOWN_PREFIXES if prefix in source]  # (few scans)
+    present = _known_prefixes(source)  # (few scans)
     names = [n for n in _KNOWN_NAMES if n[:n.index(b"_", 1) + 1] in present
              and n in source and n.decode() not in defs] if present else []
     for name, (_params, body) in defs.items():
@@ -479,6 +479,25 @@ _KNOWN_NAMES = tuple(n.encode() for n in KNOWN_MACROS)
 # what the known names start with (``CUTLASS_``, ``C10_``, ...): a file that holds none of
 # these holds none of the names (one scan of the file each, not one per name)
 _KNOWN_PREFIXES = tuple(dict.fromkeys(n[:n.index(b"_", 1) + 1] for n in _KNOWN_NAMES))
+# the prefixes, found by one scan per first byte shared by several (``C`` of ``CUTLASS_``,
+# ``CUTE_``, ``C10_``, ``CUB_``: a pattern that starts with one literal byte is scanned for at
+# C speed), each match taking that byte only (the rest is a lookahead, so no place of a prefix
+# is passed over); a prefix alone with its first byte by one ``in``
+_PREFIX_GROUPS = {first: [p for p in _KNOWN_PREFIXES if p[:1] == first]
+                  for first in dict.fromkeys(p[:1] for p in _KNOWN_PREFIXES)}
+_PREFIX_SCANS = tuple(
+    (first, re.compile(re.escape(first) + b"(?=(" + b"|".join(re.escape(p[1:]) for p in group)
+                       + b"))").findall)
+    for first, group in _PREFIX_GROUPS.items() if len(group) > 1)
+_LONE_PREFIXES = tuple(group[0] for group in _PREFIX_GROUPS.values() if len(group) == 1)
+
+
+def _known_prefixes(source: bytes) -> set[bytes]:
+    """The prefixes of ``_KNOWN_PREFIXES`` that ``source`` holds."""
+    found = {first + rest for first, scan in _PREFIX_SCANS for rest in scan(source)}
+    found.update(p for p in _LONE_PREFIXES if p in source)
+    return found
+
 
 _DEFINE_RE = re.compile(
     rb"#[ \t]*define[ \t]+(\w+)(\([^)\n]*\))?[ \t]*((?:\\\r?\n|[^\n])*)", re.M
@@ -490,6 +509,9 @@ _LAUNCH_BOUNDS_RE = re.compile(r"\b__launch_bounds__\s*\(")
 _PRAGMA_TEXT_RE = re.compile(r'_Pragma\s*\(\s*"([^"]*)"\s*\)|#\s*pragma\s+(.*)', re.S)
 
 
+_CONTINUATION_RE = re.compile(rb"\\\r?\n")
+
+
 def definitions_of(source: bytes) -> Definitions:
     """The file's own ``#define``s: name -> (parameter names or None, body)."""
     defs: Definitions = {}
@@ -497,7 +519,10 @@ def definitions_of(source: bytes) -> Definitions:
         params = m.group(2)
         names = tuple(p.strip() for p in params.decode("utf-8", "replace")[1:-1].split(",")
                       ) if params is not None else None
-        body = re.sub(rb"\\\r?\n", b" ", m.group(3)).decode("utf-8", "replace")
+        body = m.group(3)
+        if b"\\" in body:
+            body = _CONTINUATION_RE.sub(b" ", body)
+        body = body.decode("utf-8", "replace")
         defs[m.group(1).decode("utf-8", "replace")] = (names, body.strip())
     return defs
 

@@ -314,7 +314,11 @@ class Unit:
         # a block's significant statements and their kinds, by node id (klc.match)
         self._statements: dict[int, tuple[list[Node], list[str]]] = {}
         self._kids: dict[int, list[Node]] = {}  # significant children by node id (klc.match)
+        # offsets whose line was counted (``position``), sorted, and their 0-based lines
+        self._known_offsets: list[int] = [0]
+        self._known_lines: list[int] = [0]
         self.problems: list[Problem] = []
+        self.missing: frozenset[str] = frozenset()  # the types of its MISSING tokens
         _find_problems(self)
         # the model (functions, launches) and the per-type index are built on first use,
         # each on its own: a re-parse that only checks for new syntax problems needs
@@ -399,9 +403,25 @@ class Unit:
         return self.source[node_or_start:end].decode("utf-8", "replace")
 
     def position(self, offset: int) -> tuple[int, int]:
-        """1-based (line, column) of a byte offset; the column counts bytes, like clang's."""
-        line = bisect.bisect_right(self._line_starts, offset) - 1
-        return line + 1, offset - self._line_starts[line] + 1
+        """1-based (line, column) of a byte offset; the column counts bytes, like clang's.
+
+        The first positions asked are counted (the newlines between the offset and the
+        nearest one asked before it: most commands ask a few dozen, in source order, and a
+        table of every line start costs an object per line); past ``_COUNTED_POSITIONS``,
+        or once the table is made, looked up in the table of line starts."""
+        starts = self.__dict__.get("_line_starts")
+        if starts is None:
+            known = self._known_offsets
+            if len(known) <= _COUNTED_POSITIONS:
+                source = self.source
+                i = bisect.bisect_right(known, offset) - 1
+                line = self._known_lines[i] + source.count(b"\n", known[i], offset)
+                known.insert(i + 1, offset)
+                self._known_lines.insert(i + 1, line)
+                return line + 1, offset - source.rfind(b"\n", 0, offset)
+            starts = self._line_starts
+        line = bisect.bisect_right(starts, offset) - 1
+        return line + 1, offset - starts[line] + 1
 
     def where(self, offset: int) -> str:
         line, col = self.position(offset)
@@ -490,6 +510,8 @@ class Unit:
 
 
 _type_queries: dict[str, Query] = {}
+# positions counted from the text before the table of line starts is made (``Unit.position``)
+_COUNTED_POSITIONS = 256
 
 
 def _find_problems(unit: Unit) -> None:
@@ -497,7 +519,9 @@ def _find_problems(unit: Unit) -> None:
     root = unit.root
     size = len(unit.source)
     if root.has_error:
-        for n in problem_nodes(unit.tree):
+        nodes = problem_nodes(unit.tree)
+        unit.missing = frozenset(n.type for n in nodes if n.is_missing)
+        for n in nodes:
             start = min(n.start_byte, size)
             line, col = unit.position(start)
             if n.is_missing:
@@ -514,21 +538,22 @@ _RESTRICT_RE = re.compile(rb"\b(?:__restrict__|__restrict|restrict)\b")
 
 def _read_params(src: bytes, plist: Node) -> Iterator[Param]:
     """The parameters of a parameter list node, each split into what rules ask of it."""
+    const_in, restrict_in = _CONST_RE.search, _RESTRICT_RE.search
     for p in plist.named_children:
         ptype = p.type
         if ptype != "parameter_declaration" and ptype != "optional_parameter_declaration":
             continue
+        p_start, p_end = p.start_byte, p.end_byte
         type_node = p.child_by_field_id(F_TYPE)
         base = src[type_node.start_byte:type_node.end_byte].decode("utf-8", "replace") \
             if type_node is not None else ""
         pointer, restrict, reference, array = 0, False, False, False
         star_end = -1
-        name, name_start, name_end = "", p.end_byte, p.end_byte
+        name, name_start, name_end = "", p_end, p_end
         d = p.child_by_field_id(F_DECLARATOR)
         # the pointee (or value) is const when "const" comes before the declarator; a
         # "* const" inside it makes the pointer const, which rules do not ask about
-        const = _CONST_RE.search(src, p.start_byte, d.start_byte if d is not None
-                                 else p.end_byte) is not None
+        const = const_in(src, p_start, d.start_byte if d is not None else p_end) is not None
         while d is not None:
             dtype = d.type
             if dtype == "identifier" or dtype == "field_identifier":
@@ -538,11 +563,11 @@ def _read_params(src: bytes, plist: Node) -> Iterator[Param]:
             if dtype == "pointer_declarator" or dtype == "abstract_pointer_declarator":
                 pointer += 1
                 inner = d.child_by_field_id(F_DECLARATOR)
-                star = d.children[0] if d.child_count else None
+                star = d.child(0) if d.child_count else None
                 if star is not None and star.type == "*":
                     star_end = star.end_byte
-                if _RESTRICT_RE.search(src, d.start_byte, inner.start_byte if inner is not None
-                                       else d.end_byte):
+                if restrict_in(src, d.start_byte, inner.start_byte if inner is not None
+                               else d.end_byte):
                     restrict = True
                 d = inner
             elif dtype == "reference_declarator" or dtype == "abstract_reference_declarator":
@@ -556,9 +581,8 @@ def _read_params(src: bytes, plist: Node) -> Iterator[Param]:
                     named = d.named_children
                     inner = named[0] if named else None
                 d = inner
-        raw = src[p.start_byte:name_start] + src[name_end:p.end_byte]
+        raw = src[p_start:name_start] + src[name_end:p_end]
         if ptype == "optional_parameter_declaration":
             raw = raw.split(b"=", 1)[0]
         yield Param(name, b" ".join(raw.split()).decode("utf-8", "replace"), base, pointer,
-                    const, restrict, reference, array, p.start_byte, p.end_byte, star_end)
-
+                    const, restrict, reference, array, p_start, p_end, star_end)

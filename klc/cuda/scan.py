@@ -1,8 +1,11 @@
-"""The constructs the model is built from, in a tree without errors: found from the words
-that start them (``by_text``: scans of the parsed bytes at C speed, then a node lookup at each
-place found), not by a walk over every node; the function definitions by a descent through the
-file's outline only. A tree with an error (whose MISSING tokens have no text) is read by one
-query run instead (``klc.cuda.build``); both give the same nodes for a clean tree.
+"""The constructs the model is built from: found from the words that start them
+(``by_text``: scans of the parsed bytes at C speed, then a node lookup at each place found),
+not by a walk over every node; the function definitions by a descent through the file's
+outline only. That takes every token they are found from to be its text: true of a tree
+without errors, and of one whose errors are ERROR nodes (they hold the text they could not
+place) and MISSING tokens of other kinds; a tree with a MISSING token of those words (zero
+width: no text) is read by one query run instead (``klc.cuda.build``). Both give the same
+nodes for a tree of the first kind.
 
 Below the model's builder in ``klc.cuda`` (``docs/architecture.md``, "klc.cuda").
 """
@@ -31,12 +34,15 @@ class Found(NamedTuple):
     pragmas: list[Node]  # "#pragma" lines (preproc_call)
     asm: list[Node]
     globals: list[Node]  # every "__global__" token
+    # the parent, grandparent and great-grandparent of each of ``functions`` (fewer at the
+    # top of the tree), where the search that found them knew them; None: ask the nodes
+    function_ancestors: list[tuple[Node, ...]] | None = None
 
 
 # the words that start a construct, found by scans of the text (each pattern starts with a
 # literal: a scan runs at C speed). A loop or asm statement is the named node that holds its
-# word's token and starts with it (a do loop is found from its "while": it has one in a tree
-# without errors); the other words' tokens must be the first (or only) token of their node.
+# word's token and starts with it (a do loop is found from its "while": it has one unless
+# that token is MISSING); the other words' tokens must be the first (or only) token of their node.
 # The words that start with "__" share a scan with the intrinsics' names (below).
 _KEYWORD_SCANS = tuple((literal, re.compile(re.escape(literal) + rest)) for literal, rest in (
     (b"for", rb"\b"), (b"while", rb"\b"), (b"asm", rb"\b"), (b"#pragma", rb"\b"), (b"<<<", b""),
@@ -69,11 +75,11 @@ _RARE = frozenset({b"while", b"#pragma", b"<<<", b"->", b"atomic"})
 
 
 def by_text(unit: Unit) -> Found:
-    """The constructs of a clean tree, from the text: each keyword that starts one (``for``,
+    """The constructs of a tree, from the text: each keyword that starts one (``for``,
     ``__shared__``, ``<<<``, ...) found by a scan of the parsed bytes (masked text is blank),
     and the construct is the node its token starts; the calls that may be intrinsics found
-    from the words their callees hold. In a tree with no error every token is its text, so
-    these are the nodes a query over the tree gives."""
+    from the words their callees hold. Where every token is its text (no MISSING token of
+    these words), these are the nodes a query over the tree gives."""
     parsed, root = unit.parsed, unit.root
     at, named_at = root.descendant_for_byte_range, root.named_descendant_for_byte_range
     found: dict[str, dict[tuple[int, int], Node]] = {
@@ -107,6 +113,17 @@ def by_text(unit: Unit) -> Found:
                 else:
                     found["asm"][(start, node.end_byte)] = node
                 continue
+            if word == b"#pragma":
+                # the named node around the directive token and the byte after it: the
+                # "#pragma" line whose directive it is (its parent: one search, not two)
+                line = named_at(start, end + 1)
+                if line is not None and line.type == "preproc_call" \
+                        and line.start_byte == start:
+                    directive = line.child_by_field_id(F_DIRECTIVE)
+                    if directive is not None and directive.type == "preproc_directive" \
+                            and directive.start_byte == start and directive.end_byte == end:
+                        pragmas[(start, line.end_byte)] = line
+                continue
             token = at(start, end)
             if token is None or token.type != _TOKENS[word] or token.start_byte != start \
                     or token.end_byte != end:
@@ -122,9 +139,6 @@ def by_text(unit: Unit) -> Found:
                 if kind == "type_qualifier" and grand is not None \
                         and grand.type == "declaration":
                     shared[(grand.start_byte, grand.end_byte)] = grand
-            elif word == b"#pragma":
-                if kind == "preproc_call" and parent.child_by_field_id(F_DIRECTIVE) == token:
-                    pragmas[(parent.start_byte, parent.end_byte)] = parent
             else:  # "<<<"
                 grand = parent.parent
                 if kind == "kernel_call_syntax" and grand is not None \
@@ -143,8 +157,9 @@ def by_text(unit: Unit) -> Found:
         sorted_nodes = list(nodes.values())
         sort_doc_order(sorted_nodes)
         lists[k] = sorted_nodes
-    return Found(_function_nodes(unit), lists["call"], lists["launch"], lists["loop"],
-                  lists["shared"], lists["pragma"], lists["asm"], lists["global"])
+    functions, ancestors = _function_nodes(unit)
+    return Found(functions, lists["call"], lists["launch"], lists["loop"], lists["shared"],
+                 lists["pragma"], lists["asm"], lists["global"], ancestors)
 
 
 def _calls_at(at: Callable[[int, int], Node | None], offset: int,
@@ -173,23 +188,29 @@ _CALL_ENDS = frozenset({"declaration", "field_declaration", "lambda_expression",
                         "function_definition", "translation_unit", "preproc_arg"})
 
 
-def _function_nodes(unit: Unit) -> list[Node]:
-    """The function definitions outside any function body, in document order: a descent that
-    never enters a block, nor a subtree without a ``{`` (a definition has a body), so it
-    visits the file's outline, not its code (and only named nodes: an anonymous one is a
-    token)."""
+def _function_nodes(unit: Unit) -> tuple[list[Node], list[tuple[Node, ...]]]:
+    """The function definitions outside any function body, in document order, and the
+    parent, grandparent and great-grandparent of each (fewer at the top of the tree; a
+    node's ``parent`` is a search from the root): a descent that never enters a block, nor
+    a subtree without a ``{`` (a definition has a body), so it visits the file's outline,
+    not its code (and only named nodes: an anonymous one is a token)."""
     find = unit.parsed.find
-    out: list[Node] = []
-    stack = [unit.root]
+    out: list[tuple[int, Node, tuple[Node, ...]]] = []
+    stack: list[tuple[Node, tuple[Node, ...]]] = [(unit.root, ())]
     while stack:
-        node = stack.pop()
+        node, above = stack.pop()
+        chain = (node, *above[:2])  # its children's ancestors
         for child in node.named_children:
             kind = child.type
             if kind == "function_definition":
-                out.append(child)  # (and what its head may define: its body is a block)
+                out.append((child.start_byte, child, chain))  # (and what its head may
+                # define: its body is a block)
             elif kind == "compound_statement":
                 continue
             if find(b"{", child.start_byte, child.end_byte) >= 0:
-                stack.append(child)
-    out.sort(key=operator.attrgetter("start_byte"))
-    return out
+                stack.append((child, chain))
+    out.sort(key=_first)
+    return [n for _, n, _ in out], [up for _, _, up in out]
+
+
+_first = operator.itemgetter(0)

@@ -2,10 +2,11 @@
 
 The JSON is written a file at a time (each file's summary through ``json.dumps(...,
 indent=2)``, the list's brackets and commas around them), from records made by
-``klc.report.plain`` (what ``dataclasses.asdict`` makes); the text is one print per file
-through ``print_markup`` (what rich's ``print`` writes, a line at a time). Each is checked
-against the plain way: on the front end's test corpus and on values and markup made to break
-a careless shortcut.
+``klc.report.plain`` (what ``dataclasses.asdict`` makes); the text is one print per file,
+written as it is where the console writes no styles (``print_plain``: what rich prints for
+the markup of the same lines) and through ``print_markup`` on a terminal (what rich's
+``print`` writes, a line at a time). Each is checked against the plain way: on the front
+end's test corpus and on values and markup made to break a careless shortcut.
 """
 
 from __future__ import annotations
@@ -16,14 +17,15 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from rich.markup import escape
 
 from klc.cli import main
 from klc.commands import console
 from klc.cuda.parse import parse_file
-from klc.report import plain, unit_summary
+from klc.errors import terminal_safe
+from klc.report import _plain_all, plain, unit_summary
 
 CORPUS = Path(__file__).parents[1] / "data" / "frontend"
 FILES = sorted(str(p) for p in CORPUS.iterdir() if p.suffix in (".cu", ".cuh"))
@@ -42,6 +44,13 @@ def test_plain_is_asdict_for_every_record_of_the_corpus() -> None:
             assert plain(r) == dataclasses.asdict(r)
             assert list(plain(r)) == list(dataclasses.asdict(r))  # the same key order
             kinds.add(type(r).__name__)
+        for f in unit.functions:  # a list's records, their fields looked up once
+            for group in (f.params, f.loops, f.shared, f.template_params, f.launches):
+                assert _plain_all(group) == [dataclasses.asdict(r) for r in group]
+            with_line = _plain_all(f.loops, "line", lambda lp, u=unit: u.position(lp.start)[0])
+            assert with_line == [dataclasses.asdict(lp) | {"line": unit.position(lp.start)[0]}
+                                 for lp in f.loops]
+            assert all(list(d)[-1] == "line" for d in with_line)
     assert {"Param", "TemplateParam", "LaunchBounds", "SharedDecl", "Loop", "Call", "Launch",
             "Mask"} <= kinds
 
@@ -71,6 +80,8 @@ def test_text_output_is_richs_print_a_line_at_a_time(
         for line in markup.split("\n"):
             console.out.print(line, emoji=False)
 
+    # the lines as markup (as on a terminal), each printed by rich
+    monkeypatch.setattr(console.out, "writes_plain", False, raising=False)
     monkeypatch.setattr(console.out, "print_markup", by_line, raising=False)
     main(["parse", *FILES])
     slow = capsys.readouterr()
@@ -106,6 +117,25 @@ def test_print_markup_writes_what_print_writes(markup: str, terminal: bool) -> N
     assert fast.getvalue() == slow.getvalue()
 
 
+@pytest.mark.parametrize("terminal", [False, True])
+@pytest.mark.parametrize("text", [*MARKUPS, "[bold]not a style[/bold] \\[x] \\"])
+def test_print_plain_writes_what_print_of_text_writes(text: str, terminal: bool) -> None:
+    from rich.text import Text
+
+    cls = console._console_class()
+    fast, slow = io.StringIO(), io.StringIO()
+    for buf in (fast, slow):
+        c = cls(file=buf, width=40, force_terminal=terminal, highlight=False, soft_wrap=True,
+                emoji=False)
+        if buf is fast:
+            c.print_plain(text)
+        else:
+            c.print(Text(terminal_safe(text)))
+    assert fast.getvalue() == slow.getvalue()
+    if not terminal and "\t" not in text:  # written as it is
+        assert fast.getvalue() == terminal_safe(text) + "\n"
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.text(), min_size=1, max_size=4))
 def test_print_markup_on_any_escaped_text(lines: list[str]) -> None:
@@ -125,3 +155,38 @@ def test_line_starts_are_the_offsets_after_each_newline(data: bytes) -> None:
     from klc.cuda.syntax import line_starts
 
     assert line_starts(data) == [0] + [i + 1 for i, byte in enumerate(data) if byte == 10]
+
+
+PIECE = st.text(st.sampled_from("ab/[]\\ #@:<>\n\x1b")) | st.text()
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.tuples(PIECE, st.booleans(), st.sampled_from(["", " ", "\n", "  ("])),
+                max_size=6))
+def test_text_taken_as_it_is_is_what_its_markup_shows(
+        pieces: list[tuple[str, bool, str]]) -> None:
+    """Where ``_as_is`` takes every piece of source text, the text printed as it is shows
+    what rich shows for the markup (each piece escaped, some styled, literal text between);
+    where it does not, ``klc parse`` prints the markup."""
+    from rich.markup import render
+
+    from klc.commands.parse import _as_is, _ReadsAsMarkup
+
+    try:
+        text = "".join(_as_is(p) + sep for p, _, sep in pieces)
+    except _ReadsAsMarkup:
+        assume(False)
+    markup = "".join((f"[cyan]{escape(p)}[/cyan]" if styled else escape(p)) + sep
+                     for p, styled, sep in pieces)
+    assert render(terminal_safe(markup), emoji=False).plain == terminal_safe(text)
+
+
+def test_text_that_reads_as_markup_is_printed_as_markup() -> None:
+    """A piece that its markup would not show as it is: ``klc parse`` prints the markup."""
+    from klc.commands.parse import _as_is, _ReadsAsMarkup
+
+    for piece in ("float* \\", "a\\[0]", "x[ab", "<T [a>"):
+        with pytest.raises(_ReadsAsMarkup):
+            _as_is(piece)
+    for piece in ("float* s[32]", "[const, restrict]", "a[i] = b[/i]", "x[", "[0"):
+        assert _as_is(piece) == piece

@@ -1,0 +1,169 @@
+"""The front end's shortcuts give what the plain ways they replace give.
+
+The known macro prefixes are found by one scan per first byte they share (not one ``in`` per
+prefix); a unit's first positions are counted from the text (not looked up in a table of
+every line start). Each is checked against the plain way on the front end's test corpus and
+on text made to break a careless shortcut (prefixes inside one another, offsets out of order,
+past the end, lines ended by "\\r\\n").
+"""
+
+from __future__ import annotations
+
+import bisect
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from klc.cuda import model
+from klc.cuda.macros import _KNOWN_PREFIXES, _known_prefixes
+from klc.cuda.parse import parse_bytes
+from klc.cuda.syntax import line_starts
+
+CORPUS = Path(__file__).parents[1] / "data" / "frontend"
+SOURCES = [p.read_bytes() for p in sorted(CORPUS.iterdir()) if p.suffix in (".cu", ".cuh")]
+
+
+def _prefixes_by_in(source: bytes) -> set[bytes]:
+    return {p for p in _KNOWN_PREFIXES if p in source}
+
+
+def test_known_prefixes_are_those_the_text_holds() -> None:
+    made = [b"CUTHRUST_", b"xTHRUSTORCH_ C10_CUB_", b"CUTCUTLASS_", b"__CCCL_", b"C", b"",
+            b"CUTLASS_DEVICE void f();", b"THRUSTHRUST_", b"TORCH_THRUST_CUTE_"]
+    held = 0
+    for source in [*SOURCES, *made]:
+        assert _known_prefixes(source) == _prefixes_by_in(source), source[:60]
+        held += bool(_prefixes_by_in(source))
+    assert held >= 8  # (the corpus and the made text hold some)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([*_KNOWN_PREFIXES, b"C", b"T", b"_", b"UT", b"x", b"10_"]))
+       .map(b"".join))
+def test_known_prefixes_of_any_run_of_their_pieces(source: bytes) -> None:
+    assert _known_prefixes(source) == _prefixes_by_in(source)
+
+
+def _position_by_table(source: bytes, offset: int) -> tuple[int, int]:
+    starts = line_starts(source)
+    line = bisect.bisect_right(starts, offset) - 1
+    return line + 1, offset - starts[line] + 1
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from([b"a", b"\n", b"\r\n", b" ", b"{}", b"int x;"]), min_size=1)
+       .map(b"".join).filter(bytes.strip),
+       st.lists(st.integers(min_value=0, max_value=2_000), max_size=40))
+def test_counted_positions_are_those_of_the_line_table(source: bytes,
+                                                       offsets: list[int]) -> None:
+    unit = parse_bytes(source, "t.cu")
+    for offset in offsets:  # (in any order, past the end too)
+        assert unit.position(offset) == _position_by_table(source, offset)
+    assert "_line_starts" not in unit.__dict__  # (counted: no table made)
+
+
+def test_positions_past_the_counted_ones_come_from_the_table() -> None:
+    source = b"".join(SOURCES)
+    unit = parse_bytes(source, "all.cu")
+    offsets = list(range(len(source) - 1, -1, -max(1, len(source) // 700)))
+    assert len(offsets) > model._COUNTED_POSITIONS + 100
+    for i, offset in enumerate(offsets):
+        assert unit.position(offset) == _position_by_table(source, offset), i
+    assert "_line_starts" in unit.__dict__
+    assert unit.position(len(source) + 5) == _position_by_table(source, len(source) + 5)
+
+
+BROKEN = [
+    b"void f() int x; }\n",
+    b"__global__ void k(float* a) a[0] = 1; }\n",
+    b"namespace n  __global__ void k() { } }\n",
+    b"__global__ void k(float* a) { for (int i = 0; i < 4; ++i) a[i] = 1 }\n",
+    b"__global__ void k(float* a) { do a[0]++; while (a[0] < 3) }\n",
+    b"__global__ void k(float* a) { do { a[0]++; } while (a[0] < 3 }\n",
+    b"struct S { __device__ void m() { int x = 1 } };\n",
+    b"__global__ void k(float* a) { do { a[0]++; } }\n void g() {}\n",
+    b"void h() { k<<<1, 32>>>(p) }\n__global__ void k(float* p) { while (1) { asm(\"nop\") } }\n",
+    b"__global__ void k(float* a) {\n#pragma unroll\n for (;;) { a[0] = 1 }\n",
+    b"__global__ void k(float* a) { __shared__ float s[32] a[0] = s[0]; __syncthreads() }\n",
+]
+
+
+def test_constructs_of_trees_with_errors_from_the_text_are_the_querys() -> None:
+    """A tree whose errors are ERROR nodes and MISSING tokens the constructs are not found
+    from is read from the text (``by_text``): the nodes one query over the tree finds."""
+    from klc.cuda.build import _by_query, _call_kind, _call_name, _found
+    from klc.cuda.scan import by_text
+    from klc.cuda.syntax import F_DIRECTIVE, F_FUNCTION
+
+    def spans(nodes: list) -> list[tuple[int, int, str]]:  # type: ignore[type-arg]
+        return [(n.start_byte, n.end_byte, n.type) for n in nodes]
+
+    units = [parse_bytes(source, f"b{i}.cu") for i, source in enumerate([*BROKEN, *SOURCES])]
+    broken = [u for u in units if u.root.has_error]
+    assert len(broken) >= len(BROKEN) and any(u.missing for u in broken)
+    for unit in broken:
+        text, query = by_text(unit), _by_query(unit)
+        for name in ("functions", "launches", "loops", "shared", "pragmas", "asm", "globals"):
+            want = getattr(query, name)
+            if name == "pragmas":  # (the query takes every directive; the model "#pragma")
+                want = [n for n in want
+                        if unit.text(n.child_by_field_id(F_DIRECTIVE)).strip() == "#pragma"]
+            assert spans(getattr(text, name)) == spans(want), (unit.path, name)
+        found = {(n.start_byte, n.end_byte) for n in text.calls}
+        for n in query.calls:
+            callee = n.child_by_field_id(F_FUNCTION)
+            if callee is not None and _call_kind(_call_name(unit, callee)) is not None:
+                assert (n.start_byte, n.end_byte) in found, (unit.path, unit.text(n))
+        assert spans(_found(unit).loops) == spans(text.loops)
+
+
+def test_a_missing_token_a_construct_is_found_from_sends_the_tree_to_the_query(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from klc.cuda import build
+
+    unit = parse_bytes(BROKEN[3], "missing.cu")
+    assert unit.missing == {";"}
+    asked: list[str] = []
+    query = build._by_query
+    monkeypatch.setattr(build, "_by_query", lambda u: asked.append(u.path) or query(u))
+    build._found(unit)
+    assert asked == []  # a ";": read from the text
+    unit.missing = frozenset({"while"})  # (as if the "while" of a do loop were MISSING)
+    build._found(unit)
+    assert asked == ["missing.cu"]
+
+
+NESTED = b"""\
+extern "C" __global__ void c_kernel(float* a) { a[0] = 1; }
+extern "C" { __global__ void in_block(float* a) { a[0] = 2; } }
+namespace outer { namespace inner {
+template <typename T, int N = 4>
+__global__ void templ(T* a) { a[0] = N; }
+struct S { __device__ void method(float* p) { p[0] = 3; } };
+} }
+extern "C" { template <int K> __device__ void t_in_block(int* a) { a[0] = K; } }
+"""
+
+
+def test_function_ancestors_from_the_descent_are_the_nodes_parents() -> None:
+    """The parents the outline descent records for each definition are its ``parent``,
+    grandparent and great-grandparent, and the functions built from them are those built
+    from asking each node."""
+    from klc.cuda.build import _ancestors, _function
+    from klc.cuda.scan import _function_nodes
+
+    checked = 0
+    for unit in [parse_bytes(NESTED, "nested.cu"), *(parse_bytes(s, "c.cu") for s in SOURCES)]:
+        nodes, ancestors = _function_nodes(unit)
+        for node, up in zip(nodes, ancestors, strict=True):
+            assert [(a.type, a.start_byte, a.end_byte) for a in up] == [
+                (a.type, a.start_byte, a.end_byte) for a in _ancestors(node)]
+            assert _function(unit, node, up) == _function(unit, node)
+            checked += 1
+    nested = parse_bytes(NESTED, "nested.cu")
+    kinds = {f.name: (f.extern_c, len(f.template_params)) for f in nested.functions}
+    assert kinds == {"c_kernel": (True, 0), "in_block": (True, 0), "templ": (False, 2),
+                     "method": (False, 0), "t_in_block": (True, 1)}
+    assert checked > 100
