@@ -80,8 +80,8 @@ class _Version(argparse.Action):
 
 def _writable_streams() -> None:
     """Output whose encoding (``PYTHONIOENCODING=ascii``, a C locale) cannot write a path or a
-    reason (``ünï/k.cu``) writes what it cannot encode as backslash escapes, not a traceback
-    halfway through the listing."""
+    reason (a folder named ``ünï``) writes what it cannot encode as backslash escapes, not a
+    traceback halfway through the listing."""
     for stream in (sys.stdout, sys.stderr):
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None and getattr(stream, "errors", "strict") == "strict":
