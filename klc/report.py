@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import fields
 from functools import cache
 from operator import attrgetter
 from typing import Any
+
+import orjson
 
 from klc.cuda.model import Function, Unit
 
@@ -16,6 +19,23 @@ def _fields_of(cls: type) -> tuple[tuple[str, ...], Callable[[Any], tuple[Any, .
     names = tuple(f.name for f in fields(cls))
     get = attrgetter(*names)
     return names, (get if len(names) > 1 else lambda o: (get(o),))
+
+
+def json_text(value: Any) -> str:
+    """``value`` as indented JSON: the text of ``json.dumps(value, indent=2)``, written by
+    orjson (in C: the standard library encodes an indented value in Python, a value at a
+    time) where that gives the same text, else by ``json.dumps``. orjson writes non-ASCII
+    text and DEL as they are, where ``json.dumps`` escapes them, and refuses what JSON has
+    no value for (a key that is not text, an integer past 64 bits): those go to
+    ``json.dumps``. Floats are the one other difference (``1e-07`` is written ``1e-7``);
+    the records klc writes hold none."""
+    try:
+        data = orjson.dumps(value, option=orjson.OPT_INDENT_2)
+    except (orjson.JSONEncodeError, TypeError):
+        return json.dumps(value, indent=2)
+    if not data.isascii() or b"\x7f" in data:
+        return json.dumps(value, indent=2)
+    return data.decode("ascii")
 
 
 def plain(obj: Any) -> dict[str, Any]:

@@ -35,6 +35,7 @@ from typing import Any
 from klc.commands import args as arg_types
 from klc.commands.console import err, out
 from klc.errors import KlcError, shown
+from klc.report import json_text
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -122,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
         sites = [s for lst in listings for s in lst.sites]
         if keep_going:
             sites += [_problem_json(lst.path, p) for lst in listings for p in _unread(lst)]
-        print(json.dumps(sites, indent=2))
+        print(json_text(sites))
     else:  # printed file by file, as the workers send them
         rules = {r.name: r for r in loaded_rules() if r.name in keep}
         _print_text(listed(), rules, full, shape, len(paths) == 1, keep_going)

@@ -7,7 +7,6 @@ Exit 0: parsed; 2: a file unreadable or with syntax errors left after recovery.
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import sys
 from collections.abc import Callable, Iterable, Iterator
@@ -46,7 +45,7 @@ def show(units: Iterable[Unit | KlcError], as_json: bool = False) -> int:
     """Print the models of ``units`` as ``klc parse`` does, file by file as each comes (text,
     or one JSON list written an item at a time), and each error on stderr; return the exit
     status. A ``KlcError`` in ``units`` is a file that could not be read."""
-    from klc.report import unit_summary
+    from klc.report import json_text, unit_summary
 
     status = 0
     items = 0
@@ -58,9 +57,8 @@ def show(units: Iterable[Unit | KlcError], as_json: bool = False) -> int:
         if unit.problems:
             status = 2
         if as_json:  # the text of json.dumps(list of summaries, indent=2), an item at a time
-            # (a summary is a tree of new dicts and lists: no cycle to look for)
-            sys.stdout.write(("[\n  " if not items else ",\n  ") + json.dumps(
-                unit_summary(unit), indent=2, check_circular=False).replace("\n", "\n  "))
+            sys.stdout.write(("[\n  " if not items else ",\n  ") + json_text(
+                unit_summary(unit)).replace("\n", "\n  "))
             items += 1
         else:
             _print_unit(unit)

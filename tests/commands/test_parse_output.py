@@ -190,3 +190,25 @@ def test_text_that_reads_as_markup_is_printed_as_markup() -> None:
             _as_is(piece)
     for piece in ("float* s[32]", "[const, restrict]", "a[i] = b[/i]", "x[", "[0"):
         assert _as_is(piece) == piece
+
+
+# -- the JSON text (klc.report.json_text): json.dumps(indent=2)'s, written by orjson where
+# that gives the same text
+
+_JSON_LEAVES = st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.text(max_size=12)
+
+
+@settings(max_examples=400, deadline=None)
+@given(value=st.recursive(_JSON_LEAVES, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
+    st.text(max_size=6), inner, max_size=4), max_leaves=25))
+def test_json_text_is_the_standard_librarys(value: object) -> None:
+    from klc.report import json_text
+
+    assert json_text(value) == json.dumps(value, indent=2)
+
+
+def test_json_text_writes_what_orjson_cannot_as_the_standard_library_does() -> None:
+    from klc.report import json_text
+
+    for value in ({"path": "ünï/k.cu"}, ["\x7f"], {1: "a"}, [2**65], {"a": [{"b": "é"}]}):
+        assert json_text(value) == json.dumps(value, indent=2)
