@@ -4,8 +4,8 @@
 #   bash bench/device.sh STEP [ARG...] [-- STEP [ARG...]]...
 #
 # Run from the repository root with carry [".whl", ".snap"] (and ".corpus" for `soundness`):
-# .whl/ holds the parser stack, CUDA's header wheels and whatever else the steps import
-# (hypothesis for `fuzz`), .snap/ is `git archive` of the commit under test, so that a run
+# .whl/ holds the parser stack, orjson, CUDA's header wheels and whatever else the steps
+# import (hypothesis for `fuzz`), .snap/ is `git archive` of the commit under test, so that a run
 # sees one commit whatever the working tree holds (without .snap/ the working tree is used).
 # Every step writes under $OUT/<step>/ (its log, its figures); $OUT/device.txt names the GPU.
 # A step is stopped after $STEP_SECONDS (default 300) and the next one still runs.
