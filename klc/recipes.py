@@ -131,15 +131,23 @@ def _site_rank(walk_site: str | None, line: str) -> tuple[bool, bool]:
     return True, line_shape(line) != line_shape(walk_site)
 
 
-_ANY_LOOP = re.compile(r"for \(\$\w+; \$\w+; \$\w+\) \$\w+")
-
-
 def _any_loop(rule: Rule) -> bool:
-    """Whether the rule's anchor is a loop of any header and body (``for ($INIT; $COND;
-    $STEP) $BODY``): it applies to every loop of a kernel, and only the walk's site tells
+    """Whether the rule's anchor (or a branch of it) is a loop of any header and body (``for
+    ($INIT; $COND; $STEP) $BODY``), as the compiled pattern says: a ``for`` whose every part
+    is a metavariable. It applies to every loop of a kernel, and only the walk's site tells
     which one the walk took."""
-    return any(_ANY_LOOP.fullmatch(" ".join(a.split())) is not None
-               for a in (rule.anchors or (rule.anchor,)))
+    from klc.match import pattern_of
+
+    pattern = pattern_of(rule)
+    for branch in pattern.alternatives or (pattern,):
+        if branch.is_sequence or branch.root_type != "for_statement" \
+                or len(branch.elements) != 1 or branch.elements[0].alts:
+            continue
+        parts = branch.elements[0].children
+        if all(c.metavar is not None or (not c.children and not c.alts and c.seq is None
+                                         and c.text in ("for", "(", ")")) for c in parts):
+            return True
+    return False
 
 
 def _site_within(walk_site: str, code: bytes) -> bool:

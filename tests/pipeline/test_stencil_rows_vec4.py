@@ -213,3 +213,23 @@ def test_wrong_columns_are_found_wrong(old: bytes, new: bytes) -> None:
     rec = gate(bad, "bad.cu", reference=src, reference_path=str(BLUR),
                stages=("compile", "verify"))
     assert rec.verdict == "failed", rec.reason
+
+
+@pytest.mark.parametrize(("anchor", "any_loop"), [
+    ("for ($INIT; $COND; $STEP) $BODY", True),
+    ("for ($A; $B; $C)\n    $D", True),
+    ("for ($INIT; $C < 32; $STEP) $BODY", False),
+    ("for (int $I = 0; $I < $N; $I++) $BODY", False),
+    ("for ($INIT; $COND; $STEP) { $X = 0; }", False),
+    ("while ($COND) $BODY", False),
+])
+def test_a_recipe_step_on_any_loop_is_told_by_its_compiled_anchor(anchor: str,
+                                                                  any_loop: bool) -> None:
+    """A first step whose anchor takes any loop starts a replay only at the walk's site
+    (``klc.recipes._any_loop``, read from the compiled pattern, not the anchor's text)."""
+    from klc.recipes import _any_loop
+    from klc.rule import load_rules_text
+
+    text = (f'rule r {{\n  kind: skill\n  description: "t"\n  context: any\n'
+            f"  anchor: ```\n{anchor}\n  ```\n  rewrite replace: ```\n{anchor}\n  ```\n}}\n")
+    assert _any_loop(load_rules_text(text, "t.rule")[0]) is any_loop
