@@ -15,6 +15,14 @@ counted by both tools side by side.
     python bench/list_bench.py DIR            # e.g. a corpus from bench/make_corpus.py
     python bench/list_bench.py DIR --rules passes --rules skills -j 2
     python bench/list_bench.py DIR --commands-only --runs 3   # the commands' rows only
+    python bench/list_bench.py DIR --count [--every 10]       # instructions, by valgrind
+
+``--count`` counts instructions instead, the figure that does not move with the machine's
+load (to compare two commits by): one process under valgrind's callgrind loads the rule
+library, reads every ``--every``-th file (10th when not given), parses them once uncounted,
+then counts a bare tree-sitter parse of them and klc's listing of them (``--tree-only``, the
+applicable sites, each file as ``klc list`` lists it: ``klc.batch.listing``), the listing's
+first pass, with the costs a command pays on its first files.
 """
 
 from __future__ import annotations
@@ -276,6 +284,74 @@ def time_ast_grep(folder: Path, rules: list[tuple[str, dict[str, Any]]],
     return ran, hits
 
 
+# the counted runs go through ``sys.call_tracing`` (a plain call), whose C function callgrind is
+# told to count in and to write a count after: one count per run, nothing else counted
+_MARK = "_PyEval_CallTracing"
+_TOTALS_RE = re.compile(r"^totals:\s*(\d+)", re.M)
+
+
+def count_instructions(folder: Path, rule_paths: list[str], every: int) -> int:
+    """``--count``: the instructions of a bare parse and of klc's listing of every
+    ``every``-th file, by valgrind's callgrind (module doc)."""
+    valgrind = shutil.which("valgrind")
+    if valgrind is None:
+        print("list_bench: --count needs valgrind (not found on PATH)", file=sys.stderr)
+        return 2
+    cmd = [valgrind, "--tool=callgrind", "--collect-atstart=no", f"--toggle-collect={_MARK}",
+           f"--dump-after={_MARK}", None, sys.executable, __file__, str(folder), "--every",
+           str(every), "--counted"]
+    for r in rule_paths:
+        cmd += ["--rules", r]
+    with tempfile.TemporaryDirectory() as tmp:
+        cmd[5] = f"--callgrind-out-file={Path(tmp) / 'callgrind.out'}"
+        run = subprocess.run(cmd, capture_output=True, text=True, check=False,  # type: ignore[arg-type]
+                             env=dict(os.environ, PYTHONHASHSEED="0"))
+        dumps = sorted(Path(tmp).glob("callgrind.out.*"), key=lambda p: int(p.suffix[1:]))
+        counts = [int(m.group(1)) for p in dumps
+                  if (m := _TOTALS_RE.search(p.read_text(errors="replace")))]
+    if run.returncode or len(counts) != 2 or not all(counts):
+        print(f"list_bench: the run under valgrind gave no count per run (a Python without "
+              f"the symbol {_MARK}?):\n{run.stdout[-1000:]}{run.stderr[-2000:]}",
+              file=sys.stderr)
+        return 2
+    bare, listing = counts
+    print(f"# corpus: {corpus_how(folder)}; every {every}th file: {run.stdout.strip()}")
+    print("counted: instructions (valgrind's callgrind), one run of each")
+    print(f"bare tree-sitter parse of the files          {bare:>16,}  1.00x")
+    print(f"klc's listing of them (--tree-only, 1st pass) {listing:>15,}  "
+          f"{listing / bare:.2f}x the bare parse")
+    return 0
+
+
+def counted_runs(folder: Path, rule_paths: list[str], every: int) -> int:
+    """The process ``count_instructions`` runs under valgrind: the two counted runs."""
+    from klc.batch import listing as lst
+    from klc.cuda.syntax import parser
+
+    files = sources(folder)[::every]
+    if not files:
+        print(f"{folder}: no .cu/.cuh files", file=sys.stderr)
+        return 2
+    lst._load(rule_paths)
+    lst._init(rule_paths, tree_only=True, show_all=False, json_sites=False, render="plain",
+              refused=False)
+
+    def bare() -> None:
+        p = parser()
+        for _, data in files:
+            p.parse(data)
+
+    def listing() -> None:
+        for path, data in files:
+            lst._list_source(path, data)
+
+    bare()  # (imports, the parser)
+    sys.call_tracing(bare, ())
+    sys.call_tracing(listing, ())
+    print(f"{len(files)} files, {sum(len(d) for _, d in files) / 1e6:.2f} MB")
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("dir", type=Path)
@@ -286,8 +362,20 @@ def main() -> int:
                     help="rounds of every measurement, alternating; medians reported (3)")
     ap.add_argument("--commands-only", action="store_true",
                     help="time the commands (klc list, ast-grep) only, not the API rows")
+    ap.add_argument("--count", action="store_true",
+                    help="count the instructions of a bare parse and of klc's listing instead "
+                    "(valgrind's callgrind)")
+    ap.add_argument("--every", type=int, default=10, metavar="N",
+                    help="--count: only every N-th file, sorted by path (10)")
+    ap.add_argument("--counted", action="store_true", help=argparse.SUPPRESS)  # (--count's)
     args = ap.parse_args()
     rule_paths = args.rules or [str(ROOT / "skills")]
+    if args.count or args.counted:
+        if args.every < 1 or not args.dir.is_dir():
+            print("list_bench: --count takes a folder and --every 1 or more", file=sys.stderr)
+            return 2
+        return counted_runs(args.dir, rule_paths, args.every) if args.counted else \
+            count_instructions(args.dir, rule_paths, args.every)
     plugins.load()
     rules = list(RuleSet.load(rule_paths).rules)
     gc.freeze()  # as the klc command does (klc.interrupts.tune_gc)
