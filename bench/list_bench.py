@@ -297,6 +297,8 @@ def count_instructions(folder: Path, rule_paths: list[str], every: int) -> int:
     if valgrind is None:
         print("list_bench: --count needs valgrind (not found on PATH)", file=sys.stderr)
         return 2
+    plugins.load()  # (the compiled rule library in the cache, as a command finds it: a
+    RuleSet.load(rule_paths)  # library compiled in the counted process is laid out otherwise)
     cmd = [valgrind, "--tool=callgrind", "--collect-atstart=no", f"--toggle-collect={_MARK}",
            f"--dump-after={_MARK}", None, sys.executable, __file__, str(folder), "--every",
            str(every), "--counted"]
