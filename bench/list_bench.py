@@ -44,6 +44,7 @@ from typing import Any, NamedTuple
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.callgrind import count_calls  # noqa: E402
 from bench.make_corpus import corpus_how  # noqa: E402
 from klc import plugins  # noqa: E402
 from klc.cuda.parse import parse_bytes  # noqa: E402
@@ -284,40 +285,19 @@ def time_ast_grep(folder: Path, rules: list[tuple[str, dict[str, Any]]],
     return ran, hits
 
 
-# the counted runs go through ``sys.call_tracing`` (a plain call), whose C function callgrind is
-# told to count in and to write a count after: one count per run, nothing else counted
-_MARK = "_PyEval_CallTracing"
-_TOTALS_RE = re.compile(r"^totals:\s*(\d+)", re.M)
-
-
 def count_instructions(folder: Path, rule_paths: list[str], every: int) -> int:
     """``--count``: the instructions of a bare parse and of klc's listing of every
-    ``every``-th file, by valgrind's callgrind (module doc)."""
-    valgrind = shutil.which("valgrind")
-    if valgrind is None:
-        print("list_bench: --count needs valgrind (not found on PATH)", file=sys.stderr)
-        return 2
+    ``every``-th file, by valgrind's callgrind (module doc; ``bench.callgrind``)."""
     plugins.load()  # (the compiled rule library in the cache, as a command finds it: a
     RuleSet.load(rule_paths)  # library compiled in the counted process is laid out otherwise)
-    cmd = [valgrind, "--tool=callgrind", "--collect-atstart=no", f"--toggle-collect={_MARK}",
-           f"--dump-after={_MARK}", None, sys.executable, __file__, str(folder), "--every",
-           str(every), "--counted"]
+    argv = [__file__, str(folder), "--every", str(every), "--counted"]
     for r in rule_paths:
-        cmd += ["--rules", r]
-    with tempfile.TemporaryDirectory() as tmp:
-        cmd[5] = f"--callgrind-out-file={Path(tmp) / 'callgrind.out'}"
-        run = subprocess.run(cmd, capture_output=True, text=True, check=False,  # type: ignore[arg-type]
-                             env=dict(os.environ, PYTHONHASHSEED="0"))
-        dumps = sorted(Path(tmp).glob("callgrind.out.*"), key=lambda p: int(p.suffix[1:]))
-        counts = [int(m.group(1)) for p in dumps
-                  if (m := _TOTALS_RE.search(p.read_text(errors="replace")))]
-    if run.returncode or len(counts) != 2 or not all(counts):
-        print(f"list_bench: the run under valgrind gave no count per run (a Python without "
-              f"the symbol {_MARK}?):\n{run.stdout[-1000:]}{run.stderr[-2000:]}",
-              file=sys.stderr)
+        argv += ["--rules", r]
+    got = count_calls(argv, 2, "list_bench")
+    if got is None:
         return 2
-    bare, listing = counts
-    print(f"# corpus: {corpus_how(folder)}; every {every}th file: {run.stdout.strip()}")
+    (bare, listing), printed = got
+    print(f"# corpus: {corpus_how(folder)}; every {every}th file: {printed.strip()}")
     print("counted: instructions (valgrind's callgrind), one run of each")
     print(f"bare tree-sitter parse of the files          {bare:>16,}  1.00x")
     print(f"klc's listing of them (--tree-only, 1st pass) {listing:>15,}  "

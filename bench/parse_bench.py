@@ -27,17 +27,17 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
-import shutil
-import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from bench.callgrind import count_calls  # noqa: E402
+
 DEFAULT_DIR = REPO / "tests" / "data" / "frontend"
 
 
@@ -73,37 +73,17 @@ COLUMNS = ("bare", "front", "model", "text", "json")
 NAMES = {"bare": "bare tree-sitter parse", "front": "klc front end",
          "model": "front end + model", "text": "klc parse (text output)",
          "json": "klc parse --json"}
-# the columns are run through ``sys.call_tracing`` (a plain call), whose C function callgrind
-# is told to count in and to write a count after: one count per column, nothing else counted
-_MARK = "_PyEval_CallTracing"
-_TOTALS_RE = re.compile(r"^totals:\s*(\d+)", re.M)
-
-
 def count(root: Path, every: int) -> int:
-    """Each column's instructions (``--count``), by valgrind's callgrind: one process, which
-    reads the files, runs every column once, then runs each once more counted."""
-    valgrind = shutil.which("valgrind")
-    if valgrind is None:
-        print("parse_bench: --count needs valgrind (not found on PATH)", file=sys.stderr)
+    """Each column's instructions (``--count``), by valgrind's callgrind (``bench.callgrind``):
+    one process, which reads the files, runs every column once, then runs each once more
+    counted."""
+    got = count_calls([__file__, str(root), "--every", str(every), "--counted"], len(COLUMNS),
+                      "parse_bench")
+    if got is None:
         return 2
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "callgrind.out"
-        run = subprocess.run(
-            [valgrind, "--tool=callgrind", "--collect-atstart=no", f"--toggle-collect={_MARK}",
-             f"--dump-after={_MARK}", f"--callgrind-out-file={out}", sys.executable,
-             __file__, str(root), "--every", str(every), "--counted"],
-            capture_output=True, text=True, check=False,
-            env=dict(os.environ, PYTHONHASHSEED="0"))  # the same sets and dicts every time
-        dumps = sorted(Path(tmp).glob("callgrind.out.*"), key=lambda p: int(p.suffix[1:]))
-        counts = [int(m.group(1)) for p in dumps
-                  if (m := _TOTALS_RE.search(p.read_text(errors="replace")))]
-    if run.returncode or len(counts) != len(COLUMNS) or not all(counts):
-        print(f"parse_bench: the run under valgrind gave no count per column (a Python "
-              f"without the symbol {_MARK}?):\n{run.stdout[-1000:]}{run.stderr[-2000:]}",
-              file=sys.stderr)
-        return 2
+    counts, printed = got
     by = dict(zip(COLUMNS, counts, strict=True))
-    print(f"directory                 {root}  (every {every}th file: {run.stdout.strip()})")
+    print(f"directory                 {root}  (every {every}th file: {printed.strip()})")
     print("counted                   instructions (valgrind's callgrind), one run of each")
     for c in COLUMNS:
         print(f"{NAMES[c]:<24}  {by[c]:>15,}  {by[c] / by['bare']:.2f}x the bare parse")
