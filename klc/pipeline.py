@@ -42,7 +42,7 @@ from klc.match import Match, Pattern, find_matches, index_nodes
 from klc.match import pattern_of as _pattern_of
 from klc.match.dots import rule_scope_refusal
 from klc.match.find import common_bindings, first_per_name, first_per_span, possible
-from klc.match.scope import Scope, scoped
+from klc.match.scope import Scope, scoped, where_of
 from klc.rule.fresh import implied_fresh
 from klc.rule.values import check_hole_names, resolve_holes
 from klc.site_keys import (
@@ -242,7 +242,8 @@ def find_sites(unit: Unit, rules: list[Rule], holes: dict[str, str] | None = Non
     (``klc.guards.Traits.per_declaration``) is judged once per function and declarations its
     metavariables name (``klc.site_keys.guard_key``), not once per use."""
     plans = rule_plans(rules, refused, _scope)
-    caches = _SiteCaches(unit, rules, [p.pattern for p in plans])
+    # (a parameter's first uses are found around its name: their kinds need no index)
+    caches = _SiteCaches(unit, rules, [p.pattern for p in plans if p.target is None])
     sites: list[Site] = []
     for rule, pattern, scope, target, pointers, anchor in plans:
         if target is not None:  # only the first use of each parameter can apply
@@ -333,10 +334,9 @@ class _SiteCaches:
         key = f"{anchor}\0{target}\0{int(pointers)}"
         found = self.by_anchor.get(key)
         if found is None:
-            found = first_per_name(pattern, self.unit, lambda b: (
-                self.candidates if scope is None else scoped(
-                    self.unit, b, self.candidates, scope, self.scoped)).get(b.root_type, []),
-                target, pointer_parameter_names if pointers else parameter_names, self.scoped)
+            found = first_per_name(pattern, self.unit, lambda b: where_of(
+                self.unit, b, scope, self.candidates, self.scoped),
+                target, pointer_parameter_names if pointers else parameter_names)
             if found is None:
                 return anchor, self.matches(pattern, scope)
             self.by_anchor[key] = found

@@ -74,7 +74,7 @@ from klc.cuda.syntax import (
 _INDEXED_TYPES = (
     "declaration", "assignment_expression", "update_expression", "return_statement",
     "break_statement", "continue_statement", "expression_statement", "compound_statement",
-    "subscript_expression", "binary_expression", "if_statement", "preproc_def",
+    "if_statement", "preproc_def",
     "function_definition", "call_expression", "gnu_asm_expression", "cast_expression",
     "goto_statement", "template_function", "template_declaration", *LOOP_TYPES)
 
@@ -97,7 +97,7 @@ Owner = Callable[[int, int], Function | None]  # the function whose body holds a
 def build_model(unit: Unit, types: Iterable[str] | None = None) -> None:
     """Fill in the unit's model (``types`` None: the functions and what each holds, the
     launches, the kernels that could not be modeled) or its per-type index (the common node
-    types, ``types`` and the comments), whichever it lacks. Run on the unit's first question
+    types and ``types``), whichever it lacks. Run on the unit's first question
     about either; neither needs the other."""
     if types is None:
         if not unit._modeled:
@@ -133,14 +133,12 @@ def index_query(types: Iterable[str]) -> tuple[tuple[str, ...], Query]:
     key = tuple(sorted(set(_INDEXED_TYPES).union(types)))
     q = _INDEX_QUERIES.get(key)
     if q is None:
-        q = _INDEX_QUERIES[key] = Query(LANGUAGE, "(comment) @comment" + "".join(
-            f"\n({t}) @t.{t}" for t in key))
+        q = _INDEX_QUERIES[key] = Query(LANGUAGE, "\n".join(f"({t}) @t.{t}" for t in key))
     return key, q
 
 
 def _index(unit: Unit, types: Iterable[str]) -> None:
-    """The per-type index (``Unit.nodes_by_type``) and the comments (``Unit.squeezed``),
-    from one query run over the whole tree."""
+    """The per-type index (``Unit.nodes_by_type``), from one query run over the whole tree."""
     indexed, query = index_query(types)
     caps = QueryCursor(query).captures(unit.root)
     index = unit._index
@@ -150,9 +148,6 @@ def _index(unit: Unit, types: Iterable[str]) -> None:
         # first use (most types are never asked for)
         index[t] = caps.get(f"t.{t}", [])
     unit._unsorted.update(indexed)
-    comments = caps.get("comment", [])
-    sort_doc_order(comments)
-    unit._comments = comments
 
 
 # --------------------------------------------------------------------------------------

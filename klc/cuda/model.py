@@ -31,6 +31,7 @@ from klc.cuda.syntax import (
     F_TYPE,
     LANGUAGE,
     SQUEEZED_OUT,
+    comment_nodes,
     line_starts,
     problem_nodes,
     sort_doc_order,
@@ -294,8 +295,8 @@ class Unit:
 
     ``build(unit, None)`` fills in the model (functions, launches) on the first question
     about it; ``build(unit, types)`` the per-type index (the common node types and
-    ``types``) and the comments on the first question about node types (neither needs the
-    other); ``facts`` makes the unit's semantic facts on the first ``facts``."""
+    ``types``) on the first question about node types (neither needs the other); ``facts``
+    makes the unit's semantic facts on the first ``facts``."""
 
     def __init__(self, path: str, source: bytes, parsed: bytes, tree: Tree, masks: list[Mask],
                  defines: Definitions | None = None, *,
@@ -333,7 +334,6 @@ class Unit:
         self._functions: list[Function] = []  # sorted by start
         self._function_starts: list[int] = []
         self._launches: list[Launch] = []
-        self._comments: list[Node] = []
         self._squeezed: bytes | None = None
         self._unanalyzable: list[Unanalyzable] = []
         # answers the guards derive from this unit, by key (klc.analysis.tree._memo): kept on the
@@ -377,10 +377,8 @@ class Unit:
         prefilter looks for an anchor's runs of tokens in it with ``in``)."""
         squeezed = self._squeezed
         if squeezed is None:
-            if not self._indexed:  # (the comments come with the index)
-                self._build(self, ())
             parsed, parts, pos = self.parsed, [], 0
-            for c in self._comments:  # (in document order, none inside another)
+            for c in comment_nodes(self.root, parsed):  # (in document order, apart)
                 if c.start_byte >= pos:
                     parts.append(parsed[pos:c.start_byte])
                     pos = c.end_byte

@@ -99,6 +99,30 @@ def sort_doc_order(nodes: list[Node]) -> None:
     nodes.sort(key=_by_start)
 
 
+def comment_nodes(root: Node, parsed: bytes) -> list[Node]:
+    """The comments of a tree, in document order, found from the text: each ``//`` or ``/*``
+    of the parsed text is looked up in the tree (one descent), and is a comment's start
+    where the node there is a comment that starts at it; what it holds is skipped. A string's
+    ``//`` is a string's. A query for comments would visit every node of the tree (the
+    listing's costliest query run, for a few nodes)."""
+    out: list[Node] = []
+    find, at_byte = parsed.find, root.descendant_for_byte_range
+    line, block = find(b"//"), find(b"/*")
+    while line >= 0 or block >= 0:
+        at = line if block < 0 or 0 <= line < block else block
+        node = at_byte(at, at + 2)
+        if node is not None and node.type == "comment" and node.start_byte == at:
+            out.append(node)
+            pos = node.end_byte
+        else:
+            pos = at + 1
+        if 0 <= line < pos:
+            line = find(b"//", pos)
+        if 0 <= block < pos:
+            block = find(b"/*", pos)
+    return out
+
+
 _PROBLEM_QUERY: list[Query] = []  # compiled on first use (most files need none)
 
 

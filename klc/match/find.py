@@ -22,6 +22,7 @@ from klc.rule.dots import RUN_PREFIX
 
 if TYPE_CHECKING:
     from klc.cuda.model import Function, Unit
+    from klc.match.scope import Where
     from klc.rule import Rule
 
 
@@ -103,33 +104,31 @@ def common_bindings(names: tuple[str, ...], common: frozenset[str]) -> tuple[str
     return None if len(keep) == len(names) else keep
 
 
-def first_per_name(pattern: Pattern, unit: Unit, candidates_of: Callable[[Pattern], list[Node]],
-                   target: str, names_of: Callable[[Function], Iterable[str]],
-                   memo: dict[tuple[object, ...], Any] | None = None) -> list[Match] | None:
+def first_per_name(pattern: Pattern, unit: Unit, where_of: Callable[[Pattern], Where],
+                   target: str, names_of: Callable[[Function], Iterable[str]]
+                   ) -> list[Match] | None:
     """Of the matches of ``pattern`` (``anchor any``: as ``first_per_span`` gives them, all
     their bindings), in source order, the first in each function that binds ``target`` to
     each name ``names_of`` gives for it (a function's parameters): the same matches the
     whole list holds, found without matching the rest. A match that binds a name has its
-    identifier in its span, so only the candidates around the name's occurrences in the
-    function are matched (in order, each span's branches in order, until one binds it).
-    ``memo``: where the candidate lists' starts are kept (``klc.match.scope``). None (then
-    every match is needed) when a branch is a run of statements or has statement dots, or
-    a name is not an identifier."""
+    identifier in its span, so only the nodes around the name's occurrences in the function
+    are looked at (in order, each span's branches in order, until one binds it): those of a
+    branch's type that ``where_of`` admits as its candidates, never listed. None (then every
+    match is needed) when a branch is a run of statements or has statement dots, or a name
+    is not an identifier."""
     branches = pattern.alternatives or (pattern,)
     if pattern.dots or any(b.is_sequence or b.dots or b.alternatives for b in branches):
         return None
-    live = [(b, candidates_of(b)) for b in branches if possible(b, unit)]
+    live = [(b, where_of(b)) for b in branches if possible(b, unit)]
     if not live:
         return []
     types = {b.root_type for b, _ in live}
-    starts = [_starts_of(nodes, memo) for _, nodes in live]
     src, root = unit.source, unit.root
     m = _Matcher(src, unit._kids)
     winners: dict[tuple[int, int], Match | None] = {}  # the match that holds each span
     out: list[Match] = []
     for fn in unit.functions:
-        if not any(bisect.bisect_left(firsts, fn.start) < bisect.bisect_left(firsts, fn.end)
-                   for firsts in starts):
+        if not any(w.within(fn.start, fn.end) for _, w in live):
             continue  # (no candidate starts in this function)
         names = list(dict.fromkeys(n for n in names_of(fn) if n))
         if not all(n.isidentifier() for n in names):
@@ -160,7 +159,7 @@ def first_per_name(pattern: Pattern, unit: Unit, candidates_of: Callable[[Patter
                         continue
                     seen.add(span)
                     if span not in winners:
-                        winners[span] = _winner(m, unit, live, starts, *span, path)
+                        winners[span] = _winner(m, unit, live, *span, path)
                     won = winners[span]
                     if won is not None and won.function is fn:
                         x = won.bindings.get(target)
@@ -175,19 +174,19 @@ def first_per_name(pattern: Pattern, unit: Unit, candidates_of: Callable[[Patter
     return out
 
 
-def _winner(m: _Matcher, unit: Unit, live: list[tuple[Pattern, list[Node]]],
-            starts: list[list[int]], s: int, e: int, around: Iterable[Node]) -> Match | None:
+def _winner(m: _Matcher, unit: Unit, live: list[tuple[Pattern, Where]], s: int, e: int,
+            around: Iterable[Node]) -> Match | None:
     """The match that holds the span [s, e) among ``anchor any``'s: the first branch's that
-    matches a candidate of it (its candidates in their order), or None."""
+    matches a candidate of it (the nodes of the span on the path, outermost first: their
+    document order), or None."""
     nodes = [n for n in around if n.start_byte == s and n.end_byte == e]
     find = unit.source.find
-    for (b, cands), firsts in zip(live, starts, strict=True):
+    for b, where in live:
         if any(find(w, s, e) < 0 for w in b.words):
             continue
-        lo = bisect.bisect_left(firsts, s)
-        hi = bisect.bisect_right(firsts, s, lo)
-        for node in cands[lo:hi]:  # (the candidates of this span, in their order)
-            if node.end_byte != e or not any(node == n for n in nodes):
+        kind = b.root_type
+        for node in nodes:
+            if node.type != kind or not where.holds(node):
                 continue
             bound: dict[str, Binding] = {}
             if m.node(b.elements[0], node, bound):
@@ -195,15 +194,6 @@ def _winner(m: _Matcher, unit: Unit, live: list[tuple[Pattern, list[Node]]],
                 return Match(None, unit, unit.function_at(s), s, e, (node,),  # type: ignore[arg-type]
                              bound, obligations=oblige)
     return None
-
-
-def _starts_of(nodes: list[Node], memo: dict[tuple[object, ...], Any] | None) -> list[int]:
-    held = memo.get(("starts", id(nodes))) if memo is not None else None
-    if held is None or held[0] is not nodes:
-        held = (nodes, [n.start_byte for n in nodes])
-        if memo is not None:
-            memo[("starts", id(nodes))] = held
-    return held[1]  # type: ignore[no-any-return]
 
 
 _UNKNOWN: Any = object()

@@ -83,6 +83,66 @@ def scoped(unit: Unit, pattern: Pattern, candidates: dict[str, list[Node]], scop
     return out
 
 
+def function_spans(unit: Unit, scope: Scope, memo: dict[tuple[object, ...], Any] | None = None
+                   ) -> tuple[list[int], list[int]]:
+    """The spans of the functions ``scope`` admits, merged where they nest or overlap, in
+    order: their starts and ends (``memo``: shared with ``scoped``)."""
+    spans = memo.get(("spans", scope)) if memo is not None else None
+    if spans is None:
+        spans = _spans(unit, scope)
+        if memo is not None:
+            memo[("spans", scope)] = spans
+    return spans[0], spans[1]
+
+
+class Where:
+    """Where the candidates of a pattern's branch lie, for ``first_per_name``, which meets
+    them on the way down to a name and never needs them listed: nodes of the branch's type
+    that overlap one of the spans [starts[i], ends[i]) (sorted, apart: the functions a
+    rule's context admits, as ``klc.match.scope`` takes them), every node of the type where
+    there are no spans (``spans`` None), or those of a list (``ids``: a scope that keeps
+    only some nodes of its functions, ``scope.body``)."""
+
+    __slots__ = ("ends", "firsts", "ids", "starts")
+
+    def __init__(self, spans: tuple[list[int], list[int]] | None = None,
+                 nodes: list[Node] | None = None) -> None:
+        self.starts, self.ends = spans if spans is not None else (None, None)
+        self.ids = {n.id for n in nodes} if nodes is not None else None
+        self.firsts = [n.start_byte for n in nodes] if nodes is not None else None
+
+    def within(self, start: int, end: int) -> bool:
+        """Whether a candidate may start in [start, end) (a function's span)."""
+        if self.firsts is not None:
+            firsts = self.firsts
+            return bisect.bisect_left(firsts, start) < bisect.bisect_left(firsts, end)
+        return self.starts is None or self._overlaps(start, end)
+
+    def holds(self, node: Node) -> bool:
+        """Whether a node of the branch's type is one of its candidates."""
+        if self.ids is not None:
+            return node.id in self.ids
+        return self.starts is None or self._overlaps(node.start_byte, node.end_byte)
+
+    def _overlaps(self, s: int, e: int) -> bool:
+        # the first span that ends after s; [s, e) reaches into it when it ends after the
+        # span starts (a node of no width inside a span is in it; at its start, not)
+        j = bisect.bisect_right(self.ends, s)  # type: ignore[arg-type]
+        return j < len(self.ends) and e > self.starts[j]  # type: ignore[arg-type,index]
+
+
+def where_of(unit: Unit, branch: Pattern, scope: Scope | None,
+             candidates: dict[str, list[Node]], memo: dict[tuple[object, ...], Any]) -> Where:
+    """Where a branch's candidates lie for ``klc.match.find.first_per_name``: every node of
+    its type (no scope), those in the functions ``scope`` admits, or, at a kernel body's top
+    level, those ``scoped`` keeps (``candidates``: the unit's index)."""
+    if scope is None:
+        return Where()
+    if not scope.body:
+        return Where(function_spans(unit, scope, memo))
+    return Where(nodes=scoped(unit, branch, candidates, scope, memo)[branch.root_type])
+
+
 def _spans(unit: Unit, scope: Scope) -> tuple[list[int], list[int], set[int], set[int]]:
     """The spans of the functions ``scope`` admits (merged where they nest or overlap, in
     order: their starts and ends), the starts of their bodies, and (by ``Node.id``) the
