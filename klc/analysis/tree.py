@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Protocol
 
-from tree_sitter import Node, Query, QueryCursor
+from tree_sitter import Node, QueryCursor
 
 from klc.cuda.syntax import (
     F_ARGUMENT,
@@ -25,7 +25,7 @@ from klc.cuda.syntax import (
     F_OPERATOR,
     F_TYPE,
     F_VALUE,
-    LANGUAGE,
+    type_query,
     word_occurrences,
 )
 
@@ -203,17 +203,12 @@ def names_in(node: Node, src: bytes) -> list[tuple[str, Node]]:
         return [(text_of(src, node), node)]
     if node.child_count == 0:
         return []
-    if not _IDENTIFIER_QUERY:  # (compiled on first use: tens of milliseconds that a
-        _IDENTIFIER_QUERY.append(Query(LANGUAGE, "(identifier) @id"))  # command may not need)
-    found = QueryCursor(_IDENTIFIER_QUERY[0]).captures(node).get("id")
+    found = QueryCursor(type_query(("identifier",))).captures(node).get("identifier")
     if not found:
         return []
     if len(found) > 1:
         found.sort(key=_start_byte)  # (captures need not come in source order)
     return [(src[n.start_byte:n.end_byte].decode("utf-8", "replace"), n) for n in found]
-
-
-_IDENTIFIER_QUERY: list[Query] = []
 
 
 def leaf_texts(node: Node, src: bytes) -> list[str]:

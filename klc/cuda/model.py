@@ -23,18 +23,18 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Protocol
 
-from tree_sitter import Node, Query, QueryCursor, Tree
+from tree_sitter import Node, QueryCursor, Tree
 
 from klc.cuda.macros import Definitions, MacroMeaning, Mask, definitions_of
 from klc.cuda.syntax import (
     F_DECLARATOR,
     F_TYPE,
-    LANGUAGE,
     SQUEEZED_OUT,
     comment_nodes,
     line_starts,
     problem_nodes,
     sort_doc_order,
+    type_query,
 )
 from klc.errors import KlcError, where
 
@@ -477,12 +477,7 @@ class Unit:
                 sort_doc_order(index[t])
         missing = sorted({t for t in types if t not in index})
         if missing:
-            key = "|".join(missing)
-            q = _type_queries.get(key)
-            if q is None:
-                q = _type_queries[key] = Query(LANGUAGE, " ".join(f"({t}) @{t}"
-                                                                 for t in missing))
-            found = QueryCursor(q).captures(self.root)
+            found = QueryCursor(type_query(tuple(missing))).captures(self.root)
             for t in missing:
                 nodes = found.get(t, [])
                 sort_doc_order(nodes)
@@ -507,7 +502,6 @@ class Unit:
         return self._make_facts(self)
 
 
-_type_queries: dict[str, Query] = {}
 # positions counted from the text before the table of line starts is made (``Unit.position``)
 _COUNTED_POSITIONS = 256
 

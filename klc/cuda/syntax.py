@@ -123,6 +123,19 @@ def comment_nodes(root: Node, parsed: bytes) -> list[Node]:
     return out
 
 
+_TYPE_QUERIES: dict[tuple[str, ...], Query] = {}
+
+
+def type_query(types: tuple[str, ...]) -> Query:
+    """The query that captures every node of the given types, each under its type's name:
+    compiled on first use and kept (a compile costs 15-30 ms, whatever the query, for this
+    grammar), one for every reader that asks for the same types."""
+    q = _TYPE_QUERIES.get(types)
+    if q is None:
+        q = _TYPE_QUERIES[types] = Query(LANGUAGE, " ".join(f"({t}) @{t}" for t in types))
+    return q
+
+
 _PROBLEM_QUERY: list[Query] = []  # compiled on first use (most files need none)
 
 

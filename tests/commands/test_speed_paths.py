@@ -615,7 +615,7 @@ def test_first_uses_of_parameters_are_those_of_the_whole_list(units: list[Unit],
     merge) that binds the parameter, and the listing without refusals is the applicable
     part of the listing with them."""
     from klc.match.find import first_per_name
-    from klc.match.scope import scoped
+    from klc.match.scope import Where, scoped, where_of
     from klc.pipeline import _scope, _SiteCaches
     from klc.site_keys import parameter_names, parameter_target
 
@@ -636,11 +636,17 @@ def test_first_uses_of_parameters_are_those_of_the_whole_list(units: list[Unit],
                 if b is not None and b.text in names and (m.function.start, b.text) not in seen:
                     seen.add((m.function.start, b.text))
                     want.append(m)
-            got = first_per_name(pattern, unit, lambda b, u=unit, c=caches, sc=scope: scoped(
-                u, b, c.candidates, sc, {})[b.root_type], target, parameter_names)
-            assert got is not None
-            assert [(m.start, m.end, {k: v.text for k, v in m.bindings.items()}) for m in got] \
-                == [(m.start, m.end, {k: v.text for k, v in m.bindings.items()}) for m in want]
+            # the candidates met on the way down: those in the scope's functions (what the
+            # listing asks), and those of the scoped list (a kernel body's top level)
+            for where in (lambda b, u=unit, c=caches, sc=scope: where_of(u, b, sc, c.candidates,
+                                                                          {}),
+                          lambda b, u=unit, c=caches, sc=scope: Where(nodes=scoped(
+                              u, b, c.candidates, sc, {})[b.root_type])):
+                got = first_per_name(pattern, unit, where, target, parameter_names)
+                assert got is not None
+                assert [(m.start, m.end, {k: v.text for k, v in m.bindings.items()})
+                        for m in got] == [(m.start, m.end, {k: v.text for k, v in
+                                                           m.bindings.items()}) for m in want]
             found += len(got)
         fresh = parse_bytes(unit.source, unit.path)
         applicable = [s for s in find_sites(fresh, rules, clang=False) if s.ok]
