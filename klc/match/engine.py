@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
+from collections.abc import Callable
 from typing import Any
 
 from tree_sitter import Node
@@ -57,6 +58,10 @@ class _Matcher:
         # where a run may end in a list of statements: the places of the next element's
         # kinds, by (list, kinds) (``kinds_at``)
         self.places: dict[tuple[int, int], tuple[list[Node], frozenset[str], list[int]]] = {}
+        # of one list of statements (a run's block), whether each statement of the run fits
+        # the statement at an index, by the run statement's id (``klc.match.find._Fits``): a
+        # run of ``$$$`` ends only where the next statement fits
+        self.fitting: tuple[list[Node], dict[int, Callable[[int], bool]]] | None = None
 
     def kinds_at(self, ts: list[Node], kinds: frozenset[str]) -> list[int]:
         """The indices of the nodes of ``ts`` whose type is one of ``kinds``, in order."""
@@ -295,8 +300,9 @@ class _Matcher:
         """Whether ``p`` could match ``t`` under some bindings: ``node`` without the
         metavariables' equalities, trying every split of a ``$$$`` run. A match under any
         bindings fits, so a node that does not fit is rejected without binding anything."""
-        if p.alts:
-            return any(self.fits(a, t) for a in p.alts)
+        if p.alts:  # (the early return spelling: its ``if`` is the node, the rest follows)
+            return any(self.fits(a, t) if a.type != EARLY else
+                       not a.children or self.fits(a.children[0], t) for a in p.alts)
         if p.metavar is not None:
             if p.kinds is not None and t.type not in p.kinds:
                 return False
@@ -392,6 +398,9 @@ class _Matcher:
             # (statement dots skip as little as they can: the shortest run first; a run that
             # ends the pattern takes the rest of the block, as one in a block does)
             longest = (anchored or i + 1 == len(ps)) and p.dots is None
+            fitting = self.fitting
+            fits = fitting[1].get(id(nxt)) if fitting is not None and fitting[0] is ts \
+                else None
             if fixed is not None:  # (only where the next element's kinds stand)
                 at = self.kinds_at(ts, fixed)
                 ends: Any = at[bisect_left(at, j):]
@@ -400,6 +409,8 @@ class _Matcher:
             else:
                 ends = range(n, j - 1, -1) if longest else range(j, n + 1)
             for k in ends:
+                if fits is not None and (k >= n or not fits(k)):
+                    continue  # (the next statement cannot match there)
                 if repeats and not self._holds_bound(repeats, ts[k]):
                     continue
                 trial = dict(b)

@@ -15,7 +15,7 @@ from klc.match.dots import dots_hold
 from klc.match.engine import _Matcher, block_statements
 from klc.match.iso_checks import split_obligations
 from klc.match.model import Binding, Match
-from klc.match.pattern import Pattern, PNode, _tokens_of, _words_of
+from klc.match.pattern import EARLY, Pattern, PNode, _size, _tokens_of, _words_of
 from klc.match.reading import read_matches
 from klc.match.specialise import fast_of
 from klc.rule.dots import RUN_PREFIX
@@ -278,23 +278,24 @@ def _matches(pattern: Pattern, unit: Unit, rule: Rule | None = None,
                 block = statements[node.id] = (kids, [k.type for k in kids])
             kids, types = block
             held = True
-            first: tuple[int, ...] | None = None
-            start = pattern.elements[0]
-            for e in pattern.fixed:
-                # the statements ``e`` fits (all of them for the run's first statement, where
-                # the run may start; else the first): the branches of an anchor share them
-                every = e is start
+            fits: dict[int, _Fits] = {}
+            for e in run_elements(pattern):
+                # whether a statement of the block fits ``e`` (``_Fits``): the branches of an
+                # anchor share what is known
                 key = (id(e), node.id)
                 got = fitted.get(key)
-                if got is None or (every and not got[0]):
-                    got = fitted[key] = (every, _fitting(m, e, kids, types, find, every))
-                held = bool(got[1])
-                if not held:
+                if got is None:
+                    got = fitted[key] = _Fits(m, e, kids, types, find)
+                if got.first() is None:
+                    held = False
                     break
-                if every:
-                    first = got[1]
+                fits[id(e)] = got
             if not held:
                 continue  # a statement of the run fits none of the block's
+            # (a run of ``$$$`` ends only where the next statement fits)
+            m.fitting = (kids, fits)
+            start = fits.get(id(pattern.elements[0]))
+            first = start.every() if start is not None else None
             fixed = pattern.elements[0].starts
             for j in range(len(kids)) if first is None else first:
                 if fixed is not None and types[j] not in fixed:
@@ -448,27 +449,71 @@ _PLACES = "klc.match: word places"
 _NESTING = "klc.match: nesting"
 
 
-def _fitting(m: _Matcher, e: PNode, kids: list[Node], types: list[str],
-             find: Callable[[bytes, int, int], int], every: bool) -> tuple[int, ...]:
-    """The indices of a block's statements that the fixed statement ``e`` of a run fits
-    (``_Matcher.fits``; ``every`` off: the first only): a statement of its kind holding every
-    word of ``e`` (a match holds its words, as a candidate holds its anchor's), in order."""
-    kind = e.type
-    words = _element_words(e)
-    out = []
-    for i, t in enumerate(types):
-        if t != kind:
-            continue
-        k = kids[i]
-        if words:
-            s, end = k.start_byte, k.end_byte
-            if any(find(w, s, end) < 0 for w in words):
-                continue
-        if m.fits(e, k):
-            out.append(i)
-            if not every:
-                break
-    return tuple(out)
+class _Fits:
+    """Which statements of a block a statement ``e`` of a run fits (``_Matcher.fits``): one of
+    its kinds, holding every word of ``e`` (a match holds its words, as a candidate holds its
+    anchor's), and fitting. Each statement is asked once, and only when needed: the first
+    that fits (a run none fits is not looked for in the block), all of them (where the run
+    may start), one (where a run of ``$$$`` before ``e`` may end: ``_Matcher.seq``)."""
+
+    __slots__ = ("done", "e", "find", "kids", "kinds", "m", "states", "types", "words")
+
+    def __init__(self, m: _Matcher, e: PNode, kids: list[Node], types: list[str],
+                 find: Callable[[bytes, int, int], int]) -> None:
+        self.m, self.e, self.kids, self.types, self.find = m, e, kids, types, find
+        self.kinds = e.starts if e.starts is not None else frozenset((e.type,))
+        self.words = _element_words(e)
+        self.states: list[bool | None] = [None] * len(kids)
+        self.done = 0  # the statements before this one are all asked
+
+    def __call__(self, i: int) -> bool:
+        held = self.states[i]
+        if held is None:
+            held = self.states[i] = self._ask(i)
+        return held
+
+    def _ask(self, i: int) -> bool:
+        if self.types[i] not in self.kinds:
+            return False
+        k = self.kids[i]
+        if self.words:
+            find, s, end = self.find, k.start_byte, k.end_byte
+            if any(find(w, s, end) < 0 for w in self.words):
+                return False
+        return self.m.fits(self.e, k)
+
+    def first(self) -> int | None:
+        kinds, states = self.kinds, self.states
+        for i, t in enumerate(self.types):
+            if t in kinds:
+                held = states[i]
+                if held is None:
+                    held = states[i] = self._ask(i)
+                if held:
+                    return i
+        return None
+
+    def every(self) -> tuple[int, ...]:
+        kinds = self.kinds
+        return tuple(i for i, t in enumerate(self.types) if t in kinds and self(i))
+
+
+# the statements of a run that each fit one statement of a block, by pattern key
+_RUN_ELEMENTS: dict[str, tuple[Pattern, tuple[PNode, ...]]] = {}
+
+
+def run_elements(pattern: Pattern) -> tuple[PNode, ...]:
+    """The statements of a run that stand for one statement of a block each (not a
+    metavariable, not ``$$$``; of a known kind, one spelling or several), in the order a
+    block is asked for them: those with words first (a block without the words is passed
+    over at once), the smallest first."""
+    held = _RUN_ELEMENTS.get(pattern.key)
+    if held is None or held[0] is not pattern:
+        stand = [e for e in pattern.elements if e.metavar is None and e.seq is None
+                 and (e.type or e.starts is not None)]
+        held = _RUN_ELEMENTS[pattern.key] = (pattern, tuple(sorted(
+            stand, key=lambda e: (not _element_words(e), _size(e)))))
+    return held[1]
 
 
 # the words of a run's fixed statements (``klc.match.pattern._words_of``), by the statement's
@@ -477,6 +522,10 @@ _ELEMENT_WORDS: dict[int, tuple[PNode, tuple[bytes, ...]]] = {}
 
 
 def _element_words(e: PNode) -> tuple[bytes, ...]:
+    """A run statement's words and tokens, none where a spelling of it is an early return
+    (the words of what follows that ``if`` are not in the statement)."""
+    if any(a.type == EARLY for a in e.alts):
+        return ()
     held = _ELEMENT_WORDS.get(id(e))
     if held is None or held[0] is not e:
         held = _ELEMENT_WORDS[id(e)] = (e, tuple(sorted(w.encode() for w in (
