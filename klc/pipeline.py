@@ -278,11 +278,12 @@ class _SiteCaches:
         self.unit = unit
         self.patterns = [pattern_of(r) for r in rules] if patterns is None else patterns
         # the kinds the anchors that may match here start at (``possible``: every word of
-        # one is in the file); an anchor that cannot match is never looked for, so a kind
-        # only such anchors start at (a rare rule's) is not captured into the index
-        self.candidates = index_nodes(unit, {q.root_type for p in self.patterns
-                                             for q in (p.alternatives or (p,))
-                                             if possible(q, unit)})
+        # one is in the file), from an index that captures every anchor's kinds: the same
+        # query in every file (a compile costs more than a run of it)
+        branches = [q for p in self.patterns for q in (p.alternatives or (p,))]
+        self.candidates = index_nodes(unit, {q.root_type for q in branches
+                                             if possible(q, unit)},
+                                      {q.root_type for q in branches})
         self.locals = Locals(unit)
         self.scoped: dict[tuple[object, ...], Any] = {}  # (klc.match.scope.scoped)
         self.by_anchor: dict[str, list[Match]] = {}

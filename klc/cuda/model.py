@@ -462,13 +462,14 @@ class Unit:
                 return p
         return None
 
-    def nodes_by_type(self, types: Iterable[str]) -> dict[str, list[Node]]:
+    def nodes_by_type(self, types: Iterable[str], more: Iterable[str] = ()
+                      ) -> dict[str, list[Node]]:
         """Every node of each given type, in source order, by type. The first question finds
-        the common types and these in one query run; a type asked later is found by one more
-        query for all of those, and remembered."""
+        the common types, these and ``more`` (types the caller may ask for later) in one query
+        run; a type asked later is found by one more query run, and remembered."""
         types = tuple(types)  # (read more than once)
         if not self._indexed:
-            self._build(self, types)
+            self._build(self, (*types, *more))
         index = self._index
         unsorted = self._unsorted
         for t in types:
@@ -477,9 +478,8 @@ class Unit:
                 sort_doc_order(index[t])
         missing = sorted({t for t in types if t not in index})
         if missing:
-            found = QueryCursor(type_query(tuple(missing))).captures(self.root)
-            for t in missing:
-                nodes = found.get(t, [])
+            for t in missing:  # (one query per type: each compiled once for every unit)
+                nodes = QueryCursor(type_query((t,))).captures(self.root).get(t, [])
                 sort_doc_order(nodes)
                 index[t] = nodes
         return {t: index[t] for t in types}
