@@ -8,7 +8,8 @@ first; once with no cache at all, and once with the result cache warm), of klc's
 one process through its API (parse, match, context, guards with tree-sitter facts only; nothing
 printed), of the plain anchor matching alone, and of ast-grep (``ast-grep-cli`` from PyPI,
 C++ language) scanning the same files with the anchors it can express, as ratios measured in
-one run (median of --runs rounds). The anchors ast-grep takes are ``ast_grep_rule``'s (a
+one run: of the medians of --runs rounds, and each round's own (ast-grep's one-thread scan
+runs between the two klc commands it is compared with, as this machine's speed drifts). The anchors ast-grep takes are ``ast_grep_rule``'s (a
 metavariable kind becomes an ast-grep ``constraints`` kind), with the matches of each anchor
 counted by both tools side by side.
 
@@ -386,19 +387,25 @@ def main() -> int:
         time_klc_command(args.dir, rule_paths, 1, tree_only=False, cache=Path(warm))
         lib = Path(warm)
         for _ in range(max(1, args.runs)):
+            # (ast-grep's scan between the two klc commands it is compared with: this
+            # machine's speed drifts by the minute, and each round gives its own ratios)
             got: dict[str, tuple[Any, Any]] = {
-                "cmd": time_klc_command(args.dir, rule_paths, 1, tree_only=False, library=lib),
-                "cmd1": time_klc_command(args.dir, rule_paths, 1, library=lib),
-                "cmdj": time_klc_command(args.dir, rule_paths, args.jobs, library=lib),
-                "cold": time_klc_command(args.dir, rule_paths, 1),
-                "warm": time_klc_command(args.dir, rule_paths, 1, tree_only=False,
-                                         cache=Path(warm))}
+                "cmd1": time_klc_command(args.dir, rule_paths, 1, library=lib)}
             sg = time_ast_grep(args.dir, sg_rules, 1)  # one thread
-            sg_all = time_ast_grep(args.dir, sg_rules, 0)
-            if sg is None or sg_all is None:
+            if sg is None:
                 print("ast-grep: not run (not installed, or it refused a rule)", file=sys.stderr)
                 return 2
-            got["sg"], got["sg_all"] = sg, sg_all
+            got["sg"] = sg
+            got["cmd"] = time_klc_command(args.dir, rule_paths, 1, tree_only=False, library=lib)
+            got["cmdj"] = time_klc_command(args.dir, rule_paths, args.jobs, library=lib)
+            got["cold"] = time_klc_command(args.dir, rule_paths, 1)
+            got["warm"] = time_klc_command(args.dir, rule_paths, 1, tree_only=False,
+                                           cache=Path(warm))
+            sg_all = time_ast_grep(args.dir, sg_rules, 0)
+            if sg_all is None:
+                print("ast-grep: not run (not installed, or it refused a rule)", file=sys.stderr)
+                return 2
+            got["sg_all"] = sg_all
             if not args.commands_only:
                 got["list"] = time_klc_list(files, rules)
                 got["plain"] = time_plain_match(files, [p for _, p, _, _ in table])
@@ -441,9 +448,15 @@ def main() -> int:
     row(f"ast-grep scan -j1, the same {len(same)} anchors", "sg", hits)
     row("ast-grep scan (its default threads)", "sg_all", hits)
     for what in ("wall", "cpu"):
-        print(f"ratios ({what}, one run each): klc list / ast-grep -j1: "
+        print(f"ratios ({what}, of the medians): klc list / ast-grep -j1: "
               f"{med('cmd', what) / med('sg', what):.2f}x (target <= 3)   --tree-only / ast-grep: "
               f"{med('cmd1', what) / med('sg', what):.2f}x (target <= 2)")
+    if len(runs["sg"]) > 1:  # each round's own ratios, ast-grep run between the two commands
+        def rounds(key: str) -> str:
+            got = sorted(a.cpu / b.cpu for a, b in zip(runs[key], runs["sg"], strict=True))
+            return f"{statistics.median(got):.2f}x (rounds: {', '.join(f'{r:.2f}' for r in got)})"
+        print(f"ratios (cpu, each round's, their median): klc list / ast-grep -j1: "
+              f"{rounds('cmd')}   --tree-only / ast-grep: {rounds('cmd1')}")
     print(f"-j {args.jobs} speed-up over -j 1 (wall, --tree-only): "
           f"{med('cmd1') / med('cmdj'):.2f}x (target >= 1.7); the CPU seconds of -j "
           f"{args.jobs} over -j 1: {med('cmdj', 'cpu') / med('cmd1', 'cpu'):.2f}x")

@@ -16,13 +16,16 @@ bench scripts. A new rewrite kind is one file of ``klc/edits/`` and its module i
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import cache
 
 from klc.edits import attribute, insert, launch, qualifier, replace, within
 from klc.guards import FAMILIES, PREDICATES, check_call
 from klc.match import compile_pattern
 from klc.match.anchor import compiled_anchors, seed_anchors
+from klc.rule import Rule
 from klc.rule.registry import EditKind, Plugins, install
+from klc.site_keys import facts_table, seed_facts
 
 # the modules of klc.edits that define rewrite kinds, in the order docs/rules.md lists them
 EDIT_KIND_MODULES = (replace, insert, qualifier, attribute, launch, within)
@@ -41,10 +44,24 @@ def edit_kinds() -> dict[str, EditKind]:
     return kinds
 
 
+def _compiled(rules: Sequence[Rule]) -> tuple[object, object]:
+    """What is stored beside a compiled library: its anchors and what the listing reads of
+    each rule (``klc.site_keys.rule_facts``)."""
+    return compiled_anchors(rules), facts_table(list(rules))
+
+
+def _seed(table: object) -> None:
+    """Take ``_compiled``'s table back: a TypeError, and nothing taken, when it is not one."""
+    if not isinstance(table, tuple) or len(table) != 2:
+        raise TypeError("not a compiled library's table")
+    seed_facts(table[1])
+    seed_anchors(table[0])
+
+
 @cache
 def load() -> Plugins:
     """The rule loader's vocabulary, installed on the first call."""
     plugins = Plugins(edit_kinds(), check_call, compile_pattern, frozenset(PREDICATES),
-                      compiled_anchors, seed_anchors)
+                      _compiled, _seed)
     install(plugins)
     return plugins

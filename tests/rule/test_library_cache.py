@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from klc import plugins
+from klc import plugins, site_keys
 from klc.match import anchor
 from klc.match.anchor import pattern_of
 from klc.rule import RuleError, RuleSet, load_rules, rule_to_text
@@ -36,6 +36,7 @@ def lib(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.delenv("KLC_NO_CACHE", raising=False)
     monkeypatch.setattr(library, "_MEMO", {})
     monkeypatch.setattr(anchor, "_SEEDED", {})
+    monkeypatch.setattr(site_keys, "_STORED_FACTS", {})
     return folder
 
 
@@ -58,6 +59,7 @@ def _again(monkeypatch: pytest.MonkeyPatch) -> None:
     """As a new process would start: nothing in memory."""
     monkeypatch.setattr(library, "_MEMO", {})
     monkeypatch.setattr(anchor, "_SEEDED", {})
+    monkeypatch.setattr(site_keys, "_STORED_FACTS", {})
 
 
 def test_a_load_from_the_cache_is_the_load_compiled(lib: Path,
@@ -78,6 +80,12 @@ def test_a_load_from_the_cache_is_the_load_compiled(lib: Path,
     seeded = [pattern_of(r) for r in cached.rules]
     monkeypatch.setattr(anchor, "_SEEDED", {})
     assert seeded == [pattern_of(r) for r in fresh.rules]
+    # and so did what the listing reads of each rule, the facts a rule gives when asked
+    stored = site_keys._STORED_FACTS
+    assert set(stored) >= set(cached.rules)
+    assert all(stored[r] is site_keys.rule_facts(r) for r in cached.rules)
+    assert [stored[r] for r in cached.rules] == [site_keys._rule_facts(r) for r in fresh.rules]
+    assert any(stored[r].parameter_target for r in cached.rules)  # (qualifiers.rule's)
     # one file (klc apply's load) is an entry of its own
     one = lib / "fast_math.rule"
     assert load_rules(one) == [r for r in fresh.rules if r.path == str(one)]
