@@ -54,8 +54,8 @@ def _seed(table: object) -> None:
     """Take ``_compiled``'s table back: a TypeError, and nothing taken, when it is not one."""
     if not isinstance(table, tuple) or len(table) != 2:
         raise TypeError("not a compiled library's table")
+    seed_anchors(table[0])  # (checked before anything is taken from the table's facts)
     seed_facts(table[1])
-    seed_anchors(table[0])
 
 
 @cache
