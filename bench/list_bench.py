@@ -9,9 +9,9 @@ one process through its API (parse, match, context, guards with tree-sitter fact
 printed), of the plain anchor matching alone, and of ast-grep (``ast-grep-cli`` from PyPI,
 C++ language) scanning the same files with the anchors it can express, as ratios measured in
 one run: of the medians of --runs rounds, and each round's own (ast-grep's one-thread scan
-runs between the two klc commands it is compared with, as this machine's speed drifts). The anchors ast-grep takes are ``ast_grep_rule``'s (a
-metavariable kind becomes an ast-grep ``constraints`` kind), with the matches of each anchor
-counted by both tools side by side.
+runs between the two klc commands it is compared with, as this machine's speed drifts). The
+anchors ast-grep takes are ``ast_grep_rule``'s (a metavariable kind becomes an ast-grep
+``constraints`` kind), with the matches of each anchor counted by both tools side by side.
 
     python bench/list_bench.py DIR            # e.g. a corpus from bench/make_corpus.py
     python bench/list_bench.py DIR --rules passes --rules skills -j 2
