@@ -2,7 +2,8 @@
 
 The known macro prefixes are found by one scan per first byte they share (not one ``in`` per
 prefix); a unit's first positions are counted from the text (not looked up in a table of
-every line start). Each is checked against the plain way on the front end's test corpus and
+every line start); the comments are found from their ``//`` and ``/*`` (not by a query over
+every node). Each is checked against the plain way on the front end's test corpus and
 on text made to break a careless shortcut (prefixes inside one another, offsets out of order,
 past the end, lines ended by "\\r\\n").
 """
@@ -167,3 +168,53 @@ def test_function_ancestors_from_the_descent_are_the_nodes_parents() -> None:
     assert kinds == {"c_kernel": (True, 0), "in_block": (True, 0), "templ": (False, 2),
                      "method": (False, 0), "t_in_block": (True, 1)}
     assert checked > 100
+
+
+COMMENTED = [
+    b'const char* url = "http://x/*y*/"; // a comment /* inside */ a line\nint a;\n',
+    b"/* a block // with a line one */ int b = 1 / 2; /**/ int c = 3 //x\n;\n",
+    b"#define D(x) x // after a macro\\\n  still the comment\nint d = D(1);\n",
+    b"char s = '/'; char t = '*'; int e = s / *&t; // end\n",
+    b'auto r = R"(// not /* a comment)"; /* one\n over lines */\n',
+    b"int f = 1; /* never closed\nint g = 2;\n",
+    b"// only a comment, no newline at the end",
+    b"int h = 4 /* between */ + /**/ 5 ///\n;\n",
+]
+
+_COMMENT_WORDS = [b"//", b"/*", b"*/", b"/", b"*", b'"', b"'", b"\\\n", b"\n", b" ", b"x",
+                  b"int a = 1;", b'R"(', b')"', b"#define M ", b"{", b"}"]
+
+
+def _comments_by_query(unit: model.Unit) -> list[tuple[int, int]]:
+    from tree_sitter import QueryCursor
+
+    from klc.cuda.syntax import type_query
+
+    found = QueryCursor(type_query(("comment",))).captures(unit.root).get("comment", [])
+    return sorted((n.start_byte, n.end_byte) for n in found)
+
+
+def test_comments_found_from_the_text_are_the_querys() -> None:
+    """``Unit.squeezed`` takes out the comments ``comment_nodes`` finds from the text (each
+    ``//`` and ``/*`` looked up in the tree), not from a query over every node: the same
+    comments, whatever strings, character literals, raw strings, line continuations and
+    unclosed comments stand around them."""
+    from klc.cuda.syntax import comment_nodes
+
+    held = 0
+    for source in [*SOURCES, *COMMENTED]:
+        unit = parse_bytes(source, "c.cu")
+        got = [(n.start_byte, n.end_byte) for n in comment_nodes(unit.root, unit.parsed)]
+        assert got == _comments_by_query(unit), source[:60]
+        held += len(got)
+    assert held >= 40
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_COMMENT_WORDS), max_size=40))
+def test_comments_of_any_text_are_the_querys(pieces: list[bytes]) -> None:
+    from klc.cuda.syntax import comment_nodes
+
+    unit = parse_bytes(b"".join(pieces), "c.cu")
+    got = [(n.start_byte, n.end_byte) for n in comment_nodes(unit.root, unit.parsed)]
+    assert got == _comments_by_query(unit)
