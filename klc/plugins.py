@@ -51,7 +51,8 @@ def _compiled(rules: Sequence[Rule]) -> tuple[object, object]:
 
 
 def _seed(table: object) -> None:
-    """Take ``_compiled``'s table back: a TypeError, and nothing taken, when it is not one."""
+    """Take ``_compiled``'s table back: a TypeError when it is not one (its facts are taken
+    only once its anchors are)."""
     if not isinstance(table, tuple) or len(table) != 2:
         raise TypeError("not a compiled library's table")
     seed_anchors(table[0])  # (checked before anything is taken from the table's facts)

@@ -458,15 +458,14 @@ class _Fits:
     that fits (a run none fits is not looked for in the block), all of them (where the run
     may start), one (where a run of ``$$$`` before ``e`` may end: ``_Matcher.seq``)."""
 
-    __slots__ = ("done", "e", "find", "kids", "kinds", "m", "states", "types", "words")
+    __slots__ = ("e", "find", "kids", "kinds", "m", "states", "types", "words")
 
     def __init__(self, m: _Matcher, e: PNode, kids: list[Node], types: list[str],
                  find: Callable[[bytes, int, int], int]) -> None:
         self.m, self.e, self.kids, self.types, self.find = m, e, kids, types, find
         self.kinds = e.starts if e.starts is not None else frozenset((e.type,))
         self.words = _element_words(e)
-        self.states: list[bool | None] = [None] * len(kids)
-        self.done = 0  # the statements before this one are all asked
+        self.states: list[bool | None] = [None] * len(kids)  # (None: not asked yet)
 
     def __call__(self, i: int) -> bool:
         held = self.states[i]
