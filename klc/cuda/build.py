@@ -65,6 +65,7 @@ from klc.cuda.syntax import (
     LANGUAGE,
     LOOP_TYPES,
     sort_doc_order,
+    type_query,
 )
 
 # the node types that guards and anchors ask for most: indexed by the query run that builds
@@ -122,19 +123,12 @@ def _model(unit: Unit) -> None:
 # --------------------------------------------------------------------------------------
 # The per-type index: one query run
 
-# compiled index queries by their node types: compiled on first use (tens of milliseconds:
-# a command that never asks pays nothing), and a command asks for the same types in every file
-_INDEX_QUERIES: dict[tuple[str, ...], Query] = {}
-
 
 def index_query(types: Iterable[str]) -> tuple[tuple[str, ...], Query]:
     """The node types the run that builds the per-type index captures (the common ones and
-    ``types``, sorted: one compiled query per set), and its query."""
+    ``types``, sorted: one compiled query per set, ``type_query``'s), and its query."""
     key = tuple(sorted(set(_INDEXED_TYPES).union(types)))
-    q = _INDEX_QUERIES.get(key)
-    if q is None:
-        q = _INDEX_QUERIES[key] = Query(LANGUAGE, "\n".join(f"({t}) @t.{t}" for t in key))
-    return key, q
+    return key, type_query(key)
 
 
 def _index(unit: Unit, types: Iterable[str]) -> None:
@@ -146,7 +140,7 @@ def _index(unit: Unit, types: Iterable[str]) -> None:
         # a capture list need not come in document order (a call inside another's
         # arguments completes later), and lookups bisect these lists by start: sorted on
         # first use (most types are never asked for)
-        index[t] = caps.get(f"t.{t}", [])
+        index[t] = caps.get(t, [])
     unit._unsorted.update(indexed)
 
 

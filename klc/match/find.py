@@ -525,12 +525,10 @@ _ELEMENT_WORDS: dict[int, tuple[PNode, tuple[bytes, ...]]] = {}
 def _element_words(e: PNode) -> tuple[bytes, ...]:
     """A run statement's words and tokens, none where a spelling of it is an early return
     (the words of what follows that ``if`` are not in the statement)."""
-    if any(a.type == EARLY for a in e.alts):
-        return ()
     held = _ELEMENT_WORDS.get(id(e))
     if held is None or held[0] is not e:
-        held = _ELEMENT_WORDS[id(e)] = (e, tuple(sorted(w.encode() for w in (
-            _words_of(e, {}) | _tokens_of(e, {})))))
+        held = _ELEMENT_WORDS[id(e)] = (e, () if any(a.type == EARLY for a in e.alts) else tuple(
+            sorted(w.encode() for w in (_words_of(e, {}) | _tokens_of(e, {})))))
     return held[1]
 
 
