@@ -401,6 +401,9 @@ class _Matcher:
             fitting = self.fitting
             fits = fitting[1].get(id(nxt)) if fitting is not None and fitting[0] is ts \
                 else None
+            # (and the statements after it, up to the next run: each stands for the next
+            # statement of the block, so each must fit there too)
+            after = _fixed_after(ps, i + 2, fitting[1]) if fits is not None else ()
             if fixed is not None:  # (only where the next element's kinds stand)
                 at = self.kinds_at(ts, fixed)
                 ends: Any = at[bisect_left(at, j):]
@@ -411,6 +414,8 @@ class _Matcher:
             for k in ends:
                 if fits is not None and (k >= n or not fits(k)):
                     continue  # (the next statement cannot match there)
+                if after and any(k + d >= n or not f(k + d) for d, f in after):
+                    continue  # (nor one of those after it)
                 if repeats and not self._holds_bound(repeats, ts[k]):
                     continue
                 trial = dict(b)
@@ -534,3 +539,19 @@ def _same_code(a: str, b: str) -> bool:
     """Equal as code: whitespace and comments do not matter."""
     strip = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
     return "".join(strip.sub(" ", a).split()) == "".join(strip.sub(" ", b).split())
+
+
+def _fixed_after(ps: tuple[PNode, ...], i: int, fits: dict[int, Callable[[int], bool]]
+                 ) -> tuple[tuple[int, Callable[[int], bool]], ...]:
+    """The statements ``ps[i:]`` before the next run of ``$$$`` that each stand for one
+    statement of a block, with what says whether one fits a block's statement (``fits``, by
+    element), each with its distance from the statement before them (1, 2, ...): where a run
+    ends at statement k, the one d after k must fit. Stops at the first element without a
+    fit (a metavariable statement, a spelling that takes the rest of the block)."""
+    out = []
+    for d, p in enumerate(ps[i:], start=1):
+        f = fits.get(id(p)) if p.seq is None else None
+        if f is None:
+            break
+        out.append((d, f))
+    return tuple(out)

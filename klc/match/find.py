@@ -15,7 +15,15 @@ from klc.match.dots import dots_hold
 from klc.match.engine import _Matcher, block_statements
 from klc.match.iso_checks import split_obligations
 from klc.match.model import Binding, Match
-from klc.match.pattern import EARLY, Pattern, PNode, _size, _tokens_of, _words_of
+from klc.match.pattern import (
+    _SPELLED_BY_MOST,
+    EARLY,
+    Pattern,
+    PNode,
+    _size,
+    _tokens_of,
+    _words_of,
+)
 from klc.match.reading import read_matches
 from klc.match.specialise import fast_of
 from klc.rule.dots import RUN_PREFIX
@@ -528,7 +536,8 @@ def _element_words(e: PNode) -> tuple[bytes, ...]:
     held = _ELEMENT_WORDS.get(id(e))
     if held is None or held[0] is not e:
         held = _ELEMENT_WORDS[id(e)] = (e, () if any(a.type == EARLY for a in e.alts) else tuple(
-            sorted(w.encode() for w in (_words_of(e, {}) | _tokens_of(e, {})))))
+            sorted(w.encode() for w in (_words_of(e, {}) | (
+                _tokens_of(e, {}) - _SPELLED_BY_MOST)))))
     return held[1]
 
 

@@ -350,7 +350,14 @@ def _make_pattern(code: str, elements: tuple[PNode, ...], where_: str) -> Patter
     return Pattern(code, elements, is_sequence, root_type,
                    tuple(sorted(w.encode() for w in words)), fixed, runs=_token_runs(elements),
                    seqs=frozenset(_names(elements, runs=True)),
-                   tokens=tuple(sorted(t.encode() for t in tokens)))
+                   tokens=tuple(sorted(t.encode() for t in tokens - _SPELLED_BY_MOST)))
+
+
+# tokens that nearly every candidate spells, which the prefilters (``klc.match.find.holding``,
+# a run statement's ``_Fits``) do not ask a candidate for: a closing bracket comes with its
+# opening one, and most statements hold a call, an assignment, a field or a sum (asked, they
+# cost a search of each candidate's bytes and turned away almost none)
+_SPELLED_BY_MOST = frozenset({"(", ")", "]", "}", "=", ".", "+", ";", ","})
 
 
 def _names(elements: tuple[PNode, ...], runs: bool = False,

@@ -168,7 +168,7 @@ __global__ void k(float* s, const float* x, int n, int w) {
 
 
 @pytest.mark.parametrize("anchor", ["$S[$TID] = $I < $N ? $E : $Z;", "$T % 32",
-                                    "$T / (1 << $S)", "$X[$I]", "$X + $OFFSET",
+                                    "$T / (1 << $S)", "$X[$I]", "$X >> $OFFSET",
                                     # words and tokens: ``for`` and ``int`` are in every
                                     # loop, ``32`` and ``+=`` in few
                                     "for (int $J = $A; $J < 32; $J += 2) { $$$B; }",
@@ -186,6 +186,17 @@ def test_the_tokens_pass_over_no_match(anchor: str) -> None:
 
     got = found(pattern)
     assert got and got == found(replace(pattern, tokens=()))
+
+
+def test_the_tokens_most_candidates_spell_are_not_asked() -> None:
+    # a closing bracket comes with its opening one; a call, an assignment, a field or a sum
+    # is in most statements: asking for them turns away almost no candidate
+    pattern = pattern_of(load_rules_text(rule("$Y[$I] = $V.x + f($A, $B);"), "t.rule")[0])
+    assert pattern.tokens == (b"[", b"f", b"x")  # (f and x: leaves too short for words)
+    assert pattern_of(load_rules_text(rule("$X + $OFFSET"), "t.rule")[0]).tokens == ()
+    code = "__global__ void k(float* y, float4 v, int i) {\n  y[i] = v.x + f(i, 2);\n}\n"
+    assert sites(rule("$Y[$I] = $V.x + f($A, $B);"), code) == [
+        {"Y": "y", "I": "i", "V": "v", "A": "i", "B": "2"}]
 
 
 def test_a_token_of_one_spelling_only_is_not_required() -> None:
