@@ -249,6 +249,59 @@ def _possible(pattern: Pattern, unit: Unit, present: dict[Any, bool]) -> bool:
     return True
 
 
+class AnchorWords:
+    """What ``possible`` asks of a file for every anchor of a library (each ``anchor any``
+    branch), asked once per file for them all (``fill``): each word of the library looked
+    for once, then each set of words and runs that some anchors share. Made once per list of
+    anchors; ``kinds``: every kind an anchor starts at."""
+
+    __slots__ = ("groups", "kinds", "words")
+
+    def __init__(self, patterns: Iterable[Pattern]) -> None:
+        branches = {q.key: q for p in patterns for q in (p.alternatives or (p,))}
+        self.words = tuple(sorted({w for q in branches.values() for w in q.words}))
+        groups: dict[tuple[frozenset[bytes], tuple[bytes, ...]],
+                     tuple[list[str], set[str]]] = {}
+        for q in branches.values():
+            keys, kinds = groups.setdefault((frozenset(q.words), q.runs), ([], set()))
+            keys.append(q.key)
+            kinds.add(q.root_type)
+        self.groups = tuple((words, runs, tuple(keys), frozenset(kinds))
+                            for (words, runs), (keys, kinds) in groups.items())
+        self.kinds = frozenset(q.root_type for q in branches.values())
+
+    def fill(self, unit: Unit) -> set[str]:
+        """Whether each anchor may match in the unit, kept where ``possible`` reads it; the
+        kinds of those that may."""
+        present = unit.memo.get(_PRESENT)
+        if present is None:
+            present = unit.memo[_PRESENT] = {}
+        source = unit.source
+        absent = {w for w in self.words if w not in source}
+        for w in self.words:
+            present[w] = w not in absent
+        squeezed = None
+        kinds: set[str] = set()
+        for words, runs, keys, starts in self.groups:
+            held = absent.isdisjoint(words)
+            if held and runs:
+                if squeezed is None:
+                    squeezed = unit.squeezed
+                for r in runs:
+                    key = b"\0" + r
+                    has = present.get(key)
+                    if has is None:
+                        has = present[key] = r in squeezed
+                    if not has:
+                        held = False
+                        break
+            for k in keys:
+                present[k] = held
+            if held:
+                kinds |= starts
+        return kinds
+
+
 _PRESENT = "klc.match: words present"
 _FITTED = "klc.match: fixed statements fitted"
 

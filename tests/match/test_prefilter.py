@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from klc.cuda.parse import parse_bytes
 from klc.match import compile_pattern, find_matches, pattern_of
-from klc.match.find import holding
+from klc.match.find import holding, possible
 from klc.pipeline import find_sites
 from klc.rule import load_rules_text
 
@@ -220,3 +220,34 @@ def test_a_word_is_counted_as_far_as_the_candidates_need(text: str, word: str,
         n = _count_below(source, word.encode(), limit, counts)
         true = source.count(word.encode())
         assert n == true if true < limit else n >= limit
+
+
+# -- every anchor of a library asked at once (``AnchorWords``): the verdicts ``possible``
+# gives each
+
+
+def test_the_library_is_asked_of_a_file_as_each_anchor_would_be() -> None:
+    from pathlib import Path
+
+    from klc import plugins
+    from klc.match.find import AnchorWords, _possible
+    from klc.rule import RuleSet
+
+    plugins.load()
+    root = Path(__file__).resolve().parents[2]
+    patterns = [pattern_of(r) for r in RuleSet.load([str(root / "skills")]).rules]
+    table = AnchorWords(patterns)
+    branches = [q for p in patterns for q in (p.alternatives or (p,))]
+    assert table.kinds == {q.root_type for q in branches}
+    kernels = [*sorted((root / "tests" / "golden").rglob("*.cu"))[:60],
+               root / "bench" / "examples" / "sigmoid.cu"]
+    seen: set[bool] = set()
+    for path in kernels:
+        unit = parse_bytes(path.read_bytes(), str(path))
+        kinds = table.fill(unit)
+        alone = parse_bytes(path.read_bytes(), str(path))  # (nothing remembered)
+        verdicts = {q.key: _possible(q, alone, {}) for q in branches}
+        assert {q.key: possible(q, unit) for q in branches} == verdicts, path
+        assert kinds == {q.root_type for q in branches if verdicts[q.key]}, path
+        seen |= set(verdicts.values())
+    assert seen == {True, False}  # (both verdicts were given)
