@@ -86,6 +86,35 @@ def in_span(nodes: list[Node], start: int, end: int) -> Iterator[Node]:
 _start_byte = operator.attrgetter("start_byte")
 
 
+def nodes_within(unit: Unit, types: frozenset[str], start: int, end: int) -> list[Node]:
+    """The nodes of ``types`` that lie inside [start, end), in source order: what ``in_span``
+    gives of ``nodes_of``'s list of them, found by a walk of the smallest subtree that holds
+    the span, not a query over the whole unit (a type the unit's index does not hold costs
+    a query compile and a run over every node, for the few nodes of one expression)."""
+    if end <= start:
+        return []
+    top = unit.root.descendant_for_byte_range(start, end)
+    while top is not None and (top.start_byte > start or top.end_byte < end):
+        top = top.parent  # (a range tree-sitter reads as ending inside a token)
+    if top is None:
+        return []
+    while (up := top.parent) is not None and up.start_byte == top.start_byte \
+            and up.end_byte == top.end_byte:
+        top = up  # (a node around it with the same bytes lies inside too)
+    out: list[Node] = []
+    stack = [top]
+    while stack:  # (first the node, then its children in order: by start, the longer first)
+        node = stack.pop()
+        s, e = node.start_byte, node.end_byte
+        if e <= start or s >= end:
+            continue
+        if node.type in types and start <= s and e <= end:
+            out.append(node)
+        if node.child_count:
+            stack.extend(reversed(node.children))
+    return out
+
+
 def identifiers_named(unit: Unit, word: str, start: int, end: int) -> Iterator[int]:
     """Where an identifier spelled ``word`` starts inside [start, end), in source order:
     each place the word stands alone in the text where the tree has an identifier of that

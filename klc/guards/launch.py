@@ -41,6 +41,7 @@ from klc.analysis.tree import (
     cited,
     in_span,
     nodes_of,
+    nodes_within,
     operator_of,
     quoted,
     snippet,
@@ -313,6 +314,7 @@ def block_fixed(ctx: GuardContext, axis: str) -> Verdict:
                 f"{how} and {len(seen) - 1} launch(es) in this file"), ctx.match.start)
 
 
+_IDENTIFIER = frozenset({"identifier"})
 _THREAD_WORDS = re.compile(
     rb"\b(threadIdx|blockIdx|blockDim|gridDim|__syncthreads\w*|__syncwarp|__shfl\w*|"
     rb"__ballot_sync|__any_sync|__all_sync|__uni_sync|__match_\w+|__activemask|__shared__|"
@@ -334,7 +336,7 @@ def thread_free(ctx: GuardContext, stmts: Binding) -> Verdict:
     if own:
         return _no(ctx, f"{quoted(stmts)} reads `{own.group(1).decode()}`", stmts.start)
     defs, macros = file_definitions(unit)
-    words = {text_of(src, n) for n in in_span(nodes_of(unit, "identifier"), stmts.start, stmts.end)}
+    words = {text_of(src, n) for n in nodes_within(unit, _IDENTIFIER, stmts.start, stmts.end)}
     for name in sorted(words & set(macros)):
         hit = _THREAD_WORDS.search(macros[name])
         if hit:

@@ -23,6 +23,7 @@ from klc.analysis.tree import (
     in_span,
     names_in,
     nodes_of,
+    nodes_within,
     operator_of,
     pointer_roots,
     quoted,
@@ -207,14 +208,17 @@ def no_memory_update(ctx: GuardContext, stmts: Binding) -> Verdict:
     return _yes(f"{quoted(stmts)} updates no memory in place", stmts.start)
 
 
+_READING_TYPES = frozenset({"subscript_expression", "call_expression", "pointer_expression",
+                            "field_expression"})
+
+
 @predicate("reads_no_memory", ArgSpec("$E", frozenset({"metavar"})), reads=("arguments",))
 def reads_no_memory(ctx: GuardContext, expr: Binding) -> Verdict:
     """The code bound to $E reads no memory and calls nothing: no subscript, no ``*p``, no
     ``p->f``, no call. Its value then changes only where a variable in it is assigned, so
     a rewrite may evaluate it again later (a loop bound tested at every iteration)."""
     unit, src = ctx.unit, ctx.unit.source
-    for node in in_span(nodes_of(unit, "subscript_expression", "call_expression",
-                                 "pointer_expression", "field_expression"), expr.start, expr.end):
+    for node in nodes_within(unit, _READING_TYPES, expr.start, expr.end):
         if node.type == "field_expression" and b"->" not in src[node.start_byte:node.end_byte]:
             continue  # a member of a value (blockDim.x, a struct argument)
         return _no(ctx, f"`{snippet(text_of(src, node))}` ({unit.where(node.start_byte)}) "

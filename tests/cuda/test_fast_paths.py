@@ -218,3 +218,40 @@ def test_comments_of_any_text_are_the_querys(pieces: list[bytes]) -> None:
     unit = parse_bytes(b"".join(pieces), "c.cu")
     got = [(n.start_byte, n.end_byte) for n in comment_nodes(unit.root, unit.parsed)]
     assert got == _comments_by_query(unit)
+
+
+# -- the nodes of a few kinds inside a span: a walk of the span's subtree, the nodes the
+# whole unit's list holds there (``in_span`` of ``nodes_of``), in the same order
+
+_SPAN_KINDS = [frozenset({"subscript_expression", "call_expression", "pointer_expression",
+                          "field_expression"}),
+               frozenset({"identifier"}), frozenset({"for_statement", "compound_statement"})]
+
+
+@settings(max_examples=300, deadline=None)
+@given(which=st.integers(0, len(SOURCES) - 1), kinds=st.sampled_from(_SPAN_KINDS),
+       a=st.floats(0, 1), b=st.floats(0, 1))
+def test_the_nodes_inside_a_span_are_the_unit_lists(which: int, kinds: frozenset[str],
+                                                     a: float, b: float) -> None:
+    from klc.analysis.tree import in_span, nodes_of, nodes_within
+
+    unit = parse_bytes(SOURCES[which], "k.cu")
+    n = len(unit.source)
+    start, end = sorted((int(a * n), int(b * n)))
+    want = list(in_span(nodes_of(unit, *sorted(kinds)), start, end))
+    assert [n.id for n in nodes_within(unit, kinds, start, end)] == [n.id for n in want]
+
+
+def test_the_nodes_inside_a_node_are_the_unit_lists() -> None:
+    from klc.analysis.tree import in_span, nodes_of, nodes_within
+
+    kinds = _SPAN_KINDS[0]
+    seen = 0
+    for source in SOURCES:
+        unit = parse_bytes(source, "k.cu")
+        for node in nodes_of(unit, "expression_statement", "for_statement", "call_expression"):
+            want = list(in_span(nodes_of(unit, *sorted(kinds)), node.start_byte, node.end_byte))
+            got = nodes_within(unit, kinds, node.start_byte, node.end_byte)
+            assert [n.id for n in got] == [n.id for n in want]
+            seen += len(want)
+    assert seen > 100
