@@ -9,20 +9,21 @@ what a listing prints of them), the listing's options and klc's own code. So a f
 
 A file that could not be read is never stored (it is read again next time). Entries live in
 ``$KLC_CACHE_DIR/list`` (default ``~/.cache/klc/list``; ``KLC_NO_CACHE=1`` turns the cache
-off), one JSON file per key, written atomically (``klc.fsutil.atomic_write``): a crash or two
+off), one JSON file per key, written atomically (a new file renamed over the entry): a crash or two
 listings sharing the folder never leave half an entry, and an entry that does not read back as
 a listing (damaged, truncated, of another layout) is a miss and is written again.
 """
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from klc.errors import KlcError
-from klc.fsutil import atomic_write
 from klc.rule.cache import cache_root, code_digest, digest
 
 __all__ = ["LAYOUT", "ListCache", "code_digest", "default_dir", "digest"]
@@ -63,11 +64,34 @@ class ListCache:
         return data["listing"]  # type: ignore[no-any-return]
 
     def put(self, key: str, listing: dict[str, Any]) -> None:
-        """Store a listing; a folder that cannot be written leaves the run uncached."""
+        """Store a listing; a folder that cannot be written leaves the run uncached.
+
+        Written as ``atomic_write`` writes (a new file of a name no one else makes, then a
+        rename over the entry: whole or absent), without what a user's file needs and an
+        entry does not (links followed, the mode kept, the folder checked): an entry is
+        written for every file a listing reads, and that took more time than reading one."""
         target = self._file(key)
+        folder = str(target.parent)
+        tmp = f"{folder}/.{key}.{os.getpid()}.{next(_SERIAL)}.klc-tmp"
+        data = json.dumps({"key": key, "listing": listing}).encode()
         try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write(target, json.dumps({"key": key, "listing": listing}).encode(),
-                         durable=False)
-        except (OSError, KlcError):
-            pass
+            if folder not in _MADE:
+                os.makedirs(folder, exist_ok=True)
+                _MADE.add(folder)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view):]
+            finally:
+                os.close(fd)
+            os.replace(tmp, str(target))
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+
+
+# the folders this process made or found (each entry's folder is asked once); the serial
+# numbers that, with the process, name the files written before their rename
+_MADE: set[str] = set()
+_SERIAL = itertools.count()

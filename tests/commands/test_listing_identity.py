@@ -148,6 +148,17 @@ def test_cached_listing_is_the_listing_made_afresh(tmp_path: Path) -> None:
     assert run(json_sites=False, render="plain", cache=store) == text
     for e in entries[:3]:
         json.loads(e.read_bytes())  # written again whole
+    assert not list((tmp_path / "cache").rglob("*.klc-tmp"))  # (each written whole, renamed)
+    # a cache folder that cannot be written: the run is listed, uncached
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        if not os.access(locked, os.W_OK):  # (root writes anywhere)
+            assert run(show_all=True, cache=ListCache(locked / "c", "")) == fresh
+            assert not list(locked.iterdir())
+    finally:
+        locked.chmod(0o700)
     # a changed file is listed again
     changed = Path(paths[0])
     changed.write_bytes(changed.read_bytes().replace(b"__global__", b"__global__ ", 1))
