@@ -17,7 +17,14 @@ from tree_sitter import Node
 
 from klc.analysis.tree import Place, in_span, nodes_of, text_of, unit_memo
 from klc.cuda.parse import parse_bytes
-from klc.cuda.syntax import F_DECLARATOR, F_SIZE, F_TYPE, F_VALUE
+from klc.cuda.syntax import (
+    F_DECLARATOR,
+    F_SIZE,
+    F_TYPE,
+    F_VALUE,
+    sort_doc_order,
+    word_occurrences,
+)
 
 if TYPE_CHECKING:
     from klc.cuda.model import Function, Param, Unit
@@ -51,10 +58,54 @@ _ALIGN_RE = re.compile(r"__align__\s*\(\s*(\d+)\s*\)")
 
 
 def _declarations_named(unit: Unit, name: str) -> list[_Decl]:
-    """The declarations of one name (locals and globals), in source order: from the unit's
-    declarations, read once (a file's lookups ask for most of its names, and the taint and
-    alias analyses for all of them)."""
-    return _declarations(unit).get(name, [])
+    """The declarations of one name (locals and globals), in source order: those of the
+    unit's table (``_declarations``) where it is made, else read from the declarations that
+    spell the name (a declaration spells the name it declares), kept per name. A file asks
+    for a few names (a rule's targets, a guard's lookups); a name spelled more often than
+    the file has declarations is read from the table, made then."""
+    whole = unit.memo.get(_TABLE)
+    if whole is not None:
+        return whole.get(name, [])  # type: ignore[no-any-return]
+    named = unit.memo.get(_NAMED)
+    if named is None:
+        named = unit.memo[_NAMED] = {}
+    got = named.get(name)
+    if got is None:
+        nodes = nodes_of(unit, "declaration")
+        word = name.encode()
+        if not word or unit.source.count(word) >= len(nodes):
+            return _declarations(unit).get(name, [])
+        got = named[name] = [d for d in declarations_of(unit, _around(unit, word))
+                             if d.name == name]
+    return got  # type: ignore[no-any-return]
+
+
+def _around(unit: Unit, word: bytes) -> list[Node]:
+    """The declarations that may declare a name spelled ``word``: at each place it stands
+    as a word, the first declaration above the tree's node there (a declaration's name is
+    in its own declarator, under no other declaration or block), in source order."""
+    src, size, root = unit.source, len(word), unit.root
+    found: dict[int, Node] = {}
+    for at in word_occurrences(src, word, 0, len(src)):
+        node = root.named_descendant_for_byte_range(at, at + size)
+        while node is not None and node.type not in _NO_DECLARATOR:
+            if node.type == "declaration":
+                found.setdefault(node.id, node)
+                break
+            node = node.parent
+    nodes = list(found.values())
+    sort_doc_order(nodes)
+    return nodes
+
+
+# what no declarator is inside: a name found under one of these is not declared by a
+# declaration above it (a lambda's body in an initialiser declares its own)
+_NO_DECLARATOR = frozenset({"compound_statement", "function_definition", "translation_unit",
+                            "field_declaration_list", "expression_statement"})
+
+
+_TABLE = "declarations"  # (``unit_memo``'s key of the table)
+_NAMED = "klc.analysis.declarations: by name"
 
 
 def declarations_named(unit: Unit, name: str) -> list[Any]:
@@ -65,7 +116,7 @@ def declarations_named(unit: Unit, name: str) -> list[Any]:
 
 def _declarations(unit: Unit) -> dict[str, list[_Decl]]:
     """Every declared variable of the unit by name (locals and globals), in source order."""
-    return unit_memo(unit, "declarations",
+    return unit_memo(unit, _TABLE,
                      lambda: _group(declarations_of(unit, nodes_of(unit, "declaration"))))
 
 

@@ -255,3 +255,29 @@ def test_the_nodes_inside_a_node_are_the_unit_lists() -> None:
             assert [n.id for n in got] == [n.id for n in want]
             seen += len(want)
     assert seen > 100
+
+
+# -- the declarations of one name, read from the declarations that spell it: those of the
+# unit's table
+
+
+def test_the_declarations_of_a_name_are_the_table_s() -> None:
+    from klc.analysis.declarations import _NAMED, _declarations, _declarations_named
+
+    seen = lazy = 0
+    for source in SOURCES + [b"__global__ void k(float* x) {\n  auto f = [&](int i) {\n"
+                             b"    int i2 = i; float x2 = x[i2]; return x2; };\n"
+                             b"  int a = 1, i2 = 2; x[a] = f(i2);\n}\nint a;\n"]:
+        unit = parse_bytes(source, "k.cu")
+        names = sorted(set(_declarations(parse_bytes(source, "k.cu")))
+                       | {"x", "i", "n", "idx", "no_such_name"})
+        got = {}
+        for name in names:
+            unit.memo.pop("declarations", None)  # (each name read without the table)
+            got[name] = _declarations_named(unit, name)
+            lazy += name in unit.memo.get(_NAMED, {})
+        table = _declarations(unit)
+        for name in names:
+            assert got[name] == table.get(name, []), name
+            seen += len(got[name])
+    assert seen > 500 and lazy > 300
