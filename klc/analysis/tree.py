@@ -227,17 +227,32 @@ def pointer_roots(node: Node, src: bytes) -> set[str]:
 
 def names_in(node: Node, src: bytes) -> list[tuple[str, Node]]:
     """The identifiers in ``node`` (itself, or those under it; not field names), in source
-    order, with their text: one query run in C, not a Python walk over every node."""
+    order, with their text: a walk of a small node (most are an expression of a few nodes),
+    one query run in C over a large one (a query's compile, once per process, costs more
+    than the walks of a file's small nodes)."""
     if node.type == "identifier":
         return [(text_of(src, node), node)]
     if node.child_count == 0:
         return []
+    if node.descendant_count <= _WALKED:
+        out = []
+        stack = [node]
+        while stack:  # (the node, then its children in order: source order)
+            n = stack.pop()
+            if n.type == "identifier":
+                out.append((src[n.start_byte:n.end_byte].decode("utf-8", "replace"), n))
+            elif n.child_count:
+                stack.extend(reversed(n.children))
+        return out
     found = QueryCursor(type_query(("identifier",))).captures(node).get("identifier")
     if not found:
         return []
     if len(found) > 1:
         found.sort(key=_start_byte)  # (captures need not come in source order)
     return [(src[n.start_byte:n.end_byte].decode("utf-8", "replace"), n) for n in found]
+
+
+_WALKED = 256  # nodes: below this, ``names_in`` walks
 
 
 def leaf_texts(node: Node, src: bytes) -> list[str]:

@@ -281,3 +281,24 @@ def test_the_declarations_of_a_name_are_the_table_s() -> None:
             assert got[name] == table.get(name, []), name
             seen += len(got[name])
     assert seen > 500 and lazy > 300
+
+
+# -- the identifiers in a node: a walk of a small node, a query over a large one, the same
+
+
+def test_the_names_in_a_node_are_the_query_s(monkeypatch: pytest.MonkeyPatch) -> None:
+    from klc.analysis import tree
+
+    seen = walked = 0
+    for source in SOURCES:
+        unit = parse_bytes(source, "k.cu")
+        for node in tree.nodes_of(unit, "expression_statement", "declaration", "for_statement",
+                                  "compound_statement"):
+            got = tree.names_in(node, unit.source)
+            with monkeypatch.context() as m:
+                m.setattr(tree, "_WALKED", -1)  # (every node asked of the query)
+                want = tree.names_in(node, unit.source)
+            assert [(t, n.id) for t, n in got] == [(t, n.id) for t, n in want]
+            seen += len(want)
+            walked += node.descendant_count <= tree._WALKED
+    assert seen > 1000 and walked > 100
