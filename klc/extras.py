@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import sys
 from types import ModuleType
 
 from klc.errors import KlcError
@@ -50,3 +51,21 @@ def require(module: str, what: str) -> ModuleType:
         if e.name is not None and e.name.split(".")[0] != module.split(".")[0]:
             raise  # installed, but broken inside: not the missing-extra case
         raise KlcError(missing(module.split(".")[0], what)) from None
+
+
+def deferred(name: str) -> ModuleType:
+    """The module ``name``, imported when an attribute of it is first asked
+    (``importlib.util.LazyLoader``): a dependency most runs of a command never use (the YAML
+    reader of a kernel's klc-spec block, which most files lack) costs them no import."""
+    held = sys.modules.get(name)
+    if held is not None:
+        return held
+    spec = importlib.util.find_spec(name)
+    if spec is None or spec.loader is None:
+        return importlib.import_module(name)  # (raises what a plain import raises)
+    loader = importlib.util.LazyLoader(spec.loader)
+    spec.loader = loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    loader.exec_module(module)
+    return module

@@ -32,7 +32,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from klc import __version__
+import klc
 from klc.content import json_sha256
 from klc.measurements import measured
 
@@ -213,8 +213,8 @@ def sarif_log(listings: Iterable[Any], rules: Sequence[Any],
         "$schema": SARIF_SCHEMA,
         "version": SARIF_VERSION,
         "runs": [{
-            "tool": {"driver": {"name": "klc", "version": __version__,
-                                "semanticVersion": __version__, "rules": descriptors}},
+            "tool": {"driver": {"name": "klc", "version": klc.__version__,
+                                "semanticVersion": klc.__version__, "rules": descriptors}},
             "invocations": [invocation],
             "columnKind": "unicodeCodePoints",
             "results": results,

@@ -41,13 +41,7 @@ from klc.guards.loops import evaluate_declared, fresh_defaults
 from klc.match import Match, Pattern, find_matches, index_nodes
 from klc.match import pattern_of as _pattern_of
 from klc.match.dots import rule_scope_refusal
-from klc.match.find import (
-    AnchorWords,
-    common_bindings,
-    first_per_name,
-    first_per_span,
-    possible,
-)
+from klc.match.find import anchor_words, common_bindings, first_per_name, first_per_span, possible
 from klc.match.scope import Scope, scoped, where_of
 from klc.rule.fresh import implied_fresh
 from klc.rule.values import check_hole_names, resolve_holes
@@ -286,7 +280,7 @@ class _SiteCaches:
         # the kinds the anchors that may match here start at (``possible``: every word of
         # one is in the file), from an index that captures every anchor's kinds: the same
         # query in every file (a compile costs more than a run of it)
-        words = _anchor_words(self.patterns)
+        words = anchor_words(self.patterns)
         self.candidates = index_nodes(unit, words.fill(unit), words.kinds)
         self.locals = Locals(unit)
         self.scoped: dict[tuple[object, ...], Any] = {}  # (klc.match.scope.scoped)
@@ -349,21 +343,6 @@ class _SiteCaches:
 
     def memo(self, anchor: str, i: int) -> dict[tuple[object, ...], Verdict]:
         return self.memos.setdefault((anchor, i), {})
-
-
-def _anchor_words(patterns: list[Pattern]) -> AnchorWords:
-    """``AnchorWords`` of a list of anchors, made once for a library (the same patterns, in
-    order: a command asks for the same library in every file)."""
-    held = _ANCHOR_WORDS.get(len(patterns))
-    if held is None or len(held[0]) != len(patterns) or not all(
-            a is b for a, b in zip(held[0], patterns, strict=True)):
-        held = _ANCHOR_WORDS[len(patterns)] = (tuple(patterns), AnchorWords(patterns))
-    return held[1]
-
-
-# by the number of anchors: the last list of that many, and its words (a command lists with
-# one library; its tests with a few)
-_ANCHOR_WORDS: dict[int, tuple[tuple[Pattern, ...], AnchorWords]] = {}
 
 
 @lru_cache(maxsize=1024)

@@ -302,6 +302,21 @@ class AnchorWords:
         return kinds
 
 
+def anchor_words(patterns: list[Pattern]) -> AnchorWords:
+    """``AnchorWords`` of a list of anchors, made once for a library (the same patterns, in
+    order: a command asks for the same library in every file)."""
+    held = _ANCHOR_WORDS.get(len(patterns))
+    if held is None or len(held[0]) != len(patterns) or not all(
+            a is b for a, b in zip(held[0], patterns, strict=True)):
+        held = _ANCHOR_WORDS[len(patterns)] = (tuple(patterns), AnchorWords(patterns))
+    return held[1]
+
+
+# by the number of anchors: the last list of that many, and its words (a command lists with
+# one library; its tests with a few)
+_ANCHOR_WORDS: dict[int, tuple[tuple[Pattern, ...], AnchorWords]] = {}
+
+
 _PRESENT = "klc.match: words present"
 _FITTED = "klc.match: fixed statements fitted"
 

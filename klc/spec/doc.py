@@ -5,12 +5,16 @@ file line:column, so that every refusal names the place (the first of the two lo
 from __future__ import annotations
 
 import re
-from typing import Any
-
-import yaml
+from typing import TYPE_CHECKING, Any
 
 from klc.errors import KlcError, where
+from klc.extras import deferred
 from klc.spec.expr import ExprError, parse_expr
+
+if TYPE_CHECKING:
+    import yaml
+else:
+    yaml = deferred("yaml")  # (read only where a klc-spec block is)
 
 HEADER_RE = re.compile(rb"/\*[ \t]*klc-spec\b")
 TOP_FIELDS = ("kernel", "template", "sizes", "verify_sizes", "args", "grid", "block", "shared",
@@ -71,12 +75,11 @@ class Doc:
 # of a 3 KB kernel file's 7 ms listing. Both give the same nodes and marks; on bad YAML the
 # pure one composes again, for its messages say more ("found character '\\t' that cannot
 # start any token", where libyaml leaves out which character).
-_FAST_LOADER = getattr(yaml, "CSafeLoader", None)
 _FAILED = object()
 
 
 def compose(doc: Doc) -> yaml.MappingNode:
-    root = _FAILED if _FAST_LOADER is None else _compose_fast(doc.text)
+    root = _FAILED if _fast_loader() is None else _compose_fast(doc.text)
     if root is _FAILED:
         root = _compose_pure(doc)
     if not isinstance(root, yaml.MappingNode):
@@ -85,8 +88,12 @@ def compose(doc: Doc) -> yaml.MappingNode:
     return root
 
 
+def _fast_loader() -> Any:
+    return getattr(yaml, "CSafeLoader", None)  # (asked where a block is: yaml loads then)
+
+
 def _compose_fast(text: str) -> object:
-    loader = _FAST_LOADER(text)  # type: ignore[misc]
+    loader = _fast_loader()(text)
     try:
         return loader.get_single_node()
     except yaml.YAMLError:

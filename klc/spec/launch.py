@@ -4,14 +4,19 @@ threads or widen blocks do, touching only the one expression's bytes."""
 from __future__ import annotations
 
 import re
-
-import yaml
+from typing import TYPE_CHECKING
 
 from klc.errors import KlcError
+from klc.extras import deferred
 from klc.spec.doc import TOP_FIELDS, Doc, compose, expr, find_spec_block, items
 from klc.spec.expr import evaluate
 from klc.spec.load import load_spec
 from klc.spec.model import AXES, DIMS
+
+if TYPE_CHECKING:
+    import yaml
+else:
+    yaml = deferred("yaml")  # (read only where a klc-spec block is)
 
 
 def scale_launch(source: bytes, dim: str, axis: str, op: str, factor: int) -> bytes:

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import ast
 import re
-
-import yaml
+from typing import TYPE_CHECKING
 
 from klc.errors import KlcError, shown, where
+from klc.extras import deferred
 from klc.spec.doc import (
     HEADER_RE,
     TOP_FIELDS,
@@ -35,6 +35,11 @@ from klc.spec.model import (
     Tolerance,
     parse_ctype,
 )
+
+if TYPE_CHECKING:
+    import yaml
+else:
+    yaml = deferred("yaml")  # (read only where a klc-spec block is)
 
 _ARG_FIELDS = ("name", "type", "shape", "role", "init", "value")
 MAX_SIZE = 1 << 40  # a size beyond this is a typo, not a buffer
@@ -167,7 +172,7 @@ def load_spec(source: bytes, path: str) -> Spec | None:
                        ) from None
 
 
-Fields = dict[str, tuple[yaml.Node, yaml.Node]]  # field name -> (key node, value node)
+Fields = dict[str, tuple["yaml.Node", "yaml.Node"]]  # field name -> (key node, value node)
 Locations = dict[str, tuple[int, int]]
 
 

@@ -265,9 +265,10 @@ def test_the_declarations_of_a_name_are_the_table_s() -> None:
     from klc.analysis.declarations import _NAMED, _declarations, _declarations_named
 
     seen = lazy = 0
-    for source in SOURCES + [b"__global__ void k(float* x) {\n  auto f = [&](int i) {\n"
-                             b"    int i2 = i; float x2 = x[i2]; return x2; };\n"
-                             b"  int a = 1, i2 = 2; x[a] = f(i2);\n}\nint a;\n"]:
+    lambdas = (b"__global__ void k(float* x) {\n  auto f = [&](int i) {\n"
+               b"    int i2 = i; float x2 = x[i2]; return x2; };\n"
+               b"  int a = 1, i2 = 2; x[a] = f(i2);\n}\nint a;\n")
+    for source in [*SOURCES, lambdas]:
         unit = parse_bytes(source, "k.cu")
         names = sorted(set(_declarations(parse_bytes(source, "k.cu")))
                        | {"x", "i", "n", "idx", "no_such_name"})

@@ -264,13 +264,13 @@ def test_libyaml_and_pure_yaml_read_the_same_specs(monkeypatch: pytest.MonkeyPat
     reads the same (fields and their file positions) through the pure-Python loader."""
     import klc.spec.doc
 
-    if klc.spec.doc._FAST_LOADER is None:
+    if klc.spec.doc._fast_loader() is None:
         pytest.skip("PyYAML is built without libyaml here")
     bench = Path(__file__).resolve().parents[2] / "bench"
     files = sorted(p for p in bench.rglob("*.cu") if b"klc-spec" in p.read_bytes())
     assert len(files) > 50
     fast = [load_spec(p.read_bytes(), str(p)) for p in files]
-    monkeypatch.setattr(klc.spec.doc, "_FAST_LOADER", None)
+    monkeypatch.setattr(klc.spec.doc, "_fast_loader", lambda: None)
     pure = [load_spec(p.read_bytes(), str(p)) for p in files]
     assert fast == pure
     assert all(s is not None and s.loc for s in fast)
@@ -280,3 +280,24 @@ def test_bad_yaml_keeps_the_pure_loaders_words() -> None:
     """libyaml says "found character that cannot start any token"; the message names it."""
     msg = error_of("kernel: saxpy\nsizes:\n\t n: 4\nargs: []\ngrid: [1]\nblock: [1]")
     assert "k.cu:4:1: bad YAML in klc-spec: found character '\\t'" in msg
+
+
+def test_a_file_without_a_spec_block_loads_no_yaml_reader() -> None:
+    """The YAML reader is imported where a klc-spec block is read, not by a listing of a file
+    that has none (most files): the import costs a short listing a tenth of its time."""
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom klc.cuda.parse import parse_bytes\nfrom klc.pipeline import spec_of\n"
+            "u = parse_bytes(b'__global__ void k(float* x) { x[0] = 1.0f; }\\n', 'k.cu')\n"
+            "assert spec_of(u) is None\n"
+            "print(type(sys.modules.get('yaml')).__name__, 'yaml.composer' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ["_LazyModule", "False"]
+    spec = Path(__file__).resolve().parents[2] / "bench" / "examples" / "sigmoid.cu"
+    code = ("import sys\nfrom klc.spec import load_spec\n"
+            f"assert load_spec(open({str(spec)!r}, 'rb').read(), 'k.cu') is not None\n"
+            "print('yaml.composer' in sys.modules)\n")
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True).stdout.split() == ["True"]
