@@ -324,4 +324,12 @@ def rule_plans(rules: list[Rule], refused: bool,
 
 def anchor_key(pattern: Pattern, scope: Scope | None) -> str:
     """The key an anchor's matches are shared under: its pattern's, and the scope."""
-    return pattern.key if scope is None else f"{pattern.key}\0{scope}"
+    if scope is None:
+        return pattern.key
+    text = _SCOPE_TEXT.get(scope)
+    if text is None:  # (a named tuple's text is made in Python: once per scope)
+        text = _SCOPE_TEXT[scope] = f"\0{scope}"
+    return pattern.key + text
+
+
+_SCOPE_TEXT: dict[Scope, str] = {}

@@ -71,22 +71,29 @@ def _declarations_named(unit: Unit, name: str) -> list[_Decl]:
         named = unit.memo[_NAMED] = {}
     got = named.get(name)
     if got is None:
-        nodes = nodes_of(unit, "declaration")
-        word = name.encode()
-        if not word or unit.source.count(word) >= len(nodes):
+        around = _around(unit, name.encode(), len(nodes_of(unit, "declaration")))
+        if around is None:
             return _declarations(unit).get(name, [])
-        got = named[name] = [d for d in declarations_of(unit, _around(unit, word))
-                             if d.name == name]
+        got = named[name] = [d for d in declarations_of(unit, around) if d.name == name]
     return got  # type: ignore[no-any-return]
 
 
-def _around(unit: Unit, word: bytes) -> list[Node]:
+def _around(unit: Unit, word: bytes, limit: int) -> list[Node] | None:
     """The declarations that may declare a name spelled ``word``: at each place it stands
     as a word, the first declaration above the tree's node there (a declaration's name is
-    in its own declarator, under no other declaration or block), in source order."""
+    in its own declarator, under no other declaration or block), in source order. None when
+    the name stands in ``limit`` places or more (the unit's declarations, read at once, cost
+    less), or is empty."""
     src, size, root = unit.source, len(word), unit.root
+    places = []
+    for at in word_occurrences(src, word, 0, len(src)) if word else ():
+        if len(places) >= limit:
+            return None
+        places.append(at)
+    if not word:
+        return None
     found: dict[int, Node] = {}
-    for at in word_occurrences(src, word, 0, len(src)):
+    for at in places:
         node = root.named_descendant_for_byte_range(at, at + size)
         while node is not None and node.type not in _NO_DECLARATOR:
             if node.type == "declaration":
