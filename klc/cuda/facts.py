@@ -51,6 +51,7 @@ from klc.safe_eval import C_CONSTANT, ExprError, evaluate
 
 if TYPE_CHECKING:
     from clang import cindex
+    from tree_sitter import Node
 
     from klc.cuda.model import Unit
 
@@ -490,16 +491,24 @@ class Facts:
 _EXPLICIT_INSTANTIATION_RE = re.compile(rb"template(?![ \t\r\n]*<)")
 
 
-def _spells_explicit_instantiation(unit: Unit) -> bool:
-    """Whether the file spells ``template`` followed by anything but ``<`` (once per unit)."""
-    found = unit.memo.get("spells_explicit_instantiation")
+def _explicit_instantiations(unit: Unit) -> list[Node]:
+    """The explicit instantiations of the file (``template`` followed by a declaration, not
+    by ``<``), in source order, once per unit: the node whose keyword each such ``template``
+    word is (the named node around the token), not a query over the whole tree."""
+    found = unit.memo.get("explicit_instantiations")
     if found is None:
-        src = unit.source
-        found = any((m.start() == 0 or not _WORD_BYTE[src[m.start() - 1]])
-                    and (m.end() == len(src) or not _WORD_BYTE[src[m.end()]])
-                    for m in _EXPLICIT_INSTANTIATION_RE.finditer(src))
-        unit.memo["spells_explicit_instantiation"] = found
-    return found
+        src, at = unit.source, unit.root.named_descendant_for_byte_range
+        found = []
+        for m in _EXPLICIT_INSTANTIATION_RE.finditer(src):
+            start, end = m.span()
+            if (start and _WORD_BYTE[src[start - 1]]) or (end < len(src) and _WORD_BYTE[src[end]]):
+                continue  # (inside a longer word)
+            node = at(start, end)
+            if node is not None and node.type == "template_instantiation" \
+                    and (not found or found[-1].id != node.id):
+                found.append(node)
+        unit.memo["explicit_instantiations"] = found
+    return found  # type: ignore[no-any-return]
 
 
 _WORD_BYTE = [i < 128 and (chr(i).isalnum() or chr(i) == "_") for i in range(256)]
@@ -519,10 +528,7 @@ def instantiations(unit: Unit, function_name: str) -> list[dict[str, str]]:
     for launch in unit.launches:
         if launch.kernel == function_name and launch.template_args is not None:
             found.append((launch.start, _split_args(launch.template_args)))
-    # an explicit instantiation is ``template`` followed by a declaration, not by ``<``: a
-    # file without that spelling has none, and is spared a query over its whole tree
-    explicit = _spells_explicit_instantiation(unit)
-    for node in unit.nodes_of_type("template_instantiation") if explicit else ():
+    for node in _explicit_instantiations(unit):
         decl = node.child_by_field_id(F_DECLARATOR)
         while decl is not None and decl.type != "function_declarator":
             decl = decl.child_by_field_id(F_DECLARATOR)

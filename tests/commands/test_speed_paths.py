@@ -287,15 +287,27 @@ def test_code_made_per_pattern_matches_as_the_generic_matcher(units: list[Unit],
     assert covered > 1000
 
 
-def test_explicit_instantiation_spelling_is_the_word_regex() -> None:
-    from klc.cuda.facts import _spells_explicit_instantiation
+def test_explicit_instantiations_are_the_query_s(units: list[Unit]) -> None:
+    """The explicit instantiations found from the ``template`` words are the nodes a query
+    over the tree finds, in the same order, on the corpus and on text made to mislead a
+    careless search (a longer word, ``template <``, ``extern template``, comments)."""
+    from klc.cuda.facts import _explicit_instantiations
 
-    word = re.compile(rb"\btemplate\b(?![ \t\r\n]*<)")
-    for text in (b"template <int N> f", b"template void f<1>();", b"xtemplate void",
-                 b"template", b"templates x", b"template\n<", b"_template x",
-                 b"\xc3template x", b"a template\tint f<2>(int);", b"template_ x"):
-        unit = parse_bytes(text, "t.cu")
-        assert _spells_explicit_instantiation(unit) == (word.search(text) is not None), text
+    texts = [b"template <int N> f", b"template void f<1>();", b"xtemplate void",
+             b"template", b"templates x", b"template\n<", b"_template x",
+             b"\xc3template x", b"a template\tint f<2>(int);", b"template_ x",
+             b"template <int N> __global__ void k(float* x) {}\n"
+             b"template __global__ void k<4>(float*);\n"
+             b"extern template __global__ void k<8>(float*);\n"
+             b"/* template void k<2>(float*); */ template /* x */ void k<16>(float*);\n",
+             b"template class A<int>;\ntemplate struct B<float>;\n"]
+    seen = 0
+    for unit in [*units, *(parse_bytes(t, "t.cu") for t in texts)]:
+        want = list(unit.nodes_of_type("template_instantiation"))
+        assert [n.id for n in _explicit_instantiations(unit)] == [n.id for n in want], \
+            unit.path
+        seen += len(want)
+    assert seen >= 4
 
 
 def test_function_at_is_the_innermost_function_found_by_a_scan(units: list[Unit]) -> None:
