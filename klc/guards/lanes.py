@@ -18,6 +18,7 @@ from klc.analysis.tree import (
     cited,
     in_span,
     nodes_of,
+    nodes_within,
     operator_of,
     pointer_roots,
     quoted,
@@ -398,11 +399,13 @@ def lane_owned_updates(ctx: GuardContext, stmts: Binding) -> Verdict:
                 f"{'s' if updates != 1 else ''})", stmts.start)
 
 
+_ACCESSES = frozenset({"subscript_expression", "pointer_expression"})
+
+
 def _reads(ctx: GuardContext, node: Node, family: frozenset[str]) -> Node | None:
     """The first access in ``node`` to memory that ``family`` reaches (None: none)."""
     src = ctx.unit.source
-    for n in in_span(nodes_of(ctx.unit, "subscript_expression", "pointer_expression"),
-                     node.start_byte, node.end_byte):
+    for n in nodes_within(ctx.unit, _ACCESSES, node.start_byte, node.end_byte):
         if (n.type == "subscript_expression" or operator_of(n) == "*") \
                 and pointer_roots(n, src) & family:
             return n
@@ -416,8 +419,7 @@ def _read_before(ctx: GuardContext, fn: Function, stmts: Binding, target: Node, 
     around it) reads the memory it stores to, and may read it after another lane stored."""
     unit, src = ctx.unit, ctx.unit.source
     family = frozenset().union(*(_family(ctx, fn, r) for r in pointer_roots(target, src)))
-    for n in in_span(nodes_of(unit, "subscript_expression", "pointer_expression"), stmts.start,
-                     at.end_byte):
+    for n in nodes_within(unit, _ACCESSES, stmts.start, at.end_byte):
         if n.start_byte == target.start_byte and n.end_byte == target.end_byte:
             continue
         if target.start_byte <= n.start_byte < target.end_byte:
