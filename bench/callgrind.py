@@ -42,3 +42,28 @@ def count_calls(argv: list[str], calls: int, who: str) -> tuple[list[int], str] 
               f"symbol {MARK}?):\n{run.stdout[-1000:]}{run.stderr[-2000:]}", file=sys.stderr)
         return None
     return counts, run.stdout
+
+
+_SUMMARY_RE = re.compile(r"^(?:summary|totals):\s*(\d+)", re.M)
+
+
+def count_command(cmd: list[str], who: str, env: dict[str, str] | None = None,
+                  cwd: str | Path | None = None, ok: tuple[int, ...] = (0,)) -> int | None:
+    """The instructions a whole command runs (every instruction of the process, under
+    callgrind), or None (and a message naming ``who``) when valgrind is missing or the
+    command failed (an exit status not in ``ok``)."""
+    valgrind = shutil.which("valgrind")
+    if valgrind is None:
+        print(f"{who}: --count needs valgrind (not found on PATH)", file=sys.stderr)
+        return None
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "callgrind.out"
+        run = subprocess.run([valgrind, "--tool=callgrind", f"--callgrind-out-file={out}", *cmd],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                             check=False, env=env, cwd=cwd)
+        m = _SUMMARY_RE.search(out.read_text(errors="replace")) if out.exists() else None
+    if run.returncode not in ok or m is None:
+        print(f"{who}: {cmd[0]} under valgrind failed ({run.returncode}):\n"
+              f"{run.stderr[-2000:]}", file=sys.stderr)
+        return None
+    return int(m.group(1))

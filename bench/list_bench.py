@@ -8,8 +8,9 @@ first; once with no cache at all, and once with the result cache warm), of klc's
 one process through its API (parse, match, context, guards with tree-sitter facts only; nothing
 printed), of the plain anchor matching alone, and of ast-grep (``ast-grep-cli`` from PyPI,
 C++ language) scanning the same files with the anchors it can express, as ratios measured in
-one run: of the medians of --runs rounds, and each round's own (ast-grep's one-thread scan
-runs between the two klc commands it is compared with, as this machine's speed drifts). The
+one run: of the medians of --runs rounds, each round's own (ast-grep's one-thread scan
+runs between the two klc commands it is compared with, as this machine's speed drifts), and
+of each command's fastest round (the one other load slowed least). The
 anchors ast-grep takes are ``ast_grep_rule``'s (a metavariable kind becomes an ast-grep
 ``constraints`` kind), with the matches of each anchor counted by both tools side by side.
 
@@ -23,7 +24,11 @@ load (to compare two commits by): one process under valgrind's callgrind loads t
 library, reads every ``--every``-th file (10th when not given), parses them once uncounted,
 then counts a bare tree-sitter parse of them and klc's listing of them (``--tree-only``, the
 applicable sites, each file as ``klc list`` lists it: ``klc.batch.listing``), the listing's
-first pass, with the costs a command pays on its first files.
+first pass, with the costs a command pays on its first files. Then the two commands the
+rounds time, whole, over those files: ``klc list --tree-only -j 1`` (a run after the first:
+bytecode written, rule library compiled) and ast-grep's one-thread scan, each every
+instruction of its process (ast-grep must be installed). Their ratio is not the time's: an
+instruction of CPython's interpreter and one of a Rust program take different time.
 """
 
 from __future__ import annotations
@@ -45,7 +50,7 @@ from typing import Any, NamedTuple
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.callgrind import count_calls  # noqa: E402
+from bench.callgrind import count_calls, count_command  # noqa: E402
 from bench.make_corpus import corpus_how  # noqa: E402
 from klc import plugins  # noqa: E402
 from klc.cuda.parse import parse_bytes  # noqa: E402
@@ -252,24 +257,48 @@ def ast_grep_rule(anchor: str, pattern: Any) -> tuple[dict[str, Any] | None, str
     return {"pattern": code}, "pattern"
 
 
+def ast_grep_exe() -> str | None:
+    """ast-grep's executable: next to this Python first (a venv's bin/ need not be on PATH);
+    never a bare `sg`, which on many systems is util-linux's "execute as another group"."""
+    local = Path(sys.executable).parent / "ast-grep"
+    return str(local) if local.exists() else shutil.which("ast-grep")
+
+
+def ast_grep_config(tmp: Path, rules: list[tuple[str, dict[str, Any]]]) -> Path:
+    """An sgconfig.yml in ``tmp`` with the rules (C++ grammar; .cu and .cuh mapped to it
+    through languageGlobs, which ast-grep needs to see them)."""
+    cfg = tmp / "sgconfig.yml"
+    (tmp / "rules").mkdir()
+    cfg.write_text('ruleDirs: [rules]\nlanguageGlobs:\n  cpp: ["*.cu", "*.cuh"]\n')
+    for rid, rule in rules:
+        doc = {"id": rid, "language": "cpp", "severity": "info", **rule}
+        (tmp / "rules" / f"{rid}.yml").write_text(json.dumps(doc))
+    return cfg
+
+
+def ast_grep_rules(rules: list[Any]) -> list[tuple[str, Any, str, dict[str, Any] | None]]:
+    """Each distinct anchor of the rules (the first rule using it names it): its id, pattern,
+    how ast-grep takes it, and the ast-grep rule (None where ast-grep cannot express it)."""
+    anchors: dict[str, tuple[str, Any, Any]] = {}  # pattern key -> (first rule, pattern, kinds)
+    for r in rules:
+        anchors.setdefault(pattern_of(r).key, (r.name, pattern_of(r), r.metavar_kinds))
+    table: list[tuple[str, Any, str, dict[str, Any] | None]] = []
+    for i, (name, pattern, kinds) in enumerate(anchors.values()):
+        sg_rule, how = ast_grep_doc(pattern.code, pattern, kinds)
+        table.append((f"a{i:02d}_{name}", pattern, how, sg_rule))
+    return table
+
+
 def time_ast_grep(folder: Path, rules: list[tuple[str, dict[str, Any]]],
                   threads: int) -> tuple[Ran, dict[str, int]] | None:
     """ast-grep over the same files with the given rules (C++ grammar; .cu and .cuh mapped
     to it through sgconfig's languageGlobs, which ast-grep needs to see them): seconds and
     the matches of each rule id."""
-    # next to this Python first (a venv's bin/ need not be on PATH); never a bare `sg`, which
-    # on many systems is util-linux's "execute as another group", not ast-grep
-    local = Path(sys.executable).parent / "ast-grep"
-    exe = str(local) if local.exists() else shutil.which("ast-grep")
+    exe = ast_grep_exe()
     if exe is None or not rules:
         return None
     with tempfile.TemporaryDirectory() as tmp:
-        cfg = Path(tmp) / "sgconfig.yml"
-        (Path(tmp) / "rules").mkdir()
-        cfg.write_text('ruleDirs: [rules]\nlanguageGlobs:\n  cpp: ["*.cu", "*.cuh"]\n')
-        for rid, rule in rules:
-            doc = {"id": rid, "language": "cpp", "severity": "info", **rule}
-            (Path(tmp) / "rules" / f"{rid}.yml").write_text(json.dumps(doc))
+        cfg = ast_grep_config(Path(tmp), rules)
         cmd = [exe, "scan", "-c", str(cfg), "--json=stream", "--threads", str(threads),
                str(folder.resolve())]
         with tempfile.TemporaryFile() as out:
@@ -303,7 +332,53 @@ def count_instructions(folder: Path, rule_paths: list[str], every: int) -> int:
     print(f"bare tree-sitter parse of the files          {bare:>16,}  1.00x")
     print(f"klc's listing of them (--tree-only, 1st pass) {listing:>15,}  "
           f"{listing / bare:.2f}x the bare parse")
+    commands = count_commands(folder, rule_paths, every)
+    if commands is None:
+        return 2
+    klc_cmd, sg_cmd = commands
+    print(f"the command klc list --tree-only -j 1 of them {klc_cmd:>15,}  "
+          f"{klc_cmd / sg_cmd:.2f}x ast-grep's scan")
+    print(f"the command ast-grep scan --threads 1 of them {sg_cmd:>15,}  1.00x")
     return 0
+
+
+def count_commands(folder: Path, rule_paths: list[str], every: int) -> tuple[int, int] | None:
+    """The instructions of the two commands the timed rounds compare, over a folder of every
+    ``every``-th file: ``klc list --tree-only -j 1`` as a run after the first runs it (its
+    bytecode written and the rule library compiled by a run before, the result cache
+    empty), and ast-grep's one-thread scan with the anchors it can express. Not the time:
+    a Python interpreter and a Rust program do different work per instruction, and the two
+    ratios differ (``bench/results/list_bench.txt``)."""
+    exe = ast_grep_exe()
+    if exe is None:
+        print("list_bench: --count compares with ast-grep, which is not installed",
+              file=sys.stderr)
+        return None
+    same = [(rid, rule) for rid, _, _, rule in ast_grep_rules(list(RuleSet.load(rule_paths).rules))
+            if rule is not None]
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp) / "files"
+        work.mkdir()
+        for i, (path, data) in enumerate(sources(folder)[::every]):
+            (work / f"{i:05d}_{Path(path).name}").write_bytes(data)
+        (Path(tmp) / "sg").mkdir()
+        cfg = ast_grep_config(Path(tmp) / "sg", same)
+        env = dict(os.environ, KLC_CACHE_DIR=str(Path(tmp) / "cache"))
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env.pop("KLC_NO_CACHE", None)
+        cmd = [sys.executable, "-m", "klc", "list", "--tree-only", "-j", "1"]
+        for r in rule_paths:
+            cmd += ["--skills", r]
+        cmd.append(str(work))
+        subprocess.run(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL, check=False)  # (bytecode, rule library)
+        shutil.rmtree(Path(tmp) / "cache" / "list", ignore_errors=True)
+        klc_cmd = count_command(cmd, "list_bench", env=env, cwd=ROOT, ok=(0, 2))
+        sg_cmd = count_command([exe, "scan", "-c", str(cfg), "--json=stream", "--threads", "1",
+                                str(work)], "list_bench", ok=(0, 1))
+    if klc_cmd is None or sg_cmd is None:
+        return None
+    return klc_cmd, sg_cmd
 
 
 def counted_runs(folder: Path, rule_paths: list[str], every: int) -> int:
@@ -368,13 +443,7 @@ def main() -> int:
         print(f"{args.dir}: no .cu/.cuh files", file=sys.stderr)
         return 2
     mb = sum(len(d) for _, d in files) / 1e6
-    anchors: dict[str, tuple[str, Any, Any]] = {}  # pattern key -> (first rule, pattern, kinds)
-    for r in rules:
-        anchors.setdefault(pattern_of(r).key, (r.name, pattern_of(r), r.metavar_kinds))
-    table: list[tuple[str, Any, str, dict[str, Any] | None]] = []
-    for i, (name, pattern, kinds) in enumerate(anchors.values()):
-        sg_rule, how = ast_grep_doc(pattern.code, pattern, kinds)
-        table.append((f"a{i:02d}_{name}", pattern, how, sg_rule))
+    table = ast_grep_rules(rules)
     same = [(rid, p, rule) for rid, p, _how, rule in table if rule is not None]
     for path, data in files[:20]:  # warm caches: compiled patterns and queries
         find_sites(parse_bytes(data, path), rules, clang=False)
@@ -457,6 +526,12 @@ def main() -> int:
             return f"{statistics.median(got):.2f}x (rounds: {', '.join(f'{r:.2f}' for r in got)})"
         print(f"ratios (cpu, each round's, their median): klc list / ast-grep -j1: "
               f"{rounds('cmd')}   --tree-only / ast-grep: {rounds('cmd1')}")
+
+        def fastest(key: str) -> float:  # (the round the machine's other load slowed least)
+            return min(t.cpu for t in runs[key])
+        print(f"ratios (cpu, of each command's fastest round): klc list / ast-grep -j1: "
+              f"{fastest('cmd') / fastest('sg'):.2f}x   --tree-only / ast-grep: "
+              f"{fastest('cmd1') / fastest('sg'):.2f}x")
     print(f"-j {args.jobs} speed-up over -j 1 (wall, --tree-only): "
           f"{med('cmd1') / med('cmdj'):.2f}x (target >= 1.7); the CPU seconds of -j "
           f"{args.jobs} over -j 1: {med('cmdj', 'cpu') / med('cmd1', 'cpu'):.2f}x")
