@@ -271,7 +271,7 @@ def test_the_declarations_of_a_name_are_the_table_s() -> None:
     for source in [*SOURCES, lambdas]:
         unit = parse_bytes(source, "k.cu")
         names = sorted(set(_declarations(parse_bytes(source, "k.cu")))
-                       | {"x", "i", "n", "idx", "no_such_name"})
+                       | {"", "x", "i", "n", "idx", "no_such_name"})
         got = {}
         for name in names:
             unit.memo.pop("declarations", None)  # (each name read without the table)
