@@ -82,8 +82,8 @@ def _around(unit: Unit, word: bytes, limit: int) -> list[Node] | None:
     """The declarations that may declare a name spelled ``word``: at each place it stands
     as a word, the first declaration above the tree's node there (a declaration's name is
     in its own declarator, under no other declaration or block), in source order. None when
-    the name stands in ``limit`` places or more (the unit's declarations, read at once, cost
-    less), or is empty."""
+    the name stands in more than ``limit`` places (the unit's declarations, read at once,
+    cost less), or is empty."""
     src, size, root = unit.source, len(word), unit.root
     places = []
     for at in word_occurrences(src, word, 0, len(src)) if word else ():
