@@ -78,7 +78,11 @@ class ListCache:
             if folder not in _MADE:
                 os.makedirs(folder, exist_ok=True)
                 _MADE.add(folder)
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            try:
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            except FileNotFoundError:  # (the folder was removed since: made again)
+                os.makedirs(folder, exist_ok=True)
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
             try:
                 view = memoryview(data)
                 while view:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -149,6 +150,10 @@ def test_cached_listing_is_the_listing_made_afresh(tmp_path: Path) -> None:
     for e in entries[:3]:
         json.loads(e.read_bytes())  # written again whole
     assert not list((tmp_path / "cache").rglob("*.klc-tmp"))  # (each written whole, renamed)
+    # the cache folder removed while the process runs: its entries are written again
+    shutil.rmtree(tmp_path / "cache")
+    assert run(show_all=True, cache=store) == fresh
+    assert len(list((tmp_path / "cache").rglob("*.json"))) == len(paths)
     # a cache folder that cannot be written: the run is listed, uncached
     locked = tmp_path / "locked"
     locked.mkdir()
