@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import itertools
 import os
 import shutil
 import stat
@@ -123,6 +124,30 @@ def _why_not(name: str, e: OSError, what: str) -> str:
     if e.errno == errno.ENXIO:  # a socket, or a FIFO opened without a writer on some systems
         return "is not a regular file"
     return f"cannot read: {e.strerror or e}"
+
+
+def replace_file(path: str, data: bytes) -> None:
+    """Write ``data`` to ``path`` as ``atomic_write`` does (a new file of a name no one else
+    makes, then a rename over ``path``: whole or absent), without what a user's file needs
+    and a file of klc's own (a cache entry) does not: links followed, the mode kept, the
+    folder checked, the fsync. OSError where it cannot; the new file is not left behind."""
+    tmp = f"{os.path.dirname(path)}/.{os.path.basename(path)}.{os.getpid()}.{next(_SERIAL)}.klc-tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+_SERIAL = itertools.count()  # (with the process, names the files ``replace_file`` makes)
 
 
 def atomic_write(path: str | Path, data: bytes | BinaryIO, *, in_place: bool = False,

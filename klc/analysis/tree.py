@@ -101,13 +101,19 @@ def nodes_within(unit: Unit, types: frozenset[str], start: int, end: int) -> lis
     while (up := top.parent) is not None and up.start_byte == top.start_byte \
             and up.end_byte == top.end_byte:
         top = up  # (a node around it with the same bytes lies inside too)
+    return _walked(top, types, start, end)
+
+
+def _walked(top: Node, types: frozenset[str], start: int, end: int) -> list[Node]:
+    """The nodes of ``types`` under ``top`` (itself included) that lie inside [start, end),
+    in source order: the node, then its children in order (by start, the longer first)."""
     out: list[Node] = []
     stack = [top]
-    while stack:  # (first the node, then its children in order: by start, the longer first)
+    while stack:
         node = stack.pop()
         s, e = node.start_byte, node.end_byte
-        if e <= start or s >= end:
-            continue
+        if s >= end or e < start or (e == start and s < e):
+            continue  # (apart from the span: nothing under it lies inside)
         if node.type in types and start <= s and e <= end:
             out.append(node)
         if node.child_count:
@@ -235,16 +241,9 @@ def names_in(node: Node, src: bytes) -> list[tuple[str, Node]]:
     if node.child_count == 0:
         return []
     if node.descendant_count <= _WALKED:
-        out = []
-        stack = [node]
-        while stack:  # (the node, then its children in order: source order)
-            n = stack.pop()
-            if n.type == "identifier":
-                out.append((src[n.start_byte:n.end_byte].decode("utf-8", "replace"), n))
-            elif n.child_count:
-                stack.extend(reversed(n.children))
-        return out
-    found = QueryCursor(type_query(("identifier",))).captures(node).get("identifier")
+        found = _walked(node, _IDENTIFIER, node.start_byte, node.end_byte + 1)  # (all of it)
+    else:
+        found = QueryCursor(type_query(("identifier",))).captures(node).get("identifier")
     if not found:
         return []
     if len(found) > 1:
@@ -253,6 +252,7 @@ def names_in(node: Node, src: bytes) -> list[tuple[str, Node]]:
 
 
 _WALKED = 256  # nodes: below this, ``names_in`` walks
+_IDENTIFIER = frozenset({"identifier"})
 
 
 def leaf_texts(node: Node, src: bytes) -> list[str]:

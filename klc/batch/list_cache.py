@@ -16,14 +16,13 @@ a listing (damaged, truncated, of another layout) is a miss and is written again
 
 from __future__ import annotations
 
-import contextlib
-import itertools
 import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from klc.fsutil import replace_file
 from klc.rule.cache import cache_root, code_digest, digest
 
 __all__ = ["LAYOUT", "ListCache", "code_digest", "default_dir", "digest"]
@@ -66,36 +65,23 @@ class ListCache:
     def put(self, key: str, listing: dict[str, Any]) -> None:
         """Store a listing; a folder that cannot be written leaves the run uncached.
 
-        Written as ``atomic_write`` writes (a new file of a name no one else makes, then a
-        rename over the entry: whole or absent), without what a user's file needs and an
-        entry does not (links followed, the mode kept, the folder checked): an entry is
-        written for every file a listing reads, and that took more time than reading one."""
+        Written by ``klc.fsutil.replace_file`` (whole or absent, without what a user's file
+        needs and an entry does not): an entry is written for every file a listing reads,
+        and ``atomic_write`` took more time than reading one."""
         target = self._file(key)
         folder = str(target.parent)
-        tmp = f"{folder}/.{key}.{os.getpid()}.{next(_SERIAL)}.klc-tmp"
         data = json.dumps({"key": key, "listing": listing}).encode()
         try:
             if folder not in _MADE:
                 os.makedirs(folder, exist_ok=True)
                 _MADE.add(folder)
             try:
-                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+                replace_file(str(target), data)
             except FileNotFoundError:  # (the folder was removed since: made again)
                 os.makedirs(folder, exist_ok=True)
-                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-            try:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view):]
-            finally:
-                os.close(fd)
-            os.replace(tmp, str(target))
+                replace_file(str(target), data)
         except OSError:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
+            pass
 
 
-# the folders this process made or found (each entry's folder is asked once); the serial
-# numbers that, with the process, name the files written before their rename
-_MADE: set[str] = set()
-_SERIAL = itertools.count()
+_MADE: set[str] = set()  # the folders this process made or found (each asked once)

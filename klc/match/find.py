@@ -235,17 +235,19 @@ def _possible(pattern: Pattern, unit: Unit, present: dict[Any, bool]) -> bool:
             has = present[w] = w in source
         if not has:
             return False
-    if pattern.runs:
-        squeezed = None
-        for r in pattern.runs:
-            key = b"\0" + r  # (runs are looked for in the squeezed text)
-            has = present.get(key)
-            if has is None:
-                if squeezed is None:
-                    squeezed = unit.squeezed
-                has = present[key] = r in squeezed
-            if not has:
-                return False
+    return _runs_held(pattern.runs, unit, present)
+
+
+def _runs_held(runs: tuple[bytes, ...], unit: Unit, present: dict[Any, bool]) -> bool:
+    """Whether the unit's squeezed text holds every run of tokens, each asked once per unit
+    (kept in ``present``)."""
+    for r in runs:
+        key = b"\0" + r  # (runs are looked for in the squeezed text)
+        has = present.get(key)
+        if has is None:
+            has = present[key] = r in unit.squeezed
+        if not has:
+            return False
     return True
 
 
@@ -280,21 +282,9 @@ class AnchorWords:
         absent = {w for w in self.words if w not in source}
         for w in self.words:
             present[w] = w not in absent
-        squeezed = None
         kinds: set[str] = set()
         for words, runs, keys, starts in self.groups:
-            held = absent.isdisjoint(words)
-            if held and runs:
-                if squeezed is None:
-                    squeezed = unit.squeezed
-                for r in runs:
-                    key = b"\0" + r
-                    has = present.get(key)
-                    if has is None:
-                        has = present[key] = r in squeezed
-                    if not has:
-                        held = False
-                        break
+            held = absent.isdisjoint(words) and _runs_held(runs, unit, present)
             for k in keys:
                 present[k] = held
             if held:
