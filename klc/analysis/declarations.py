@@ -61,8 +61,8 @@ def _declarations_named(unit: Unit, name: str) -> list[_Decl]:
     """The declarations of one name (locals and globals), in source order: those of the
     unit's table (``_declarations``) where it is made, else read from the declarations that
     spell the name (a declaration spells the name it declares), kept per name. A file asks
-    for a few names (a rule's targets, a guard's lookups); a name spelled more often than
-    the file has declarations is read from the table, made then."""
+    for a few names (a rule's targets, a guard's lookups); once the names asked are spelled
+    in more places than the file has declarations (``_BUDGET``), the table is made and read."""
     whole = unit.memo.get(_TABLE)
     if whole is not None:
         return whole.get(name, [])  # type: ignore[no-any-return]
@@ -71,19 +71,24 @@ def _declarations_named(unit: Unit, name: str) -> list[_Decl]:
         named = unit.memo[_NAMED] = {}
     got = named.get(name)
     if got is None:
-        around = _around(unit, name.encode(), len(nodes_of(unit, "declaration")))
+        budget = unit.memo.get(_BUDGET)
+        if budget is None:
+            budget = len(nodes_of(unit, "declaration"))
+        around = _around(unit, name.encode(), budget)
         if around is None:
             return _declarations(unit).get(name, [])
-        got = named[name] = [d for d in declarations_of(unit, around) if d.name == name]
+        nodes, places = around
+        unit.memo[_BUDGET] = budget - places
+        got = named[name] = [d for d in declarations_of(unit, nodes) if d.name == name]
     return got  # type: ignore[no-any-return]
 
 
-def _around(unit: Unit, word: bytes, limit: int) -> list[Node] | None:
+def _around(unit: Unit, word: bytes, limit: int) -> tuple[list[Node], int] | None:
     """The declarations that may declare a name spelled ``word``: at each place it stands
     as a word, the first declaration above the tree's node there (a declaration's name is
-    in its own declarator, under no other declaration or block), in source order. None when
-    the name stands in more than ``limit`` places (the unit's declarations, read at once,
-    cost less), or is empty."""
+    in its own declarator, under no other declaration or block), in source order, and the
+    number of places. None when the name stands in more than ``limit`` places (the unit's
+    declarations, read at once, cost less), or is empty."""
     src, size, root = unit.source, len(word), unit.root
     places = []
     for at in word_occurrences(src, word, 0, len(src)) if word else ():
@@ -102,7 +107,7 @@ def _around(unit: Unit, word: bytes, limit: int) -> list[Node] | None:
             node = node.parent
     nodes = list(found.values())
     sort_doc_order(nodes)
-    return nodes
+    return nodes, len(places)
 
 
 # what no declarator is inside: a name found under one of these is not declared by a
@@ -113,6 +118,10 @@ _NO_DECLARATOR = frozenset({"compound_statement", "function_definition", "transl
 
 _TABLE = "declarations"  # (``unit_memo``'s key of the table)
 _NAMED = "klc.analysis.declarations: by name"
+# the places the names read one by one may still climb from before the table costs less:
+# the unit's declarations, less the places climbed from so far (a large generated kernel
+# asks for hundreds of names, each spelled a few times)
+_BUDGET = "klc.analysis.declarations: places left"
 
 
 def declarations_named(unit: Unit, name: str) -> list[Any]:

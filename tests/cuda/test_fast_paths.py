@@ -262,7 +262,7 @@ def test_the_nodes_inside_a_node_are_the_unit_lists() -> None:
 
 
 def test_the_declarations_of_a_name_are_the_table_s() -> None:
-    from klc.analysis.declarations import _NAMED, _declarations, _declarations_named
+    from klc.analysis.declarations import _BUDGET, _NAMED, _declarations, _declarations_named
 
     seen = lazy = 0
     lambdas = (b"__global__ void k(float* x) {\n  auto f = [&](int i) {\n"
@@ -275,6 +275,7 @@ def test_the_declarations_of_a_name_are_the_table_s() -> None:
         got = {}
         for name in names:
             unit.memo.pop("declarations", None)  # (each name read without the table)
+            unit.memo.pop(_BUDGET, None)
             got[name] = _declarations_named(unit, name)
             lazy += name in unit.memo.get(_NAMED, {})
         table = _declarations(unit)
@@ -282,6 +283,22 @@ def test_the_declarations_of_a_name_are_the_table_s() -> None:
             assert got[name] == table.get(name, []), name
             seen += len(got[name])
     assert seen > 500 and lazy > 300
+
+
+def test_names_asked_past_the_budget_are_read_from_the_table() -> None:
+    from klc.analysis.declarations import _NAMED, _TABLE, _declarations, _declarations_named
+
+    # a generated kernel: many names, each declared once and used a few times
+    lines = [f"  float v{i} = x[{i}];\n  x[{i}] = v{i} * v{i} + 1.0f;\n" for i in range(40)]
+    source = ("__global__ void k(float* x) {\n" + "".join(lines) + "}\n").encode()
+    unit = parse_bytes(source, "k.cu")
+    got = {f"v{i}": _declarations_named(unit, f"v{i}") for i in range(40)}
+    lazy = set(unit.memo.get(_NAMED, {}))
+    assert unit.memo.get(_TABLE) is not None  # the budget ran out: the table was made
+    assert 0 < len(lazy) < 40  # (the first names were read one by one)
+    table = _declarations(unit)
+    for name, decls in got.items():
+        assert decls == table[name] and len(decls) == 1, name
 
 
 # -- the identifiers in a node: a walk of a small node, a query over a large one, the same
