@@ -399,7 +399,21 @@ def holding(unit: Unit, nodes: Sequence[Node], words: tuple[bytes, ...],
     one (``_nesting``: a tree's nodes nest or stand apart), and only they are asked for the
     other words. ``rare``: when no word is rarer than the nodes, the nodes as they are.
     ``also``: more text every candidate must hold, asked of each after the words (not
-    counted in the file: a count of ``(`` reads the whole file for nothing)."""
+    counted in the file: a count of ``(`` reads the whole file for nothing). Kept in
+    ``Unit.memo`` beside the list (the anchors of a library ask the same lists for the same
+    words: a third of the questions are asked again), and so are the nodes around each
+    rare word's places."""
+    key = (_HELD, id(nodes), words, also, rare)
+    held = unit.memo.get(key)
+    if held is not None and held[0] is nodes:
+        return held[1]  # type: ignore[no-any-return]
+    out = _holding(unit, nodes, words, rare, also)
+    unit.memo[key] = (nodes, out)
+    return out
+
+
+def _holding(unit: Unit, nodes: Sequence[Node], words: tuple[bytes, ...], rare: bool,
+             also: tuple[bytes, ...]) -> Sequence[Node]:
     find = unit.source.find
     counts = unit.memo.get(_COUNTS)
     if counts is None:
@@ -424,18 +438,33 @@ def holding(unit: Unit, nodes: Sequence[Node], words: tuple[bytes, ...],
             else:
                 out.append(node)
         return out
+    starts, ends = nesting[0], nesting[1]
+    others = [w for w in words if w != rarest] + list(also)
+    return [nodes[i] for i in _around_places(unit, nodes, nesting, rarest)
+            if all(find(w, starts[i], ends[i]) >= 0 for w in others)]
+
+
+def _around_places(unit: Unit, nodes: Sequence[Node],
+                   nesting: tuple[list[int], list[int], list[int]], word: bytes) -> list[int]:
+    """The indices of the nodes (``_nesting``'s) whose text holds ``word``, in order: from
+    each place the word stands, the last node that starts before it and those around that
+    one. Kept in ``Unit.memo`` beside the list."""
+    key = (_AROUND, id(nodes), word)
+    held = unit.memo.get(key)
+    if held is not None and held[0] is nodes:
+        return held[1]  # type: ignore[no-any-return]
     starts, ends, parents = nesting
-    size = len(rarest)
+    size = len(word)
     found: set[int] = set()
-    for at in _places(unit, rarest):
+    for at in _places(unit, word):
         i = bisect.bisect_right(starts, at) - 1
         while i >= 0 and i not in found:  # (an index found has its enclosing ones found)
             if ends[i] >= at + size:
                 found.add(i)
             i = parents[i]
-    others = [w for w in words if w != rarest] + list(also)
-    return [nodes[i] for i in sorted(found)
-            if all(find(w, starts[i], ends[i]) >= 0 for w in others)]
+    out = sorted(found)
+    unit.memo[key] = (nodes, out)
+    return out
 
 
 def _count_below(source: bytes, word: bytes, limit: int, counts: dict[bytes, tuple[int, bool]]
@@ -513,6 +542,8 @@ def _nesting(nodes: Sequence[Node], memo: dict[Any, Any]
 
 
 _COUNTS = "klc.match: word counts"
+_HELD = "klc.match: nodes holding words"
+_AROUND = "klc.match: nodes around a word"
 _PLACES = "klc.match: word places"
 _NESTING = "klc.match: nesting"
 
