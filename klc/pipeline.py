@@ -309,10 +309,12 @@ class _SiteCaches:
             key = anchor_key(pattern, scope)
         found = self.by_anchor.get(key)
         if found is None:
-            if pattern.alternatives:  # (each branch matched once, whichever rules share it;
-                # a match keeps all its branch's bindings: ``_RuleSites.site`` keeps those
-                # that all branches make, as ``merge_branches`` does)
-                found = first_per_span([self.matches(b, scope) for b in pattern.alternatives])
+            if pattern.alternatives:  # (each branch matched once, whichever rules share it,
+                # if its words are in the file; a match keeps all its branch's bindings:
+                # ``_RuleSites.site`` keeps those all branches make, as ``merge_branches`` does)
+                unit = self.unit
+                found = first_per_span([self.matches(b, scope) for b in pattern.alternatives
+                                        if possible(b, unit)])
             elif not possible(pattern, self.unit):
                 found = []  # (before its candidates are scoped)
             else:
