@@ -333,6 +333,7 @@ class Unit:
         self._unsorted: set[str] = set()  # types of _index whose list is not sorted yet
         self._functions: list[Function] = []  # sorted by start
         self._function_starts: list[int] = []
+        self._function_outer: list[int] = []  # (``function_at``'s chain)
         self._launches: list[Launch] = []
         self._squeezed: bytes | None = None
         self._unanalyzable: list[Unanalyzable] = []
@@ -447,12 +448,15 @@ class Unit:
         starts = self._function_starts
         if len(starts) != len(functions):
             starts = self._function_starts = [f.start for f in functions]
+            self._function_outer = _previous_greater([f.end for f in functions])
         i = bisect.bisect_right(starts, offset) - 1
-        while i >= 0:
+        outer = self._function_outer
+        while i >= 0:  # (of the functions that start before it, the last that ends after it:
+            # one that ends no later than a function after it cannot be that one)
             f = functions[i]
             if offset < f.end:
                 return f
-            i -= 1
+            i = outer[i]
         return None
 
     def in_error(self, start: int, end: int) -> Problem | None:
@@ -500,6 +504,18 @@ class Unit:
         if self._make_facts is None:
             raise KlcError(f"{self.path}: this unit was parsed without a source of facts")
         return self._make_facts(self)
+
+
+def _previous_greater(values: list[int]) -> list[int]:
+    """For each index, the last index before it whose value is greater, or -1."""
+    out: list[int] = []
+    stack: list[int] = []
+    for i, v in enumerate(values):
+        while stack and values[stack[-1]] <= v:
+            stack.pop()
+        out.append(stack[-1] if stack else -1)
+        stack.append(i)
+    return out
 
 
 # positions counted from the text before the table of line starts is made (``Unit.position``)

@@ -18,6 +18,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from klc.analysis.declarations import _declarations_named, declarations_of
 from klc.analysis.tree import nodes_of
@@ -318,6 +320,39 @@ def test_function_at_is_the_innermost_function_found_by_a_scan(units: list[Unit]
                 if f.start <= offset < f.end and (best is None or f.start >= best.start):
                     best = f
             assert unit.function_at(offset) is best
+
+
+def test_function_at_past_many_functions_is_the_scan_s() -> None:
+    # a file of many small functions, a struct of methods and host code between them: an
+    # offset between two functions is in none, one inside a method is in the method
+    parts = []
+    for i in range(30):
+        parts.append(f"__device__ float f{i}(float x) {{ return x * {i}.0f; }}\n")
+        parts.append(f"static const int k{i} = {i};\n")
+        if i % 7 == 0:
+            parts.append(f"struct S{i} {{\n  __device__ int g(int a) {{ return a + {i}; }}\n"
+                         f"  int h;\n}};\n")
+    unit = parse_bytes("".join(parts).encode(), "many.cu")
+    assert len(unit.functions) > 30
+    inside = outside = 0
+    for offset in range(0, len(unit.source) + 2, 3):
+        best = None
+        for f in unit.functions:
+            if f.start <= offset < f.end and (best is None or f.start >= best.start):
+                best = f
+        assert unit.function_at(offset) is best, offset
+        inside += best is not None
+        outside += best is None
+    assert inside > 100 and outside > 100
+
+
+@given(st.lists(st.integers(0, 50), max_size=40))
+def test_the_previous_greater_value_is_the_scan_s(values: list[int]) -> None:
+    from klc.cuda.model import _previous_greater
+
+    want = [next((j for j in range(i - 1, -1, -1) if values[j] > v), -1)
+            for i, v in enumerate(values)]
+    assert _previous_greater(values) == want
 
 
 def test_node_lists_are_in_document_order(units: list[Unit]) -> None:
