@@ -65,6 +65,13 @@ def test_holding_is_every_candidate_that_holds_every_word(body: str,
         # (a list made of some of them: the kernel's scope keeps some candidates only)
         some = nodes[::2]
         assert holding(unit, some, tuple(words)) == [n for n in want if n in some]
+        # the same list and words with more text required, asked after (the answers are
+        # kept per list, words and text: each question gets its own)
+        also = [n for n in want if src.find(b"+=", n.start_byte, n.end_byte) >= 0]
+        assert holding(unit, nodes, tuple(words), also=(b"+=",)) == also
+        assert holding(unit, nodes, tuple(words)) == want
+        assert holding(unit, some, tuple(words), also=(b"+=",)) == \
+            [n for n in also if n in some]
 
 
 def test_a_rare_word_finds_the_blocks_around_it() -> None:
