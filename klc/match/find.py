@@ -403,13 +403,19 @@ def holding(unit: Unit, nodes: Sequence[Node], words: tuple[bytes, ...],
     ``Unit.memo`` beside the list (the anchors of a library ask the same lists for the same
     words: a third of the questions are asked again), and so are the nodes around each
     rare word's places."""
-    key = (_HELD, id(nodes), words, also, rare)
-    held = unit.memo.get(key)
+    return _beside(unit.memo, (_HELD, id(nodes), words, also, rare), nodes,  # type: ignore[no-any-return]
+                   lambda: _holding(unit, nodes, words, rare, also))
+
+
+def _beside(memo: dict[Any, Any], key: tuple[Any, ...], nodes: Sequence[Node],
+            make: Callable[[], Any]) -> Any:
+    """What ``make`` gives for a list of nodes, kept in ``memo`` under ``key`` (which holds
+    the list's id) beside the list itself: an id is not reused while the list is held."""
+    held = memo.get(key)
     if held is not None and held[0] is nodes:
-        return held[1]  # type: ignore[no-any-return]
-    out = _holding(unit, nodes, words, rare, also)
-    unit.memo[key] = (nodes, out)
-    return out
+        return held[1]
+    got = memo[key] = (nodes, make())
+    return got[1]
 
 
 def _holding(unit: Unit, nodes: Sequence[Node], words: tuple[bytes, ...], rare: bool,
@@ -449,22 +455,19 @@ def _around_places(unit: Unit, nodes: Sequence[Node],
     """The indices of the nodes (``_nesting``'s) whose text holds ``word``, in order: from
     each place the word stands, the last node that starts before it and those around that
     one. Kept in ``Unit.memo`` beside the list."""
-    key = (_AROUND, id(nodes), word)
-    held = unit.memo.get(key)
-    if held is not None and held[0] is nodes:
-        return held[1]  # type: ignore[no-any-return]
-    starts, ends, parents = nesting
-    size = len(word)
-    found: set[int] = set()
-    for at in _places(unit, word):
-        i = bisect.bisect_right(starts, at) - 1
-        while i >= 0 and i not in found:  # (an index found has its enclosing ones found)
-            if ends[i] >= at + size:
-                found.add(i)
-            i = parents[i]
-    out = sorted(found)
-    unit.memo[key] = (nodes, out)
-    return out
+    def make() -> list[int]:
+        starts, ends, parents = nesting
+        size = len(word)
+        found: set[int] = set()
+        for at in _places(unit, word):
+            i = bisect.bisect_right(starts, at) - 1
+            while i >= 0 and i not in found:  # (an index found has its enclosing ones found)
+                if ends[i] >= at + size:
+                    found.add(i)
+                i = parents[i]
+        return sorted(found)
+
+    return _beside(unit.memo, (_AROUND, id(nodes), word), nodes, make)  # type: ignore[no-any-return]
 
 
 def _count_below(source: bytes, word: bytes, limit: int, counts: dict[bytes, tuple[int, bool]]
@@ -518,10 +521,11 @@ def _nesting(nodes: Sequence[Node], memo: dict[Any, Any]
     index of the nearest one that holds it (-1 for none): nodes of a tree nest or stand
     apart, so those holding a node are a chain. Kept in ``memo`` beside the list (many
     anchors share their candidates); None when the list is not in document order."""
-    key = (_NESTING, id(nodes))
-    held = memo.get(key)
-    if held is not None and held[0] is nodes:
-        return held[1]  # type: ignore[no-any-return]
+    return _beside(memo, (_NESTING, id(nodes)), nodes,  # type: ignore[no-any-return]
+                   lambda: _nested(nodes))
+
+
+def _nested(nodes: Sequence[Node]) -> tuple[list[int], list[int], list[int]] | None:
     starts = [n.start_byte for n in nodes]
     ends = [n.end_byte for n in nodes]
     parents = []
@@ -529,16 +533,13 @@ def _nesting(nodes: Sequence[Node], memo: dict[Any, Any]
     last = -1
     for i, (s, e) in enumerate(zip(starts, ends, strict=True)):
         if s < last:
-            memo[key] = (nodes, None)
             return None
         last = s
         while stack and ends[stack[-1]] < e:  # (one that ends before this one ends apart)
             stack.pop()
         parents.append(stack[-1] if stack else -1)
         stack.append(i)
-    got = (starts, ends, parents)
-    memo[key] = (nodes, got)
-    return got
+    return starts, ends, parents
 
 
 _COUNTS = "klc.match: word counts"
