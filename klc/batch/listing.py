@@ -392,17 +392,15 @@ def _size(path: str) -> int:
 
 def _warm() -> None:
     """Compile, before the workers are forked, the queries the front end runs on every file
-    (the per-type index with the types the rules' anchors start at) and on a file with a
-    syntax error, import the modules a listing runs and read the rules' facts: each worker
-    would do it again."""
+    (the per-type index: its common types, which hold the kinds most anchors start at) and
+    on a file with a syntax error, import the modules a listing runs and read the rules'
+    facts: each worker would do it again."""
     import klc.pipeline
     import klc.report  # (imported by the first listing of each worker)
     from klc.cuda.build import index_query, model_query
-    from klc.match import pattern_of
     from klc.site_keys import rule_facts
 
-    index_query({q.root_type for r in _STATE["rules"]
-                 for q in (pattern_of(r), *pattern_of(r).alternatives)})
+    index_query(())
     model_query()
     for r in _STATE["rules"]:
         rule_facts(r)

@@ -255,9 +255,9 @@ class AnchorWords:
     """What ``possible`` asks of a file for every anchor of a library (each ``anchor any``
     branch), asked once per file for them all (``fill``): each word of the library looked
     for once, then each set of words and runs that some anchors share. Made once per list of
-    anchors; ``kinds``: every kind an anchor starts at."""
+    anchors."""
 
-    __slots__ = ("groups", "kinds", "words")
+    __slots__ = ("groups", "words")
 
     def __init__(self, patterns: Iterable[Pattern]) -> None:
         branches = {q.key: q for p in patterns for q in (p.alternatives or (p,))}
@@ -270,7 +270,6 @@ class AnchorWords:
             kinds.add(q.root_type)
         self.groups = tuple((words, runs, tuple(keys), frozenset(kinds))
                             for (words, runs), (keys, kinds) in groups.items())
-        self.kinds = frozenset(q.root_type for q in branches.values())
 
     def fill(self, unit: Unit) -> set[str]:
         """Whether each anchor may match in the unit, kept where ``possible`` reads it; the
