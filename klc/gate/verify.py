@@ -40,7 +40,7 @@ _POISON_BITS: dict[str, int] = {
 }
 _SECOND_POISON_BITS: dict[str, int] = {
     "float64": 0x7FFD5A5A5A5A5A5A, "float32": 0x7FE55A5A, "float16": 0x7EA5,
-    "bfloat16": 0x7FA5,
+    "bfloat16": 0x7FE5,
 }
 _UINT_OF_SIZE = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 # (rtol, atol): relative to max(|ref|, rms(ref buffer)), so reordered sums pass and an

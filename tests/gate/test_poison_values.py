@@ -151,6 +151,32 @@ def test_unwritten_after_needs_both_poisons() -> None:
                             (a.astype(np.uint32) << 16).view(np.float32)).all()
 
 
+# the bits of each float format: (exponent mask, mantissa mask, quiet bit)
+_NAN_BITS = {"float16": (0x7C00, 0x03FF, 0x0200), "bfloat16": (0x7F80, 0x007F, 0x0040),
+             "float32": (0x7F800000, 0x007FFFFF, 0x00400000),
+             "float64": (0x7FF0000000000000, 0x000FFFFFFFFFFFFF, 0x0008000000000000)}
+
+
+@pytest.mark.parametrize("dtype", list(_NAN_BITS))
+def test_each_float_poison_is_a_quiet_nan_read_without_a_floating_point_exception(
+        dtype: str) -> None:
+    """Both poisons of a float are quiet NaNs with a payload of their own: a signaling one
+    raises the invalid-operation flag when the host widens it to compare (NumPy warns
+    "invalid value encountered in cast"), and arithmetic would not keep its bits."""
+    from klc.gate.verify import to_float64
+
+    exponent, mantissa, quiet = _NAN_BITS[dtype]
+    words = [int(poison_word(dtype)), int(poison_word(dtype, True))]
+    assert words[0] != words[1]
+    for w in words:
+        assert w & exponent == exponent and w & mantissa, hex(w)  # a NaN
+        assert w & quiet, f"{dtype} poison {w:#x} is a signaling NaN"
+        assert w & mantissa != quiet, hex(w)  # a payload, not the canonical NaN
+    for second in (False, True):
+        with np.errstate(all="raise"):
+            assert np.isnan(to_float64(poison(4, dtype, second), dtype)).all()
+
+
 # -- the same on the device: CUDA kernels written here --------------------------------------
 
 CUDA = """/* klc-spec
