@@ -23,6 +23,8 @@ from typing import Any
 
 HARD_EXIT_AFTER = 3  # Ctrl-C presses: the third ends the process at once
 _presses = 0
+_holding = 0  # ``held_off`` blocks in force
+_held = False  # a first Ctrl-C came inside one: raised when the outermost ends
 
 
 def interrupted() -> bool:
@@ -39,9 +41,12 @@ def _kill_children() -> None:
 
 
 def _handler(signum: int, frame: Any) -> None:
-    global _presses
+    global _presses, _held
     _presses += 1
     if _presses == 1:
+        if _holding:
+            _held = True
+            return
         raise KeyboardInterrupt
     if _presses >= HARD_EXIT_AFTER:
         _kill_children()
@@ -71,6 +76,26 @@ def sigint_guard(ending: bool = False) -> Iterator[None]:
         signal.signal(signal.SIGINT, signal.SIG_IGN if ending and _presses
                       else signal.default_int_handler)
         _presses = 0
+
+
+@contextlib.contextmanager
+def held_off() -> Iterator[None]:
+    """A block that a first Ctrl-C does not cut (while ``sigint_guard`` is in force): its
+    KeyboardInterrupt is raised when the block ends, so that what the block starts is whole
+    (a progress display half started cannot be stopped: its stop undoes steps that never
+    ran). Elsewhere, a plain block."""
+    global _holding, _held
+    if signal.getsignal(signal.SIGINT) is not _handler:
+        yield
+        return
+    _holding += 1
+    try:
+        yield
+    finally:
+        _holding -= 1
+        if not _holding and _held:
+            _held = False
+            raise KeyboardInterrupt
 
 
 def end_pool(pool: Any, cancel: bool = True) -> None:

@@ -279,8 +279,7 @@ class _SiteCaches:
         self.patterns = [pattern_of(r) for r in rules] if patterns is None else patterns
         # the kinds the anchors that may match here start at (``possible``: every word of
         # one is in the file), from the index's one query run: the common kinds and these
-        # (one compiled query for most files: the kinds of the anchors a file rarely holds,
-        # a binary expression's or a subscript's, are captured only where one may match)
+        # (a binary expression's or a subscript's, rare in files, only where one may match)
         words = anchor_words(self.patterns)
         self.candidates = index_nodes(unit, words.fill(unit))
         self.locals = Locals(unit)

@@ -94,6 +94,40 @@ def test_two_ctrl_c_end_the_batch_and_its_workers(tmp_path: Path, when: str) -> 
             assert data in (SIGMOID, fast), rel
 
 
+# the batch command, with a Ctrl-C delivered inside the progress display's start (the moment
+# the race above met: the display half started, and its stop, in the command's ``finally``,
+# undid steps that never ran and raised in place of the interrupt)
+_CTRL_C_AT_START = """
+import os, signal, sys
+from rich.console import Console
+from klc.cli import main
+real = Console.show_cursor
+def show_cursor(self, show=True):
+    if not show and not getattr(Console, "_pressed", False):
+        Console._pressed = True
+        os.kill(os.getpid(), signal.SIGINT)
+        os.kill(os.getpid(), signal.SIGINT)
+    return real(self, show)
+Console.show_cursor = show_cursor
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_a_ctrl_c_while_the_progress_display_starts_ends_the_batch_cleanly(
+        tmp_path: Path) -> None:
+    src = tree(tmp_path / "in", {f"k{i}.cu": SIGMOID for i in range(6)})
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, "-c", _CTRL_C_AT_START, "batch", str(src), "--rule",
+                           FAST_MATH, "--out", str(out), "-j", "2"], cwd=ROOT,
+                          capture_output=True, timeout=120, preexec_fn=_as_at_a_terminal)
+    err = proc.stderr.decode()
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "klc: interrupted" in err, err
+    fast = SIGMOID.replace(b"expf(", b"__expf(")
+    for rel, data in files_under(out).items() if out.exists() else ():
+        if rel.endswith(".cu"):
+            assert data in (SIGMOID, fast), rel
+
 # -- helpers for in-process runs ------------------------------------------------------------
 
 

@@ -194,6 +194,7 @@ def run(args: argparse.Namespace) -> int:
     )
 
     from klc.batch import FAILED, REWRITTEN, BatchOptions, run_batch
+    from klc.interrupts import held_off
 
     err = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
     if args.report:
@@ -224,9 +225,11 @@ def run(args: argparse.Namespace) -> int:
 
     def on_start(total: int) -> None:
         # started here, not around run_batch: its refresh thread must not exist yet when the
-        # batch forks its workers (klc.batch.LocalExecutor.prefork)
-        progress.start()
-        progress.update(task, total=total)
+        # batch forks its workers (klc.batch.LocalExecutor.prefork); whole or not at all
+        # when a Ctrl-C comes (``held_off``: the ``finally`` below stops it)
+        with held_off():
+            progress.start()
+            progress.update(task, total=total)
 
     def on_result(res: Any) -> None:
         state["done"] += 1
@@ -243,7 +246,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         summary = run_batch(config, options, on_start, on_result)
     finally:
-        progress.stop()
+        with held_off():
+            progress.stop()
     for why in summary.copy_failures:
         err.print(f"klc: error: not copied into {shown(args.out)}: {terminal_safe(why)}",
                   markup=False, emoji=False)
