@@ -106,11 +106,13 @@ def end_pool(pool: Any, cancel: bool = True) -> None:
         pool.shutdown(wait=False, cancel_futures=cancel)
         return
     processes = getattr(pool, "_processes", None) or {}
+    # (taken before the shutdown, which lets go of it: a manager thread still closing its
+    # pipes at exit races the interpreter's wake-up call to it, "Bad file descriptor")
+    manager = getattr(pool, "_executor_manager_thread", None)
     for proc in list(processes.values()):
         with contextlib.suppress(OSError, AttributeError, ValueError):
             proc.kill()
     pool.shutdown(wait=False, cancel_futures=True)
-    manager = getattr(pool, "_executor_manager_thread", None)
     if manager is not None and manager.is_alive():
         manager.join(timeout=10)
 
