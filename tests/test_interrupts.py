@@ -8,6 +8,7 @@ import multiprocessing
 import os
 import signal
 import time
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 
 import pytest
@@ -21,9 +22,14 @@ def _ctrl_c() -> None:
 
 
 @pytest.fixture(autouse=True)
-def _default_handler() -> None:
-    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
-        pytest.skip("SIGINT is not at its default handler in this test process")
+def _default_handler() -> Iterator[None]:
+    """Ctrl-C's handler as a command at a terminal has it (a test run started in the
+    background inherits SIGINT ignored), put back afterwards."""
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)
 
 
 def test_a_ctrl_c_inside_held_off_is_raised_when_the_block_ends() -> None:
