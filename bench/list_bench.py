@@ -18,6 +18,8 @@ anchors ast-grep takes are ``ast_grep_rule``'s (a metavariable kind becomes an a
     python bench/list_bench.py DIR --rules passes --rules skills -j 2
     python bench/list_bench.py DIR --commands-only --runs 3   # the commands' rows only
     python bench/list_bench.py DIR --count [--every 10]       # instructions, by valgrind
+    python bench/list_bench.py DIR --klc-only -j 8            # klc's commands alone (a
+                                                              # machine without ast-grep)
 
 ``--count`` counts instructions instead, the figure that does not move with the machine's
 load (to compare two commits by): one process under valgrind's callgrind loads the rule
@@ -420,6 +422,9 @@ def main() -> int:
                     help="rounds of every measurement, alternating; medians reported (3)")
     ap.add_argument("--commands-only", action="store_true",
                     help="time the commands (klc list, ast-grep) only, not the API rows")
+    ap.add_argument("--klc-only", action="store_true",
+                    help="time klc's commands alone, ast-grep neither run nor compared (a "
+                    "machine without it: the -j speed-up and each command's figures)")
     ap.add_argument("--count", action="store_true",
                     help="count the instructions of a bare parse and of klc's listing instead "
                     "(valgrind's callgrind)")
@@ -460,22 +465,26 @@ def main() -> int:
             # machine's speed drifts by the minute, and each round gives its own ratios)
             got: dict[str, tuple[Any, Any]] = {
                 "cmd1": time_klc_command(args.dir, rule_paths, 1, library=lib)}
-            sg = time_ast_grep(args.dir, sg_rules, 1)  # one thread
-            if sg is None:
-                print("ast-grep: not run (not installed, or it refused a rule)", file=sys.stderr)
-                return 2
-            got["sg"] = sg
+            if not args.klc_only:
+                sg = time_ast_grep(args.dir, sg_rules, 1)  # one thread
+                if sg is None:
+                    print("ast-grep: not run (not installed, or it refused a rule; "
+                          "--klc-only times klc alone)", file=sys.stderr)
+                    return 2
+                got["sg"] = sg
             got["cmd"] = time_klc_command(args.dir, rule_paths, 1, tree_only=False, library=lib)
             got["cmdj"] = time_klc_command(args.dir, rule_paths, args.jobs, library=lib)
             got["cold"] = time_klc_command(args.dir, rule_paths, 1)
             got["warm"] = time_klc_command(args.dir, rule_paths, 1, tree_only=False,
                                            cache=Path(warm))
-            sg_all = time_ast_grep(args.dir, sg_rules, 0)
-            if sg_all is None:
+            if args.klc_only:
+                pass
+            elif (sg_all := time_ast_grep(args.dir, sg_rules, 0)) is None:
                 print("ast-grep: not run (not installed, or it refused a rule)", file=sys.stderr)
                 return 2
-            got["sg_all"] = sg_all
-            if not args.commands_only:
+            else:
+                got["sg_all"] = sg_all
+            if not args.commands_only and not args.klc_only:
                 got["list"] = time_klc_list(files, rules)
                 got["plain"] = time_plain_match(files, [p for _, p, _, _ in table])
                 got["same"] = time_plain_match(files, [p for _, p, _ in same])
@@ -502,18 +511,25 @@ def main() -> int:
             mem = f"{statistics.median(r.mb for r in runs[key]):>6.0f}"
         print(f"{what:<52}{med(key):>8.2f}{cpu}{mem}{n / med(key):>9.0f}{found:>9}")
 
-    hits = sum(counts["sg"].values())
     row("klc list DIR -j 1 (libclang where a guard asks)", "cmd", counts["cmd"])
     row("klc list --tree-only DIR -j 1", "cmd1", counts["cmd1"])
     row(f"klc list --tree-only DIR -j {args.jobs}", "cmdj", counts["cmdj"])
     row("klc list --tree-only DIR -j 1, no cache at all", "cold", counts["cold"])
     row("klc list DIR -j 1, again (the result cache)", "warm", counts["warm"])
-    if not args.commands_only:
+    if not args.commands_only and not args.klc_only:
         row("API, one process: parse+match+context+guards", "list", counts["list"])
         row(f"API, list_paths with {args.jobs} workers", "jobs", counts["jobs"])
         row("klc plain matching, every anchor", "plain", sum(counts["plain"]))
         row(f"klc plain matching, {len(same)} anchors ast-grep takes", "same",
             sum(counts["same"]))
+    if args.klc_only:
+        print(f"-j {args.jobs} speed-up over -j 1 (wall, --tree-only): "
+              f"{med('cmd1') / med('cmdj'):.2f}x; the CPU seconds of -j {args.jobs} over -j 1: "
+              f"{med('cmdj', 'cpu') / med('cmd1', 'cpu'):.2f}x; {os.cpu_count()} CPUs")
+        print(f"load average (1 min) at the start and end: {load0:.2f}, "
+              f"{os.getloadavg()[0]:.2f}")
+        return 0
+    hits = sum(counts["sg"].values())
     row(f"ast-grep scan -j1, the same {len(same)} anchors", "sg", hits)
     row("ast-grep scan (its default threads)", "sg_all", hits)
     for what in ("wall", "cpu"):
