@@ -412,6 +412,33 @@ def counted_runs(folder: Path, rule_paths: list[str], every: int) -> int:
     return 0
 
 
+def _ast_grep_rows(row: Any, runs: dict[str, list[Any]], counts: dict[str, Any], anchors: int,
+                   med: Any) -> None:
+    """ast-grep's rows and klc's ratios to it: of the medians, of each round (ast-grep's scan
+    runs between the two klc commands it is compared with), of each command's fastest round."""
+    hits = sum(counts["sg"].values())
+    row(f"ast-grep scan -j1, the same {anchors} anchors", "sg", hits)
+    row("ast-grep scan (its default threads)", "sg_all", hits)
+    for what in ("wall", "cpu"):
+        print(f"ratios ({what}, of the medians): klc list / ast-grep -j1: "
+              f"{med('cmd', what) / med('sg', what):.2f}x (target <= 3)   --tree-only / ast-grep: "
+              f"{med('cmd1', what) / med('sg', what):.2f}x (target <= 2)")
+    if len(runs["sg"]) < 2:
+        return
+
+    def rounds(key: str) -> str:
+        got = sorted(a.cpu / b.cpu for a, b in zip(runs[key], runs["sg"], strict=True))
+        return f"{statistics.median(got):.2f}x (rounds: {', '.join(f'{r:.2f}' for r in got)})"
+    print(f"ratios (cpu, each round's, their median): klc list / ast-grep -j1: "
+          f"{rounds('cmd')}   --tree-only / ast-grep: {rounds('cmd1')}")
+
+    def fastest(key: str) -> float:  # (the round the machine's other load slowed least)
+        return min(t.cpu for t in runs[key])
+    print(f"ratios (cpu, of each command's fastest round): klc list / ast-grep -j1: "
+          f"{fastest('cmd') / fastest('sg'):.2f}x   --tree-only / ast-grep: "
+          f"{fastest('cmd1') / fastest('sg'):.2f}x")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("dir", type=Path)
@@ -477,12 +504,12 @@ def main() -> int:
             got["cold"] = time_klc_command(args.dir, rule_paths, 1)
             got["warm"] = time_klc_command(args.dir, rule_paths, 1, tree_only=False,
                                            cache=Path(warm))
-            if args.klc_only:
-                pass
-            elif (sg_all := time_ast_grep(args.dir, sg_rules, 0)) is None:
-                print("ast-grep: not run (not installed, or it refused a rule)", file=sys.stderr)
-                return 2
-            else:
+            if not args.klc_only:
+                sg_all = time_ast_grep(args.dir, sg_rules, 0)
+                if sg_all is None:
+                    print("ast-grep: not run (not installed, or it refused a rule)",
+                          file=sys.stderr)
+                    return 2
                 got["sg_all"] = sg_all
             if not args.commands_only and not args.klc_only:
                 got["list"] = time_klc_list(files, rules)
@@ -522,37 +549,14 @@ def main() -> int:
         row("klc plain matching, every anchor", "plain", sum(counts["plain"]))
         row(f"klc plain matching, {len(same)} anchors ast-grep takes", "same",
             sum(counts["same"]))
-    if args.klc_only:
-        print(f"-j {args.jobs} speed-up over -j 1 (wall, --tree-only): "
-              f"{med('cmd1') / med('cmdj'):.2f}x; the CPU seconds of -j {args.jobs} over -j 1: "
-              f"{med('cmdj', 'cpu') / med('cmd1', 'cpu'):.2f}x; {os.cpu_count()} CPUs")
-        print(f"load average (1 min) at the start and end: {load0:.2f}, "
-              f"{os.getloadavg()[0]:.2f}")
-        return 0
-    hits = sum(counts["sg"].values())
-    row(f"ast-grep scan -j1, the same {len(same)} anchors", "sg", hits)
-    row("ast-grep scan (its default threads)", "sg_all", hits)
-    for what in ("wall", "cpu"):
-        print(f"ratios ({what}, of the medians): klc list / ast-grep -j1: "
-              f"{med('cmd', what) / med('sg', what):.2f}x (target <= 3)   --tree-only / ast-grep: "
-              f"{med('cmd1', what) / med('sg', what):.2f}x (target <= 2)")
-    if len(runs["sg"]) > 1:  # each round's own ratios, ast-grep run between the two commands
-        def rounds(key: str) -> str:
-            got = sorted(a.cpu / b.cpu for a, b in zip(runs[key], runs["sg"], strict=True))
-            return f"{statistics.median(got):.2f}x (rounds: {', '.join(f'{r:.2f}' for r in got)})"
-        print(f"ratios (cpu, each round's, their median): klc list / ast-grep -j1: "
-              f"{rounds('cmd')}   --tree-only / ast-grep: {rounds('cmd1')}")
-
-        def fastest(key: str) -> float:  # (the round the machine's other load slowed least)
-            return min(t.cpu for t in runs[key])
-        print(f"ratios (cpu, of each command's fastest round): klc list / ast-grep -j1: "
-              f"{fastest('cmd') / fastest('sg'):.2f}x   --tree-only / ast-grep: "
-              f"{fastest('cmd1') / fastest('sg'):.2f}x")
+    if not args.klc_only:
+        _ast_grep_rows(row, runs, counts, len(same), med)
     print(f"-j {args.jobs} speed-up over -j 1 (wall, --tree-only): "
           f"{med('cmd1') / med('cmdj'):.2f}x (target >= 1.7); the CPU seconds of -j "
-          f"{args.jobs} over -j 1: {med('cmdj', 'cpu') / med('cmd1', 'cpu'):.2f}x")
+          f"{args.jobs} over -j 1: {med('cmdj', 'cpu') / med('cmd1', 'cpu'):.2f}x; "
+          f"{os.cpu_count()} CPUs")
     print(f"load average (1 min) at the start and end: {load0:.2f}, {os.getloadavg()[0]:.2f}")
-    if args.commands_only:
+    if args.commands_only or args.klc_only:
         return 0
     print(f"ratio (one thread each, equal work) klc plain matching / ast-grep: "
           f"{med('same') / med('sg'):.2f}x")

@@ -466,14 +466,13 @@ class Unit:
                 return p
         return None
 
-    def nodes_by_type(self, types: Iterable[str], more: Iterable[str] = ()
-                      ) -> dict[str, list[Node]]:
+    def nodes_by_type(self, types: Iterable[str]) -> dict[str, list[Node]]:
         """Every node of each given type, in source order, by type. The first question finds
-        the common types, these and ``more`` (types the caller may ask for later) in one query
-        run; a type asked later is found by one more query run, and remembered."""
+        the common types and these in one query run; a type asked later is found by one more
+        query run, and remembered."""
         types = tuple(types)  # (read more than once)
         if not self._indexed:
-            self._build(self, (*types, *more))
+            self._build(self, types)
         index = self._index
         unsorted = self._unsorted
         for t in types:

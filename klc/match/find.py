@@ -34,12 +34,10 @@ if TYPE_CHECKING:
     from klc.rule import Rule
 
 
-def index_nodes(unit: Unit, types: Iterable[str], more: Iterable[str] = ()
-                ) -> dict[str, list[Node]]:
+def index_nodes(unit: Unit, types: Iterable[str]) -> dict[str, list[Node]]:
     """All nodes of the given types, by type, in source order (the unit's per-type index:
-    one query run per unit, shared with the model and the guards; ``more``: types to
-    capture too, if this question builds it)."""
-    return unit.nodes_by_type(types, more)
+    one query run per unit, shared with the model and the guards)."""
+    return unit.nodes_by_type(types)
 
 
 def find_matches(pattern: Pattern, unit: Unit, rule: Rule | None = None,
