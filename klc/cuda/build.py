@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable, Iterator
 
 from tree_sitter import Node, Query, QueryCursor
 
-from klc.cuda.macros import Mask, meaning
+from klc.cuda.macros import MacroMeaning, Mask, meaning
 from klc.cuda.model import (
     Call,
     Function,
@@ -44,7 +44,7 @@ from klc.cuda.model import (
     Unanalyzable,
     Unit,
 )
-from klc.cuda.scan import Found, by_text
+from klc.cuda.scan import Found, by_text, function_nodes
 from klc.cuda.syntax import (
     F_ARGUMENT,
     F_ARGUMENTS,
@@ -95,12 +95,15 @@ FUNCTION_SPECIFIERS = frozenset(
 Owner = Callable[[int, int], Function | None]  # the function whose body holds a byte span
 
 
-def build_model(unit: Unit, types: Iterable[str] | None = None) -> None:
-    """Fill in the unit's model (``types`` None: the functions and what each holds, the
-    launches, the kernels that could not be modeled) or its per-type index (the common node
-    types and ``types``), whichever it lacks. Run on the unit's first question
-    about either; neither needs the other."""
-    if types is None:
+def build_model(unit: Unit, types: Iterable[str] | None = None, constructs: bool = False
+                ) -> None:
+    """Fill in what the unit lacks of its model (``types`` None: the functions; with
+    ``constructs``, what their bodies hold, the launches and the kernels that could not be
+    modeled) or its per-type index (the common node types and ``types``). Run on the unit's
+    first question about each; the index and the model need nothing of each other."""
+    if constructs:
+        _body_constructs(unit)  # (``Unit.constructs`` asks once)
+    elif types is None:
         if not unit._modeled:
             unit._modeled = True
             _model(unit)
@@ -110,12 +113,49 @@ def build_model(unit: Unit, types: Iterable[str] | None = None) -> None:
 
 
 def _model(unit: Unit) -> None:
-    """The model, in stages, from the constructs ``_found`` found."""
-    found = _found(unit)
-    _functions(unit, found.functions, found.function_ancestors)
+    """The functions, from a descent through the file's outline; what their bodies hold is
+    found on the first question about it (``Function.constructs_of``: matching needs the
+    functions, the guards of a match what it holds, and most files have few matches or
+    none). A tree the text cannot be read from (``_found``) gives both from one query run."""
+    if unit.missing & _FOUND_FROM:
+        found = _by_query(unit)
+        _functions(unit, found.functions, found.function_ancestors)
+        _function_problems(unit)
+        unit._constructed = True
+        _constructs_found(unit, found)
+        return
+    _functions(unit, *function_nodes(unit))
+    _function_problems(unit)
+    later = _constructs_later(weakref.ref(unit))
+    for f in unit._functions:
+        f.constructs_of = later
+
+
+def _constructs_later(unit_ref: Callable[[], Unit | None]) -> Callable[[], None]:
+    """What finds a unit's constructs on the first question about one function's (the unit
+    held weakly: its functions hold this). A function asked after its unit is gone has no
+    tree to read them from: an error, not an empty answer."""
+    def find() -> None:
+        unit = unit_ref()
+        if unit is None:
+            raise RuntimeError("a function's loops, calls and pragmas were asked after its "
+                               "unit was let go: keep the unit while its functions are read")
+        unit.constructs()
+
+    return find
+
+
+def _body_constructs(unit: Unit) -> None:
+    """What the functions' bodies hold, the launches and the kernels that could not be
+    modeled, from the constructs ``_found`` finds."""
+    for f in unit._functions:
+        f.constructs_of = None
+    _constructs_found(unit, _found(unit))
+
+
+def _constructs_found(unit: Unit, found: Found) -> None:
     owner = _owner(unit._functions)
     _masked_pragmas(unit, owner)
-    _function_problems(unit)
     _constructs(unit, found, owner)
     _unanalyzable(unit, found.globals)
 
@@ -155,8 +195,9 @@ def _found(unit: Unit) -> Found:
     from to be its text: so does a tree whose errors are ERROR nodes (they hold the text they
     could not place) and MISSING tokens of other kinds (a ``;``, a ``)``); a tree with a
     MISSING token of those kinds (``_FOUND_FROM``: zero-width, no text) is read by one query
-    run (``_by_query``). Both give the same nodes for a tree of the first kind."""
-    return _by_query(unit) if unit.missing & _FOUND_FROM else by_text(unit)
+    run (``_by_query``). Both give the same nodes for a tree of the first kind (the text's
+    without the functions, which the model has found by then: ``_model``)."""
+    return _by_query(unit) if unit.missing & _FOUND_FROM else by_text(unit, functions=False)
 
 
 # the tokens ``by_text`` finds constructs from (and the "{" of a body, which its descent
@@ -263,21 +304,51 @@ def _owner(functions: list[Function]) -> Owner:
 
 def _masked_pragmas(unit: Unit, owner: Owner) -> None:
     """The pragmas that masked macros stand for (``CUTE_UNROLL``): each joins its
-    function's pragmas, and an unroll is remembered for the loop that follows it."""
-    for m in unit.masks:
-        if m.reason not in ("pragma", "statement-like macro"):
-            continue
-        found = meaning(unit.text(m.start, m.end), unit._defines, unit._meanings)
-        if found.pragma is None:
-            continue
+    function's pragmas (an unroll is also the loop's that follows it: ``unroll_marks``)."""
+    for m, found in _masked_meanings(unit):
         f = owner(m.start, m.end)
-        if f is not None:
-            f.pragmas.append(Pragma(found.pragma, m.start, m.end))
-        if found.unroll is not None:
-            nxt = m.end
-            while nxt < len(unit.parsed) and unit.parsed[nxt] in _WHITESPACE:
-                nxt += 1
-            unit._unroll_at[nxt] = found.unroll
+        if f is not None and found.pragma is not None:
+            f._pragmas.append(Pragma(found.pragma, m.start, m.end))
+
+
+def _masked_meanings(unit: Unit) -> Iterator[tuple[Mask, MacroMeaning]]:
+    """The masks that stand for a pragma, each with what it means."""
+    for m in unit.masks:
+        if m.reason in ("pragma", "statement-like macro"):
+            found = meaning(unit.text(m.start, m.end), unit._defines, unit._meanings)
+            if found.pragma is not None:
+                yield m, found
+
+
+def unroll_marks(unit: Unit) -> dict[int, str]:
+    """Where a masked macro that stands for ``#pragma unroll`` puts one: the start of the
+    statement after it -> the unroll's argument. Found on first use."""
+    marks = unit._unroll_at
+    if marks is None:
+        marks = unit._unroll_at = {}
+        parsed = unit.parsed
+        for m, found in _masked_meanings(unit):
+            if found.unroll is not None:
+                nxt = m.end
+                while nxt < len(parsed) and parsed[nxt] in _WHITESPACE:
+                    nxt += 1
+                marks[nxt] = found.unroll
+    return marks
+
+
+def loop_unroll(unit: Unit, node: Node) -> str | None:
+    """The argument of the ``#pragma unroll`` right before a loop statement (a ``#pragma``
+    line, or a masked macro that stands for one), "" for none; None for no such pragma. Read
+    of the one loop: the model's loops are not needed."""
+    unroll = unroll_marks(unit).get(node.start_byte)
+    if unroll is None:
+        prev = node.prev_named_sibling
+        if prev is not None and prev.type == "preproc_call":
+            arg = prev.child_by_field_id(F_ARGUMENT)
+            text = _text(unit.source, arg).strip() if arg is not None else ""
+            if text.startswith("unroll"):
+                unroll = text[len("unroll"):].strip()
+    return unroll
 
 
 def _function_problems(unit: Unit) -> None:
@@ -298,23 +369,23 @@ def _constructs(unit: Unit, found: Found, owner: Owner) -> None:
             name = _call_name(unit, callee)
             kind = _call_kind(name)
             if kind is not None:
-                getattr(f, kind).append(Call(name, node.start_byte, node.end_byte))
+                getattr(f, "_" + kind).append(Call(name, node.start_byte, node.end_byte))
     for node in found.launches:
         launch = _launch(unit, node)
         if launch is not None:
             unit._launches.append(launch)
             f = owner(node.start_byte, node.end_byte)
             if f is not None:
-                f.launches.append(launch)
+                f._launches.append(launch)
     unit._launches.sort(key=lambda lc: lc.start)
     for node in found.loops:
         f = owner(node.start_byte, node.end_byte)
         if f is not None:
-            f.loops.append(_loop(unit, f, node))
+            f._loops.append(_loop(unit, f, node))
     for node in found.shared:
         f = owner(node.start_byte, node.end_byte)
         if f is not None:
-            f.shared.extend(_shared_decls(unit, node))
+            f._shared.extend(_shared_decls(unit, node))
     src = unit.source
     for node in found.pragmas:
         start, end = node.start_byte, node.end_byte
@@ -327,20 +398,20 @@ def _constructs(unit: Unit, found: Found, owner: Owner) -> None:
                 != b"#pragma":
             continue
         arg = node.child_by_field_id(F_ARGUMENT)
-        f.pragmas.append(Pragma(_text(src, arg).strip() if arg else "", start, end))
+        f._pragmas.append(Pragma(_text(src, arg).strip() if arg else "", start, end))
     for node in found.asm:
         f = owner(node.start_byte, node.end_byte)
         if f is not None:
-            f.asm.append((node.start_byte, node.end_byte))
+            f._asm.append((node.start_byte, node.end_byte))
     # captures do not always come in document order (a pattern with a child constraint
     # completes later), and masked pragma macros join the "#pragma" lines: sort each list
     by_start = operator.attrgetter("start")
     for f in unit._functions:
-        for group in (f.barriers, f.warp_intrinsics, f.atomics, f.shared, f.pragmas,
-                      f.launches):
+        for group in (f._barriers, f._warp_intrinsics, f._atomics, f._shared, f._pragmas,
+                      f._launches):
             if len(group) > 1:
                 group.sort(key=by_start)
-        f.asm.sort()
+        f._asm.sort()
 
 
 def _unanalyzable(unit: Unit, globals_: list[Node]) -> None:
@@ -545,7 +616,7 @@ def _loop(unit: Unit, f: Function, node: Node) -> Loop:
     kind = _LOOP_KINDS[ntype]
     start, end = node.start_byte, node.end_byte
     depth = 0
-    for other in f.loops:
+    for other in f._loops:
         if other.start < start < other.end:
             depth += 1
     src = unit.source
@@ -581,15 +652,7 @@ def _loop(unit: Unit, f: Function, node: Node) -> Loop:
     else:
         c = node.child_by_field_id(F_CONDITION)
         cond = _text(src, c).strip("() ") if c is not None else None
-    unroll = unit._unroll_at.get(start)
-    if unroll is None:
-        prev = node.prev_named_sibling
-        if prev is not None and prev.type == "preproc_call":
-            arg = prev.child_by_field_id(F_ARGUMENT)
-            text = _text(src, arg).strip() if arg is not None else ""
-            if text.startswith("unroll"):
-                unroll = text[len("unroll"):].strip()
-    return Loop(kind, var, init, cond, update, depth, unroll, start, end)
+    return Loop(kind, var, init, cond, update, depth, loop_unroll(unit, node), start, end)
 
 
 _FIRST_WORD_RE = re.compile(r"\W*(\w+)")

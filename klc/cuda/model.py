@@ -21,7 +21,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar, overload
 
 from tree_sitter import Node, QueryCursor, Tree
 
@@ -139,6 +139,30 @@ class Launch:
     config_spans: tuple[tuple[int, int], ...] = ()
 
 
+T = TypeVar("T")
+
+
+class _BodyHolds(Generic[T]):
+    """A list of what a function's body holds (its loops, barriers, pragmas, ...), in source
+    order: the function's list of the same name with a leading ``_``, after the unit's
+    constructs are found (``Function.constructs_of``, on the first question about any)."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.held = "_" + name
+
+    @overload
+    def __get__(self, f: None, owner: type) -> _BodyHolds[T]: ...
+    @overload
+    def __get__(self, f: Function, owner: type) -> T: ...
+
+    def __get__(self, f: Function | None, owner: type) -> T | _BodyHolds[T]:
+        if f is None:
+            return self
+        if f.constructs_of is not None:
+            f.constructs_of()
+        return getattr(f, self.held)  # type: ignore[no-any-return]
+
+
 @dataclass
 class Function:
     """A ``__global__`` or ``__device__`` function (or a host function that launches kernels)."""
@@ -158,15 +182,21 @@ class Function:
     end: int
     body_start: int
     body_end: int
-    shared: list[SharedDecl] = field(default_factory=list)
-    pragmas: list[Pragma] = field(default_factory=list)
-    barriers: list[Call] = field(default_factory=list)
-    warp_intrinsics: list[Call] = field(default_factory=list)
-    atomics: list[Call] = field(default_factory=list)
-    loops: list[Loop] = field(default_factory=list)
-    asm: list[tuple[int, int]] = field(default_factory=list)
-    launches: list[Launch] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
+    # what the body holds (``shared``, ``pragmas``, ``barriers``, ``warp_intrinsics``,
+    # ``atomics``, ``loops``, ``asm``, ``launches``: properties over these lists) is found on
+    # the first question about any of it, for every function of the unit at once (a file
+    # whose matches no guard judges never needs it): what finds it (klc.cuda.build), or None
+    # once found
+    constructs_of: Callable[[], None] | None = field(default=None, repr=False, compare=False)
+    _shared: list[SharedDecl] = field(default_factory=list, repr=False, compare=False)
+    _pragmas: list[Pragma] = field(default_factory=list, repr=False, compare=False)
+    _barriers: list[Call] = field(default_factory=list, repr=False, compare=False)
+    _warp_intrinsics: list[Call] = field(default_factory=list, repr=False, compare=False)
+    _atomics: list[Call] = field(default_factory=list, repr=False, compare=False)
+    _loops: list[Loop] = field(default_factory=list, repr=False, compare=False)
+    _asm: list[tuple[int, int]] = field(default_factory=list, repr=False, compare=False)
+    _launches: list[Launch] = field(default_factory=list, repr=False, compare=False)
     # every call the function makes is read on first use (``calls``, a property): what finds
     # them (klc.cuda.build), given this function
     calls_of: Callable[[Function], list[Call]] | None = field(default=None, repr=False,
@@ -187,6 +217,15 @@ class Function:
                 params = ()  # f(void): no parameter, as C++ reads it
             self._params = params
         return self._params
+
+    shared = _BodyHolds[list[SharedDecl]]()  # the ``__shared__`` declarations
+    pragmas = _BodyHolds[list[Pragma]]()  # ``#pragma`` lines and the macros that stand for one
+    barriers = _BodyHolds[list[Call]]()
+    warp_intrinsics = _BodyHolds[list[Call]]()
+    atomics = _BodyHolds[list[Call]]()
+    loops = _BodyHolds[list[Loop]]()
+    asm = _BodyHolds[list[tuple[int, int]]]()  # the spans of its ``asm`` statements
+    launches = _BodyHolds[list[Launch]]()  # the kernel launches it makes
 
     @property
     def calls(self) -> list[Call]:
@@ -293,14 +332,16 @@ class UnitFacts(Protocol):
 class Unit:
     """One parsed source file: the original bytes, the tree, and the model built on it.
 
-    ``build(unit, None)`` fills in the model (functions, launches) on the first question
-    about it; ``build(unit, types)`` the per-type index (the common node types and
+    ``build(unit, None, False)`` fills in the model's functions on the first question about
+    them, ``build(unit, None, True)`` what their bodies hold (loops, barriers, pragmas,
+    launches, ...) on the first question about that; ``build(unit, types, False)`` the
+    per-type index (the common node types and
     ``types``) on the first question about node types (neither needs the other); ``facts``
     makes the unit's semantic facts on the first ``facts``."""
 
     def __init__(self, path: str, source: bytes, parsed: bytes, tree: Tree, masks: list[Mask],
                  defines: Definitions | None = None, *,
-                 build: Callable[[Unit, Iterable[str] | None], None],
+                 build: Callable[[Unit, Iterable[str] | None, bool], None],
                  facts: Callable[[Unit], UnitFacts] | None = None):
         self.path = path
         self.source = source
@@ -325,10 +366,12 @@ class Unit:
         # each on its own: a re-parse that only checks for new syntax problems needs
         # neither, ``klc parse`` no index, a matcher whose anchors are not in the file no model
         self._modeled = False
+        self._constructed = False  # (what the functions' bodies hold: ``constructs``)
         self._indexed = False
         self._build = build
         self._make_facts = facts
-        self._unroll_at: dict[int, str] = {}  # loop start -> unroll argument, from a mask
+        # loop start -> unroll argument, from a mask (``klc.cuda.build.unroll_marks``)
+        self._unroll_at: dict[int, str] | None = None
         self._index: dict[str, list[Node]] = {}  # node type -> nodes in source order
         self._unsorted: set[str] = set()  # types of _index whose list is not sorted yet
         self._functions: list[Function] = []  # sorted by start
@@ -343,7 +386,16 @@ class Unit:
 
     def _model(self) -> None:
         if not self._modeled:
-            self._build(self, None)
+            self._build(self, None, False)
+
+    def constructs(self) -> None:
+        """Find what the functions' bodies hold (loops, barriers, pragmas, launches, ...) and
+        the kernels that could not be modeled, if not found yet: asked by the first question
+        about any of them (``Function.loops``, ``Unit.launches``, ...)."""
+        self._model()
+        if not self._constructed:
+            self._constructed = True
+            self._build(self, None, True)
 
     @property
     def functions(self) -> list[Function]:
@@ -354,13 +406,13 @@ class Unit:
     @property
     def launches(self) -> list[Launch]:
         """The kernel launches (``k<<<...>>>``) of the file, in source order."""
-        self._model()
+        self.constructs()
         return self._launches
 
     @property
     def unanalyzable(self) -> list[Unanalyzable]:
         """The ``__global__`` kernels the front end could not model, and why."""
-        self._model()
+        self.constructs()
         return self._unanalyzable
 
     # -- text and positions -----------------------------------------------------------
@@ -472,7 +524,7 @@ class Unit:
         query run, and remembered."""
         types = tuple(types)  # (read more than once)
         if not self._indexed:
-            self._build(self, types)
+            self._build(self, types, False)
         index = self._index
         unsorted = self._unsorted
         for t in types:

@@ -74,12 +74,13 @@ def _scan(data: bytes, literal: bytes, pattern: re.Pattern[bytes]) -> Iterator[r
 _RARE = frozenset({b"while", b"#pragma", b"<<<", b"->", b"atomic"})
 
 
-def by_text(unit: Unit) -> Found:
+def by_text(unit: Unit, functions: bool = True) -> Found:
     """The constructs of a tree, from the text: each keyword that starts one (``for``,
     ``__shared__``, ``<<<``, ...) found by a scan of the parsed bytes (masked text is blank),
     and the construct is the node its token starts; the calls that may be intrinsics found
     from the words their callees hold. Where every token is its text (no MISSING token of
-    these words), these are the nodes a query over the tree gives."""
+    these words), these are the nodes a query over the tree gives. ``functions``: False for
+    no function definitions (the model finds them first, by ``function_nodes``)."""
     parsed, root = unit.parsed, unit.root
     at, named_at = root.descendant_for_byte_range, root.named_descendant_for_byte_range
     found: dict[str, dict[tuple[int, int], Node]] = {
@@ -157,8 +158,8 @@ def by_text(unit: Unit) -> Found:
         sorted_nodes = list(nodes.values())
         sort_doc_order(sorted_nodes)
         lists[k] = sorted_nodes
-    functions, ancestors = _function_nodes(unit)
-    return Found(functions, lists["call"], lists["launch"], lists["loop"], lists["shared"],
+    defined, ancestors = function_nodes(unit) if functions else ([], None)
+    return Found(defined, lists["call"], lists["launch"], lists["loop"], lists["shared"],
                  lists["pragma"], lists["asm"], lists["global"], ancestors)
 
 
@@ -188,7 +189,7 @@ _CALL_ENDS = frozenset({"declaration", "field_declaration", "lambda_expression",
                         "function_definition", "translation_unit", "preproc_arg"})
 
 
-def _function_nodes(unit: Unit) -> tuple[list[Node], list[tuple[Node, ...]]]:
+def function_nodes(unit: Unit) -> tuple[list[Node], list[tuple[Node, ...]]]:
     """The function definitions outside any function body, in document order, and the
     parent, grandparent and great-grandparent of each (fewer at the top of the tree; a
     node's ``parent`` is a search from the root): a descent that never enters a block, nor

@@ -25,6 +25,7 @@ from klc.analysis.tree import (
     unparen,
 )
 from klc.analysis.writes import is_assigned
+from klc.cuda.build import loop_unroll
 from klc.cuda.syntax import F_BODY, LOOP_TYPES
 from klc.guards.registry import ArgSpec, GuardContext, Verdict, _no, _region, _yes, predicate
 from klc.match import Binding
@@ -62,13 +63,13 @@ def has_pragma_unroll(ctx: GuardContext, what: Any, factor: Any = None) -> Verdi
     node, why = loop_node(ctx, what)
     if node is None:
         return _no(ctx, why)
-    fn = ctx.function
-    lp = next((lp for lp in (fn.loops if fn else []) if lp.start == node.start_byte), None)
     unit = ctx.unit  # (the reasons written when they are read)
-    if lp is None or lp.unroll is None:
+    # (the loop's own pragma, not the model's loops: a file's loops are found only where
+    # a guard asks more of them than this)
+    unroll = loop_unroll(unit, node) if ctx.function is not None else None
+    if unroll is None:
         return _no(ctx, lambda: f"the loop at {unit.where(node.start_byte)} has no "
                    "#pragma unroll", node.start_byte)
-    unroll = lp.unroll
     if factor is not None and str(unroll).strip() != str(factor):
         return _no(ctx, lambda: f"the loop at {unit.where(node.start_byte)} has "
                    f"#pragma unroll {unroll}, not {factor}", node.start_byte)

@@ -153,11 +153,11 @@ def test_function_ancestors_from_the_descent_are_the_nodes_parents() -> None:
     grandparent and great-grandparent, and the functions built from them are those built
     from asking each node."""
     from klc.cuda.build import _ancestors, _function
-    from klc.cuda.scan import _function_nodes
+    from klc.cuda.scan import function_nodes
 
     checked = 0
     for unit in [parse_bytes(NESTED, "nested.cu"), *(parse_bytes(s, "c.cu") for s in SOURCES)]:
-        nodes, ancestors = _function_nodes(unit)
+        nodes, ancestors = function_nodes(unit)
         for node, up in zip(nodes, ancestors, strict=True):
             assert [(a.type, a.start_byte, a.end_byte) for a in up] == [
                 (a.type, a.start_byte, a.end_byte) for a in _ancestors(node)]
@@ -320,3 +320,84 @@ def test_the_names_in_a_node_are_the_query_s(monkeypatch: pytest.MonkeyPatch) ->
             seen += len(want)
             walked += node.descendant_count <= tree._WALKED
     assert seen > 1000 and walked > 100
+
+
+def _constructs(unit: model.Unit) -> list[object]:
+    """Everything the model holds of the functions' bodies, and the unit's launches and
+    kernels it could not model, as plain values."""
+    held: list[object] = [[(lc.kernel, lc.start, lc.end) for lc in unit.launches],
+                          [(u.name, u.line, u.reason) for u in unit.unanalyzable]]
+    for f in unit.functions:
+        held.append((f.name, [(s.name, s.type) for s in f.shared],
+                     [(p.text, p.start) for p in f.pragmas],
+                     [(c.name, c.start) for c in (*f.barriers, *f.warp_intrinsics, *f.atomics)],
+                     [(lp.start, lp.depth, lp.unroll, lp.var) for lp in f.loops], list(f.asm),
+                     [lc.start for lc in f.launches]))
+    return held
+
+
+@pytest.mark.parametrize("first", ["loops", "pragmas", "launches", "barriers", "unanalyzable"])
+def test_the_bodies_constructs_are_found_once_on_the_first_question_about_any(
+        first: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The functions are modeled without what their bodies hold; the first question about
+    any of it (a function's loops, the unit's launches, ...) finds all of it, once, and the
+    same whichever comes first, in a tree read from the text and in one read by the query."""
+    from klc.cuda import build
+
+    runs: list[str] = []
+    real = build._found
+    monkeypatch.setattr(build, "_found", lambda u: runs.append(u.path) or real(u))
+    # (and each broken one as if a token the text is read from were MISSING: the query's)
+    sources = [(s, False) for s in [*SOURCES, *BROKEN]] + [(s, True) for s in BROKEN]
+    checked = queried = 0
+    for i, (source, missing) in enumerate(sources):
+        unit = parse_bytes(source, f"u{i}.cu")
+        if missing:
+            unit.missing = frozenset({"while"})
+        names = [f.name for f in unit.functions]
+        by_query = bool(unit.missing & build._FOUND_FROM)
+        assert unit._constructed is by_query  # (the query's one run gives both)
+        if first == "unanalyzable" or not unit.functions:
+            unit.unanalyzable  # noqa: B018 (asked of the unit)
+        else:  # (of the last function: the others are found too)
+            getattr(unit.functions[-1], first)
+        assert unit._constructed
+        assert [f.name for f in unit.functions] == names
+        assert runs == ([] if by_query else [unit.path]), unit.path
+        whole = parse_bytes(source, unit.path)
+        whole.missing = unit.missing
+        whole.constructs()  # (asked of the unit before anything of a function)
+        assert _constructs(unit) == _constructs(whole), unit.path
+        assert runs == ([] if by_query else [unit.path] * 2)  # (each unit's found once)
+        runs.clear()
+        checked += 1
+        queried += by_query
+    assert checked == len(sources) and queried == len(BROKEN)
+    # (the corpus holds every kind: loops, pragmas, barriers, launches, shared arrays)
+    every = [parse_bytes(s, "x.cu") for s in SOURCES]
+    assert all(any(getattr(f, kind) for u in every for f in u.functions)
+               for kind in ("loops", "pragmas", "barriers", "launches", "shared"))
+
+
+def test_a_listing_whose_matches_no_guard_judges_finds_no_constructs() -> None:
+    """Matching needs the functions (where a rule may apply), not what their bodies hold:
+    a rule without a guard lists its sites and leaves the unit's constructs unfound, and one
+    whose guard reads a function's loops finds them."""
+    from klc.pipeline import find_sites
+    from klc.rule.ruleset import load_rules_text
+
+    source = (b"__global__ void k(float* a, int n) {\n"
+              b"    for (int i = 0; i < n; ++i) { a[i] = expf(a[i]); }\n}\n")
+    bare, = load_rules_text('rule fast_exp {\n  kind: skill\n  context: any\n'
+                            '  anchor: ```\n    expf($X)\n  ```\n'
+                            '  rewrite replace: ```\n    __expf($X)\n  ```\n}\n', "t.rule")
+    unit = parse_bytes(source, "k.cu")
+    assert [s.ok for s in find_sites(unit, [bare], clang=False)] == [True]
+    assert unit._modeled and not unit._constructed
+    guarded, = load_rules_text('rule fast_exp_in_loops {\n  kind: skill\n  context: any\n'
+                               '  anchor: ```\n    expf($X)\n  ```\n'
+                               '  guard: in_loop\n'
+                                   '  rewrite replace: ```\n    __expf($X)\n  ```\n}\n', "t.rule")
+    unit = parse_bytes(source, "k.cu")
+    find_sites(unit, [guarded], clang=False)
+    assert unit._constructed

@@ -513,6 +513,30 @@ def test_has_pragma_unroll_and_in_loop() -> None:
     assert "inside the for loop at k.cu:15:3" in v.reason
 
 
+def test_has_pragma_unroll_reads_a_macro_that_stands_for_one_as_the_model_does() -> None:
+    """A masked macro that stands for ``#pragma unroll`` (CUTLASS_PRAGMA_UNROLL, one of the
+    file's own) counts as the pragma, with its factor, as the model's loop says; the guard
+    reads the one loop and leaves the rest of the model's constructs unfound."""
+    src = ("#define MY_UNROLL_2 _Pragma(\"unroll 2\")\n"
+           "__global__ void k(float* x, int n) {\n  float a = 0.0f;\n"
+           "  CUTLASS_PRAGMA_UNROLL\n  for (int i = 0; i < 8; ++i) { a += x[i]; }\n"
+           "  MY_UNROLL_2\n  for (int j = 0; j < n; ++j) { a += x[j]; }\n"
+           "  for (int m = 0; m < n; ++m) { a += x[m]; }\n  x[0] = a;\n}\n")
+    first = context(src, "for (int i = 0; i < 8; ++i) { a += x[i]; }")
+    yes(first, "has_pragma_unroll(anchor)")
+    assert not first.unit._constructed
+    second = context(src, "for (int j = 0; j < n; ++j) { a += x[j]; }")
+    yes(second, "has_pragma_unroll(anchor, 2)")
+    no(second, "has_pragma_unroll(anchor, 4)", "has #pragma unroll 2, not 4")
+    no(context(src, "for (int m = 0; m < n; ++m) { a += x[m]; }"), "has_pragma_unroll(anchor)",
+       "has no #pragma unroll")
+    unit = unit_of(src)
+    assert [lp.unroll for lp in unit.functions[0].loops] == ["", "2", None]
+    fn = unit_of(src).functions[0]  # (its unit let go: no tree to find its loops in)
+    with pytest.raises(RuntimeError, match="after its unit was let go"):
+        fn.loops  # noqa: B018
+
+
 def test_not_in_error() -> None:
     yes(context(K1, "if (i < n)"), "not_in_error")
     broken = "__global__ void b(float* y) {\n  y[0] = 1.0f;\n  y[1] = ) 2 (;\n}\n"
