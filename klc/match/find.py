@@ -344,10 +344,10 @@ def _matches(pattern: Pattern, unit: Unit, rule: Rule | None = None,
             kids, types = block
             held = True
             fits: dict[int, _Fits] = {}
-            for e in run_elements(pattern):
-                # whether a statement of the block fits ``e`` (``_Fits``): the branches of an
-                # anchor share what is known
-                key = (id(e), node.id)
+            for e, shape in run_elements(pattern):
+                # whether a statement of the block fits ``e`` (``_Fits``): the anchors whose
+                # statements are ``e`` but for their metavariables' names share what is known
+                key = (shape, node.id)
                 got = fitted.get(key)
                 if got is None:
                     got = fitted[key] = _Fits(m, e, kids, types, find)
@@ -594,20 +594,21 @@ class _Fits:
         return tuple(i for i, t in enumerate(self.types) if t in kinds and self(i))
 
 
-# the statements of a run that each fit one statement of a block, by pattern key
-_RUN_ELEMENTS: dict[str, tuple[Pattern, tuple[PNode, ...]]] = {}
+# the statements of a run that each fit one statement of a block, with their fitting keys
+# (``_fit_key``), by pattern key
+_RUN_ELEMENTS: dict[str, tuple[Pattern, tuple[tuple[PNode, int], ...]]] = {}
 
 
-def run_elements(pattern: Pattern) -> tuple[PNode, ...]:
+def run_elements(pattern: Pattern) -> tuple[tuple[PNode, int], ...]:
     """The statements of a run that stand for one statement of a block each (not a
     metavariable, not ``$$$``; of a known kind, one spelling or several), in the order a
     block is asked for them: those with words first (a block without the words is passed
-    over at once), the smallest first."""
+    over at once), the smallest first; each with its ``_fit_key``."""
     held = _RUN_ELEMENTS.get(pattern.key)
     if held is None or held[0] is not pattern:
         stand = [e for e in pattern.elements if e.metavar is None and e.seq is None
                  and (e.type or e.starts is not None)]
-        held = _RUN_ELEMENTS[pattern.key] = (pattern, tuple(sorted(
+        held = _RUN_ELEMENTS[pattern.key] = (pattern, tuple((e, _fit_key(e)) for e in sorted(
             stand, key=lambda e: (not _element_words(e), _size(e)))))
     return held[1]
 
@@ -626,6 +627,25 @@ def _element_words(e: PNode) -> tuple[bytes, ...]:
             sorted(w.encode() for w in (_words_of(e, {}) | (
                 _tokens_of(e, {}) - _SPELLED_BY_MOST)))))
     return held[1]
+
+
+def _fit_key(p: PNode) -> int:
+    """A number for a pattern node, the same for nodes equal but for their metavariables'
+    names (what ``_Matcher.fits`` reads of a run's statement: it binds nothing): the run
+    statements of a library's anchors are fewer so. Numbered bottom up, each node once
+    (an isomorphism's spellings share their parts), kept by the node's id beside it."""
+    held = _FIT_KEYS.get(id(p))
+    if held is None or held[0] is not p:
+        tp = p.text_pattern
+        shape = (p.type, p.text, p.metavar is not None, p.seq is not None, p.kinds,
+                 (tp.pattern, tp.flags) if tp is not None else None,
+                 tuple(map(_fit_key, p.children)), tuple(map(_fit_key, p.alts)), p.alt_checks)
+        held = _FIT_KEYS[id(p)] = (p, _FIT_SHAPES.setdefault(shape, len(_FIT_SHAPES)))
+    return held[1]
+
+
+_FIT_KEYS: dict[int, tuple[PNode, int]] = {}
+_FIT_SHAPES: dict[tuple[Any, ...], int] = {}
 
 
 _OBLIGES: dict[str, bool] = {}

@@ -77,3 +77,32 @@ def test_the_ends_asked_are_those_the_statements_after_follow(
     monkeypatch.setattr(engine._Matcher, "seq", seq)
     assert len(found(PATTERNS[0], body)) == 1
     assert tried == [7]
+
+
+# the patterns again, their metavariables renamed (equal but for the names), and one whose
+# statements differ in a token (`<=`, `-=`): the first two share what is known of which
+# statements fit theirs (``klc.match.find._fit_key``), the third does not
+RENAMED = [p.replace("$I", "$Q").replace("$A", "$W") for p in PATTERNS]
+OTHER = [p.replace("<", "<=").replace("+=", "-=") for p in PATTERNS]
+
+
+@settings(max_examples=120, deadline=None)
+@given(body=st.lists(st.sampled_from(STATEMENTS), min_size=1, max_size=12))
+def test_anchors_equal_but_for_names_share_their_fitting_and_find_what_each_finds_alone(
+        body: list[str]) -> None:
+    """Matched one after another in one unit (sharing which statements fit), each pattern
+    finds what it finds in a unit of its own."""
+    from klc.match import find
+
+    code = "__global__ void k(float* y, const float* x, int n) {\n    " + \
+        "\n    ".join(body) + "\n}\n"
+    patterns = [compile_pattern(p) for p in [*PATTERNS, *RENAMED, *OTHER]]
+    shared = parse_bytes(code.encode(), "k.cu")
+    for p in patterns:
+        alone = parse_bytes(code.encode(), "k.cu")
+        assert [(m.start, m.end, m.bindings) for m in find_matches(p, shared)] == \
+            [(m.start, m.end, m.bindings) for m in find_matches(p, alone)]
+    for p, renamed, other in zip(PATTERNS, RENAMED, OTHER, strict=True):
+        keys = [[k for _, k in find.run_elements(compile_pattern(q))]
+                for q in (p, renamed, other)]
+        assert keys[0] == keys[1] and keys[0] != keys[2]
