@@ -33,6 +33,7 @@ from tree_sitter import Node, Query, QueryCursor
 
 from klc.cuda.macros import MacroMeaning, Mask, meaning
 from klc.cuda.model import (
+    CONSTRUCT_GROUPS,
     Call,
     Function,
     Launch,
@@ -95,14 +96,14 @@ FUNCTION_SPECIFIERS = frozenset(
 Owner = Callable[[int, int], Function | None]  # the function whose body holds a byte span
 
 
-def build_model(unit: Unit, types: Iterable[str] | None = None, constructs: bool = False
+def build_model(unit: Unit, types: Iterable[str] | None = None, constructs: str | None = None
                 ) -> None:
-    """Fill in what the unit lacks of its model (``types`` None: the functions; with
-    ``constructs``, what their bodies hold, the launches and the kernels that could not be
-    modeled) or its per-type index (the common node types and ``types``). Run on the unit's
-    first question about each; the index and the model need nothing of each other."""
-    if constructs:
-        _body_constructs(unit)  # (``Unit.constructs`` asks once)
+    """Fill in what the unit lacks of its model (``types`` None: the functions; with a group
+    of ``constructs`` (``CONSTRUCT_GROUPS``), that group of what their bodies hold) or its
+    per-type index (the common node types and ``types``). Run on the unit's first question
+    about each; the index and the model need nothing of each other."""
+    if constructs is not None:
+        _body_constructs(unit, constructs)  # (``Unit.constructs`` asks each group once)
     elif types is None:
         if not unit._modeled:
             unit._modeled = True
@@ -114,15 +115,16 @@ def build_model(unit: Unit, types: Iterable[str] | None = None, constructs: bool
 
 def _model(unit: Unit) -> None:
     """The functions, from a descent through the file's outline; what their bodies hold is
-    found on the first question about it (``Function.constructs_of``: matching needs the
-    functions, the guards of a match what it holds, and most files have few matches or
+    found on the first question about one of a group of it (``Function.constructs_of``:
+    matching needs the functions, a guard one group, and most files have few matches or
     none). A tree the text cannot be read from (``_found``) gives both from one query run."""
     if unit.missing & _FOUND_FROM:
         found = _by_query(unit)
         _functions(unit, found.functions, found.function_ancestors)
         _function_problems(unit)
-        unit._constructed = True
-        _constructs_found(unit, found)
+        unit._constructed.update(CONSTRUCT_GROUPS)
+        for group in CONSTRUCT_GROUPS:
+            _constructs_found(unit, found, group)
         return
     _functions(unit, *function_nodes(unit))
     _function_problems(unit)
@@ -131,33 +133,44 @@ def _model(unit: Unit) -> None:
         f.constructs_of = later
 
 
-def _constructs_later(unit_ref: Callable[[], Unit | None]) -> Callable[[], None]:
-    """What finds a unit's constructs on the first question about one function's (the unit
-    held weakly: its functions hold this). A function asked after its unit is gone has no
-    tree to read them from: an error, not an empty answer."""
-    def find() -> None:
+def _constructs_later(unit_ref: Callable[[], Unit | None]) -> Callable[[str], None]:
+    """What finds a group of a unit's constructs on the first question about one function's
+    (the unit held weakly: its functions hold this). A function asked after its unit is
+    gone has no tree to read them from: an error, not an empty answer."""
+    def find(group: str) -> None:
         unit = unit_ref()
         if unit is None:
             raise RuntimeError("a function's loops, calls and pragmas were asked after its "
                                "unit was let go: keep the unit while its functions are read")
-        unit.constructs()
+        unit.constructs(group)
 
     return find
 
 
-def _body_constructs(unit: Unit) -> None:
-    """What the functions' bodies hold, the launches and the kernels that could not be
-    modeled, from the constructs ``_found`` finds."""
-    for f in unit._functions:
-        f.constructs_of = None
-    _constructs_found(unit, _found(unit))
+def _body_constructs(unit: Unit, group: str) -> None:
+    """A group of what the functions' bodies hold, from the constructs ``_found`` finds of
+    it (every function's ``constructs_of`` let go once every group is found)."""
+    if unit._constructed.issuperset(CONSTRUCT_GROUPS):
+        for f in unit._functions:
+            f.constructs_of = None
+    _constructs_found(unit, _found(unit, group), group)
 
 
-def _constructs_found(unit: Unit, found: Found) -> None:
+def _constructs_found(unit: Unit, found: Found, group: str) -> None:
     owner = _owner(unit._functions)
-    _masked_pragmas(unit, owner)
-    _constructs(unit, found, owner)
-    _unanalyzable(unit, found.globals)
+    if group == "calls":
+        _calls(unit, found, owner)
+    elif group == "launches":
+        _launches(unit, found, owner)
+    elif group == "loops":
+        for node in found.loops:
+            f = owner(node.start_byte, node.end_byte)
+            if f is not None:
+                f._loops.append(_loop(unit, f, node))
+    else:
+        _masked_pragmas(unit, owner)
+        _rest(unit, found, owner)
+        _unanalyzable(unit, found.globals)
 
 
 # --------------------------------------------------------------------------------------
@@ -188,7 +201,7 @@ def _index(unit: Unit, types: Iterable[str]) -> None:
 # Finding the constructs: from the text where the tree has no error, by a query where it has
 
 
-def _found(unit: Unit) -> Found:
+def _found(unit: Unit, group: str | None = None) -> Found:
     """The nodes of the model, found from the words that start them
     (``klc.cuda.scan.by_text``: a few scans of the bytes, and a node lookup at each place
     found), not by a walk over every node. That needs every token the constructs are found
@@ -196,8 +209,11 @@ def _found(unit: Unit) -> Found:
     could not place) and MISSING tokens of other kinds (a ``;``, a ``)``); a tree with a
     MISSING token of those kinds (``_FOUND_FROM``: zero-width, no text) is read by one query
     run (``_by_query``). Both give the same nodes for a tree of the first kind (the text's
-    without the functions, which the model has found by then: ``_model``)."""
-    return _by_query(unit) if unit.missing & _FOUND_FROM else by_text(unit, functions=False)
+    without the functions, which the model has found by then (``_model``), and of one
+    ``group`` of constructs where one is given)."""
+    if unit.missing & _FOUND_FROM:
+        return _by_query(unit)
+    return by_text(unit, False, CONSTRUCT_GROUPS if group is None else (group,))
 
 
 # the tokens ``by_text`` finds constructs from (and the "{" of a body, which its descent
@@ -359,9 +375,8 @@ def _function_problems(unit: Unit) -> None:
                 f.problems.append(p)
 
 
-def _constructs(unit: Unit, found: Found, owner: Owner) -> None:
-    """Barriers, warp intrinsics and atomics, launches, loops, shared arrays, pragmas and
-    asm, each given to the function that holds it; launches also to the unit."""
+def _calls(unit: Unit, found: Found, owner: Owner) -> None:
+    """Barriers, warp intrinsics and atomics, each given to the function that holds it."""
     for node in found.calls:
         f = owner(node.start_byte, node.end_byte)
         callee = node.child_by_field_id(F_FUNCTION) if f is not None else None
@@ -370,6 +385,14 @@ def _constructs(unit: Unit, found: Found, owner: Owner) -> None:
             kind = _call_kind(name)
             if kind is not None:
                 getattr(f, "_" + kind).append(Call(name, node.start_byte, node.end_byte))
+    for f in unit._functions:  # (calls found from different words: in document order)
+        for calls in (f._barriers, f._warp_intrinsics, f._atomics):
+            if len(calls) > 1:
+                calls.sort(key=_by_start_attr)
+
+
+def _launches(unit: Unit, found: Found, owner: Owner) -> None:
+    """The launches, the unit's and each given to the function that holds it."""
     for node in found.launches:
         launch = _launch(unit, node)
         if launch is not None:
@@ -377,11 +400,14 @@ def _constructs(unit: Unit, found: Found, owner: Owner) -> None:
             f = owner(node.start_byte, node.end_byte)
             if f is not None:
                 f._launches.append(launch)
-    unit._launches.sort(key=lambda lc: lc.start)
-    for node in found.loops:
-        f = owner(node.start_byte, node.end_byte)
-        if f is not None:
-            f._loops.append(_loop(unit, f, node))
+    unit._launches.sort(key=_by_start_attr)
+    for f in unit._functions:
+        if len(f._launches) > 1:
+            f._launches.sort(key=_by_start_attr)
+
+
+def _rest(unit: Unit, found: Found, owner: Owner) -> None:
+    """Shared arrays, pragmas and asm, each given to the function that holds it."""
     for node in found.shared:
         f = owner(node.start_byte, node.end_byte)
         if f is not None:
@@ -405,13 +431,14 @@ def _constructs(unit: Unit, found: Found, owner: Owner) -> None:
             f._asm.append((node.start_byte, node.end_byte))
     # captures do not always come in document order (a pattern with a child constraint
     # completes later), and masked pragma macros join the "#pragma" lines: sort each list
-    by_start = operator.attrgetter("start")
     for f in unit._functions:
-        for group in (f._barriers, f._warp_intrinsics, f._atomics, f._shared, f._pragmas,
-                      f._launches):
-            if len(group) > 1:
-                group.sort(key=by_start)
+        for held in (f._shared, f._pragmas):
+            if len(held) > 1:
+                held.sort(key=_by_start_attr)
         f._asm.sort()
+
+
+_by_start_attr = operator.attrgetter("start")
 
 
 def _unanalyzable(unit: Unit, globals_: list[Node]) -> None:

@@ -141,11 +141,21 @@ class Launch:
 
 T = TypeVar("T")
 
+# the groups of what a function's body holds, each found on the first question about one of
+# it (``Unit.constructs``; ``klc.cuda.scan`` finds each by its own scans): loops; the calls
+# that may be barriers, warp intrinsics or atomics; launches; the rest (shared arrays,
+# pragmas, asm, and the kernels that could not be modeled)
+CONSTRUCT_GROUPS = ("loops", "calls", "launches", "rest")
+
 
 class _BodyHolds(Generic[T]):
     """A list of what a function's body holds (its loops, barriers, pragmas, ...), in source
     order: the function's list of the same name with a leading ``_``, after the unit's
-    constructs are found (``Function.constructs_of``, on the first question about any)."""
+    constructs of its group are found (``Function.constructs_of``, on the first question
+    about one of them: ``CONSTRUCT_GROUPS``)."""
+
+    def __init__(self, group: str) -> None:
+        self.group = group
 
     def __set_name__(self, owner: type, name: str) -> None:
         self.held = "_" + name
@@ -159,7 +169,7 @@ class _BodyHolds(Generic[T]):
         if f is None:
             return self
         if f.constructs_of is not None:
-            f.constructs_of()
+            f.constructs_of(self.group)
         return getattr(f, self.held)  # type: ignore[no-any-return]
 
 
@@ -185,10 +195,11 @@ class Function:
     problems: list[Problem] = field(default_factory=list)
     # what the body holds (``shared``, ``pragmas``, ``barriers``, ``warp_intrinsics``,
     # ``atomics``, ``loops``, ``asm``, ``launches``: properties over these lists) is found on
-    # the first question about any of it, for every function of the unit at once (a file
-    # whose matches no guard judges never needs it): what finds it (klc.cuda.build), or None
-    # once found
-    constructs_of: Callable[[], None] | None = field(default=None, repr=False, compare=False)
+    # the first question about one of a group of them, for every function of the unit at
+    # once (a file whose matches no guard judges by them never needs them): what finds a
+    # group (klc.cuda.build), or None once every group is found
+    constructs_of: Callable[[str], None] | None = field(default=None, repr=False,
+                                                        compare=False)
     _shared: list[SharedDecl] = field(default_factory=list, repr=False, compare=False)
     _pragmas: list[Pragma] = field(default_factory=list, repr=False, compare=False)
     _barriers: list[Call] = field(default_factory=list, repr=False, compare=False)
@@ -218,14 +229,14 @@ class Function:
             self._params = params
         return self._params
 
-    shared = _BodyHolds[list[SharedDecl]]()  # the ``__shared__`` declarations
-    pragmas = _BodyHolds[list[Pragma]]()  # ``#pragma`` lines and the macros that stand for one
-    barriers = _BodyHolds[list[Call]]()
-    warp_intrinsics = _BodyHolds[list[Call]]()
-    atomics = _BodyHolds[list[Call]]()
-    loops = _BodyHolds[list[Loop]]()
-    asm = _BodyHolds[list[tuple[int, int]]]()  # the spans of its ``asm`` statements
-    launches = _BodyHolds[list[Launch]]()  # the kernel launches it makes
+    shared = _BodyHolds[list[SharedDecl]]("rest")  # the ``__shared__`` declarations
+    pragmas = _BodyHolds[list[Pragma]]("rest")  # ``#pragma`` lines, macros that stand for one
+    barriers = _BodyHolds[list[Call]]("calls")
+    warp_intrinsics = _BodyHolds[list[Call]]("calls")
+    atomics = _BodyHolds[list[Call]]("calls")
+    loops = _BodyHolds[list[Loop]]("loops")
+    asm = _BodyHolds[list[tuple[int, int]]]("rest")  # the spans of its ``asm`` statements
+    launches = _BodyHolds[list[Launch]]("launches")  # the kernel launches it makes
 
     @property
     def calls(self) -> list[Call]:
@@ -332,16 +343,16 @@ class UnitFacts(Protocol):
 class Unit:
     """One parsed source file: the original bytes, the tree, and the model built on it.
 
-    ``build(unit, None, False)`` fills in the model's functions on the first question about
-    them, ``build(unit, None, True)`` what their bodies hold (loops, barriers, pragmas,
-    launches, ...) on the first question about that; ``build(unit, types, False)`` the
-    per-type index (the common node types and
+    ``build(unit, None, None)`` fills in the model's functions on the first question about
+    them, ``build(unit, None, group)`` a group of what their bodies hold (loops, barriers,
+    pragmas, launches, ...) on the first question about one; ``build(unit, types, None)``
+    the per-type index (the common node types and
     ``types``) on the first question about node types (neither needs the other); ``facts``
     makes the unit's semantic facts on the first ``facts``."""
 
     def __init__(self, path: str, source: bytes, parsed: bytes, tree: Tree, masks: list[Mask],
                  defines: Definitions | None = None, *,
-                 build: Callable[[Unit, Iterable[str] | None, bool], None],
+                 build: Callable[[Unit, Iterable[str] | None, str | None], None],
                  facts: Callable[[Unit], UnitFacts] | None = None):
         self.path = path
         self.source = source
@@ -366,7 +377,8 @@ class Unit:
         # each on its own: a re-parse that only checks for new syntax problems needs
         # neither, ``klc parse`` no index, a matcher whose anchors are not in the file no model
         self._modeled = False
-        self._constructed = False  # (what the functions' bodies hold: ``constructs``)
+        # the groups of what the functions' bodies hold that are found (``constructs``)
+        self._constructed: set[str] = set()
         self._indexed = False
         self._build = build
         self._make_facts = facts
@@ -386,16 +398,18 @@ class Unit:
 
     def _model(self) -> None:
         if not self._modeled:
-            self._build(self, None, False)
+            self._build(self, None, None)
 
-    def constructs(self) -> None:
-        """Find what the functions' bodies hold (loops, barriers, pragmas, launches, ...) and
-        the kernels that could not be modeled, if not found yet: asked by the first question
-        about any of them (``Function.loops``, ``Unit.launches``, ...)."""
+    def constructs(self, group: str | None = None) -> None:
+        """Find a group of what the functions' bodies hold (``CONSTRUCT_GROUPS``: loops;
+        barriers, warp intrinsics and atomics; launches; the rest, with the kernels that
+        could not be modeled), or every group, where not found yet: asked by the first
+        question about one (``Function.loops``, ``Unit.launches``, ...)."""
         self._model()
-        if not self._constructed:
-            self._constructed = True
-            self._build(self, None, True)
+        for g in (group,) if group is not None else CONSTRUCT_GROUPS:
+            if g not in self._constructed:
+                self._constructed.add(g)
+                self._build(self, None, g)
 
     @property
     def functions(self) -> list[Function]:
@@ -406,13 +420,13 @@ class Unit:
     @property
     def launches(self) -> list[Launch]:
         """The kernel launches (``k<<<...>>>``) of the file, in source order."""
-        self.constructs()
+        self.constructs("launches")
         return self._launches
 
     @property
     def unanalyzable(self) -> list[Unanalyzable]:
         """The ``__global__`` kernels the front end could not model, and why."""
-        self.constructs()
+        self.constructs("rest")
         return self._unanalyzable
 
     # -- text and positions -----------------------------------------------------------
@@ -524,7 +538,7 @@ class Unit:
         query run, and remembered."""
         types = tuple(types)  # (read more than once)
         if not self._indexed:
-            self._build(self, types, False)
+            self._build(self, types, None)
         index = self._index
         unsorted = self._unsorted
         for t in types:

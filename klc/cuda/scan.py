@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 from tree_sitter import Node
 
-from klc.cuda.model import Unit
+from klc.cuda.model import CONSTRUCT_GROUPS, Unit
 from klc.cuda.syntax import F_DIRECTIVE, F_FUNCTION, WORD_BYTES, matches_at, sort_doc_order
 
 
@@ -40,14 +40,18 @@ class Found(NamedTuple):
 
 
 # the words that start a construct, found by scans of the text (each pattern starts with a
-# literal: a scan runs at C speed). A loop or asm statement is the named node that holds its
-# word's token and starts with it (a do loop is found from its "while": it has one unless
-# that token is MISSING); the other words' tokens must be the first (or only) token of their node.
-# The words that start with "__" share a scan with the intrinsics' names (below).
-_KEYWORD_SCANS = tuple((literal, re.compile(re.escape(literal) + rest)) for literal, rest in (
-    (b"for", rb"\b"), (b"while", rb"\b"), (b"asm", rb"\b"), (b"#pragma", rb"\b"), (b"<<<", b""),
-    (b"__", rb"(?:asm__|asm\b|shared__|global__|syncthreads|syncwarp|barrier_sync|shfl|"
-            rb"ballot_sync|any_sync|all_sync|uni_sync|activemask|match_a|reduce_)")))
+# literal: a scan runs at C speed), with the group of constructs they find (the model's
+# ``CONSTRUCT_GROUPS``). A loop or asm statement is the named node that holds its word's
+# token and starts with it (a do loop is found from its "while": it has one unless that
+# token is MISSING); the other words' tokens must be the first (or only) token of their
+# node. The intrinsics' names are the words of a "__" scan that are neither (below).
+_KEYWORD_SCANS = tuple((group, literal, re.compile(re.escape(literal) + rest))
+                       for group, literal, rest in (
+    ("loops", b"for", rb"\b"), ("loops", b"while", rb"\b"), ("rest", b"asm", rb"\b"),
+    ("rest", b"#pragma", rb"\b"), ("launches", b"<<<", b""),
+    ("rest", b"__", rb"(?:asm__|asm\b|shared__|global__)"),
+    ("calls", b"__", rb"(?:syncthreads|syncwarp|barrier_sync|shfl|ballot_sync|any_sync|"
+                     rb"all_sync|uni_sync|activemask|match_a|reduce_)")))
 _STATEMENTS = {b"for": ("for_statement", "for_range_loop"), b"while": ("while_statement",),
                b"asm": ("gnu_asm_expression",), b"__asm__": ("gnu_asm_expression",),
                b"__asm": ("gnu_asm_expression",)}
@@ -74,20 +78,24 @@ def _scan(data: bytes, literal: bytes, pattern: re.Pattern[bytes]) -> Iterator[r
 _RARE = frozenset({b"while", b"#pragma", b"<<<", b"->", b"atomic"})
 
 
-def by_text(unit: Unit, functions: bool = True) -> Found:
+def by_text(unit: Unit, functions: bool = True,
+            groups: tuple[str, ...] = CONSTRUCT_GROUPS) -> Found:
     """The constructs of a tree, from the text: each keyword that starts one (``for``,
     ``__shared__``, ``<<<``, ...) found by a scan of the parsed bytes (masked text is blank),
     and the construct is the node its token starts; the calls that may be intrinsics found
     from the words their callees hold. Where every token is its text (no MISSING token of
     these words), these are the nodes a query over the tree gives. ``functions``: False for
-    no function definitions (the model finds them first, by ``function_nodes``)."""
+    no function definitions (the model finds them first, by ``function_nodes``); ``groups``:
+    the groups of constructs to find (``CONSTRUCT_GROUPS``; the others' lists left empty)."""
     parsed, root = unit.parsed, unit.root
     at, named_at = root.descendant_for_byte_range, root.named_descendant_for_byte_range
     found: dict[str, dict[tuple[int, int], Node]] = {
         k: {} for k in ("launch", "loop", "shared", "pragma", "asm", "global", "call")}
     loops, shared, pragmas = found["loop"], found["shared"], found["pragma"]
     calls = found["call"]
-    for literal, pattern in _KEYWORD_SCANS:
+    for group, literal, pattern in _KEYWORD_SCANS:
+        if group not in groups:
+            continue
         for m in _scan(parsed, literal, pattern):
             start, end = m.span()
             word = m.group()
@@ -145,9 +153,9 @@ def by_text(unit: Unit, functions: bool = True) -> Found:
                 if kind == "kernel_call_syntax" and grand is not None \
                         and grand.type == "call_expression":
                     found["launch"][(grand.start_byte, grand.end_byte)] = grand
-    for m in _scan(parsed, *_ATOMIC):
+    for m in _scan(parsed, *_ATOMIC) if "calls" in groups else ():
         _calls_at(at, m.start(), calls)
-    for literal, pattern in _METHOD_CALLS:
+    for literal, pattern in _METHOD_CALLS if "calls" in groups else ():
         for m in _scan(parsed, literal, pattern):
             start = m.start(1)
             before = parsed[max(0, start - 64):start].rstrip()

@@ -336,17 +336,23 @@ def _constructs(unit: model.Unit) -> list[object]:
     return held
 
 
-@pytest.mark.parametrize("first", ["loops", "pragmas", "launches", "barriers", "unanalyzable"])
-def test_the_bodies_constructs_are_found_once_on_the_first_question_about_any(
-        first: str, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(("first", "group"), [
+    ("loops", "loops"), ("barriers", "calls"), ("warp_intrinsics", "calls"),
+    ("launches", "launches"), ("pragmas", "rest"), ("shared", "rest"),
+    ("unanalyzable", "rest")])
+def test_the_bodies_constructs_are_found_by_group_on_the_first_question_about_one(
+        first: str, group: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """The functions are modeled without what their bodies hold; the first question about
-    any of it (a function's loops, the unit's launches, ...) finds all of it, once, and the
-    same whichever comes first, in a tree read from the text and in one read by the query."""
+    one of a group of it (a function's loops, its barriers, the unit's launches, ...) finds
+    that group, once, for every function; asked group by group, the model is the one a unit
+    that finds every group at once has, in a tree read from the text and in one read by the
+    query (which finds them all with the functions)."""
     from klc.cuda import build
 
-    runs: list[str] = []
+    runs: list[tuple[int, str | None]] = []  # (the unit, by id, and the group)
     real = build._found
-    monkeypatch.setattr(build, "_found", lambda u: runs.append(u.path) or real(u))
+    monkeypatch.setattr(build, "_found",
+                        lambda u, g=None: runs.append((id(u), g)) or real(u, g))
     # (and each broken one as if a token the text is read from were MISSING: the query's)
     sources = [(s, False) for s in [*SOURCES, *BROKEN]] + [(s, True) for s in BROKEN]
     checked = queried = 0
@@ -356,19 +362,25 @@ def test_the_bodies_constructs_are_found_once_on_the_first_question_about_any(
             unit.missing = frozenset({"while"})
         names = [f.name for f in unit.functions]
         by_query = bool(unit.missing & build._FOUND_FROM)
-        assert unit._constructed is by_query  # (the query's one run gives both)
+        assert unit._constructed == (set(model.CONSTRUCT_GROUPS) if by_query else set())
         if first == "unanalyzable" or not unit.functions:
             unit.unanalyzable  # noqa: B018 (asked of the unit)
+            asked = "rest"
         else:  # (of the last function: the others are found too)
             getattr(unit.functions[-1], first)
-        assert unit._constructed
+            asked = group
         assert [f.name for f in unit.functions] == names
-        assert runs == ([] if by_query else [unit.path]), unit.path
+        if by_query:
+            assert runs == []
+        else:
+            assert unit._constructed == {asked} and runs == [(id(unit), asked)], unit.path
         whole = parse_bytes(source, unit.path)
         whole.missing = unit.missing
-        whole.constructs()  # (asked of the unit before anything of a function)
+        whole.constructs()  # (every group, asked of the unit before any function's)
         assert _constructs(unit) == _constructs(whole), unit.path
-        assert runs == ([] if by_query else [unit.path] * 2)  # (each unit's found once)
+        if not by_query:  # (each group of each unit found once, every group of the whole)
+            assert len(runs) == len(set(runs))
+            assert {g for u, g in runs if u == id(whole)} == set(model.CONSTRUCT_GROUPS)
         runs.clear()
         checked += 1
         queried += by_query
@@ -382,7 +394,7 @@ def test_the_bodies_constructs_are_found_once_on_the_first_question_about_any(
 def test_a_listing_whose_matches_no_guard_judges_finds_no_constructs() -> None:
     """Matching needs the functions (where a rule may apply), not what their bodies hold:
     a rule without a guard lists its sites and leaves the unit's constructs unfound, and one
-    whose guard reads a function's loops finds them."""
+    whose guard reads a function's loops finds them, and only them."""
     from klc.pipeline import find_sites
     from klc.rule.ruleset import load_rules_text
 
@@ -393,11 +405,11 @@ def test_a_listing_whose_matches_no_guard_judges_finds_no_constructs() -> None:
                             '  rewrite replace: ```\n    __expf($X)\n  ```\n}\n', "t.rule")
     unit = parse_bytes(source, "k.cu")
     assert [s.ok for s in find_sites(unit, [bare], clang=False)] == [True]
-    assert unit._modeled and not unit._constructed
+    assert unit._modeled and unit._constructed == set()
     guarded, = load_rules_text('rule fast_exp_in_loops {\n  kind: skill\n  context: any\n'
                                '  anchor: ```\n    expf($X)\n  ```\n'
                                '  guard: in_loop\n'
                                    '  rewrite replace: ```\n    __expf($X)\n  ```\n}\n', "t.rule")
     unit = parse_bytes(source, "k.cu")
     find_sites(unit, [guarded], clang=False)
-    assert unit._constructed
+    assert unit._constructed == {"loops"}  # (its loops only)
