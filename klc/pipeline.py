@@ -35,7 +35,7 @@ from klc.edits.bytes import Moves, hidden_text
 from klc.edits.render import render
 from klc.edits.within import sub_matches, why_none
 from klc.errors import KlcError
-from klc.guards import GuardContext, Verdict, evaluate
+from klc.guards import GuardContext, Verdict, evaluate, lets_through
 from klc.guards.geometry import site_holes
 from klc.guards.loops import evaluate_declared, fresh_defaults
 from klc.match import Match, Pattern, find_matches, index_nodes
@@ -528,22 +528,22 @@ class _RuleSites:
 
     def guard(self, m: Match, i: int, fixed: dict[str, str] | None = None) -> Verdict:
         """The rule's guard at match ``i``: judged once per function and declarations where
-        its predicates allow (``klc.site_keys.guard_key``), else at this match. ``fixed``: the hole
-        values the site's geometry gives (``site_holes``), judged with the rest."""
+        its predicates allow (``klc.site_keys.guard_key``), else at this match (without the
+        refused sites, for whether it lets the match through: ``lets_through``). ``fixed``:
+        the hole values the site's geometry gives (``site_holes``), judged with the rest."""
         assert self.rule.guard is not None
-        key: tuple[object, ...] | None = None
+        key, judge = None, evaluate if self.refused else lets_through
         if fixed:
-            return evaluate(self.rule.guard, self.context_of(m, i, fixed))
+            return judge(self.rule.guard, self.context_of(m, i, fixed))
         if self.guard_vars is not None:
             gkey = self.guard_keys[i]
             if gkey is _UNSET:
                 gkey = self.guard_keys[i] = guard_key(m, self.guard_vars, self.caches.locals)
             if gkey is not None:
-                key = (self.guard_id, gkey)
-        verdicts = self.caches.verdicts
-        verdict = verdicts.get(key) if key is not None else None
+                key = (self.guard_id, gkey)  # type: ignore[assignment]
+        verdict = (verdicts := self.caches.verdicts).get(key) if key is not None else None
         if verdict is None:
-            verdict = evaluate(self.rule.guard, self.context_of(m, i))
+            verdict = judge(self.rule.guard, self.context_of(m, i))
             if key is not None:
                 verdicts[key] = verdict
         return verdict

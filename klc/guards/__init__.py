@@ -27,7 +27,7 @@ family is one file and its name in ``table.FAMILIES``.
 
 from __future__ import annotations
 
-from klc.guards.evaluate import evaluate
+from klc.guards.evaluate import evaluate, lets_through
 from klc.guards.registry import (
     READS,
     ArgSpec,
@@ -40,4 +40,5 @@ from klc.guards.registry import (
 from klc.guards.table import FAMILIES, PREDICATES, check_call, traits, with_trait
 
 __all__ = ["FAMILIES", "PREDICATES", "READS", "ArgSpec", "GuardContext", "Predicate", "Traits",
-           "Verdict", "check_call", "evaluate", "predicate", "traits", "with_trait"]
+           "Verdict", "check_call", "evaluate", "lets_through", "predicate", "traits",
+           "with_trait"]

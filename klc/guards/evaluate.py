@@ -9,6 +9,7 @@ are, so ``not p`` never turns "cannot tell" into "yes".
 
 from __future__ import annotations
 
+from time import perf_counter
 from typing import Any
 
 from klc.guards.registry import GuardContext, Predicate, Verdict
@@ -38,15 +39,7 @@ def evaluate(expr: GuardExpr, ctx: GuardContext) -> Verdict:
             return v
         verdicts.append(v)
     if isinstance(expr, GuardAnd):
-        for want in ((False, False), (False, True)):  # a known "no" first, then "cannot tell"
-            for v in verdicts:
-                if (v.ok, v.unknown) == want:
-                    return v
-        pending = [v for v in verdicts if v.unknown]
-        if pending:
-            return Verdict(True, lambda: "; ".join(v.reason for v in pending), pending[0].start,
-                           True)
-        return Verdict(True, lambda: "; ".join(v.reason for v in verdicts), verdicts[0].start)
+        return _and_of(verdicts)
     for want in ((True, False), (True, True)):
         for v in verdicts:
             if (v.ok, v.unknown) == want:
@@ -54,6 +47,77 @@ def evaluate(expr: GuardExpr, ctx: GuardContext) -> Verdict:
     unknown = any(v.unknown for v in verdicts)
     return Verdict(False, lambda: "; and ".join(v.reason for v in verdicts), verdicts[0].start,
                    unknown)
+
+
+def _and_of(verdicts: list[Verdict]) -> Verdict:
+    """An ``and``'s verdict from its operands' (in written order): its first known "no",
+    else its first "cannot tell", else a "yes", pending where one waits for a hole."""
+    for want in ((False, False), (False, True)):  # a known "no" first, then "cannot tell"
+        for v in verdicts:
+            if (v.ok, v.unknown) == want:
+                return v
+    pending = [v for v in verdicts if v.unknown]
+    if pending:
+        return Verdict(True, lambda: "; ".join(v.reason for v in pending), pending[0].start,
+                       True)
+    return Verdict(True, lambda: "; ".join(v.reason for v in verdicts), verdicts[0].start)
+
+
+def lets_through(expr: GuardExpr, ctx: GuardContext) -> Verdict:
+    """``evaluate``'s verdict where only whether the guard lets the match through is read (a
+    listing of the applicable sites: a refused one is not shown): a top-level ``and`` stops
+    at the first operand that refuses, a known "no" or a missing fact (it refuses either
+    way, for another reason perhaps), and asks its operands in the order that has refused
+    soonest for the least time so far in this process (``_Plan``: a query planner's
+    filter order, by each operand's mean time over its share of refusals). One that lets the
+    match through asked every operand, and its verdict is ``evaluate``'s."""
+    if not isinstance(expr, GuardAnd):
+        return evaluate(expr, ctx)
+    held = _PLANS.get(id(expr))
+    if held is None or held[0] is not expr:
+        held = _PLANS[id(expr)] = (expr, _Plan(len(expr.operands)))
+    plan = held[1]
+    operands = expr.operands
+    verdicts: list[Verdict | None] = [None] * len(operands)
+    for i in plan.order:
+        t = perf_counter()
+        v = evaluate(operands[i], ctx)
+        plan.saw(i, perf_counter() - t, not v.ok)
+        if not v.ok:
+            return v
+        verdicts[i] = v
+    return _and_of(verdicts)  # type: ignore[arg-type]
+
+
+class _Plan:
+    """The order an ``and``'s operands are asked in by ``lets_through``: written order at
+    first, then by each one's mean time divided by its share of refusals (smoothed: one
+    never asked costs nothing yet, so each is tried), made again as the counts double.
+    Only time depends on it: the verdict is the same in any order."""
+
+    __slots__ = ("calls", "next", "order", "refusals", "time")
+
+    def __init__(self, n: int) -> None:
+        self.order: tuple[int, ...] = tuple(range(n))
+        self.time = [0.0] * n
+        self.calls = [0] * n
+        self.refusals = [0] * n
+        self.next = 4  # (the number of questions at which the order is made again)
+
+    def saw(self, i: int, seconds: float, refused: bool) -> None:
+        self.time[i] += seconds
+        self.calls[i] += 1
+        self.refusals[i] += refused
+        if self.calls[i] >= self.next:
+            self.next *= 2
+            self.order = tuple(sorted(self.order, key=self._rank))
+
+    def _rank(self, i: int) -> float:
+        n = self.calls[i]
+        return (self.time[i] / n if n else 0.0) * (n + 2) / (self.refusals[i] + 1)
+
+
+_PLANS: dict[int, tuple[GuardAnd, _Plan]] = {}  # by the ``and``'s id, kept beside it
 
 
 def _call(call: GuardCall, ctx: GuardContext) -> Verdict:
