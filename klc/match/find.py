@@ -131,7 +131,7 @@ def first_per_name(pattern: Pattern, unit: Unit, where_of: Callable[[Pattern], W
     if not live:
         return []
     types = {b.root_type for b, _ in live}
-    src, root = unit.source, unit.root
+    src, root, memo = unit.source, unit.root, unit.memo
     m = _Matcher(src, unit._kids)
     winners: dict[tuple[int, int], Match | None] = {}  # the match that holds each span
     out: list[Match] = []
@@ -151,15 +151,19 @@ def first_per_name(pattern: Pattern, unit: Unit, where_of: Callable[[Pattern], W
             seen: set[tuple[int, int]] = set()
             for at in word_occurrences(src, word, fn.start, fn.end):
                 # the candidate kinds on the path down to the occurrence, outermost first:
-                # those not seen at an earlier occurrence all start after it (source order)
-                path = [top] if top.type in types else []
-                cursor.reset(top)
-                while cursor.goto_first_child_for_byte(at) is not None:
-                    node = cursor.node
-                    if node is None or node.start_byte > at or node.end_byte < at + size:
-                        break
-                    if node.type in types:
-                        path.append(node)
+                # those not seen at an earlier occurrence all start after it (source order);
+                # the path kept for the unit's other anchors (``Unit.memo``)
+                key = (_PATH, top.id, at)
+                down = memo.get(key)
+                if down is None:
+                    down = memo[key] = [top]
+                    cursor.reset(top)
+                    while cursor.goto_first_child_for_byte(at) is not None:
+                        node = cursor.node
+                        if node is None or node.start_byte > at or node.end_byte < at + size:
+                            break
+                        down.append(node)
+                path = [node for node in down if node.type in types]
                 found = False
                 for node in path:
                     span = (node.start_byte, node.end_byte)
@@ -167,7 +171,7 @@ def first_per_name(pattern: Pattern, unit: Unit, where_of: Callable[[Pattern], W
                         continue
                     seen.add(span)
                     if span not in winners:
-                        winners[span] = _winner(m, unit, live, *span, path)
+                        winners[span] = _winner(m, unit, live, *span, path, memo)
                     won = winners[span]
                     if won is not None and won.function is fn:
                         x = won.bindings.get(target)
@@ -183,24 +187,39 @@ def first_per_name(pattern: Pattern, unit: Unit, where_of: Callable[[Pattern], W
 
 
 def _winner(m: _Matcher, unit: Unit, live: list[tuple[Pattern, Where]], s: int, e: int,
-            around: Iterable[Node]) -> Match | None:
+            around: Iterable[Node], memo: dict[Any, Any]) -> Match | None:
     """The match that holds the span [s, e) among ``anchor any``'s: the first branch's that
     matches a candidate of it (the nodes of the span on the path, outermost first: their
-    document order), or None."""
-    nodes = [n for n in around if n.start_byte == s and n.end_byte == e]
-    find = unit.source.find
+    document order), or None. Each branch's answer at a span is kept in ``memo`` (the unit's:
+    anchors that share a branch and its candidates share it)."""
+    nodes = None
     for b, where in live:
-        if any(find(w, s, e) < 0 for w in b.words):
+        key = (_WON, b.key, where, s, e)  # (the object, by identity: kept while asked)
+        won = memo.get(key, _UNKNOWN)
+        if won is _UNKNOWN:
+            if nodes is None:
+                nodes = [n for n in around if n.start_byte == s and n.end_byte == e]
+            won = memo[key] = _branch_match(m, unit, b, where, s, e, nodes)
+        if won is not None:
+            return won  # type: ignore[no-any-return]
+    return None
+
+
+def _branch_match(m: _Matcher, unit: Unit, b: Pattern, where: Where, s: int, e: int,
+                  nodes: list[Node]) -> Match | None:
+    """A branch's match at a candidate of the span [s, e) among ``nodes``, or None."""
+    find = unit.source.find
+    if any(find(w, s, e) < 0 for w in b.words):
+        return None
+    kind = b.root_type
+    for node in nodes:
+        if node.type != kind or not where.holds(node):
             continue
-        kind = b.root_type
-        for node in nodes:
-            if node.type != kind or not where.holds(node):
-                continue
-            bound: dict[str, Binding] = {}
-            if m.node(b.elements[0], node, bound):
-                oblige = split_obligations(bound) if _obliges(b) else ()
-                return Match(None, unit, unit.function_at(s), s, e, (node,),  # type: ignore[arg-type]
-                             bound, obligations=oblige)
+        bound: dict[str, Binding] = {}
+        if m.node(b.elements[0], node, bound):
+            oblige = split_obligations(bound) if _obliges(b) else ()
+            return Match(None, unit, unit.function_at(s), s, e, (node,),  # type: ignore[arg-type]
+                         bound, obligations=oblige)
     return None
 
 
@@ -540,6 +559,8 @@ def _nested(nodes: Sequence[Node]) -> tuple[list[int], list[int], list[int]] | N
 
 
 _COUNTS = "klc.match: word counts"
+_PATH = "klc.match: the path down to a name"
+_WON = "klc.match: a branch's match at a span"
 _HELD = "klc.match: nodes holding words"
 _AROUND = "klc.match: nodes around a word"
 _PLACES = "klc.match: word places"

@@ -135,12 +135,22 @@ def where_of(unit: Unit, branch: Pattern, scope: Scope | None,
              candidates: dict[str, list[Node]], memo: dict[tuple[object, ...], Any]) -> Where:
     """Where a branch's candidates lie for ``klc.match.find.first_per_name``: every node of
     its type (no scope), those in the functions ``scope`` admits, or, at a kernel body's top
-    level, those ``scoped`` keeps (``candidates``: the unit's index)."""
+    level, those ``scoped`` keeps (``candidates``: the unit's index). One object for the
+    same candidates (kept in ``memo``): the anchors that share a branch share its answers."""
     if scope is None:
         return Where()
     if not scope.body:
-        return Where(function_spans(unit, scope, memo))
-    return Where(nodes=scoped(unit, branch, candidates, scope, memo)[branch.root_type])
+        key: tuple[object, ...] = ("where", scope)
+        held = memo.get(key)
+        if held is None:
+            held = memo[key] = Where(function_spans(unit, scope, memo))
+        return held  # type: ignore[no-any-return]
+    nodes = scoped(unit, branch, candidates, scope, memo)[branch.root_type]
+    key = ("where", id(nodes))  # (one per list: the branches of its kind share it)
+    held = memo.get(key)
+    if held is None or held[0] is not nodes:
+        held = memo[key] = (nodes, Where(nodes=nodes))
+    return held[1]  # type: ignore[no-any-return]
 
 
 def _spans(unit: Unit, scope: Scope) -> tuple[list[int], list[int], set[int], set[int]]:
