@@ -346,9 +346,9 @@ class Unit:
     ``build(unit, None, None)`` fills in the model's functions on the first question about
     them, ``build(unit, None, group)`` a group of what their bodies hold (loops, barriers,
     pragmas, launches, ...) on the first question about one; ``build(unit, types, None)``
-    the per-type index (the common node types and
-    ``types``) on the first question about node types (neither needs the other); ``facts``
-    makes the unit's semantic facts on the first ``facts``."""
+    the per-type index (the common node types and ``types``) on the first question about
+    node types (neither needs the other); ``facts`` makes the unit's semantic facts on the
+    first ``facts``."""
 
     def __init__(self, path: str, source: bytes, parsed: bytes, tree: Tree, masks: list[Mask],
                  defines: Definitions | None = None, *,
