@@ -393,11 +393,14 @@ def _size(path: str) -> int:
 def _warm() -> None:
     """Compile, before the workers are forked, the queries the front end runs on every file
     (the per-type index: its common types, which hold the kinds most anchors start at) and
-    on a file with a syntax error, import the modules a listing runs and read the rules'
-    facts: each worker would do it again."""
+    on a file with a syntax error, import the modules a listing runs, read the rules' facts
+    and number their runs' statements (``klc.match.find.run_elements``): each worker would
+    do it again."""
     import klc.pipeline
     import klc.report  # (imported by the first listing of each worker)
     from klc.cuda.build import index_query, model_query
+    from klc.match import pattern_of
+    from klc.match.find import run_elements
     from klc.site_keys import rule_facts
 
     index_query(())
@@ -405,6 +408,10 @@ def _warm() -> None:
     for r in _STATE["rules"]:
         rule_facts(r)
         klc.pipeline.device_only_names(r)
+        pattern = pattern_of(r)
+        for branch in pattern.alternatives or (pattern,):
+            if branch.is_sequence:
+                run_elements(branch)
 
 
 def loaded_rules() -> list[Any]:

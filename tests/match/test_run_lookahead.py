@@ -5,12 +5,16 @@ next one cannot follow."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from klc.cuda.parse import parse_bytes
 from klc.match import compile_pattern, engine, find_matches
+
+ROOT_SKILLS = Path(__file__).resolve().parents[2] / "skills"
 
 # statements a block is made of: declarations of each kind and `if`s that do or do not test
 # a declared index, so that a run's ends are many and few of them are followed by what the
@@ -106,3 +110,22 @@ def test_anchors_equal_but_for_names_share_their_fitting_and_find_what_each_find
         keys = [[k for _, k in find.run_elements(compile_pattern(q))]
                 for q in (p, renamed, other)]
         assert keys[0] == keys[1] and keys[0] != keys[2]
+
+
+def test_the_workers_start_with_the_runs_statements_numbered() -> None:
+    """Before ``klc list -j N`` forks its workers, every run anchor of the library has its
+    statements numbered (``klc.batch.listing._warm``): a worker does not number them again."""
+    from klc.batch import listing
+    from klc.match import find, pattern_of
+
+    listing._init([str(ROOT_SKILLS)], True, False)
+    find._RUN_ELEMENTS.clear()
+    find._FIT_KEYS.clear()
+    listing._warm()
+    numbered = len(find._FIT_KEYS)
+    runs = [b for r in listing._STATE["rules"] for p in [pattern_of(r)]
+            for b in (p.alternatives or (p,)) if b.is_sequence]
+    assert len(runs) > 20 and numbered > 100
+    for b in runs:  # (as a worker asks them: nothing numbered again)
+        assert find.run_elements(b)
+    assert len(find._FIT_KEYS) == numbered
