@@ -163,10 +163,7 @@ def _constructs_found(unit: Unit, found: Found, group: str) -> None:
     elif group == "launches":
         _launches(unit, found, owner)
     elif group == "loops":
-        for node in found.loops:
-            f = owner(node.start_byte, node.end_byte)
-            if f is not None:
-                f._loops.append(_loop(unit, f, node))
+        _loops(unit, found, owner)
     else:
         _masked_pragmas(unit, owner)
         _rest(unit, found, owner)
@@ -323,8 +320,8 @@ def _masked_pragmas(unit: Unit, owner: Owner) -> None:
     function's pragmas (an unroll is also the loop's that follows it: ``unroll_marks``)."""
     for m, found in _masked_meanings(unit):
         f = owner(m.start, m.end)
-        if f is not None and found.pragma is not None:
-            f._pragmas.append(Pragma(found.pragma, m.start, m.end))
+        if f is not None:
+            f._pragmas.append(Pragma(found.pragma, m.start, m.end))  # type: ignore[arg-type]
 
 
 def _masked_meanings(unit: Unit) -> Iterator[tuple[Mask, MacroMeaning]]:
@@ -404,6 +401,14 @@ def _launches(unit: Unit, found: Found, owner: Owner) -> None:
     for f in unit._functions:
         if len(f._launches) > 1:
             f._launches.sort(key=_by_start_attr)
+
+
+def _loops(unit: Unit, found: Found, owner: Owner) -> None:
+    """The loops, each given to the function that holds it."""
+    for node in found.loops:
+        f = owner(node.start_byte, node.end_byte)
+        if f is not None:
+            f._loops.append(_loop(unit, f, node))
 
 
 def _rest(unit: Unit, found: Found, owner: Owner) -> None:
