@@ -20,6 +20,13 @@ anchors ast-grep takes are ``ast_grep_rule``'s (a metavariable kind becomes an a
     python bench/list_bench.py DIR --count [--every 10]       # instructions, by valgrind
     python bench/list_bench.py DIR --klc-only -j 8            # klc's commands alone (a
                                                               # machine without ast-grep)
+    python bench/list_bench.py DIR --scaling 1,2,4,8,16       # -j N against ast-grep's
+                                                              # --threads N, wall clock
+
+``--scaling`` times ``klc list --tree-only DIR -j N`` (the rule library cached, the result
+cache empty) and ast-grep's scan with ``--threads N`` for each N given, alternating, --runs
+rounds: the wall seconds (medians), each tool's speed-up over its own one-process run, and
+the ratio of the two at each N.
 
 ``--count`` counts instructions instead, the figure that does not move with the machine's
 load (to compare two commits by): one process under valgrind's callgrind loads the rule
@@ -439,6 +446,45 @@ def _ast_grep_rows(row: Any, runs: dict[str, list[Any]], counts: dict[str, Any],
           f"{fastest('cmd1') / fastest('sg'):.2f}x")
 
 
+def scaling(folder: Path, rule_paths: list[str], levels: list[int], runs: int,
+            klc_only: bool) -> int:
+    """``--scaling``: klc's listing with N workers and ast-grep with N threads, at each N."""
+    plugins.load()
+    rules = list(RuleSet.load(rule_paths).rules)
+    table = ast_grep_rules(rules)
+    sg_rules = [(rid, rule) for rid, _p, _how, rule in table if rule is not None]
+    levels = sorted(set(levels) | {1})
+    klc: dict[int, list[float]] = {n: [] for n in levels}
+    sg: dict[int, list[float]] = {n: [] for n in levels}
+    load0 = os.getloadavg()[0]
+    with tempfile.TemporaryDirectory() as warm:
+        time_klc_command(folder, rule_paths, 1, cache=Path(warm))  # (the library cached)
+        for _ in range(runs):
+            for n in levels:
+                klc[n].append(time_klc_command(folder, rule_paths, n, library=Path(warm))[0].wall)
+                if not klc_only:
+                    got = time_ast_grep(folder, sg_rules, n)
+                    if got is None:
+                        print("ast-grep: not run (not installed, or it refused a rule; "
+                              "--klc-only times klc alone)", file=sys.stderr)
+                        return 2
+                    sg[n].append(got[0].wall)
+    k1 = statistics.median(klc[1])
+    print(f"# corpus: {corpus_how(folder)}; {len(rules)} rules, ast-grep given "
+          f"{len(sg_rules)} anchors; {os.cpu_count()} CPUs; {runs} rounds (medians, wall s)")
+    print(f"{'N':>4}{'klc -j N':>10}{'speed-up':>10}" + (
+        "" if klc_only else f"{'ast-grep':>10}{'speed-up':>10}{'klc/ast-grep':>14}"))
+    for n in levels:
+        k = statistics.median(klc[n])
+        line = f"{n:>4}{k:>10.2f}{k1 / k:>9.2f}x"
+        if not klc_only:
+            g, g1 = statistics.median(sg[n]), statistics.median(sg[1])
+            line += f"{g:>10.2f}{g1 / g:>9.2f}x{k / g:>13.2f}x"
+        print(line)
+    print(f"load average (1 min) at the start and end: {load0:.2f}, {os.getloadavg()[0]:.2f}")
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("dir", type=Path)
@@ -458,8 +504,20 @@ def main() -> int:
     ap.add_argument("--every", type=int, default=10, metavar="N",
                     help="--count: only every N-th file, sorted by path (10)")
     ap.add_argument("--counted", action="store_true", help=argparse.SUPPRESS)  # (--count's)
+    ap.add_argument("--scaling", metavar="N,N,...",
+                    help="time klc list --tree-only -j N and ast-grep --threads N at each N")
     args = ap.parse_args()
     rule_paths = args.rules or [str(ROOT / "skills")]
+    if args.scaling is not None:
+        try:
+            levels = [int(x) for x in args.scaling.split(",")]
+        except ValueError:
+            levels = []
+        if not levels or min(levels) < 1 or not args.dir.is_dir():
+            print("list_bench: --scaling takes a folder and worker counts of 1 or more, "
+                  "as 1,2,4", file=sys.stderr)
+            return 2
+        return scaling(args.dir, rule_paths, levels, max(1, args.runs), args.klc_only)
     if args.count or args.counted:
         if args.every < 1 or not args.dir.is_dir():
             print("list_bench: --count takes a folder and --every 1 or more", file=sys.stderr)

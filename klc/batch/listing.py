@@ -391,20 +391,20 @@ def _size(path: str) -> int:
 
 
 def _warm() -> None:
-    """Compile, before the workers are forked, the queries the front end runs on every file
-    (the per-type index: its common types, which hold the kinds most anchors start at) and
-    on a file with a syntax error, import the modules a listing runs, read the rules' facts
-    and number their runs' statements (``klc.match.find.run_elements``): each worker would
-    do it again."""
+    """Compile, before the workers are forked, the query the front end runs on every file
+    (the per-type index: its common types, which hold the kinds most anchors start at),
+    import the modules a listing runs, read the rules' facts and number their runs'
+    statements (``klc.match.find.run_elements``): each worker would do it again. What few
+    files need (the model's query of a tree with a MISSING token) is left to the worker that
+    meets one: the time before the fork is time no worker lists in."""
     import klc.pipeline
     import klc.report  # (imported by the first listing of each worker)
-    from klc.cuda.build import index_query, model_query
+    from klc.cuda.build import index_query
     from klc.match import pattern_of
     from klc.match.find import run_elements
     from klc.site_keys import rule_facts
 
     index_query(())
-    model_query()
     for r in _STATE["rules"]:
         rule_facts(r)
         klc.pipeline.device_only_names(r)
