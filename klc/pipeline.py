@@ -254,6 +254,8 @@ def find_sites(unit: Unit, rules: list[Rule], holes: dict[str, str] | None = Non
             judge = _RuleSites(caches, rule, anchor, found, holes or {}, spec, clang,
                                refused, pattern.common if pattern.alternatives else None)
             sites += filter(None, map(judge.site, judge.order))
+    for memo in caches.memos.values():  # (a verdict that writes its reason later holds its
+        memo.clear()  # context, which holds the memo: the unit freed with its last site)
     # in source order, then by rule name (two stable sorts on C-level keys)
     sites.sort(key=_by_rule_name)
     sites.sort(key=_by_start)
@@ -303,8 +305,7 @@ class _SiteCaches:
     def matches(self, pattern: Pattern, scope: Scope | None = None,
                 key: str | None = None) -> list[Match]:
         """The matches of an anchor: found once for all the rules that share it (and the
-        functions they may apply in: ``scope``). ``key``: ``_anchor_key``'s, where the caller
-        has it."""
+        functions they may apply in: ``scope``). ``key``: ``_anchor_key``'s, if known."""
         if key is None:
             key = anchor_key(pattern, scope)
         found = self.by_anchor.get(key)
@@ -496,8 +497,7 @@ class _RuleSites:
         return None
 
     def spec_kernel(self) -> str | None:
-        """The kernel the spec describes: the one given, else the unit's own (as applying
-        the site reads it)."""
+        """The kernel the spec describes: the one given, else the unit's own (as applying does)."""
         if self._spec_kernel is _UNSET:
             spec = self.spec
             self._spec_kernel = getattr(spec, "spec", spec).kernel_name \

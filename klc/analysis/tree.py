@@ -276,19 +276,17 @@ def leaves_in(unit: Unit, start: int, end: int) -> list[str]:
     """The tokens of the code in [start, end), comments left out."""
     node = unit.root.descendant_for_byte_range(start, end)
     out: list[str] = []
-
-    def walk(n: Node) -> None:
+    # (a walk by a stack: a closure that calls itself is a cycle holding the unit)
+    stack = [node] if node is not None else []
+    while stack:
+        n = stack.pop()
         if n.end_byte <= start or n.start_byte >= end:
-            return
+            continue
         if n.child_count == 0:
             if n.type != "comment":
                 out.append(text_of(unit.source, n))
-            return
-        for c in n.children:
-            walk(c)
-
-    if node is not None:
-        walk(node)
+            continue
+        stack.extend(reversed(n.children))
     return out
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import gc
 import json
 import os
+import weakref
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -188,14 +189,18 @@ def _list_source(path: str, source: bytes) -> FileListing:
     try:
         return _list_unit(path, unit)
     finally:
-        # a file's matches, guard contexts and the reasons they write on demand refer to
-        # each other and to the unit: cycles that hold the file's tree (C memory the
-        # collector does not weigh) until a late collection. The memo is let go now and
-        # the cycles are collected every few files, which keeps the peak to a few trees
+        # the memo's answers refer to the unit: let go now, and the unit with it. The file's
+        # tree (C memory the collector does not weigh) is then freed at once, unless cycles
+        # still hold it (a libclang cursor's objects, a closure of a rule's code): such
+        # units are collected every few, which keeps the peak to a few trees. A collection
+        # walks everything made since the library was loaded: it is not run for nothing
         unit.memo.clear()
-        _STATE["listed"] = listed = _STATE.get("listed", 0) + 1
-        if listed % _COLLECT_EVERY == 0:
-            gc.collect()
+        held = weakref.ref(unit)
+        del unit
+        if held() is not None:
+            _STATE["held"] = count = _STATE.get("held", 0) + 1
+            if count % _COLLECT_EVERY == 0:
+                gc.collect()
 
 
 _COLLECT_EVERY = 8

@@ -393,6 +393,7 @@ def _matches(pattern: Pattern, unit: Unit, rule: Rule | None = None,
                 yield Match(rule, unit, unit.function_at(nodes[0].start_byte),  # type: ignore[arg-type]
                             nodes[0].start_byte, nodes[-1].end_byte, nodes, b,
                             obligations=oblige(b))
+            m.fitting = None  # (its fits hold the matcher: no cycle left to the collector)
         else:
             b = {}
             if fast is None:  # (``_Matcher.node``, called here without its indirection)
