@@ -270,22 +270,22 @@ def _runs_held(runs: tuple[bytes, ...], unit: Unit, present: dict[Any, bool]) ->
 
 class AnchorWords:
     """What ``possible`` asks of a file for every anchor of a library (each ``anchor any``
-    branch), asked once per file for them all (``fill``): each word of the library looked
-    for once, then each set of words and runs that some anchors share. Made once per list of
-    anchors."""
+    branch), asked once per file for them all (``fill``): each set of words and runs that
+    some anchors share, its words the longest first (most often the rarest) until one is
+    not in the file, each word looked for once. Made once per list of anchors."""
 
-    __slots__ = ("groups", "words")
+    __slots__ = ("groups",)
 
     def __init__(self, patterns: Iterable[Pattern]) -> None:
         branches = {q.key: q for p in patterns for q in (p.alternatives or (p,))}
-        self.words = tuple(sorted({w for q in branches.values() for w in q.words}))
         groups: dict[tuple[frozenset[bytes], tuple[bytes, ...]],
                      tuple[list[str], set[str]]] = {}
         for q in branches.values():
             keys, kinds = groups.setdefault((frozenset(q.words), q.runs), ([], set()))
             keys.append(q.key)
             kinds.add(q.root_type)
-        self.groups = tuple((words, runs, tuple(keys), frozenset(kinds))
+        self.groups = tuple((tuple(sorted(words, key=lambda w: (-len(w), w))), runs,
+                             tuple(keys), frozenset(kinds))
                             for (words, runs), (keys, kinds) in groups.items())
 
     def fill(self, unit: Unit) -> set[str]:
@@ -295,12 +295,19 @@ class AnchorWords:
         if present is None:
             present = unit.memo[_PRESENT] = {}
         source = unit.source
-        absent = {w for w in self.words if w not in source}
-        for w in self.words:
-            present[w] = w not in absent
         kinds: set[str] = set()
         for words, runs, keys, starts in self.groups:
-            held = absent.isdisjoint(words) and _runs_held(runs, unit, present)
+            # (a group's words asked the longest first, until one is not in the file: a
+            # word only groups without one of their words hold is never looked for)
+            held = True
+            for w in words:
+                has = present.get(w)
+                if has is None:
+                    has = present[w] = w in source
+                if not has:
+                    held = False
+                    break
+            held = held and _runs_held(runs, unit, present)
             for k in keys:
                 present[k] = held
             if held:
@@ -441,11 +448,15 @@ def _holding(unit: Unit, nodes: Sequence[Node], words: tuple[bytes, ...], rare: 
     counts = unit.memo.get(_COUNTS)
     if counts is None:
         counts = unit.memo[_COUNTS] = {}
-    rarest, fewest = words[0], -1
     limit = len(nodes)
-    for w in words:
-        n = _count_below(unit.source, w, limit, counts)
-        if fewest < 0 or n < fewest:
+    rarest, fewest = words[0], limit
+    longest = _LONGEST_FIRST.get(words)
+    if longest is None:
+        longest = _LONGEST_FIRST[words] = tuple(sorted(words, key=len, reverse=True))
+    for w in longest:  # (the longest first, most often the rarest; each counted only as far
+        # as the rarest before it: past that, how common it is does not matter)
+        n = _count_below(unit.source, w, fewest, counts)
+        if n < fewest:
             rarest, fewest = w, n
     nesting = _nesting(nodes, unit.memo) if fewest < limit else None
     if nesting is None and rare:
@@ -465,6 +476,10 @@ def _holding(unit: Unit, nodes: Sequence[Node], words: tuple[bytes, ...], rare: 
     others = [w for w in words if w != rarest] + list(also)
     return [nodes[i] for i in _around_places(unit, nodes, nesting, rarest)
             if all(find(w, starts[i], ends[i]) >= 0 for w in others)]
+
+
+# a list of words (an anchor's), the longest first
+_LONGEST_FIRST: dict[tuple[bytes, ...], tuple[bytes, ...]] = {}
 
 
 def _around_places(unit: Unit, nodes: Sequence[Node],
