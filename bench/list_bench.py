@@ -150,10 +150,12 @@ def _vm_hwm(pid: int) -> int:
     return 0
 
 
-def time_klc_command(folder: Path, rule_paths: list[str], jobs: int, tree_only: bool = True,
+def time_klc_command(folder: Path, rule_paths: list[str], jobs: int | None,
+                     tree_only: bool = True,
                      cache: Path | None = None, library: Path | None = None
                      ) -> tuple[Ran, int]:
-    """``klc list [--tree-only] DIR -j N`` as a user runs it (a new process; the listing to a
+    """``klc list [--tree-only] DIR -j N`` (``jobs`` None: without ``-j``, its default
+    workers) as a user runs it (a new process; the listing to a
     file; klc's modules compiled to bytecode once, as an installed klc has them), without
     the result cache (``cache``: with it, in that folder). ``library``: a cache folder
     holding the compiled rule library (``klc.rule.cache``, as any run after the first finds
@@ -162,7 +164,7 @@ def time_klc_command(folder: Path, rule_paths: list[str], jobs: int, tree_only: 
     and the sites it printed. Exit 2 (a file with syntax errors, listed all the same) is a
     run."""
     cmd = [sys.executable, "-m", "klc", "list", *(["--tree-only"] if tree_only else []),
-           "-j", str(jobs)]
+           *(["-j", str(jobs)] if jobs is not None else [])]
     for r in rule_paths:
         cmd += ["--skills", r]
     env = dict(os.environ)
@@ -559,6 +561,7 @@ def main() -> int:
                 got["sg"] = sg
             got["cmd"] = time_klc_command(args.dir, rule_paths, 1, tree_only=False, library=lib)
             got["cmdj"] = time_klc_command(args.dir, rule_paths, args.jobs, library=lib)
+            got["auto"] = time_klc_command(args.dir, rule_paths, None, library=lib)
             got["cold"] = time_klc_command(args.dir, rule_paths, 1)
             got["warm"] = time_klc_command(args.dir, rule_paths, 1, tree_only=False,
                                            cache=Path(warm))
@@ -599,6 +602,7 @@ def main() -> int:
     row("klc list DIR -j 1 (libclang where a guard asks)", "cmd", counts["cmd"])
     row("klc list --tree-only DIR -j 1", "cmd1", counts["cmd1"])
     row(f"klc list --tree-only DIR -j {args.jobs}", "cmdj", counts["cmdj"])
+    row("klc list --tree-only DIR (its default workers)", "auto", counts["auto"])
     row("klc list --tree-only DIR -j 1, no cache at all", "cold", counts["cold"])
     row("klc list DIR -j 1, again (the result cache)", "warm", counts["warm"])
     if not args.commands_only and not args.klc_only:
@@ -613,6 +617,9 @@ def main() -> int:
           f"{med('cmd1') / med('cmdj'):.2f}x (target >= 1.7); the CPU seconds of -j "
           f"{args.jobs} over -j 1: {med('cmdj', 'cpu') / med('cmd1', 'cpu'):.2f}x; "
           f"{os.cpu_count()} CPUs")
+    if not args.klc_only:
+        print(f"as each runs by default (wall): klc list --tree-only DIR / ast-grep scan: "
+              f"{med('auto') / med('sg_all'):.2f}x")
     print(f"load average (1 min) at the start and end: {load0:.2f}, {os.getloadavg()[0]:.2f}")
     if args.commands_only or args.klc_only:
         return 0

@@ -48,13 +48,15 @@ class ListCache:
     def key(self, path: str, source: bytes) -> str:
         return digest((LAYOUT, self.context.encode(), path.encode(), source))
 
-    def _file(self, key: str) -> Path:
-        return self.root / key[:2] / f"{key}.json"
+    def _file(self, key: str) -> str:
+        return os.path.join(self.root, key[:2], f"{key}.json")  # (a path per file listed:
+        # os.path, not pathlib, which takes longer than a miss's open)
 
     def get(self, key: str) -> dict[str, Any] | None:
         """The stored listing (its JSON object), or None: missing, or not readable as one."""
         try:
-            data = json.loads(self._file(key).read_bytes())
+            with open(self._file(key), "rb") as f:
+                data = json.loads(f.read())
         except (OSError, ValueError):
             return None
         if not isinstance(data, dict) or data.get("key") != key \
@@ -69,17 +71,17 @@ class ListCache:
         needs and an entry does not): an entry is written for every file a listing reads,
         and ``atomic_write`` took more time than reading one."""
         target = self._file(key)
-        folder = str(target.parent)
+        folder = os.path.dirname(target)
         data = json.dumps({"key": key, "listing": listing}).encode()
         try:
             if folder not in _MADE:
                 os.makedirs(folder, exist_ok=True)
                 _MADE.add(folder)
             try:
-                replace_file(str(target), data)
+                replace_file(target, data)
             except FileNotFoundError:  # (the folder was removed since: made again)
                 os.makedirs(folder, exist_ok=True)
-                replace_file(str(target), data)
+                replace_file(target, data)
         except OSError:
             pass
 

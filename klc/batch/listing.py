@@ -153,30 +153,43 @@ def _from_json(data: dict[str, Any]) -> FileListing:
     return listing
 
 
-def list_file(path: str) -> FileListing:
+def list_file(path: str, look: bool = True) -> FileListing:
     """One file's listing: from the result cache when it holds one for these bytes (and
-    rules, options, klc), else made and stored."""
+    rules, options, klc), else made and stored. ``look`` off: the cache is known to lack
+    it (a worker's file: ``list_paths`` looked)."""
+    listing, source, key = _stored(path, look)
+    if listing is not None:
+        return listing
+    listing = _list_source(path, source)
+    store = _STATE.get("cache")
+    if store is not None and not listing.error:
+        store.put(key, _to_json(listing))
+    return listing
+
+
+def _stored(path: str, look: bool = True) -> tuple[FileListing | None, bytes, str]:
+    """A file's listing where it needs no listing (the result cache holds it, ``look``, or
+    the file cannot be read: said in the listing), else None; the file's bytes and its
+    cache key."""
     from klc.cuda.parse import read_source
 
     try:
         source = read_source(path)
     except KlcError as e:
-        return FileListing(path, error=str(e))
+        return FileListing(path, error=str(e)), b"", ""
     store = _STATE.get("cache")
-    key = store.key(path, source) if store is not None else ""
-    if store is not None:
-        data = store.get(key)
-        if data is not None:
-            try:
-                listing = _from_json(data)
-            except (KeyError, TypeError, ValueError):
-                listing = None  # (an entry of another layout: made again)
-            if listing is not None and listing.path == path:
-                return listing
-    listing = _list_source(path, source)
-    if store is not None and not listing.error:
-        store.put(key, _to_json(listing))
-    return listing
+    if store is None:
+        return None, source, ""
+    key = store.key(path, source)
+    data = store.get(key) if look else None
+    if data is not None:
+        try:
+            listing = _from_json(data)
+        except (KeyError, TypeError, ValueError):
+            listing = None  # (an entry of another layout: made again)
+        if listing is not None and listing.path == path:
+            return listing, source, key
+    return None, source, key
 
 
 def _list_source(path: str, source: bytes) -> FileListing:
@@ -305,7 +318,7 @@ def render_pieces(path: str, rows: list[SiteRow], info: dict[str, tuple[str, str
 
 
 def _chunk(paths: list[str]) -> list[FileListing]:
-    return [list_file(p) for p in paths]
+    return [list_file(p, look=False) for p in paths]  # (``list_paths`` looked)
 
 
 def kernel_files(roots: Sequence[str]) -> tuple[list[str], list[tuple[str, str]]]:
@@ -316,15 +329,17 @@ def kernel_files(roots: Sequence[str]) -> tuple[list[str], list[tuple[str, str]]
 
 
 def list_paths(paths: list[str], rule_paths: list[str], *, show_all: bool = False,
-               tree_only: bool = False, jobs: int = 1, json_sites: bool = True,
+               tree_only: bool = False, jobs: int | None = 1, json_sites: bool = True,
                render: str = "", cache: ListCache | bool | None = True
                ) -> Iterator[FileListing]:
     """Every file's listing, in the order of ``paths``; ``jobs`` worker processes (1: in this
-    process). Rules are loaded (and checked) before any file is read. ``json_sites``: each
+    process; None: as many as the files' bytes pay for, ``auto_jobs``). Rules are loaded
+    (and checked) before any file is read. ``json_sites``: each
     site as ``site_json`` (else as a ``SiteRow``, in ``rows``). ``render`` ("styled" or
     "plain", with ``json_sites`` off): the worker renders the rows as ``klc list`` prints
     them, into ``pieces`` or ``text`` (then ``rows`` is left empty). ``cache``: the result
-    cache (``klc.batch.list_cache``; True: the default folder, None: none).
+    cache (``klc.batch.list_cache``; True: the default folder, None: none). With workers,
+    what the cache holds is read here, and only the other files are given to them.
 
     Without ``show_all``, the refused matches are judged only as far as they need to be to
     know they are refused (``find_sites(refused=False)``): ``refused`` then counts them only
@@ -333,14 +348,43 @@ def list_paths(paths: list[str], rule_paths: list[str], *, show_all: bool = Fals
     refused = show_all or len(paths) == 1
     options = (tree_only, show_all, refused, json_sites, render)
     store = _open_cache(cache, options)
-    jobs = max(1, min(jobs, len(paths) or 1, os.cpu_count() or 1))
+    initargs = (rule_paths, tree_only, show_all, json_sites, render, refused, store)
+    _init(*initargs)  # (this process lists what no worker is given)
     if jobs == 1:
-        _init(rule_paths, tree_only, show_all, json_sites, render, refused, store)
         for p in paths:
             yield list_file(p)
         return
-    yield from _in_workers(paths, jobs, (rule_paths, tree_only, show_all, json_sites, render,
-                                         refused, store))
+    known: dict[int, FileListing] = {}  # what needs no listing: from the cache, or unread
+    todo: list[int] = []
+    for i, p in enumerate(paths):
+        listing = _stored(p)[0] if store is not None else None
+        if listing is not None:
+            known[i] = listing
+        else:
+            todo.append(i)
+    given = [paths[i] for i in todo]
+    workers = min(jobs if jobs is not None else auto_jobs(given), len(given), cpus())
+    listed = _in_workers(given, workers, initargs) if workers > 1 else map(list_file, given)
+    for i in range(len(paths)):  # (in the order of ``paths``: ``listed`` gives ``todo``'s)
+        yield known.pop(i) if i in known else next(listed)
+
+
+# the source bytes that pay for a worker process: a worker's start (the fork, its first
+# task) costs about what listing 0.4 MB does, and the files are shared out by their bytes
+BYTES_PER_WORKER = 512 * 1024
+
+
+def auto_jobs(paths: Sequence[str]) -> int:
+    """How many workers list ``paths`` soonest: one per ``BYTES_PER_WORKER`` of their
+    source, at least one, at most one per CPU this process may run on."""
+    return max(1, min(cpus(), sum(map(_size, paths)) // BYTES_PER_WORKER))
+
+
+def cpus() -> int:
+    """The CPUs this process may run on (its affinity, where the platform says)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0)) or 1
+    return os.cpu_count() or 1
 
 
 def _in_workers(paths: list[str], jobs: int, initargs: tuple[Any, ...]

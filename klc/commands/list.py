@@ -43,8 +43,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                        "of them), where, and (--all) why the others do not")
     p.add_argument("kernel", metavar="KERNEL", nargs="*",
                    help=".cu/.cuh files or folders (walked for .cu/.cuh files)")
-    p.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
-                   help="worker processes for many files (default 1)")
+    p.add_argument("-j", "--jobs", type=int, default=None, metavar="N",
+                   help="worker processes (default: one per CPU where the files are large "
+                   "enough to pay for them, about 0.5 MB of source each; files the result "
+                   "cache holds are read in the main process)")
     p.add_argument("--tree-only", action="store_true",
                    help="guards use tree-sitter facts only, never libclang: faster; a guard "
                    "that needs clang then says so and fails closed")
@@ -78,7 +80,8 @@ def run(args: argparse.Namespace) -> int:
     from klc.batch.listing import kernel_files, list_paths, loaded_rules
     from klc.rule import default_skill_dirs
 
-    arg_types.check_jobs(args.jobs)
+    if args.jobs is not None:
+        arg_types.check_jobs(args.jobs)
     if args.json and args.format not in (None, "json"):
         raise KlcError(f"--json and --format {args.format}: give one of them")
     if args.rules:

@@ -179,3 +179,90 @@ def test_listing_in_workers_is_the_listing_in_one_process(paths: list[str]) -> N
                                                         cache=None, jobs=2)]
     assert one == two
     assert sum(len(s) for _, s in one) > 10
+
+
+def test_workers_are_given_only_what_the_cache_lacks(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """With workers, the listings the cache holds (and the files that cannot be read) are
+    made in this process; the workers list the rest, and the listings come in the order of
+    the files, as one process lists them. Where the cache holds every file, no worker is
+    started at all."""
+    from klc.batch import listing as listing_mod
+    from klc.batch.list_cache import ListCache
+
+    work = tmp_path / "k"
+    work.mkdir()
+    for name in ("saxpy.cu", "sigmoid.cu", "reduce_sum.cu"):
+        (work / name).write_bytes((ROOT / "bench" / "examples" / name).read_bytes())
+    (work / "saxpy_copy.cu").write_bytes((work / "saxpy.cu").read_bytes())
+    paths = [*sorted(str(p) for p in work.iterdir()), str(work / "gone.cu")]
+    store = ListCache(tmp_path / "cache", "")
+    rules = [str(ROOT / "skills")]
+
+    def run(**kw: object) -> list[tuple[str, list[dict[str, object]], str]]:
+        return [(lst.path, lst.sites, lst.error)
+                for lst in list_paths(paths, rules, tree_only=True, **kw)]  # type: ignore[arg-type]
+
+    fresh = run(cache=None)
+    assert "gone.cu" in fresh[-1][2] and sum(len(s) for _, s, _ in fresh) > 2
+    given: list[list[str]] = []
+    real = listing_mod._in_workers
+
+    def spy(todo: list[str], jobs: int, initargs: tuple[object, ...]) -> Iterator[object]:
+        given.append(list(todo))
+        return real(todo, jobs, initargs)
+
+    monkeypatch.setattr(listing_mod, "_in_workers", spy)
+    monkeypatch.setattr(listing_mod, "cpus", lambda: 2)
+    # two files in the cache: the workers are given the other two (the unreadable one is
+    # said here)
+    cached = [(lst.path, lst.sites, lst.error) for lst in list_paths(
+        paths[:2], rules, tree_only=True, cache=store)]
+    assert cached == fresh[:2]
+    assert run(cache=store, jobs=2) == fresh
+    assert given == [paths[2:4]]
+    # every file in the cache: no worker
+    given.clear()
+    assert run(cache=store, jobs=2) == fresh
+    assert given == []
+
+
+def test_auto_jobs_follow_the_bytes_and_the_cpus(tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """``jobs=None``: one worker per ``BYTES_PER_WORKER`` of source, one at least, at most
+    one per CPU; a few small files are listed in this process."""
+    from klc.batch import listing as listing_mod
+
+    step = listing_mod.BYTES_PER_WORKER
+    files = []
+    for i, size in enumerate((100, step, step, step // 2, 3 * step)):
+        f = tmp_path / f"f{i}.cu"
+        f.write_bytes(b"\n" * size)
+        files.append(str(f))
+    monkeypatch.setattr(listing_mod, "cpus", lambda: 4)
+    assert listing_mod.auto_jobs(files[:1]) == 1
+    assert listing_mod.auto_jobs(files[:2]) == 1  # (one worker's bytes: no second one)
+    assert listing_mod.auto_jobs(files[:3]) == 2
+    assert listing_mod.auto_jobs(files[:4]) == 2
+    assert listing_mod.auto_jobs(files) == 4  # (5.5 workers' bytes, 4 CPUs)
+    assert listing_mod.auto_jobs([str(tmp_path / "missing.cu")]) == 1
+    monkeypatch.setattr(listing_mod, "cpus", lambda: 1)
+    assert listing_mod.auto_jobs(files) == 1
+
+
+def test_auto_jobs_list_small_files_in_this_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``jobs=None`` on a few kernels: no worker is started, and the listing is the
+    listing of ``jobs=1``."""
+    from klc.batch import listing as listing_mod
+
+    some = [str(ROOT / "bench" / "examples" / n) for n in ("saxpy.cu", "sigmoid.cu")]
+
+    def refuse(*_: object) -> None:
+        raise AssertionError("a worker was started for two small files")
+
+    one = [(lst.path, lst.sites) for lst in list_paths(some, ["skills"], tree_only=True,
+                                                        cache=None)]
+    monkeypatch.setattr(listing_mod, "_in_workers", refuse)
+    auto = [(lst.path, lst.sites) for lst in list_paths(some, ["skills"], tree_only=True,
+                                                         cache=None, jobs=None)]
+    assert auto == one and any(s for _, s in one)
