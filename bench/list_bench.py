@@ -456,32 +456,38 @@ def scaling(folder: Path, rule_paths: list[str], levels: list[int], runs: int,
     table = ast_grep_rules(rules)
     sg_rules = [(rid, rule) for rid, _p, _how, rule in table if rule is not None]
     levels = sorted(set(levels) | {1})
-    klc: dict[int, list[float]] = {n: [] for n in levels}
-    sg: dict[int, list[float]] = {n: [] for n in levels}
+    klc: dict[int, list[Ran]] = {n: [] for n in levels}
+    sg: dict[int, list[Ran]] = {n: [] for n in levels}
     load0 = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as warm:
         time_klc_command(folder, rule_paths, 1, cache=Path(warm))  # (the library cached)
         for _ in range(runs):
             for n in levels:
-                klc[n].append(time_klc_command(folder, rule_paths, n, library=Path(warm))[0].wall)
+                klc[n].append(time_klc_command(folder, rule_paths, n, library=Path(warm))[0])
                 if not klc_only:
                     got = time_ast_grep(folder, sg_rules, n)
                     if got is None:
                         print("ast-grep: not run (not installed, or it refused a rule; "
                               "--klc-only times klc alone)", file=sys.stderr)
                         return 2
-                    sg[n].append(got[0].wall)
-    k1 = statistics.median(klc[1])
+                    sg[n].append(got[0])
+
+    def med(runs_: list[Ran], what: str = "wall") -> float:
+        return statistics.median(getattr(r, what) for r in runs_)
+
+    k1 = med(klc[1])
     print(f"# corpus: {corpus_how(folder)}; {len(rules)} rules, ast-grep given "
-          f"{len(sg_rules)} anchors; {os.cpu_count()} CPUs; {runs} rounds (medians, wall s)")
-    print(f"{'N':>4}{'klc -j N':>10}{'speed-up':>10}" + (
-        "" if klc_only else f"{'ast-grep':>10}{'speed-up':>10}{'klc/ast-grep':>14}"))
+          f"{len(sg_rules)} anchors; {os.cpu_count()} CPUs; {runs} rounds (medians: wall "
+          "seconds, and the CPU seconds of all processes and threads)")
+    print(f"{'N':>4}{'klc -j N':>10}{'speed-up':>10}{'cpu s':>8}" + (
+        "" if klc_only else
+        f"{'ast-grep':>10}{'speed-up':>10}{'cpu s':>8}{'klc/ast-grep':>14}"))
     for n in levels:
-        k = statistics.median(klc[n])
-        line = f"{n:>4}{k:>10.2f}{k1 / k:>9.2f}x"
+        k = med(klc[n])
+        line = f"{n:>4}{k:>10.2f}{k1 / k:>9.2f}x{med(klc[n], 'cpu'):>8.2f}"
         if not klc_only:
-            g, g1 = statistics.median(sg[n]), statistics.median(sg[1])
-            line += f"{g:>10.2f}{g1 / g:>9.2f}x{k / g:>13.2f}x"
+            g, g1 = med(sg[n]), med(sg[1])
+            line += f"{g:>10.2f}{g1 / g:>9.2f}x{med(sg[n], 'cpu'):>8.2f}{k / g:>13.2f}x"
         print(line)
     print(f"load average (1 min) at the start and end: {load0:.2f}, {os.getloadavg()[0]:.2f}")
     return 0

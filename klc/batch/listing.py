@@ -10,6 +10,7 @@ from __future__ import annotations
 import gc
 import json
 import os
+import sys
 import weakref
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -376,7 +377,11 @@ BYTES_PER_WORKER = 512 * 1024
 
 def auto_jobs(paths: Sequence[str]) -> int:
     """How many workers list ``paths`` soonest: one per ``BYTES_PER_WORKER`` of their
-    source, at least one, at most one per CPU this process may run on."""
+    source, at least one, at most one per CPU this process may run on. One where workers
+    are not forked by default (macOS: a forked process may crash in a system library;
+    ``-j N`` still asks for them)."""
+    if not hasattr(os, "fork") or sys.platform == "darwin":
+        return 1
     return max(1, min(cpus(), sum(map(_size, paths)) // BYTES_PER_WORKER))
 
 

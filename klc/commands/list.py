@@ -45,8 +45,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                    help=".cu/.cuh files or folders (walked for .cu/.cuh files)")
     p.add_argument("-j", "--jobs", type=int, default=None, metavar="N",
                    help="worker processes (default: one per CPU where the files are large "
-                   "enough to pay for them, about 0.5 MB of source each; files the result "
-                   "cache holds are read in the main process)")
+                   "enough to pay for them, about 0.5 MB of source each, and one on macOS; "
+                   "files the result cache holds are read in the main process)")
     p.add_argument("--tree-only", action="store_true",
                    help="guards use tree-sitter facts only, never libclang: faster; a guard "
                    "that needs clang then says so and fails closed")

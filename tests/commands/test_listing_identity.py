@@ -230,9 +230,11 @@ def test_workers_are_given_only_what_the_cache_lacks(tmp_path: Path,
 def test_auto_jobs_follow_the_bytes_and_the_cpus(tmp_path: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     """``jobs=None``: one worker per ``BYTES_PER_WORKER`` of source, one at least, at most
-    one per CPU; a few small files are listed in this process."""
+    one per CPU; a few small files are listed in this process; one on macOS."""
     from klc.batch import listing as listing_mod
 
+    if not hasattr(os, "fork"):
+        pytest.skip("no fork on this platform: one process, whatever the bytes")
     step = listing_mod.BYTES_PER_WORKER
     files = []
     for i, size in enumerate((100, step, step, step // 2, 3 * step)):
@@ -247,6 +249,9 @@ def test_auto_jobs_follow_the_bytes_and_the_cpus(tmp_path: Path,
     assert listing_mod.auto_jobs(files) == 4  # (5.5 workers' bytes, 4 CPUs)
     assert listing_mod.auto_jobs([str(tmp_path / "missing.cu")]) == 1
     monkeypatch.setattr(listing_mod, "cpus", lambda: 1)
+    assert listing_mod.auto_jobs(files) == 1
+    monkeypatch.setattr(listing_mod, "cpus", lambda: 4)
+    monkeypatch.setattr(listing_mod.sys, "platform", "darwin")  # (no fork by default)
     assert listing_mod.auto_jobs(files) == 1
 
 
