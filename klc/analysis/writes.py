@@ -32,7 +32,14 @@ from klc.analysis.tree import (
     unit_memo,
     unparen,
 )
-from klc.cuda.syntax import F_ARGUMENT, F_ARGUMENTS, F_DECLARATOR, F_FUNCTION, F_LEFT
+from klc.cuda.syntax import (
+    F_ARGUMENT,
+    F_ARGUMENTS,
+    F_DECLARATOR,
+    F_FUNCTION,
+    F_LEFT,
+    word_occurrences,
+)
 from klc.errors import KlcError
 from klc.fsutil import read_input
 
@@ -411,12 +418,13 @@ def _kernel_type_pinned(unit: Unit, fn: Function, calls_too: bool) -> str:
     own = (declarator.start_byte, declarator.end_byte) if declarator is not None else (0, 0)
     word = fn.name.encode()
     root = unit.tree.root_node
-    for m in re.finditer(rb"(?<![\w])" + re.escape(word) + rb"(?![\w])", src):
-        if own[0] <= m.start() < own[1]:
+    for at in word_occurrences(src, word, 0, len(src)):  # (a look-behind regex scans
+        # at Python's pace where ``bytes.find`` does not)
+        if own[0] <= at < own[1]:
             continue
-        node = root.descendant_for_byte_range(m.start(), m.end())
+        node = root.descendant_for_byte_range(at, at + len(word))
         if node is None or node.type != "identifier" \
-                or node.start_byte != m.start():
+                or node.start_byte != at:
             continue  # (in a comment or a string)
         parent = node.parent
         if parent is not None and parent.type == "template_function":
