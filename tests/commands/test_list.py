@@ -184,3 +184,32 @@ def test_a_broken_spec_is_said_with_its_position_and_the_rest_is_listed(
     fine.write_text(LOOPS)
     rc_ok, out_ok, err_ok = run_list(capsys, str(fine))
     assert rc_ok == 0 and err_ok == "" and "elementwise_grid_stride" in out_ok
+
+
+def test_the_default_workers_list_what_one_process_lists(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without ``-j``, a tree whose bytes pay for workers is listed by them (one per CPU at
+    most), and the listing is the one ``-j 1`` prints; ``-j 1`` starts none."""
+    from klc.batch import listing
+
+    for name in ("saxpy.cu", "sigmoid.cu", "reduce_sum.cu"):
+        (tmp_path / name).write_bytes((ROOT / "bench" / "examples" / name).read_bytes())
+    (tmp_path / "loops.cu").write_text(LOOPS)
+    monkeypatch.setenv("KLC_NO_CACHE", "1")
+    started: list[int] = []
+    real = listing._in_workers
+
+    def spy(paths: list[str], jobs: int, initargs: tuple[object, ...]) -> object:
+        started.append(jobs)
+        return real(paths, jobs, initargs)
+
+    monkeypatch.setattr(listing, "_in_workers", spy)
+    rc1, one, err1 = run_list(capsys, "--tree-only", "-j", "1", str(tmp_path))
+    assert started == []
+    monkeypatch.setattr(listing, "BYTES_PER_WORKER", 1000)  # (these files: several workers)
+    monkeypatch.setattr(listing, "cpus", lambda: 2)
+    rc, out, err = run_list(capsys, "--tree-only", str(tmp_path))
+    assert started == [2]
+    assert (rc, out, err) == (rc1, one, err1)
+    assert "unroll_loop" in out and "loops.cu" in out
