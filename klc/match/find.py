@@ -653,6 +653,11 @@ def run_elements(pattern: Pattern) -> tuple[tuple[PNode, int], ...]:
 # the words of a run's fixed statements (``klc.match.pattern._words_of``), by the statement's
 # id (the statement is kept beside them: an id is never reused while it is held)
 _ELEMENT_WORDS: dict[int, tuple[PNode, tuple[bytes, ...]]] = {}
+# the words and tokens of the nodes under those statements, by the node's id (each is held
+# by a statement ``_ELEMENT_WORDS`` holds): the statements of a library's runs share many
+# nodes (``klc.match.anchor.shared``), each read once
+_WORDS_UNDER: dict[int, set[str]] = {}
+_TOKENS_UNDER: dict[int, set[str]] = {}
 
 
 def _element_words(e: PNode) -> tuple[bytes, ...]:
@@ -661,8 +666,8 @@ def _element_words(e: PNode) -> tuple[bytes, ...]:
     held = _ELEMENT_WORDS.get(id(e))
     if held is None or held[0] is not e:
         held = _ELEMENT_WORDS[id(e)] = (e, () if any(a.type == EARLY for a in e.alts) else tuple(
-            sorted(w.encode() for w in (_words_of(e, {}) | (
-                _tokens_of(e, {}) - _SPELLED_BY_MOST)))))
+            sorted(w.encode() for w in (_words_of(e, _WORDS_UNDER) | (
+                _tokens_of(e, _TOKENS_UNDER) - _SPELLED_BY_MOST)))))
     return held[1]
 
 
