@@ -9,8 +9,6 @@ from functools import cache
 from operator import attrgetter
 from typing import Any
 
-import orjson
-
 from klc.cuda.model import Function, Unit
 
 
@@ -28,7 +26,10 @@ def json_text(value: Any) -> str:
     text and DEL as they are, where ``json.dumps`` escapes them, and refuses what JSON has
     no value for (a key that is not text, an integer past 64 bits): those go to
     ``json.dumps``. Floats are the one other difference (``1e-07`` is written ``1e-7``);
-    the records klc writes hold none."""
+    the records klc writes hold none. (orjson imported here: it imports ``uuid`` and
+    ``platform``, which a text listing never needs.)"""
+    import orjson
+
     try:
         data = orjson.dumps(value, option=orjson.OPT_INDENT_2)
     except (orjson.JSONEncodeError, TypeError):
