@@ -65,13 +65,21 @@ def code_digest() -> str:
     what klc makes of its inputs (a checkout keeps one version string while its code
     changes; a release changes its code)."""
     h = hashlib.sha256()
-    root = Path(__file__).resolve().parents[1]
-    for p in sorted(root.rglob("*")):
-        if p.suffix in (".py", ".lark") and p.is_file():
-            data = p.read_bytes()
-            rel = str(p.relative_to(root)).encode()
-            h.update(len(rel).to_bytes(8, "little") + rel + len(data).to_bytes(8, "little"))
-            h.update(data)
+    root = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+    found = []  # (every command asks: a walk by os.walk, about a quarter of pathlib's time)
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d != "__pycache__"]  # (bytecode only)
+        for name in files:
+            path = os.path.join(folder, name)
+            if os.path.splitext(name)[1] in (".py", ".lark") and os.path.isfile(path):
+                rel = os.path.relpath(path, root)
+                found.append((tuple(rel.split(os.sep)), rel, path))
+    for _parts, rel, path in sorted(found):  # (in the order of the paths' parts)
+        with open(path, "rb") as f:
+            data = f.read()
+        name = rel.encode()
+        h.update(len(name).to_bytes(8, "little") + name + len(data).to_bytes(8, "little"))
+        h.update(data)
     return h.hexdigest()
 
 
