@@ -123,3 +123,35 @@ def test_an_operand_never_asked_is_tried(made: dict[str, list[str]]) -> None:
     made["asked"].clear()
     lets_through(expr, ctx)
     assert made["asked"] == ["p1"]
+
+
+def test_a_slow_operand_is_put_behind_after_one_question(made: dict[str, list[str]]) -> None:
+    """An operand whose one question takes longer than the order's first time step (a
+    guard's analysis of a large file) has the order made again at once, not when its
+    count next doubles: the quick one behind it, never asked, is asked next, and then
+    first."""
+    made["p0"] = ["no", str(3 * evaluate_module._FIRST_TIME)]
+    made["p1"] = ["no", ""]  # (no delay at all)
+    expr = GuardAnd((GuardCall("p0"), GuardCall("p1")))
+    ctx = _context()
+    for _ in range(3):
+        assert not lets_through(expr, ctx).ok
+    assert made["asked"] == ["p0", "p1", "p1"]
+
+
+def test_the_order_follows_an_operand_that_turns_slow(made: dict[str, list[str]]) -> None:
+    """An operand that was quick for many questions (its count's next doubling far away)
+    and turns slow is put behind the quick one once its time doubles."""
+    made["p0"] = ["yes", ""]
+    made["p1"] = ["no", ""]
+    expr = GuardAnd((GuardCall("p0"), GuardCall("p1")))
+    ctx = _context()
+    for _ in range(40):
+        lets_through(expr, ctx)
+    assert evaluate_module._PLANS[id(expr)][1].order == (1, 0)  # (p1 refuses, quickly)
+    made["p1"] = ["no", str(10 * evaluate_module._FIRST_TIME)]  # (a large file's analysis)
+    made["p0"] = ["no", ""]
+    made["asked"].clear()
+    for _ in range(4):
+        lets_through(expr, ctx)
+    assert made["asked"] == ["p1", "p0", "p0", "p0"]
