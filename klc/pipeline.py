@@ -279,11 +279,11 @@ class _SiteCaches:
                  patterns: list[Pattern] | None = None) -> None:
         self.unit = unit
         self.patterns = [pattern_of(r) for r in rules] if patterns is None else patterns
-        # the kinds the anchors that may match here start at (``possible``: every word of
-        # one is in the file), from the index's one query run: the common kinds and these
-        # (a binary expression's or a subscript's, rare in files, only where one may match)
+        # which anchors may match here (``possible``: every word of one is in the file),
+        # and the kinds any anchor starts at, from the index's one query run
         words = anchor_words(self.patterns)
-        self.candidates = index_nodes(unit, words.fill(unit))
+        words.fill(unit)
+        self.candidates = index_nodes(unit, words.kinds)
         self.locals = Locals(unit)
         self.scoped: dict[tuple[object, ...], Any] = {}  # (klc.match.scope.scoped)
         self.by_anchor: dict[str, list[Match]] = {}

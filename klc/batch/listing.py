@@ -446,7 +446,7 @@ def _size(path: str) -> int:
 
 def _warm() -> None:
     """Compile, before the workers are forked, the query the front end runs on every file
-    (the per-type index: its common types, which hold the kinds most anchors start at),
+    (the per-type index: its common types and the kinds the library's anchors start at),
     import the modules a listing runs, read the rules' facts and number their runs'
     statements (``klc.match.find.run_elements``): each worker would do it again. What few
     files need (the model's query of a tree with a MISSING token) is left to the worker that
@@ -455,10 +455,11 @@ def _warm() -> None:
     import klc.report  # (imported by the first listing of each worker)
     from klc.cuda.build import index_query
     from klc.match import pattern_of
-    from klc.match.find import run_elements
-    from klc.site_keys import rule_facts
+    from klc.match.find import anchor_words, run_elements
+    from klc.site_keys import rule_facts, rule_plans
 
-    index_query(())
+    plans = rule_plans(_STATE["rules"], _STATE.get("refused", True), klc.pipeline._scope)
+    index_query(anchor_words([p.pattern for p in plans if p.target is None]).kinds)
     for r in _STATE["rules"]:
         rule_facts(r)
         klc.pipeline.device_only_names(r)
