@@ -66,7 +66,7 @@ def code_digest() -> str:
     changes; a release changes its code)."""
     h = hashlib.sha256()
     root = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
-    found = []  # (every command asks: os.walk takes about half the time of pathlib.s rglob)
+    found = []  # (every command asks: os.walk takes about half the time of pathlib's rglob)
     for folder, dirs, files in os.walk(root):
         dirs[:] = [d for d in dirs if d != "__pycache__"]  # (bytecode only)
         for name in files:
