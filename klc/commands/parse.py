@@ -90,9 +90,10 @@ class _ReadsAsMarkup(Exception):
 
 
 # a "[" that opens a tag (a lowercase letter, "#", "/" or "@" after it) closed by no "]"
-# before the text's end: rich's escape leaves it as it is, and the markup that follows the
-# piece may close it
-_OPEN_TAG_AT_END = re.compile(r"\[[a-z#/@][^\[\]]*$")
+# before the text's end, or a "[" that ends the text: rich's escape leaves it as it is, and
+# the markup that follows the piece may close it (or, after a lone "[", open and close it:
+# the pieces "[", "@" and "]" read as the tag "[@]")
+_OPEN_TAG_AT_END = re.compile(r"\[(?:[a-z#/@][^\[\]]*)?$")
 
 
 def _as_is(text: str) -> str:

@@ -17,7 +17,7 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 from rich.markup import escape
 
@@ -163,6 +163,7 @@ PIECE = st.text(st.sampled_from("ab/[]\\ #@:<>\n\x1b")) | st.text()
 @settings(max_examples=500, deadline=None)
 @given(st.lists(st.tuples(PIECE, st.booleans(), st.sampled_from(["", " ", "\n", "  ("])),
                 max_size=6))
+@example([("[", False, ""), ("@", False, ""), ("]", False, "")])  # (a tag across pieces)
 def test_text_taken_as_it_is_is_what_its_markup_shows(
         pieces: list[tuple[str, bool, str]]) -> None:
     """Where ``_as_is`` takes every piece of source text, the text printed as it is shows
@@ -185,10 +186,11 @@ def test_text_that_reads_as_markup_is_printed_as_markup() -> None:
     """A piece that its markup would not show as it is: ``klc parse`` prints the markup."""
     from klc.commands.parse import _as_is, _ReadsAsMarkup
 
-    for piece in ("float* \\", "a\\[0]", "x[ab", "<T [a>"):
+    # (a "[" that ends a piece: the pieces "[", "@" and "]" read as the tag "[@]")
+    for piece in ("float* \\", "a\\[0]", "x[ab", "<T [a>", "x[", "["):
         with pytest.raises(_ReadsAsMarkup):
             _as_is(piece)
-    for piece in ("float* s[32]", "[const, restrict]", "a[i] = b[/i]", "x[", "[0"):
+    for piece in ("float* s[32]", "[const, restrict]", "a[i] = b[/i]", "[0", "@]"):
         assert _as_is(piece) == piece
 
 
