@@ -1,8 +1,9 @@
 """Benchmark `klc list` with the whole rule library over a folder of kernel files.
 
 Prints the wall and CPU seconds, peak memory and files/s of the command itself, end to end
-(``klc list DIR -j 1`` with libclang where a guard asks, ``--tree-only`` at ``-j 1`` and
-``-j N``, each run as a user runs it: a new process, walk, workers, the listing written to a
+(``klc list DIR -j 1`` with libclang where a guard asks, ``--tree-only`` at ``-j 1``, at
+``-j N`` and without ``-j`` (its default workers, against ast-grep's default threads), each
+run as a user runs it: a new process, walk, workers, the listing written to a
 file; the result cache empty and the compiled rule library cached, as on any run after the
 first; once with no cache at all, and once with the result cache warm), of klc's listing in
 one process through its API (parse, match, context, guards with tree-sitter facts only; nothing
