@@ -180,8 +180,6 @@ def _compile_check(args: argparse.Namespace) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
-    import os
-
     from rich.console import Console
     from rich.markup import escape
     from rich.progress import (
@@ -194,6 +192,7 @@ def run(args: argparse.Namespace) -> int:
     )
 
     from klc.batch import FAILED, REWRITTEN, BatchOptions, run_batch
+    from klc.batch.listing import cpus
     from klc.interrupts import held_off
 
     err = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
@@ -206,9 +205,7 @@ def run(args: argparse.Namespace) -> int:
     config = _config(args)
     mode = "out" if args.out else "in_place" if args.in_place else "diff" if args.diff \
         else "check"
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
-        os.cpu_count() or 1
-    jobs = arg_types.check_jobs(args.jobs) if args.jobs is not None else cpus
+    jobs = arg_types.check_jobs(args.jobs) if args.jobs is not None else cpus()
     options = BatchOptions(roots=args.roots, mode=mode, out_dir=args.out,
                            exclude=args.exclude, jobs=jobs,
                            resume=args.resume, journal=args.journal, executor=args.executor,
